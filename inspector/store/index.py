@@ -1,0 +1,164 @@
+"""``_index.json``: hermes' ``Session.compact()`` rows and the two ways hermes rewrites the index.
+
+* the **save fast path** (every ``Session.save``): keep rows whose sidecar still exists,
+  replace or append the saved session's row, re-sort by ``updated_at`` descending;
+* the **full rebuild** (index missing/unreadable/not a list of objects, and the recovery
+  rebuild): one row per loadable sidecar, keyed by the id *inside* the file, the larger
+  ``message_count`` winning.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from inspector.store.jsonfmt import dumps_pretty, loads_bytes
+from inspector.store.sidecar import LoadedSession
+
+INDEX_NAME = "_index.json"
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def last_message_at(data: dict) -> float:
+    """Timestamp of the newest non-tool, non-empty-partial row; else ``updated_at``."""
+    pending = data.get("pending_user_message")
+    if pending and data.get("pending_started_at"):
+        return data["pending_started_at"]
+    for msg in reversed(data.get("messages") or []):
+        if not isinstance(msg, dict) or msg.get("role") == "tool":
+            continue
+        if msg.get("role") == "assistant" and msg.get("_partial") and not msg.get("content"):
+            continue
+        ts = msg.get("_ts") or msg.get("timestamp")
+        if _is_number(ts) and ts:
+            return float(ts)
+    return data.get("updated_at")
+
+
+def cache_hit_percent(data: dict) -> int | None:
+    inp = data.get("input_tokens") or 0
+    read = data.get("cache_read_tokens") or 0
+    if not _is_number(inp) or not _is_number(read) or inp <= 0:
+        return None
+    return min(100, round(100 * read / inp))
+
+
+def compact(session: LoadedSession) -> dict:
+    """``Session.compact()``: the sidebar row hermes writes to ``_index.json``."""
+    d = session.data
+    count = session.count_hint if session.count_hint is not None else len(d["messages"])
+    if d.get("pending_user_message"):
+        count = max(count, 1)
+    row: dict[str, Any] = {
+        "session_id": d["session_id"],
+        "title": d["title"],
+        "workspace": d["workspace"],
+        "model": d["model"],
+        "model_provider": d["model_provider"],
+        "message_count": count,
+        "created_at": d["created_at"],
+        "updated_at": d["updated_at"],
+        "last_message_at": last_message_at(d),
+    }
+    for key in ("pinned", "archived", "project_id", "profile", "input_tokens", "output_tokens",
+                "estimated_cost", "cache_read_tokens", "cache_write_tokens"):
+        row[key] = d[key]
+    row["cache_hit_percent"] = cache_hit_percent(d)
+    for key in ("personality", "compression_anchor_visible_idx", "compression_anchor_message_key",
+                "compression_anchor_summary", "pre_compression_snapshot", "context_engine",
+                "compression_anchor_engine", "compression_anchor_mode", "compression_anchor_details",
+                "context_engine_state", "context_length", "threshold_tokens", "last_prompt_tokens",
+                "post_compression_context_tokens_estimate", "compression_recovery",
+                "recommended_recovery_action", "gateway_routing", "gateway_routing_history",
+                "manual_title"):
+        row[key] = d[key]
+    if d.get("parent_session_id"):
+        row["parent_session_id"] = d["parent_session_id"]
+    row["created_workspace"] = d["created_workspace"]
+    if d.get("compression_recovery_source_session_id") or d.get("compression_recovery_action"):
+        row["compression_recovery_source_session_id"] = d["compression_recovery_source_session_id"]
+        row["compression_recovery_action"] = d["compression_recovery_action"]
+    if d.get("worktree_path"):
+        for key in ("worktree_path", "worktree_branch", "worktree_repo_root", "worktree_created_at"):
+            row[key] = d[key]
+    row["user_message_count"] = sum(
+        1 for m in d["messages"] if isinstance(m, dict) and m.get("role") == "user"
+    )
+    row["active_stream_id"] = d["active_stream_id"]
+    row["pending_user_message"] = d["pending_user_message"]
+    row["has_pending_user_message"] = bool(d["pending_user_message"])
+    for key in ("is_cli_session", "source_tag", "raw_source", "session_source", "source_label",
+                "read_only", "enabled_toolsets", "composer_draft", "process_wakeup_pause",
+                "share_token", "share_created_at"):
+        row[key] = d[key]
+    row["is_streaming"] = False
+    return row
+
+
+def _sort_key(row: dict) -> float:
+    value = row.get("updated_at")
+    return float(value) if _is_number(value) else 0.0
+
+
+def sort_rows(rows: list[dict]) -> list[dict]:
+    """Newest ``updated_at`` first; ties keep their order (Python's stable sort)."""
+    return sorted(rows, key=_sort_key, reverse=True)
+
+
+def parse_index(data: bytes | None) -> list[dict] | None:
+    """The index rows, or None when hermes would fall back to a full rebuild."""
+    if data is None:
+        return None
+    try:
+        obj = loads_bytes(data)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    if not isinstance(obj, list) or not all(isinstance(r, dict) for r in obj):
+        return None
+    return obj
+
+
+def index_after_save(existing: list[dict], saved: LoadedSession, sidecar_exists) -> bytes:
+    """The index bytes after ``Session.save`` of ``saved`` (the fast path).
+
+    ``sidecar_exists(sid)`` tells whether ``<sid>.json`` exists on disk after the save.
+    """
+    sid = saved.session_id
+    rows: list[dict] = []
+    replaced = False
+    new_row = compact(saved)
+    for row in existing:
+        rid = row.get("session_id")
+        if not isinstance(rid, str) or not rid:
+            continue
+        if rid == sid:
+            if not replaced:
+                rows.append(new_row)
+                replaced = True
+            continue
+        if sidecar_exists(rid):
+            rows.append(row)
+    if not replaced:
+        rows.append(new_row)
+    return dumps_pretty(sort_rows(rows))
+
+
+def rebuild_index(sessions: list[LoadedSession]) -> bytes:
+    """Index bytes of a full rebuild from the given loaded sidecars (in directory order)."""
+    best: dict[str, tuple[int, dict]] = {}
+    for sess in sessions:
+        sid = sess.session_id
+        if not sid:
+            continue
+        row = compact(sess)
+        count = row["message_count"] if isinstance(row["message_count"], int) else 0
+        if sid not in best or count > best[sid][0]:
+            best[sid] = (count, row)
+    return dumps_pretty(sort_rows([row for _, row in best.values()]))
+
+
+def index_path(session_dir: Path) -> Path:
+    return session_dir / INDEX_NAME

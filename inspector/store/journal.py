@@ -1,0 +1,138 @@
+"""Run journals ``SESSION_DIR/_run_journal/<sid>/<run_id>.jsonl`` as hermes reads them.
+
+This module is the *hermes view* (spec run-journal-and-promotion §1.4, §1.7): the whole
+file decoded as UTF-8 (one bad byte makes the journal unreadable), split with
+``str.splitlines()`` (so U+2028/U+2029/U+0085 inside a record tear it), non-object or
+unparseable lines skipped as malformed. The repairs read journals only through here, so
+they inherit hermes' quirks exactly. The raw, line-by-line view lives in
+:mod:`inspector.store.journal_raw`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+RUN_JOURNAL_DIR = "_run_journal"
+TERMINAL_EVENTS = frozenset({"done", "cancel", "apperror", "error", "stream_end"})
+_JOURNAL_ID = re.compile(r"[A-Za-z0-9_.-]+")
+
+
+class JournalUnreadable(Exception):
+    """hermes could not read the journal at all (invalid UTF-8, I/O error)."""
+
+
+def is_valid_journal_id(value: object) -> bool:
+    """hermes' run-journal id check (session and run ids): dots allowed, no slashes."""
+    if not isinstance(value, str):
+        return False
+    value = value.strip()
+    return bool(value) and "/" not in value and "\\" not in value and bool(_JOURNAL_ID.fullmatch(value))
+
+
+def journal_path(session_dir: Path, session_id: str, run_id: str) -> Path:
+    """Path of a run's journal; raises ValueError for ids hermes would reject."""
+    if not is_valid_journal_id(session_id):
+        raise ValueError("invalid session_id")
+    if not is_valid_journal_id(run_id):
+        raise ValueError("invalid run_id")
+    return session_dir / RUN_JOURNAL_DIR / session_id.strip() / f"{run_id.strip()}.jsonl"
+
+
+@dataclass(frozen=True)
+class ParsedJournal:
+    """Events (object records in file order) and the lines hermes skipped."""
+
+    events: list[dict]
+    malformed: list[dict] = field(default_factory=list)
+
+
+def parse_journal_bytes(data: bytes) -> ParsedJournal:
+    """``read_run_events`` without filters, on bytes already read."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise JournalUnreadable(f"not valid UTF-8 at byte {exc.start}: the whole journal is unreadable") from exc
+    events: list[dict] = []
+    malformed: list[dict] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except (ValueError, RecursionError):
+            obj = None
+        if isinstance(obj, dict):
+            events.append(obj)
+        else:
+            malformed.append({"line": number, "raw": line})
+    return ParsedJournal(events=events, malformed=malformed)
+
+
+def read_run_events(path: Path) -> ParsedJournal:
+    """Read a journal file the way the repair does; a missing file is an empty journal."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return ParsedJournal(events=[])
+    except OSError as exc:
+        raise JournalUnreadable(str(exc)) from exc
+    return parse_journal_bytes(data)
+
+
+def authoritative_terminal_event(events: list[dict]) -> dict | None:
+    """The last terminal record that is not ``stream_end``; else the last ``stream_end``."""
+    last_terminal = None
+    last_stream_end = None
+    for ev in events:
+        if not ev.get("terminal"):
+            continue
+        if ev.get("event") == "stream_end":
+            last_stream_end = ev
+        else:
+            last_terminal = ev
+    return last_terminal if last_terminal is not None else last_stream_end
+
+
+def run_summary(session_id: str, run_id: str, events: list[dict]) -> dict:
+    """``latest_run_summary`` for one run: counts, last seq and the logical terminal state."""
+    last = events[-1] if events else None
+    term = authoritative_terminal_event(events)
+    if term is not None:
+        state = term.get("terminal_state")
+    else:
+        state = "running" if events else "unknown"
+    return {
+        "session_id": session_id,
+        "run_id": run_id,
+        "stream_id": run_id,
+        "event_count": len(events),
+        "last_seq": (last.get("seq") if last is not None else 0) or 0,
+        "last_event_id": last.get("event_id") if last is not None else None,
+        "terminal": term is not None,
+        "terminal_state": state,
+        "last_event": last.get("event") if last is not None else None,
+    }
+
+
+def event_owns_run(ev: dict, session_id: str, run_id: str) -> bool:
+    """hermes' ownership test for a terminal event (A1 and the gateway error path)."""
+    seq = ev.get("seq")
+    if not isinstance(seq, int) or isinstance(seq, bool) or seq < 1:
+        return False
+    return (
+        ev.get("session_id") == session_id
+        and ev.get("run_id") == run_id
+        and ev.get("event_id") == f"{run_id}:{seq}"
+    )
+
+
+def list_runs(session_dir: Path, session_id: str) -> list[Path]:
+    """Every ``<run>.jsonl`` of a session, sorted by name (no validation of the ids)."""
+    folder = session_dir / RUN_JOURNAL_DIR / session_id
+    try:
+        return sorted(p for p in folder.iterdir() if p.suffix == ".jsonl" and p.is_file())
+    except OSError:
+        return []

@@ -1,0 +1,81 @@
+"""hermes-webui's JSON byte formats, in one place.
+
+hermes writes sidecars, `.bak` files, `_index.json` and tombstones with
+``json.dumps(obj, ensure_ascii=False, indent=2)`` encoded as UTF-8, without a trailing
+newline, and run-journal lines compactly. Python's own ``json`` module *is* that
+serializer, so using it with the same arguments is what makes the bytes identical
+(float repr, key order, raw non-ASCII, ``NaN``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+def dumps_pretty(obj: Any) -> bytes:
+    """Serialize exactly as ``Session.save`` / index / tombstone writers do."""
+    return json.dumps(obj, ensure_ascii=False, indent=2).encode("utf-8")
+
+
+def loads_bytes(data: bytes) -> Any:
+    """Parse UTF-8 JSON as hermes does (``read_text(encoding='utf-8')`` + ``json.loads``).
+
+    A BOM is not stripped: hermes fails on it, and so do we (the caller turns the
+    error into a finding).
+    """
+    return json.loads(data.decode("utf-8"))
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """Identity of a file's content at read time: what apply re-checks before writing."""
+
+    size: int
+    mtime_ns: int
+    sha256: str
+
+    @classmethod
+    def of_bytes(cls, data: bytes, st: os.stat_result | None = None) -> Fingerprint:
+        return cls(
+            size=len(data),
+            mtime_ns=st.st_mtime_ns if st is not None else 0,
+            sha256=hashlib.sha256(data).hexdigest(),
+        )
+
+    def to_json(self) -> dict:
+        return {"size": self.size, "mtime_ns": self.mtime_ns, "sha256": self.sha256}
+
+
+@dataclass(frozen=True)
+class RawFile:
+    """A file as read from disk: its path, its exact bytes and its fingerprint."""
+
+    path: Path
+    data: bytes
+    fingerprint: Fingerprint
+
+
+def read_raw(path: Path, max_bytes: int | None = None) -> RawFile | None:
+    """Read a regular file's bytes, or None when it does not exist.
+
+    Other OS errors (permission denied, a directory in the way) propagate so the
+    caller can report them as findings.
+    """
+    try:
+        with open(path, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if max_bytes is not None and st.st_size > max_bytes:
+                raise OSError(f"file is {st.st_size} bytes, more than the {max_bytes}-byte limit")
+            data = fh.read()
+    except FileNotFoundError:
+        return None
+    return RawFile(path=path, data=data, fingerprint=Fingerprint.of_bytes(data, st))
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()

@@ -1,0 +1,267 @@
+"""The session sidecar ``SESSION_DIR/<sid>.json``: load, save and ``compact()`` as hermes does.
+
+A loaded sidecar is a plain ``dict`` in hermes' save order (spec session-storage §2.2):
+71 keys, unknown keys dropped, values coerced like ``Session.__init__`` (§2.3). Writing it
+back with :func:`dump_session` produces the bytes ``Session.save`` would produce.
+
+Path resolution (``workspace``, ``created_workspace``, worktree paths) depends on the
+machine and on the working directory of the hermes process (an empty workspace becomes
+its cwd). Callers pass that directory explicitly as ``cwd``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from inspector.store.jsonfmt import RawFile, dumps_pretty, loads_bytes
+
+SAFE_SESSION_ID = re.compile(r"[A-Za-z0-9_-]+")
+
+# (key, default) in the order Session.save writes the metadata prefix.
+_META_DEFAULTS: tuple[tuple[str, Any], ...] = (
+    ("session_id", None),
+    ("title", "Untitled"),
+    ("workspace", None),
+    ("created_workspace", None),
+    ("model", ""),
+    ("model_provider", None),
+    ("model_explicit_pick_signature", None),
+    ("created_at", None),
+    ("updated_at", None),
+    ("pinned", False),
+    ("archived", False),
+    ("project_id", None),
+    ("profile", None),
+    ("input_tokens", 0),
+    ("output_tokens", 0),
+    ("estimated_cost", None),
+    ("cache_read_tokens", 0),
+    ("cache_write_tokens", 0),
+    ("personality", None),
+    ("active_stream_id", None),
+    ("pending_user_message", None),
+    ("pending_attachments", []),
+    ("pending_started_at", None),
+    ("pending_user_source", None),
+    ("compression_anchor_visible_idx", None),
+    ("compression_anchor_message_key", None),
+    ("compression_anchor_summary", None),
+    ("pre_compression_snapshot", False),
+    ("context_engine", None),
+    ("compression_anchor_engine", None),
+    ("compression_anchor_mode", None),
+    ("compression_anchor_details", {}),
+    ("context_engine_state", {}),
+    ("context_length", None),
+    ("threshold_tokens", None),
+    ("last_prompt_tokens", None),
+    ("post_compression_context_tokens_estimate", None),
+    ("compression_recovery", {}),
+    ("recommended_recovery_action", None),
+    ("compression_recovery_source_session_id", None),
+    ("compression_recovery_action", None),
+    ("truncation_watermark", None),
+    ("truncation_boundary", None),
+    ("clear_generation", None),
+    ("intentional_shrink_generation", None),
+    ("gateway_routing", None),
+    ("gateway_routing_history", []),
+    ("llm_title_generated", False),
+    ("manual_title", False),
+    ("parent_session_id", None),
+    ("worktree_path", None),
+    ("worktree_branch", None),
+    ("worktree_repo_root", None),
+    ("worktree_created_at", None),
+    ("is_cli_session", False),
+    ("source_tag", None),
+    ("raw_source", None),
+    ("session_source", None),
+    ("source_label", None),
+    ("read_only", False),
+    ("enabled_toolsets", None),
+    ("composer_draft", {}),
+    ("process_wakeup_pause", {}),
+    ("share_token", None),
+    ("share_created_at", None),
+)
+META_KEYS: tuple[str, ...] = tuple(k for k, _ in _META_DEFAULTS)
+BULK_KEYS = ("messages", "tool_calls", "anchor_activity_scenes")
+# Public attributes hermes keeps after the bulk keys; every other unknown key is dropped on load.
+EXTRA_KEYS = ("context_messages",)
+SAVED_KEYS = META_KEYS + ("message_count", "anchor_scene_index") + BULK_KEYS + EXTRA_KEYS
+
+_BOOL_KEYS = (
+    "pinned", "archived", "pre_compression_snapshot", "llm_title_generated", "manual_title",
+    "is_cli_session", "read_only",
+)
+_ZERO_IF_NULL = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+_DICT_KEYS = ("compression_anchor_details", "context_engine_state", "compression_recovery")
+
+
+class SidecarError(ValueError):
+    """A sidecar hermes could not load (bad UTF-8, bad JSON, not an object)."""
+
+
+def is_safe_session_id(sid: object) -> bool:
+    """hermes' ``is_safe_session_id``: non-empty, only ``A-Z a-z 0-9 _ -``."""
+    return isinstance(sid, str) and bool(SAFE_SESSION_ID.fullmatch(sid))
+
+
+def resolve_path(value: str, cwd: Path) -> str:
+    """``Path(value).expanduser().resolve()`` evaluated as if the process cwd were ``cwd``."""
+    p = Path(value).expanduser()
+    if not p.is_absolute():
+        p = cwd / p
+    return str(Path(os.path.realpath(p)))
+
+
+def parse_sidecar_bytes(data: bytes) -> dict:
+    """Decode and parse a sidecar as ``Session.load`` does; raise SidecarError like hermes fails."""
+    try:
+        obj = loads_bytes(data)
+    except UnicodeDecodeError as exc:
+        raise SidecarError(f"not valid UTF-8: {exc}") from exc
+    except ValueError as exc:
+        raise SidecarError(f"not valid JSON: {exc}") from exc
+    if not isinstance(obj, dict):
+        raise SidecarError(f"top-level JSON is {type(obj).__name__}, not an object")
+    return obj
+
+
+def _positive_int_or_none(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    try:
+        n = int(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return n if n > 0 else None
+
+
+def _strip_or_none(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.strip() or None
+    return value or None
+
+
+@dataclass
+class LoadedSession:
+    """A session as hermes holds it after ``Session.load``.
+
+    ``data`` holds the saved keys in save order. ``count_hint`` is the file's
+    ``message_count`` (``compact()`` reports it, not ``len(messages)``).
+    """
+
+    data: dict
+    count_hint: int | None
+    dropped_keys: list[str] = field(default_factory=list)
+
+    @property
+    def session_id(self) -> str:
+        return self.data["session_id"]
+
+
+def load_session(raw: dict, *, now: float, cwd: Path) -> LoadedSession:
+    """Build the in-memory session hermes would build from a parsed sidecar dict."""
+    data: dict[str, Any] = {}
+    for key, default in _META_DEFAULTS:
+        value = raw.get(key, default)
+        if isinstance(default, (list, dict)) and key not in raw:
+            value = type(default)()
+        data[key] = value
+    if not data["session_id"]:
+        # hermes invents a random id here; we cannot reproduce randomness, callers refuse.
+        data["session_id"] = None
+    for key in _BOOL_KEYS:
+        data[key] = bool(data[key])
+    for key in _ZERO_IF_NULL:
+        if data[key] is None:
+            data[key] = 0
+    for key in _DICT_KEYS:
+        if not isinstance(data[key], dict):
+            data[key] = {}
+    if isinstance(data["model_provider"], str):
+        data["model_provider"] = data["model_provider"].strip().lower()
+    if not data["project_id"]:
+        data["project_id"] = None
+    for key in ("created_at", "updated_at"):
+        if not data[key]:
+            data[key] = now
+    data["post_compression_context_tokens_estimate"] = _positive_int_or_none(
+        data["post_compression_context_tokens_estimate"]
+    )
+    for key in ("compression_recovery_source_session_id", "compression_recovery_action"):
+        data[key] = _strip_or_none(data[key])
+    if not isinstance(data["gateway_routing"], dict):
+        data["gateway_routing"] = None
+    if not isinstance(data["gateway_routing_history"], list):
+        data["gateway_routing_history"] = []
+    if data["pending_attachments"] is None:
+        data["pending_attachments"] = []
+    ws = data["workspace"]
+    data["workspace"] = resolve_path(ws if isinstance(ws, str) else "", cwd)
+    cws = data["created_workspace"]
+    data["created_workspace"] = resolve_path(cws, cwd) if isinstance(cws, str) and cws else data["workspace"]
+    for key in ("worktree_path", "worktree_repo_root"):
+        if isinstance(data[key], str) and data[key]:
+            data[key] = resolve_path(data[key], cwd)
+    messages = raw.get("messages")
+    tool_calls = raw.get("tool_calls")
+    scenes = raw.get("anchor_activity_scenes")
+    context = raw.get("context_messages")
+    data["messages"] = messages if isinstance(messages, list) else []
+    data["tool_calls"] = tool_calls if isinstance(tool_calls, list) else []
+    data["anchor_activity_scenes"] = scenes if isinstance(scenes, dict) else {}
+    data["context_messages"] = context if isinstance(context, list) else []
+    hint = raw.get("message_count")
+    count_hint = hint if isinstance(hint, int) and not isinstance(hint, bool) and hint >= 0 else None
+    dropped = [k for k in raw if k not in SAVED_KEYS]
+    return LoadedSession(data=data, count_hint=count_hint, dropped_keys=dropped)
+
+
+def anchor_scene_index(scenes: dict) -> dict:
+    """``{scene_key: updated_at}`` fingerprint of the anchor scenes, written before the bodies."""
+    out = {}
+    for key, record in scenes.items():
+        if isinstance(record, dict):
+            out[key] = record.get("updated_at")
+    return out
+
+
+def session_payload(data: dict) -> dict:
+    """The dict ``Session.save`` serializes, in its key order."""
+    payload = {key: data[key] for key in META_KEYS}
+    payload["message_count"] = len(data["messages"])
+    payload["anchor_scene_index"] = anchor_scene_index(data["anchor_activity_scenes"])
+    for key in BULK_KEYS + EXTRA_KEYS:
+        payload[key] = data[key]
+    return payload
+
+
+def dump_session(data: dict) -> bytes:
+    """Bytes of ``Session.save`` for this session (``updated_at`` already set by the caller)."""
+    return dumps_pretty(session_payload(data))
+
+
+def count_messages_in_bytes(data: bytes | None) -> int:
+    """hermes' ``_msg_count``: len(messages), or -1 for absent/unreadable/non-object/no list."""
+    if data is None:
+        return -1
+    try:
+        obj = loads_bytes(data)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return -1
+    if not isinstance(obj, dict):
+        return -1
+    messages = obj.get("messages")
+    return len(messages) if isinstance(messages, list) else -1
+
+
+def read_sidecar(raw: RawFile, *, now: float, cwd: Path) -> LoadedSession:
+    """Parse and load a sidecar file; raises SidecarError with a readable reason."""
+    return load_session(parse_sidecar_bytes(raw.data), now=now, cwd=cwd)
