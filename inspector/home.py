@@ -1,0 +1,176 @@
+"""Where a Hermes install keeps things (spec session-storage §1).
+
+* base home: ``--home``, else ``$HERMES_HOME``, else ``~/.hermes`` (a ``.../profiles/<name>``
+  home is unwrapped to the base, as hermes' profile code does);
+* WebUI state dir: ``--state-dir``, else ``$HERMES_WEBUI_STATE_DIR``, else ``STATE_DIR=`` in
+  ``<home>/webui.ctl.env``, else ``<home>/webui``; sessions live in ``<state dir>/sessions``;
+* per profile (default = the base home, named = ``<home>/profiles/<name>``): its ``state.db``
+  and the agent's core transcripts ``sessions/session_<sid>.json``.
+
+Nothing here writes.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+PROFILE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+DEFAULT_PROFILE = "default"
+
+
+class HomeError(Exception):
+    """The home (or its WebUI state dir) cannot be used; the message says why."""
+
+
+def _read_ctl_state_dir(base: Path) -> Path | None:
+    ctl = base / "webui.ctl.env"
+    try:
+        text = ctl.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("export "):
+            line = line[len("export "):].strip()
+        if line.startswith("STATE_DIR="):
+            value = line.split("=", 1)[1].strip().strip('"').strip("'")
+            if value:
+                return Path(value).expanduser()
+    return None
+
+
+def _unwrap_profile_home(path: Path) -> Path:
+    if path.parent.name == "profiles" and PROFILE_NAME.fullmatch(path.name):
+        return path.parent.parent
+    return path
+
+
+@dataclass(frozen=True)
+class Home:
+    """A located Hermes home. All paths are absolute; none is guaranteed to exist."""
+
+    base: Path
+    state_dir: Path
+    state_db_override: Path | None = None
+
+    @property
+    def session_dir(self) -> Path:
+        return self.state_dir / "sessions"
+
+    def profile_names(self) -> list[str]:
+        """``default`` plus every valid profile directory under ``<base>/profiles``."""
+        names = [DEFAULT_PROFILE]
+        try:
+            entries = sorted((self.base / "profiles").iterdir())
+        except OSError:
+            entries = []
+        names += [p.name for p in entries if p.is_dir() and PROFILE_NAME.fullmatch(p.name)]
+        return names
+
+    def profile_home(self, profile: object) -> Path:
+        """Agent home of a sidecar's ``profile`` (null/default/invalid -> the base home)."""
+        if not isinstance(profile, str) or profile in ("", DEFAULT_PROFILE):
+            return self.base
+        if not PROFILE_NAME.fullmatch(profile):
+            return self.base
+        return self.base / "profiles" / profile
+
+    def state_db(self, profile: object = None) -> Path:
+        if self.state_db_override is not None and (profile in (None, "", DEFAULT_PROFILE)):
+            return self.state_db_override
+        return self.profile_home(profile) / "state.db"
+
+    def core_transcript(self, session_id: str, profile: object = None) -> Path:
+        return self.profile_home(profile) / "sessions" / f"session_{session_id}.json"
+
+    @property
+    def pid_file(self) -> Path:
+        return self.base / "webui.pid"
+
+
+def locate_home(
+    home: str | os.PathLike | None = None,
+    state_dir: str | os.PathLike | None = None,
+    state_db: str | os.PathLike | None = None,
+    env: dict | None = None,
+) -> Home:
+    """Resolve the home the way hermes-webui would have been started on it."""
+    env = os.environ if env is None else env
+    if home is not None:
+        base = Path(home).expanduser()
+    elif env.get("HERMES_HOME"):
+        base = Path(env["HERMES_HOME"]).expanduser()
+    else:
+        base = Path("~/.hermes").expanduser()
+    base = _unwrap_profile_home(base.absolute())
+    if state_dir is not None:
+        sdir = Path(state_dir).expanduser()
+    elif env.get("HERMES_WEBUI_STATE_DIR"):
+        sdir = Path(env["HERMES_WEBUI_STATE_DIR"]).expanduser()
+    else:
+        sdir = _read_ctl_state_dir(base) or base / "webui"
+    db = Path(state_db).expanduser().absolute() if state_db is not None else None
+    return Home(base=base, state_dir=sdir.absolute(), state_db_override=db)
+
+
+def check_readable(home: Home) -> None:
+    """Raise HomeError with a plain message when the home cannot be read at all."""
+    if not home.base.exists():
+        raise HomeError(f"Hermes home {home.base} does not exist (use --home or set HERMES_HOME)")
+    if not home.base.is_dir():
+        raise HomeError(f"Hermes home {home.base} is not a folder")
+    if not os.access(home.base, os.R_OK | os.X_OK):
+        raise HomeError(f"Hermes home {home.base} cannot be read (permission denied)")
+    sd = home.session_dir
+    if sd.exists() and (not sd.is_dir() or not os.access(sd, os.R_OK | os.X_OK)):
+        raise HomeError(f"sessions folder {sd} cannot be read")
+
+
+def webui_pid(home: Home) -> int | None:
+    """The pid in ``<home>/webui.pid`` when that process is alive, else None."""
+    try:
+        pid = int(home.pid_file.read_text(encoding="utf-8").strip())
+    except (OSError, ValueError):
+        return None
+    if pid <= 0:
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        return pid  # alive, owned by someone else
+    return pid
+
+
+def webui_started_at(home: Home) -> float | None:
+    """Start time of the running hermes-webui process (Linux /proc), or None."""
+    pid = webui_pid(home)
+    if pid is None:
+        return None
+    try:
+        stat_fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        start_ticks = int(stat_fields[19])  # field 22 of /proc/<pid>/stat
+        btime = next(int(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
+                     if line.startswith("btime "))
+        return btime + start_ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+
+
+def hermes_cwd(home: Home) -> Path:
+    """The directory hermes resolves an empty ``workspace`` against.
+
+    hermes uses its own working directory. When it runs we read it from /proc; otherwise
+    the home stands in for it (the golden cases were made with cwd = HERMES_HOME).
+    """
+    pid = webui_pid(home)
+    if pid is not None:
+        try:
+            return Path(os.readlink(f"/proc/{pid}/cwd"))
+        except OSError:
+            pass
+    return home.base

@@ -1,0 +1,31 @@
+"""A read-once view of the files a plan is built from.
+
+Every file a repair looks at is read through one :class:`FileSnapshot`, which keeps the
+exact bytes and their fingerprint. The plan's ``before`` bytes are therefore the bytes the
+decision was made on, and apply can refuse if the disk moved on since.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from inspector.store.jsonfmt import RawFile, read_raw
+
+
+class FileSnapshot:
+    """Caches ``RawFile`` reads by path (None = the file does not exist)."""
+
+    def __init__(self) -> None:
+        self._cache: dict[Path, RawFile | None] = {}
+
+    def read(self, path: Path) -> RawFile | None:
+        if path not in self._cache:
+            self._cache[path] = read_raw(path)
+        return self._cache[path]
+
+    def data(self, path: Path) -> bytes | None:
+        raw = self.read(path)
+        return raw.data if raw is not None else None
+
+    def exists(self, path: Path) -> bool:
+        return self.read(path) is not None

@@ -1,0 +1,32 @@
+"""Shared test helpers: the project's own copy of the golden cases and fixtures."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).parent / "data"
+GOLDEN = DATA / "golden"
+FIXTURES = DATA / "fixtures"
+
+
+def copy_tree(src: Path, dst: Path) -> Path:
+    """Copy bytes unchanged and make the copy writable (the shared files are read-only)."""
+    shutil.copytree(src, dst, dirs_exist_ok=True)
+    for root, dirs, files in os.walk(dst):
+        for name in dirs + files:
+            p = Path(root) / name
+            p.chmod(p.stat().st_mode | stat.S_IWUSR)
+    return dst
+
+
+@pytest.fixture(autouse=True)
+def _private_write_log(tmp_path_factory, monkeypatch):
+    """Keep every test's backups and write log out of the real user state dir."""
+    monkeypatch.setenv("HERMES_INSPECTOR_STATE_DIR", str(tmp_path_factory.mktemp("inspector-state")))
+    monkeypatch.delenv("HERMES_HOME", raising=False)
+    monkeypatch.delenv("HERMES_WEBUI_STATE_DIR", raising=False)
