@@ -208,13 +208,14 @@ def _mode_of(path: Path, default: int) -> int:
 
 @dataclass(frozen=True)
 class WriteRecord:
-    """An entry of the write log."""
+    """An entry of the write log. ``complete`` is False for a write that was interrupted."""
 
     write_id: str
     time: float
     action: str
     session_id: str | None
     files: list[dict]
+    complete: bool = True
 
     def to_json(self) -> dict:
         return {
@@ -223,6 +224,7 @@ class WriteRecord:
             "action": self.action,
             "session_id": self.session_id,
             "files": self.files,
+            "complete": self.complete,
         }
 
 
@@ -257,9 +259,11 @@ class WriteLog:
     def backup_dir(self, write_id: str) -> Path:
         return self.root / "backups" / write_id
 
-    def append(self, record: WriteRecord) -> None:
+    def append(self, record: WriteRecord, state: str = "done") -> None:
         self._ensure()
-        line = (json.dumps(record.to_json(), ensure_ascii=True) + "\n").encode("ascii")
+        entry = {**record.to_json(), "state": state}
+        entry.pop("complete")
+        line = (json.dumps(entry, ensure_ascii=True) + "\n").encode("ascii")
         fd = os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         try:
             os.write(fd, line)
@@ -272,15 +276,19 @@ class WriteLog:
             text = self.log_path.read_text(encoding="utf-8")
         except FileNotFoundError:
             return []
-        out = []
+        # Each write logs a "started" entry before touching any file and a "done" entry after;
+        # a write with no "done" was interrupted (its files may be old or new, never torn).
+        records: dict[str, WriteRecord] = {}
         for line in text.splitlines():
             try:
                 obj = json.loads(line)
-                out.append(WriteRecord(obj["write_id"], obj["time"], obj["action"], obj.get("session_id"),
-                                       obj["files"]))
-            except (ValueError, KeyError, TypeError):
+                rec = WriteRecord(obj["write_id"], obj["time"], obj["action"], obj.get("session_id"),
+                                  obj["files"], obj.get("state", "done") == "done")
+            except (ValueError, KeyError, TypeError, AttributeError):
                 continue  # a torn last line after a crash: skip it, never fail the history
-        return out
+            if rec.complete or rec.write_id not in records:
+                records[rec.write_id] = rec
+        return list(records.values())
 
     def find(self, write_id: str) -> WriteRecord | None:
         for rec in self.records():
@@ -330,6 +338,9 @@ def apply_plan(plan: Plan, log: WriteLog, *, clock_now: float | None = None) -> 
             "sha256_after": sha256_hex(change.after) if change.after is not None else None,
             "backup": backup,
         })
+    record = WriteRecord(write_id, time.time() if clock_now is None else clock_now, plan.action,
+                         plan.session_id, files, complete=False)
+    log.append(record, state="started")
     for change in plan.changes:
         if change.after is None:
             with contextlib.suppress(FileNotFoundError):
@@ -338,9 +349,8 @@ def apply_plan(plan: Plan, log: WriteLog, *, clock_now: float | None = None) -> 
         change.path.parent.mkdir(parents=True, exist_ok=True)
         mode = _mode_of(change.path, change.new_mode)
         atomic_write(change.path, change.after, mode=mode, create_only=change.before is None)
-    record = WriteRecord(write_id, time.time() if clock_now is None else clock_now, plan.action,
-                         plan.session_id, files)
-    log.append(record)
+    record = WriteRecord(record.write_id, record.time, record.action, record.session_id, files, complete=True)
+    log.append(record, state="done")
     return record
 
 
@@ -350,20 +360,26 @@ def undo_write(write_id: str, log: WriteLog) -> WriteRecord:
     if rec is None:
         raise ApplyError(f"no write with id {write_id} in {log.log_path}")
     problems = []
+    to_restore = []
     for f in rec.files:
         now = _current_bytes(Path(f["path"]))
         now_sha = sha256_hex(now) if now is not None else None
+        if now_sha == f["sha256_before"] and not rec.complete:
+            continue  # an interrupted write never reached this file
         if now_sha != f["sha256_after"]:
             problems.append(f"{f['path']} changed after the write; undo would lose that change")
-        if f["backup"] is not None and not Path(f["backup"]).is_file():
+        elif f["backup"] is not None and not Path(f["backup"]).is_file():
             problems.append(f"backup {f['backup']} is missing")
+        else:
+            to_restore.append((f, now))
     if problems:
         raise ApplyError("undo refused; nothing was written:\n  " + "\n  ".join(problems))
+    if not to_restore:
+        raise ApplyError(f"nothing to undo: the files of {write_id} already hold their previous bytes")
     changes = []
-    for f in rec.files:
-        path = Path(f["path"])
-        current = _current_bytes(path)
+    for f, current in to_restore:
         previous = Path(f["backup"]).read_bytes() if f["backup"] else None
-        changes.append(FileChange(path=path, before=current, after=previous))
+        fp = Fingerprint.of_bytes(current) if current is not None else None
+        changes.append(FileChange(path=Path(f["path"]), before=current, after=previous, fingerprint=fp))
     undo_plan = Plan(action=f"undo:{rec.action}", session_id=rec.session_id, changes=changes)
     return apply_plan(undo_plan, log)

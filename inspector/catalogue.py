@@ -1,0 +1,321 @@
+"""The catalogue: one row per session id across sidecars, ``.bak`` files, ``_index.json`` and
+the ``state.db`` of every profile, with where it lives, counts, state and findings.
+
+Reads only. Sidecars are parsed through hermes' metadata-prefix fast path (the keys before
+the top-level ``"messages"``); the full file is parsed only when the prefix is unusable or a
+pending journal-recovery marker may be present.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from inspector.findings import ERROR, WARNING, Finding, from_hermes_item, worst
+from inspector.home import Home
+from inspector.store.index import INDEX_NAME, parse_index
+from inspector.store.sidecar import SidecarError, is_safe_session_id, parse_sidecar_bytes
+
+PREFIX_LIMIT = 64 * 1024
+STALE_PENDING_GRACE = 30.0  # hermes' _REPAIR_STALE_PENDING_GRACE_SECONDS
+_MESSAGES_KEY = b'\n  "messages": '
+_MARKER_FLAG = b'"_pending_journal_recovery": true'
+
+
+@dataclass
+class SidecarSummary:
+    """What the list needs from one sidecar, without holding its messages."""
+
+    session_id: str
+    path: Path
+    size: int
+    mtime: float
+    meta: dict = field(default_factory=dict)
+    error: str | None = None
+    pending_marker: dict | None = None
+
+
+def _prefix_meta(data: bytes) -> dict | None:
+    """hermes' metadata-only read: parse the object up to the top-level ``"messages"`` key."""
+    cut = data.find(_MESSAGES_KEY, 0, PREFIX_LIMIT)
+    if cut < 0:
+        return None
+    head = data[:cut].rstrip()
+    if head.endswith(b","):
+        head = head[:-1]
+    try:
+        obj = json.loads(head + b"\n}")
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    if not isinstance(obj, dict) or not {"session_id", "title", "created_at", "updated_at"} <= obj.keys():
+        return None
+    return obj
+
+
+def newest_pending_marker(messages: list) -> dict | None:
+    """hermes' ``_session_has_pending_journal_recovery`` walk, returning the marker row."""
+    for msg in reversed(messages):
+        if not isinstance(msg, dict):
+            continue
+        if msg.get("_pending_journal_recovery"):
+            return msg
+        if msg.get("role") == "assistant" and not msg.get("_error"):
+            return None
+    return None
+
+
+def summarize_sidecar(path: Path) -> SidecarSummary:
+    """Read one sidecar for the list. Never raises: problems become ``error``."""
+    sid = path.name[: -len(".json")]
+    try:
+        with open(path, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            data = fh.read()
+    except OSError as exc:
+        return SidecarSummary(sid, path, 0, 0.0, error=f"cannot read: {exc.strerror or exc}")
+    summary = SidecarSummary(sid, path, st.st_size, st.st_mtime)
+    meta = _prefix_meta(data)
+    needs_full = meta is None or _MARKER_FLAG in data
+    if needs_full:
+        try:
+            obj = parse_sidecar_bytes(data)
+        except (SidecarError, RecursionError) as exc:
+            summary.error = str(exc) if not isinstance(exc, RecursionError) else "JSON nested too deeply"
+            return summary
+        messages = obj.get("messages") if isinstance(obj.get("messages"), list) else []
+        summary.pending_marker = newest_pending_marker(messages)
+        meta = {k: v for k, v in obj.items() if k not in ("messages", "tool_calls", "anchor_activity_scenes",
+                                                        "context_messages")}
+        meta.setdefault("message_count", len(messages))
+    summary.meta = meta
+    return summary
+
+
+def list_sidecar_paths(session_dir: Path) -> tuple[list[Path], list[Path]]:
+    """(``<sid>.json`` sidecars, ``<sid>.json.bak`` files) as hermes enumerates them."""
+    sidecars, baks = [], []
+    try:
+        entries = list(os.scandir(session_dir))
+    except OSError:
+        return [], []
+    for entry in entries:
+        name = entry.name
+        if name.startswith("_"):
+            continue
+        if name.endswith(".json"):
+            sidecars.append(Path(entry.path))
+        elif name.endswith(".json.bak"):
+            baks.append(Path(entry.path))
+    return sorted(sidecars), sorted(baks)
+
+
+@dataclass
+class SessionRow:
+    """One session id of the home, wherever it lives."""
+
+    session_id: str
+    title: str = ""
+    profile: str = "default"
+    sidecar: SidecarSummary | None = None
+    has_bak: bool = False
+    in_index: bool = False
+    state_db: dict | None = None  # the state.db record (see inspector.store.statedb.list_sessions)
+    state_db_profile: str | None = None
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def where(self) -> str:
+        if self.sidecar is not None and self.state_db is not None:
+            return "both"
+        if self.sidecar is not None:
+            return "sidecar"
+        if self.state_db is not None:
+            return "state.db"
+        if self.has_bak:
+            return ".bak only"
+        return "index only"
+
+    @property
+    def sidecar_messages(self) -> int | None:
+        if self.sidecar is None or self.sidecar.error:
+            return None
+        count = self.sidecar.meta.get("message_count")
+        return count if isinstance(count, int) else None
+
+    @property
+    def state_db_messages(self) -> int | None:
+        return None if self.state_db is None else self.state_db.get("messages")
+
+    @property
+    def last_activity(self) -> float | None:
+        values = []
+        if self.sidecar is not None and not self.sidecar.error:
+            for key in ("updated_at", "pending_started_at"):
+                v = self.sidecar.meta.get(key)
+                if isinstance(v, (int, float)) and not isinstance(v, bool):
+                    values.append(float(v))
+        if self.state_db is not None:
+            v = self.state_db.get("last_activity")
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                values.append(float(v))
+        return max(values) if values else None
+
+    @property
+    def health(self) -> str:
+        return worst(self.findings)
+
+    @property
+    def needs_attention(self) -> bool:
+        return any(f.severity in (ERROR, WARNING) for f in self.findings)
+
+    def to_json(self) -> dict:
+        meta = self.sidecar.meta if self.sidecar is not None else {}
+        return {
+            "session_id": self.session_id,
+            "title": self.title,
+            "profile": self.profile,
+            "where": self.where,
+            "sidecar_path": str(self.sidecar.path) if self.sidecar else None,
+            "has_bak": self.has_bak,
+            "in_index": self.in_index,
+            "sidecar_messages": self.sidecar_messages,
+            "state_db_messages": self.state_db_messages,
+            "last_activity": self.last_activity,
+            "active_stream_id": meta.get("active_stream_id"),
+            "pending_user_message": meta.get("pending_user_message"),
+            "pending_started_at": meta.get("pending_started_at"),
+            "pending_journal_recovery": bool(self.sidecar and self.sidecar.pending_marker),
+            "health": self.health,
+            "findings": [f.to_json() for f in self.findings],
+        }
+
+
+@dataclass
+class Catalogue:
+    rows: dict[str, SessionRow]
+    home_findings: list[Finding]
+    hermes_audit: dict | None = None
+
+    def sorted_rows(self) -> list[SessionRow]:
+        return sorted(self.rows.values(), key=lambda r: -(r.last_activity or 0.0))
+
+
+def _sidecar_findings(row: SessionRow, now: float) -> None:
+    sc = row.sidecar
+    if sc is None:
+        return
+    sid = row.session_id
+    if sc.error:
+        action = "restore-backup" if row.has_bak else None
+        row.findings.append(Finding("corrupt_sidecar", ERROR, f"hermes cannot load this sidecar: {sc.error}",
+                                    sid, action, str(sc.path)))
+        return
+    inner = sc.meta.get("session_id")
+    if inner != sid:
+        row.findings.append(Finding(
+            "session_id_mismatch", ERROR,
+            f"the file says session_id {inner!r} but is named {sid!r}; hermes lists and saves it under "
+            "another id", sid, None, str(sc.path)))
+    if sc.pending_marker is not None:
+        m = sc.pending_marker
+        row.findings.append(Finding(
+            "pending_journal_recovery", WARNING,
+            f"an interrupted-turn marker waits for the run journal (stream {m.get('_journal_retry_stream_id')}, "
+            f"attempt {m.get('_journal_retry_attempts', 0)} of 12, armed at "
+            f"{m.get('_journal_retry_first_seen_ts')})", sid, "recover-journal", str(sc.path)))
+    pending = sc.meta.get("pending_user_message")
+    stream = sc.meta.get("active_stream_id")
+    if pending and stream:
+        started = sc.meta.get("pending_started_at")
+        age = now - started if isinstance(started, (int, float)) and not isinstance(started, bool) else None
+        if age is None or age >= STALE_PENDING_GRACE:
+            age_words = f"{age / 60:.0f} min old" if age is not None else "with no start time"
+            row.findings.append(Finding(
+                "stale_pending_turn", WARNING,
+                f"a turn is still marked as running ({age_words}, stream {stream}) but nothing streams it",
+                sid, "repair-interrupted", str(sc.path)))
+
+
+def build_catalogue(
+    home: Home,
+    *,
+    now: float,
+    state_db_reader: Callable[[Path], list[dict]] | None = None,
+    hermes_audit: dict | None = None,
+) -> Catalogue:
+    """Scan the home. ``state_db_reader(path)`` returns one record per sessions row."""
+    session_dir = home.session_dir
+    rows: dict[str, SessionRow] = {}
+    home_findings: list[Finding] = []
+    sidecars, baks = list_sidecar_paths(session_dir)
+    for path in sidecars:
+        summary = summarize_sidecar(path)
+        row = rows.setdefault(summary.session_id, SessionRow(summary.session_id))
+        row.sidecar = summary
+        if not summary.error:
+            title = summary.meta.get("title")
+            row.title = title if isinstance(title, str) else ""
+            prof = summary.meta.get("profile")
+            row.profile = prof if isinstance(prof, str) and prof else "default"
+    for path in baks:
+        sid = path.name[: -len(".json.bak")]
+        rows.setdefault(sid, SessionRow(sid)).has_bak = True
+    index_data = None
+    try:
+        index_data = (session_dir / INDEX_NAME).read_bytes()
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        home_findings.append(Finding("index_unreadable", WARNING, f"_index.json cannot be read: {exc}"))
+    if index_data is not None:
+        index_rows = parse_index(index_data)
+        if index_rows is None:
+            home_findings.append(Finding("index_unusable", WARNING,
+                                         "_index.json is not a list of rows; hermes rebuilds it on the next save",
+                                         None, "rebuild-index", str(session_dir / INDEX_NAME)))
+        else:
+            for r in index_rows:
+                rid = r.get("session_id")
+                if isinstance(rid, str) and rid:
+                    row = rows.setdefault(rid, SessionRow(rid))
+                    row.in_index = True
+                    if not row.title and isinstance(r.get("title"), str):
+                        row.title = r["title"]
+    if state_db_reader is not None:
+        for profile in home.profile_names():
+            db = home.state_db(profile)
+            if not db.exists():
+                continue
+            try:
+                records = state_db_reader(db)
+            except Exception as exc:  # noqa: BLE001 - any reader failure is shown, never fatal
+                home_findings.append(Finding("state_db_unreadable", ERROR, f"{db}: {exc}", path=str(db)))
+                continue
+            for rec in records:
+                sid = str(rec.get("id", ""))
+                row = rows.setdefault(sid, SessionRow(sid))
+                if row.state_db is None:
+                    row.state_db = rec
+                    row.state_db_profile = profile
+                    if row.sidecar is None:
+                        row.profile = profile
+                        if not row.title and isinstance(rec.get("title"), str):
+                            row.title = rec["title"]
+    for row in rows.values():
+        _sidecar_findings(row, now)
+        if not is_safe_session_id(row.session_id):
+            row.findings.append(Finding("unsafe_session_id", ERROR,
+                                        f"the id {row.session_id!r} is not safe as a file name; the inspector "
+                                        "will not build paths from it", row.session_id))
+    if hermes_audit is not None:
+        for item in hermes_audit.get("items", []):
+            finding = from_hermes_item(item)
+            sid = finding.session_id
+            if isinstance(sid, str) and sid in rows:
+                rows[sid].findings.append(finding)
+            else:
+                home_findings.append(finding)
+    return Catalogue(rows=rows, home_findings=home_findings, hermes_audit=hermes_audit)

@@ -1,0 +1,241 @@
+"""Reports for people and programs: the full audit, the session list, one session, its journals."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from inspector.catalogue import Catalogue, SessionRow, build_catalogue
+from inspector.findings import Finding
+from inspector.home import Home
+from inspector.repair.audit import HermesAuditError, audit_session_recovery
+from inspector.session_detail import RunInfo, SessionDetail
+from inspector.store import statedb
+from inspector.store.journal import RUN_JOURNAL_DIR, JournalUnreadable, is_valid_journal_id, read_run_events
+from inspector.textsafe import one_line, safe_text
+
+
+def hermes_audit(home: Home) -> tuple[dict | None, str | None]:
+    """hermes' ``audit_session_recovery`` of the sessions dir and the default profile's state.db."""
+    try:
+        return audit_session_recovery(home.session_dir, home.state_db()), None
+    except HermesAuditError as exc:
+        return None, str(exc)
+
+
+def load_catalogue(home: Home, *, now: float, with_hermes_audit: bool = True) -> Catalogue:
+    audit = hermes_audit(home)[0] if with_hermes_audit else None
+    return build_catalogue(home, now=now, state_db_reader=statedb.list_sessions, hermes_audit=audit)
+
+
+def _journal_findings(session_dir: Path) -> list[Finding]:
+    """Lines hermes would drop, and journals it cannot read at all, across every session."""
+    out: list[Finding] = []
+    root = session_dir / RUN_JOURNAL_DIR
+    try:
+        folders = sorted(p for p in root.iterdir() if p.is_dir())
+    except OSError:
+        return out
+    for folder in folders:
+        sid = folder.name
+        if not is_valid_journal_id(sid):
+            out.append(Finding("unsafe_journal_id", "error",
+                               f"run-journal folder {sid!r} has a name hermes rejects", sid, None, str(folder)))
+            continue
+        for path in sorted(folder.glob("*.jsonl")):
+            try:
+                parsed = read_run_events(path)
+            except JournalUnreadable as exc:
+                out.append(Finding("journal_unreadable", "error", f"run {path.stem}: {exc}", sid, None, str(path)))
+                continue
+            if parsed.malformed:
+                out.append(Finding("journal_lines_dropped", "warning",
+                                   f"run {path.stem}: hermes drops {len(parsed.malformed)} line(s) "
+                                   f"(first at line {parsed.malformed[0]['line']})", sid, None, str(path)))
+    return out
+
+
+def full_audit(home: Home, *, now: float) -> dict:
+    """hermes' audit (``status``/``summary``/``items``, exactly) plus the inspector's own findings."""
+    audit, error = hermes_audit(home)
+    cat = build_catalogue(home, now=now, state_db_reader=statedb.list_sessions, hermes_audit=None)
+    findings = list(cat.home_findings)
+    for row in cat.sorted_rows():
+        findings.extend(row.findings)
+    findings.extend(_journal_findings(home.session_dir))
+    inspector = {
+        "home": {
+            "base": str(home.base),
+            "state_dir": str(home.state_dir),
+            "session_dir": str(home.session_dir),
+            "state_db": str(home.state_db()),
+            "profiles": home.profile_names(),
+        },
+        "sessions": len(cat.rows),
+        "needs_attention": sum(1 for r in cat.rows.values() if r.needs_attention),
+        "findings": [f.to_json() for f in findings],
+    }
+    if audit is None:
+        return {"status": "hermes_audit_failed", "error": error,
+                "summary": {"ok": 0, "repairable": 0, "unsafe_to_repair": 0}, "items": [], "inspector": inspector}
+    return {**audit, "inspector": inspector}
+
+
+# ---------------------------------------------------------------- text output
+
+
+def _ts(value: object) -> str:
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        try:
+            return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(value)))
+        except (OverflowError, OSError, ValueError):
+            return str(value)
+    return "-"
+
+
+def format_audit(report: dict) -> str:
+    lines = []
+    s = report["summary"]
+    lines.append(f"hermes audit: {report['status']}  (sidecars {s['ok']}, repairable {s['repairable']}, "
+                 f"unsafe to repair {s['unsafe_to_repair']})")
+    if report.get("error"):
+        lines.append(f"  hermes' own audit would fail here: {report['error']}")
+    for item in report["items"]:
+        lines.append(f"  {item['category']:<16} {item['kind']:<34} {item['session_id']}  -> {item['recommendation']}")
+    ins = report["inspector"]
+    lines.append("")
+    lines.append(f"inspector: {ins['sessions']} sessions, {ins['needs_attention']} need attention")
+    for f in ins["findings"]:
+        action = f"  [{f['action']}]" if f.get("action") else ""
+        lines.append(f"  {f['severity']:<7} {f['session_id'] or '(home)'}: {one_line(f['message'], 160)}{action}")
+    return "\n".join(lines)
+
+
+def format_list(rows: list[SessionRow], home_findings: list[Finding]) -> str:
+    lines = [f"{'health':<8} {'session id':<34} {'where':<9} {'profile':<10} {'msgs':>9}  {'last activity':<19}  title"]
+    for r in rows:
+        msgs = f"{r.sidecar_messages if r.sidecar_messages is not None else '-'}/" \
+               f"{r.state_db_messages if r.state_db_messages is not None else '-'}"
+        lines.append(f"{r.health:<8} {safe_text(r.session_id)[:34]:<34} {r.where:<9} {r.profile[:10]:<10} "
+                     f"{msgs:>9}  {_ts(r.last_activity):<19}  {one_line(r.title, 60)}")
+    for f in home_findings:
+        lines.append(f"{f.severity}: {one_line(f.message, 200)}")
+    return "\n".join(lines)
+
+
+def _message_line(i: int, msg: object) -> str:
+    if not isinstance(msg, dict):
+        return f"  [{i}] (not an object: {one_line(repr(msg), 80)})"
+    flags = [k for k in ("_recovered", "_recovered_from_run_journal", "_error", "_partial",
+                         "_pending_journal_recovery") if msg.get(k)]
+    if msg.get("type"):
+        flags.append(f"type={msg['type']}")
+    content = msg.get("content")
+    text = content if isinstance(content, str) else one_line(repr(content), 200)
+    return f"  [{i}] {msg.get('role')!s:<9} {_ts(msg.get('timestamp'))}  {one_line(text, 160)}" + \
+        (f"  {{{', '.join(flags)}}}" if flags else "")
+
+
+def format_detail(d: SessionDetail) -> str:
+    lines = [f"session {safe_text(d.session_id)}: {one_line(d.title, 100)}"]
+    lines.append(f"  profile:   {d.profile or '-'}")
+    lines.append(f"  sidecar:   {d.sidecar_path if d.sidecar_raw else '(missing)'}"
+                 + (f"  ERROR: {d.sidecar_error}" if d.sidecar_error else ""))
+    if d.bak_path:
+        lines.append(f"  .bak:      {d.bak_path} ({d.bak_messages} messages)")
+    lines.append(f"  index row: {'yes' if d.index_row else 'no'}")
+    for v in d.state_db:
+        status = v.error or (f"{len(v.messages)} messages, source {v.record.get('source')}" if v.record else "no row")
+        lines.append(f"  state.db:  [{v.profile}] {v.path}: {status}")
+    if d.core is not None or d.core_error:
+        lines.append(f"  core:      {d.core_path}" + (f" ERROR: {d.core_error}" if d.core_error else ""))
+    sc = d.sidecar or {}
+    if sc:
+        lines.append(f"  created {_ts(sc.get('created_at'))}, updated {_ts(sc.get('updated_at'))}, "
+                     f"model {one_line(sc.get('model'), 40)}, message_count {sc.get('message_count')}")
+        if sc.get("active_stream_id") or sc.get("pending_user_message"):
+            lines.append(f"  RUNNING TURN: stream {sc.get('active_stream_id')}, started "
+                         f"{_ts(sc.get('pending_started_at'))}, prompt {one_line(sc.get('pending_user_message'), 80)!r}")
+    for run in d.runs:
+        s = run.summary or {}
+        lines.append(f"  run {run.run_id}: {s.get('event_count', '?')} events, last seq {s.get('last_seq', '?')}, "
+                     f"{s.get('terminal_state', run.error)}")
+    lines.append("")
+    lines.append(f"messages ({len(d.messages)}):")
+    lines.extend(_message_line(i, m) for i, m in enumerate(d.messages))
+    if d.findings:
+        lines.append("")
+        lines.append("findings:")
+        for f in d.findings:
+            lines.append(f"  {f.severity:<7} {one_line(f.message, 200)}" + (f"  [{f.action}]" if f.action else ""))
+    return "\n".join(lines)
+
+
+def detail_to_json(d: SessionDetail) -> dict:
+    return {
+        "session_id": d.session_id,
+        "title": d.title,
+        "profile": d.profile,
+        "sidecar": {
+            "path": str(d.sidecar_path) if d.sidecar_path else None,
+            "exists": d.sidecar_raw is not None,
+            "error": d.sidecar_error,
+            "fingerprint": d.sidecar_raw.fingerprint.to_json() if d.sidecar_raw else None,
+            "metadata": {k: v for k, v in (d.sidecar or {}).items()
+                         if k not in ("messages", "tool_calls", "context_messages", "anchor_activity_scenes")},
+            "messages": d.messages,
+            "tool_calls": (d.sidecar or {}).get("tool_calls"),
+        },
+        "bak": {"path": str(d.bak_path), "messages": d.bak_messages} if d.bak_path else None,
+        "index_row": d.index_row,
+        "state_db": [{"profile": v.profile, "path": str(v.path), "record": v.record, "messages": v.messages,
+                      "error": v.error} for v in d.state_db],
+        "core_transcript": {"path": str(d.core_path), "present": d.core is not None, "error": d.core_error},
+        "runs": [{"run_id": r.run_id, "path": str(r.path), "summary": r.summary, "error": r.error} for r in d.runs],
+        "findings": [f.to_json() for f in d.findings],
+    }
+
+
+def journal_to_json(d: SessionDetail, runs: list[RunInfo]) -> dict:
+    from inspector.store.journal_raw import raw_lines_json
+
+    return {
+        "session_id": d.session_id,
+        "runs": [{
+            "run_id": r.run_id,
+            "path": str(r.path),
+            "size": r.size,
+            "summary": r.summary,
+            "error": r.error,
+            "events": r.events,
+            "dropped_lines": r.malformed,
+            "raw": raw_lines_json(r.path),
+        } for r in runs],
+    }
+
+
+def format_journal(d: SessionDetail, runs: list[RunInfo]) -> str:
+    from inspector.store.journal_raw import format_raw_anomalies
+
+    if not runs:
+        return f"session {safe_text(d.session_id)} has no run journal"
+    lines = []
+    for r in runs:
+        s = r.summary or {}
+        lines.append(f"run {r.run_id}  ({r.path}, {r.size} bytes)")
+        if r.error:
+            lines.append(f"  UNREADABLE for hermes: {r.error}")
+        else:
+            lines.append(f"  {s.get('event_count')} events, last seq {s.get('last_seq')}, terminal state "
+                         f"{s.get('terminal_state')}, last event {s.get('last_event')}")
+        for ev in r.events:
+            payload = ev.get("payload")
+            preview = payload.get("text") or payload.get("name") or payload.get("message") \
+                if isinstance(payload, dict) else payload
+            term = f" [{ev.get('terminal_state')}]" if ev.get("terminal") else ""
+            lines.append(f"  {ev.get('seq')!s:>6} {_ts(ev.get('created_at'))} {ev.get('event')!s:<18}{term} "
+                         f"{one_line(preview, 100)}")
+        for m in r.malformed:
+            lines.append(f"  DROPPED line {m['line']}: {one_line(m['raw'], 120)}")
+        lines.extend(f"  {line}" for line in format_raw_anomalies(r.path))
+    return "\n".join(lines)

@@ -1,0 +1,216 @@
+"""Everything known about one session: sidecar, .bak, index row, state.db rows of every
+profile, the agent's core transcript and the run journals. Read-only; used by ``show``,
+``journal`` and the GUI's session view.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from inspector.catalogue import newest_pending_marker
+from inspector.findings import ERROR, INFO, WARNING, Finding
+from inspector.home import Home
+from inspector.store import statedb
+from inspector.store.index import index_path, parse_index
+from inspector.store.journal import (
+    JournalUnreadable,
+    is_valid_journal_id,
+    list_runs,
+    parse_journal_bytes,
+    run_summary,
+)
+from inspector.store.jsonfmt import RawFile, loads_bytes, read_raw
+from inspector.store.sidecar import SidecarError, count_messages_in_bytes, is_safe_session_id, parse_sidecar_bytes
+
+
+@dataclass
+class RunInfo:
+    """One run journal of the session, in hermes' view."""
+
+    run_id: str
+    path: Path
+    size: int
+    summary: dict | None
+    events: list[dict] = field(default_factory=list)
+    malformed: list[dict] = field(default_factory=list)
+    error: str | None = None
+
+
+@dataclass
+class StateDbView:
+    profile: str
+    path: Path
+    record: dict | None = None
+    messages: list[dict] = field(default_factory=list)
+    error: str | None = None
+
+
+@dataclass
+class SessionDetail:
+    session_id: str
+    sidecar_path: Path | None = None
+    sidecar_raw: RawFile | None = None
+    sidecar: dict | None = None
+    sidecar_error: str | None = None
+    bak_path: Path | None = None
+    bak_messages: int | None = None
+    index_row: dict | None = None
+    state_db: list[StateDbView] = field(default_factory=list)
+    core_path: Path | None = None
+    core: dict | None = None
+    core_error: str | None = None
+    runs: list[RunInfo] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def messages(self) -> list:
+        if self.sidecar and isinstance(self.sidecar.get("messages"), list):
+            return self.sidecar["messages"]
+        return []
+
+    @property
+    def title(self) -> str:
+        for src in (self.sidecar, self.index_row):
+            if src and isinstance(src.get("title"), str):
+                return src["title"]
+        for view in self.state_db:
+            if view.record and isinstance(view.record.get("title"), str):
+                return view.record["title"]
+        return ""
+
+    @property
+    def profile(self) -> str | None:
+        if self.sidecar is not None:
+            p = self.sidecar.get("profile")
+            return p if isinstance(p, str) and p else "default"
+        for view in self.state_db:
+            if view.record is not None:
+                return view.profile
+        return None
+
+
+def _load_runs(detail: SessionDetail, session_dir: Path) -> None:
+    if not is_valid_journal_id(detail.session_id):
+        return
+    for path in list_runs(session_dir, detail.session_id):
+        run_id = path.name[: -len(".jsonl")]
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            detail.runs.append(RunInfo(run_id, path, 0, None, error=f"cannot read: {exc}"))
+            continue
+        try:
+            parsed = parse_journal_bytes(data)
+        except JournalUnreadable as exc:
+            detail.runs.append(RunInfo(run_id, path, len(data), None, error=str(exc)))
+            detail.findings.append(Finding("journal_unreadable", ERROR,
+                                           f"run {run_id}: {exc}; hermes recovers nothing from it",
+                                           detail.session_id, None, str(path)))
+            continue
+        summary = run_summary(detail.session_id, run_id, parsed.events)
+        detail.runs.append(RunInfo(run_id, path, len(data), summary, parsed.events, parsed.malformed))
+        if parsed.malformed:
+            detail.findings.append(Finding(
+                "journal_lines_dropped", WARNING,
+                f"run {run_id}: hermes drops {len(parsed.malformed)} line(s) it cannot parse "
+                f"(first at line {parsed.malformed[0]['line']})", detail.session_id, None, str(path)))
+
+
+def _load_state_db(detail: SessionDetail, home: Home) -> None:
+    for profile in home.profile_names():
+        db = home.state_db(profile)
+        if not db.exists():
+            continue
+        view = StateDbView(profile, db)
+        try:
+            view.record = statedb.session_record(db, detail.session_id)
+            if view.record is not None:
+                view.messages = statedb.read_transcript(db, detail.session_id)
+        except statedb.StateDbError as exc:
+            view.error = str(exc)
+        if view.record is not None or view.error:
+            detail.state_db.append(view)
+
+
+def _load_sidecar(detail: SessionDetail, session_dir: Path) -> None:
+    path = session_dir / f"{detail.session_id}.json"
+    detail.sidecar_path = path
+    try:
+        raw = read_raw(path)
+    except OSError as exc:
+        detail.sidecar_error = f"cannot read: {exc.strerror or exc}"
+        return
+    detail.sidecar_raw = raw
+    if raw is None:
+        return
+    try:
+        detail.sidecar = parse_sidecar_bytes(raw.data)
+    except (SidecarError, RecursionError) as exc:
+        detail.sidecar_error = str(exc)
+        detail.findings.append(Finding("corrupt_sidecar", ERROR, f"hermes cannot load this sidecar: {exc}",
+                                       detail.session_id, None, str(path)))
+
+
+def _load_core(detail: SessionDetail, home: Home) -> None:
+    detail.core_path = home.core_transcript(detail.session_id, detail.profile)
+    try:
+        raw = read_raw(detail.core_path)
+    except OSError as exc:
+        detail.core_error = str(exc)
+        return
+    if raw is None:
+        return
+    try:
+        obj = loads_bytes(raw.data)
+        detail.core = obj if isinstance(obj, dict) else None
+        if detail.core is None:
+            detail.core_error = "not a JSON object"
+    except (UnicodeDecodeError, ValueError) as exc:
+        detail.core_error = f"not valid JSON: {exc}"
+
+
+def load_detail(home: Home, session_id: str) -> SessionDetail:
+    """Read everything about one session. Never writes; problems become findings."""
+    detail = SessionDetail(session_id=session_id)
+    session_dir = home.session_dir
+    if not is_safe_session_id(session_id):
+        detail.findings.append(Finding("unsafe_session_id", ERROR,
+                                       f"{session_id!r} is not a safe session id; no file path is built from it",
+                                       session_id))
+        _load_state_db(detail, home)
+        return detail
+    _load_sidecar(detail, session_dir)
+    bak = session_dir / f"{session_id}.json.bak"
+    if bak.exists():
+        detail.bak_path = bak
+        try:
+            detail.bak_messages = count_messages_in_bytes(bak.read_bytes())
+        except OSError:
+            detail.bak_messages = -1
+    try:
+        rows = parse_index(read_raw(index_path(session_dir)).data) if index_path(session_dir).exists() else None
+    except OSError:
+        rows = None
+    for r in rows or []:
+        if r.get("session_id") == session_id:
+            detail.index_row = r
+            break
+    _load_state_db(detail, home)
+    _load_core(detail, home)
+    _load_runs(detail, session_dir)
+    if detail.sidecar is not None:
+        marker = newest_pending_marker(detail.messages)
+        if marker is not None:
+            detail.findings.append(Finding(
+                "pending_journal_recovery", WARNING,
+                f"marker waiting for journal recovery (stream {marker.get('_journal_retry_stream_id')}, "
+                f"{marker.get('_journal_retry_attempts', 0)} attempt(s) counted)", session_id, "recover-journal"))
+        if detail.sidecar.get("pending_user_message") and detail.sidecar.get("active_stream_id"):
+            detail.findings.append(Finding(
+                "stale_pending_turn", WARNING, "a turn is marked as running with no live stream", session_id,
+                "repair-interrupted"))
+    elif detail.sidecar_error is None and any(v.record for v in detail.state_db):
+        detail.findings.append(Finding("sidecar_missing", INFO, "only state.db has this chat", session_id,
+                                       "materialize"))
+    return detail

@@ -1,0 +1,35 @@
+"""Untrusted text on a terminal: escape control characters so content cannot drive the terminal.
+
+Message content, titles and tool output come from users and models. Printed raw, an ESC
+sequence could recolour, retitle or rewrite the terminal. Newlines and tabs stay; every
+other C0/C1 control, DEL, and the Unicode line/paragraph separators become visible
+escapes such as ``\\x1b``.
+"""
+
+from __future__ import annotations
+
+_KEEP = {"\n", "\t"}
+
+
+def _escape(ch: str) -> str:
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def _unsafe(ch: str) -> bool:
+    code = ord(ch)
+    return (code < 0x20 and ch not in _KEEP) or 0x7F <= code <= 0x9F or code in (0x2028, 0x2029)
+
+
+def safe_text(text: str) -> str:
+    """``text`` with terminal-control characters escaped (newline and tab kept)."""
+    if not any(_unsafe(ch) for ch in text):
+        return text
+    return "".join(_escape(ch) if _unsafe(ch) else ch for ch in text)
+
+
+def one_line(text: object, limit: int = 120) -> str:
+    """A short single-line preview of untrusted text."""
+    s = text if isinstance(text, str) else "" if text is None else str(text)
+    s = " ".join(s.split())
+    return safe_text(s if len(s) <= limit else s[: limit - 1] + "…")

@@ -1,0 +1,133 @@
+"""The single write path: preview equals apply, stale files are refused, undo restores, crashes lose nothing."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from inspector import plan as planmod
+from inspector.plan import ApplyError, FileChange, Plan, WriteLog, apply_plan, file_diff, render_diff, undo_write
+from inspector.store.jsonfmt import Fingerprint
+
+
+def _plan(path: Path, before: bytes | None, after: bytes | None) -> Plan:
+    fp = Fingerprint.of_bytes(before) if before is not None else None
+    return Plan("test", "s1", [FileChange(path, before, after, fp)], summary=["one change"])
+
+
+def test_apply_writes_exactly_the_previewed_bytes_and_logs_it(tmp_path: Path) -> None:
+    target = tmp_path / "s1.json"
+    target.write_bytes(b'{\n  "a": 1\n}')
+    plan = _plan(target, target.read_bytes(), b'{\n  "a": 2\n}')
+    log = WriteLog(tmp_path / "state")
+    rec = apply_plan(plan, log)
+    assert target.read_bytes() == b'{\n  "a": 2\n}'
+    assert log.find(rec.write_id) is not None
+    backup = Path(rec.files[0]["backup"])
+    assert backup.read_bytes() == b'{\n  "a": 1\n}'
+    assert stat.S_IMODE(backup.stat().st_mode) == 0o600
+    assert stat.S_IMODE(log.root.stat().st_mode) == 0o700
+    assert stat.S_IMODE(log.log_path.stat().st_mode) == 0o600
+    assert not [p for p in tmp_path.iterdir() if ".tmp." in p.name], "temp file left behind"
+
+
+def test_apply_refuses_a_file_changed_after_preview_and_writes_nothing(tmp_path: Path) -> None:
+    target = tmp_path / "s1.json"
+    target.write_bytes(b"old")
+    plan = _plan(target, b"old", b"new")
+    target.write_bytes(b"hermes saved meanwhile")
+    log = WriteLog(tmp_path / "state")
+    with pytest.raises(ApplyError, match="changed since the preview"):
+        apply_plan(plan, log)
+    assert target.read_bytes() == b"hermes saved meanwhile"
+    assert log.records() == []
+
+
+def test_create_only_never_clobbers_a_file_that_appeared(tmp_path: Path) -> None:
+    target = tmp_path / "new.json"
+    plan = _plan(target, None, b"materialized")
+    target.write_bytes(b"appeared")
+    with pytest.raises(ApplyError, match="now exists"):
+        apply_plan(plan, WriteLog(tmp_path / "state"))
+    assert target.read_bytes() == b"appeared"
+
+
+def test_written_file_keeps_its_permissions_and_new_files_get_hermes_mode(tmp_path: Path) -> None:
+    target = tmp_path / "s1.json"
+    target.write_bytes(b"old")
+    target.chmod(0o640)
+    created = tmp_path / "s2.json"
+    plan = Plan("test", None, [
+        FileChange(target, b"old", b"new", Fingerprint.of_bytes(b"old")),
+        FileChange(created, None, b"fresh"),
+    ])
+    apply_plan(plan, WriteLog(tmp_path / "state"))
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+    assert stat.S_IMODE(created.stat().st_mode) == 0o644
+
+
+def test_undo_restores_and_refuses_when_the_file_moved_on(tmp_path: Path) -> None:
+    target = tmp_path / "s1.json"
+    created = tmp_path / "s2.json"
+    target.write_bytes(b"old")
+    log = WriteLog(tmp_path / "state")
+    rec = apply_plan(Plan("test", None, [FileChange(target, b"old", b"new"), FileChange(created, None, b"c")]), log)
+    undo_write(rec.write_id, log)
+    assert target.read_bytes() == b"old"
+    assert not created.exists()
+    rec2 = apply_plan(_plan(target, b"old", b"newer"), log)
+    target.write_bytes(b"edited by hermes")
+    with pytest.raises(ApplyError, match="changed after the write"):
+        undo_write(rec2.write_id, log)
+    assert target.read_bytes() == b"edited by hermes"
+
+
+def test_crash_between_temp_write_and_replace_leaves_the_old_file(tmp_path: Path, monkeypatch) -> None:
+    target = tmp_path / "s1.json"
+    target.write_bytes(b"old")
+
+    def boom(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(planmod.os, "replace", boom)
+    with pytest.raises(OSError):
+        apply_plan(_plan(target, b"old", b"new"), WriteLog(tmp_path / "state"))
+    assert target.read_bytes() == b"old"
+    assert [p.name for p in tmp_path.iterdir() if p.is_file()] == ["s1.json"]
+
+
+def test_diff_is_readable_json_lines_and_marks_missing_newline(tmp_path: Path) -> None:
+    change = FileChange(tmp_path / "x.json", b'{\n  "a": 1\n}', b'{\n  "a": 2\n}')
+    diff = file_diff(change)
+    assert '-  "a": 1' in diff and '+  "a": 2' in diff
+    text = render_diff(Plan("demo", "x", [change], summary=["sets a"], warnings=["quirk"]))
+    assert "* sets a" in text and "! quirk" in text
+
+
+def test_torn_write_log_line_is_skipped_not_fatal(tmp_path: Path) -> None:
+    log = WriteLog(tmp_path / "state")
+    target = tmp_path / "s1.json"
+    target.write_bytes(b"old")
+    apply_plan(_plan(target, b"old", b"new"), log)
+    with open(log.log_path, "ab") as fh:
+        fh.write(b'{"write_id": "torn')
+    assert len(log.records()) == 1
+
+
+def test_read_only_folder_gives_a_clear_error_and_keeps_the_original(tmp_path: Path) -> None:
+    if os.geteuid() == 0:
+        pytest.skip("root ignores folder permissions")
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    target = folder / "s1.json"
+    target.write_bytes(b"old")
+    folder.chmod(0o500)
+    try:
+        with pytest.raises(OSError):
+            apply_plan(_plan(target, b"old", b"new"), WriteLog(tmp_path / "state"))
+        assert target.read_bytes() == b"old"
+    finally:
+        folder.chmod(0o700)
