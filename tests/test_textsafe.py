@@ -1,0 +1,15 @@
+"""Untrusted text never drives the terminal."""
+
+from inspector.textsafe import one_line, safe_text
+
+
+def test_escape_sequences_and_controls_are_made_visible() -> None:
+    assert safe_text("red \x1b[31mtext\x07") == "red \\x1b[31mtext\\x07"
+    assert safe_text("a\u2028b\x85c") == "a\\u2028b\\x85c"
+    assert safe_text("keep\nnewlines\tand tabs") == "keep\nnewlines\tand tabs"
+
+
+def test_one_line_collapses_whitespace_and_truncates() -> None:
+    assert one_line("a\n\n b", 10) == "a b"
+    assert one_line("x" * 20, 10) == "x" * 9 + "…"
+    assert one_line(None) == ""
