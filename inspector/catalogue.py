@@ -1,14 +1,12 @@
 """The catalogue: one row per session id across sidecars, ``.bak`` files, ``_index.json`` and
 the ``state.db`` of every profile, with where it lives, counts, state and findings.
 
-Reads only. Sidecars are parsed through hermes' metadata-prefix fast path (the keys before
-the top-level ``"messages"``); the full file is parsed only when the prefix is unusable or a
-pending journal-recovery marker may be present.
+Reads only. Each sidecar is parsed once (orjson where it agrees with hermes' parser) and
+only its metadata, counts and a bounded search sample are kept, not its messages.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,11 +15,10 @@ from pathlib import Path
 from inspector.findings import ERROR, WARNING, Finding, from_hermes_item, worst
 from inspector.home import Home
 from inspector.store.index import INDEX_NAME, parse_index
-from inspector.store.sidecar import SidecarError, is_safe_session_id, parse_sidecar_bytes
+from inspector.store.jsonfmt import fast_loads
+from inspector.store.sidecar import is_safe_session_id
 
-PREFIX_LIMIT = 64 * 1024
 STALE_PENDING_GRACE = 30.0  # hermes' _REPAIR_STALE_PENDING_GRACE_SECONDS
-_MESSAGES_KEY = b'\n  "messages": '
 _MARKER_FLAG = b'"_pending_journal_recovery": true'
 
 
@@ -38,21 +35,22 @@ class SidecarSummary:
     pending_marker: dict | None = None
 
 
-def _prefix_meta(data: bytes) -> dict | None:
-    """hermes' metadata-only read: parse the object up to the top-level ``"messages"`` key."""
-    cut = data.find(_MESSAGES_KEY, 0, PREFIX_LIMIT)
-    if cut < 0:
-        return None
-    head = data[:cut].rstrip()
-    if head.endswith(b","):
-        head = head[:-1]
-    try:
-        obj = json.loads(head + b"\n}")
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        return None
-    if not isinstance(obj, dict) or not {"session_id", "title", "created_at", "updated_at"} <= obj.keys():
-        return None
-    return obj
+_BULK = frozenset({"messages", "tool_calls", "anchor_activity_scenes", "context_messages"})
+SEARCH_TEXT_LIMIT = 4000
+
+
+def _searchable_text(messages: list) -> str:
+    """A bounded, lower-cased sample of message text for the list's search field."""
+    parts: list[str] = []
+    size = 0
+    for msg in messages:
+        content = msg.get("content") if isinstance(msg, dict) else None
+        if isinstance(content, str) and content:
+            parts.append(content[:500])
+            size += min(len(content), 500)
+            if size > SEARCH_TEXT_LIMIT:
+                break
+    return " ".join(parts).lower()
 
 
 def newest_pending_marker(messages: list) -> dict | None:
@@ -68,7 +66,11 @@ def newest_pending_marker(messages: list) -> dict | None:
 
 
 def summarize_sidecar(path: Path) -> SidecarSummary:
-    """Read one sidecar for the list. Never raises: problems become ``error``."""
+    """Read one sidecar for the list. Never raises: problems become ``error``.
+
+    The whole file is parsed (quickly), because only a full parse tells whether hermes can
+    load it: a torn file often has a perfectly good metadata prefix.
+    """
     sid = path.name[: -len(".json")]
     try:
         with open(path, "rb") as fh:
@@ -77,19 +79,27 @@ def summarize_sidecar(path: Path) -> SidecarSummary:
     except OSError as exc:
         return SidecarSummary(sid, path, 0, 0.0, error=f"cannot read: {exc.strerror or exc}")
     summary = SidecarSummary(sid, path, st.st_size, st.st_mtime)
-    meta = _prefix_meta(data)
-    needs_full = meta is None or _MARKER_FLAG in data
-    if needs_full:
-        try:
-            obj = parse_sidecar_bytes(data)
-        except (SidecarError, RecursionError) as exc:
-            summary.error = str(exc) if not isinstance(exc, RecursionError) else "JSON nested too deeply"
-            return summary
-        messages = obj.get("messages") if isinstance(obj.get("messages"), list) else []
+    try:
+        obj = fast_loads(data)
+    except UnicodeDecodeError as exc:
+        summary.error = f"not valid UTF-8: {exc}"
+        return summary
+    except ValueError as exc:
+        summary.error = f"not valid JSON: {exc}"
+        return summary
+    except RecursionError:
+        summary.error = "JSON nested too deeply to parse"
+        return summary
+    if not isinstance(obj, dict):
+        summary.error = f"top-level JSON is {type(obj).__name__}, not an object"
+        return summary
+    messages = obj.get("messages") if isinstance(obj.get("messages"), list) else []
+    if _MARKER_FLAG in data:
         summary.pending_marker = newest_pending_marker(messages)
-        meta = {k: v for k, v in obj.items() if k not in ("messages", "tool_calls", "anchor_activity_scenes",
-                                                        "context_messages")}
-        meta.setdefault("message_count", len(messages))
+    meta = {k: v for k, v in obj.items() if k not in _BULK}
+    if not isinstance(meta.get("message_count"), int):
+        meta["message_count"] = len(messages)
+    meta["_user_text"] = _searchable_text(messages)
     summary.meta = meta
     return summary
 
