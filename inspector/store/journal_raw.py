@@ -40,33 +40,49 @@ _CHAR_NAMES = {
 }
 
 
+def _may_tear(text: str) -> bool:
+    # Plain substring tests run at memchr speed; the regex below does not. Most journals
+    # hold none of these characters (and only CRLF line ends, if any CRs at all).
+    if any(ch in text for ch in "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"):
+        return True
+    return "\r" in text and text.count("\r") != text.count("\r\n")
+
+
 def torn_line_numbers(text: str) -> list[int]:
     """1-based ``\\n``-line numbers that ``str.splitlines()`` splits into several pieces."""
+    if not _may_tear(text):
+        return []
     numbers: list[int] = []
-    last_line = 0
+    line, pos = 1, 0
     for match in _TEARING.finditer(text):
-        line = text.count("\n", 0, match.start()) + 1 if not numbers else (
-            last_line + text.count("\n", last_pos, match.start()))  # noqa: F821 - set below
-        if line != last_line:
+        line += text.count("\n", pos, match.start())
+        pos = match.start()
+        if not numbers or numbers[-1] != line:
             numbers.append(line)
-        last_line, last_pos = line, match.start()  # noqa: F841 - read on the next match
     return numbers
 
 
-def _describe_tear(text: str) -> str:
+def _fragment_events(text: str) -> list[dict]:
+    """The events hermes reads from the pieces ``str.splitlines()`` makes of a line."""
+    events = []
+    for piece in text.splitlines():
+        if not piece.strip():
+            continue
+        try:
+            value = json.loads(piece)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(value, dict):
+            events.append(value)
+    return events
+
+
+def _describe_tear(text: str, events: list[dict]) -> str:
     chars = sorted({_CHAR_NAMES[m.group()] for m in _TEARING.finditer(text)})
     pieces = text.splitlines()
-    kept = sum(1 for p in pieces if _parses_to_object(p))
-    skipped = sum(1 for p in pieces if p.strip()) - kept
-    how = f"{kept} read as events, {skipped} skipped as malformed" if kept else "all skipped as malformed"
+    skipped = sum(1 for p in pieces if p.strip()) - len(events)
+    how = f"{len(events)} read as events, {skipped} skipped as malformed" if events else "all skipped as malformed"
     return f"torn by splitlines at {', '.join(chars)} into {len(pieces)} fragments ({how})"
-
-
-def _parses_to_object(text: str) -> bool:
-    try:
-        return isinstance(json.loads(text), dict)
-    except (ValueError, RecursionError):
-        return False
 
 
 @dataclass(frozen=True)
@@ -82,6 +98,7 @@ class RawLine:
     parse_error: str | None
     dropped: str | None  # why hermes' reader does not read this line as an event; None if it does
     anomalies: tuple[str, ...]
+    hermes_events: tuple[dict, ...] = ()  # what hermes reads from this line (fragments of a torn line too)
 
     @property
     def is_event(self) -> bool:
@@ -89,12 +106,16 @@ class RawLine:
         return self.dropped is None
 
 
-@dataclass(frozen=True)
-class _Seq:
-    """What the seq checks need to know about one line."""
+_START = object()  # "no event line yet" in the seq table
 
-    seq: Any
-    is_event: bool
+
+@dataclass
+class _SeqTable:
+    """Per line: the seq of the previous event line; per seq: the first line holding it."""
+
+    prev: list[Any]
+    first: dict[int, int]
+    last: Any = None  # seq of the newest event line processed so far (_START before any)
 
 
 class RawJournal:
@@ -114,12 +135,13 @@ class RawJournal:
         self._build_index()
         self.unreadable: str | None = None
         self.bad_byte_offset: int | None = None
+        self._torn: frozenset[int] = frozenset()  # 0-based indexes of lines splitlines() tears
         try:
-            data.decode("utf-8")
+            self._torn = frozenset(n - 1 for n in torn_line_numbers(data.decode("utf-8")))
         except UnicodeDecodeError as exc:
             self.bad_byte_offset = exc.start
             self.unreadable = f"invalid UTF-8 at byte {exc.start}: hermes cannot read any of this journal"
-        self._seqs: list[_Seq] | None = None
+        self._seqs = _SeqTable(prev=[], first={}, last=_START)
 
     @classmethod
     def from_path(cls, path: Path) -> RawJournal:
@@ -150,6 +172,7 @@ class RawJournal:
 
     @property
     def ends_with_newline(self) -> bool:
+        """True when the last line is complete (an empty file counts as complete)."""
         return not self.data or self.data.endswith(b"\n")
 
     # ------------------------------------------------------------ one line
@@ -164,13 +187,14 @@ class RawJournal:
         raw = self.data[start:stop]
         body = raw[:-1] if raw.endswith(b"\n") else raw
         value, error = _parse(body)
-        dropped, notes = self._hermes_verdict(i, start, stop, body, value, error)
+        dropped, notes, events = self._hermes_verdict(i, start, stop, body, value, error)
         anomalies = notes + self._record_anomalies(i, value) if dropped is None else notes
         return RawLine(index=i, number=i + 1, offset=start, length=stop - start, data=body,
-                       value=value, parse_error=error, dropped=dropped, anomalies=tuple(anomalies))
+                       value=value, parse_error=error, dropped=dropped, anomalies=tuple(anomalies),
+                       hermes_events=tuple(events))
 
     def _hermes_verdict(self, i: int, start: int, stop: int, body: bytes, value: Any,
-                        error: str | None) -> tuple[str | None, list[str]]:
+                        error: str | None) -> tuple[str | None, list[str], list[dict]]:
         notes: list[str] = []
         last_without_newline = i == len(self) - 1 and not self.ends_with_newline
         if body.endswith(b"\r"):
@@ -180,19 +204,19 @@ class RawJournal:
         if self.unreadable is not None:
             here = self.bad_byte_offset is not None and start <= self.bad_byte_offset < stop
             where = "this line holds the invalid byte" if here else "another line holds an invalid byte"
-            return f"journal unreadable (invalid UTF-8; {where})", notes
+            return f"journal unreadable (invalid UTF-8; {where})", notes, []
         text = body.decode("utf-8")
-        core = text[:-1] if text.endswith("\r") else text
-        if _TEARING.search(core):
-            return _describe_tear(text), notes
+        if i in self._torn:
+            events = _fragment_events(text)
+            return _describe_tear(text, events), notes, events
         if not text.strip():
-            return "blank line (skipped)", notes
+            return "blank line (skipped)", notes, []
         if error is not None:
             torn = " (torn last line without newline)" if last_without_newline else ""
-            return f"not JSON: {error}{torn}", notes
+            return f"not JSON: {error}{torn}", notes, []
         if not isinstance(value, dict):
-            return f"JSON but not an object ({_json_type(value)})", notes
-        return None, notes
+            return f"JSON but not an object ({_json_type(value)})", notes, []
+        return None, notes, [value]
 
     # ------------------------------------------------------------ anomalies
 
@@ -200,7 +224,7 @@ class RawJournal:
         out: list[str] = []
         seq = value.get("seq")
         out += _seq_type_anomaly(seq)
-        out += self._seq_order_anomalies(i, seq)
+        out += self._seq_order_anomalies(i, seq, value)
         run_id, session_id = value.get("run_id"), value.get("session_id")
         if self.run_id is not None and run_id != self.run_id:
             out.append(f"run_id {run_id!r} does not match the file name {self.run_id!r}")
@@ -216,48 +240,45 @@ class RawJournal:
             out.append(f"payload is {_json_type(value.get('payload'))}, not an object (the repair uses {{}})")
         return out
 
-    def _seq_table(self) -> list[_Seq]:
-        if self._seqs is None:
-            table: list[_Seq] = []
-            for i in range(len(self)):
-                start, stop = self._span(i)
-                body = self.data[start:stop].rstrip(b"\n")
-                value, _ = _parse(body)
-                event = isinstance(value, dict) and self.unreadable is None and not _torn(body)
-                table.append(_Seq(value.get("seq") if isinstance(value, dict) else None, event))
-            self._seqs = table
-        return self._seqs
+    def _seq_table(self, upto: int, known: Any = None) -> _SeqTable:
+        # Seq checks for line i only need lines before it (the previous event's seq, where a
+        # seq first appeared), so the table grows as a prefix: opening a 200,000-line journal
+        # at its start parses nothing ahead, and each line is parsed for it at most once.
+        table = self._seqs
+        for j in range(len(table.prev), upto + 1):
+            table.prev.append(table.last)
+            if self.unreadable is not None or j in self._torn:
+                continue
+            if j == upto and known is not None:
+                value = known
+            else:
+                start, stop = self._span(j)
+                value, _ = _parse(self.data[start:stop])
+            if isinstance(value, dict):
+                seq = value.get("seq")
+                if _is_int(seq):
+                    table.first.setdefault(seq, j)
+                table.last = seq
+        return table
 
-    def _seq_order_anomalies(self, i: int, seq: Any) -> list[str]:
+    def _seq_order_anomalies(self, i: int, seq: Any, value: dict) -> list[str]:
+        table = self._seq_table(i, value)
         if not _is_int(seq):
             return []
-        table = self._seq_table()
         out = []
-        first = self._first_line_of_seq().get(seq)
+        first = table.first.get(seq)
         if first is not None and first != i:
             out.append(f"duplicate seq {seq} (first on line {first + 1})")
-        prev = next((t.seq for t in reversed(table[:i]) if t.is_event), None) if i < 64 else self._prev_seq(i)
-        expected = prev + 1 if _is_int(prev) else (1 if prev is None else None)
-        if expected is not None and seq != expected:
-            out.append(f"seq {seq} does not follow {prev if prev is not None else 'the start'} "
-                       f"(expected {expected})")
+        prev = table.prev[i]
+        if prev is _START:
+            expected, after = 1, "the start of the file"
+        elif _is_int(prev):
+            expected, after = prev + 1, f"seq {prev}"
+        else:
+            return out  # the previous record has no usable seq; nothing to compare with
+        if seq != expected:
+            out.append(f"seq {seq} does not follow {after} (expected {expected})")
         return out
-
-    def _prev_seq(self, i: int) -> Any:
-        table = self._seq_table()
-        for j in range(i - 1, -1, -1):
-            if table[j].is_event:
-                return table[j].seq
-        return None
-
-    def _first_line_of_seq(self) -> dict:
-        if not hasattr(self, "_first_seq"):
-            first: dict = {}
-            for j, t in enumerate(self._seq_table()):
-                if t.is_event and _is_int(t.seq):
-                    first.setdefault(t.seq, j)
-            self._first_seq = first
-        return self._first_seq
 
     # ------------------------------------------------------------ whole-file views
 
@@ -286,12 +307,6 @@ def _parse(body: bytes) -> tuple[Any, str | None]:
         return json.loads(body.decode("utf-8", errors="surrogateescape")), None
     except (ValueError, RecursionError) as exc:
         return None, str(exc)
-
-
-def _torn(body: bytes) -> bool:
-    text = body.decode("utf-8", errors="replace")
-    core = text[:-1] if text.endswith("\r") else text
-    return bool(_TEARING.search(core))
 
 
 def _is_int(value: Any) -> bool:

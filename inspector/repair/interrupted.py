@@ -1,0 +1,374 @@
+"""Action ``repair-interrupted``: hermes' ``_apply_core_sync_or_error_marker`` as a planner.
+
+Spec run-journal-and-promotion §3. A session whose live stream died with a pending user
+turn gets that turn back as a ``_recovered`` user row, whatever the run journal already
+emitted, and an interrupted marker (or none, when the journal shows the run completed).
+The call is the one a cold ``get_session`` makes: ``stream_id_for_recheck`` =
+``active_stream_id``, ``require_stream_dead=True`` (offline no stream is alive) and
+``touch_updated_at=True``.
+
+Branches (§3.3-§3.4): A1 completed journal, A2 non-empty messages, B empty messages with
+the agent's core transcript, C empty messages without one.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from inspector.plan import Clock, Plan
+from inspector.repair.context import RepairContext
+from inspector.repair.journal_output import (
+    JournalRead,
+    MaterializeReport,
+    Notes,
+    append_journaled_partial_output,
+    append_recovered_pending_turn,
+    checkpoint_match,
+    clear_pending,
+    context_only_recovered_turn,
+    describe_output,
+    detect_gateway_terminal_error,
+    interrupted_marker,
+    journal_completed,
+    journal_has_visible_output,
+    journal_notes,
+    latest_user_text_matches,
+    load_session_for_repair,
+    marker_with_retry_hook,
+    materialize_gateway_terminal_error,
+    normalize,
+    output_warnings,
+    read_journal,
+    recovered_ts,
+    text_match,
+)
+from inspector.repair.save import save_session
+from inspector.store.index import index_path
+from inspector.store.jsonfmt import RawFile, loads_bytes
+from inspector.store.sidecar import LoadedSession, is_safe_session_id, parse_sidecar_bytes
+
+NAME = "repair-interrupted"
+GRACE_SECONDS = 30  # _REPAIR_STALE_PENDING_GRACE_SECONDS
+CONTINUATION_HEAD_CHARS = 4096
+
+CoreReader = Callable[[], RawFile | None]
+
+
+class _Repair:
+    """One run of ``_apply_core_sync_or_error_marker`` on a session dict."""
+
+    def __init__(self, session: dict, journal: JournalRead, read_core: CoreReader, clock: Clock, notes: Notes):
+        self.s = session
+        self.sid = session["session_id"]
+        self.journal = journal
+        self.read_core = read_core
+        self.clock = clock
+        self.notes = notes
+        self.stream_id: Any = None
+        self.terminal = None
+
+    # -------------------------------------------------- entry
+
+    def run(self) -> bool:
+        s = self.s
+        if not s.get("pending_user_message"):
+            self.notes.summary.append("nothing to repair: the session has no pending user message")
+            return False
+        # stream_id_for_recheck is active_stream_id itself, so the rotation re-check passes,
+        # and offline no stream or worker is alive.
+        self.stream_id = s.get("active_stream_id")
+        self.terminal = detect_gateway_terminal_error(self.sid, self.stream_id, self.journal)
+        ts = recovered_ts(s, self.clock.now)
+        if len(s["messages"]) != 0:
+            return self._branch_a(ts)
+        core = self._core_messages()
+        if core is not None:
+            return self._branch_b(core, ts)
+        return self._branch_c(ts)
+
+    def _materialize(self, *, dedupe: bool) -> MaterializeReport:
+        report = append_journaled_partial_output(self.s, self.stream_id, self.journal, dedupe=dedupe,
+                                                 now=self.clock.now)
+        output_warnings(report, self.notes)
+        return report
+
+    def _recover_terminal_error(self) -> bool:
+        if self.terminal is None:
+            return False
+        how = materialize_gateway_terminal_error(self.s, self.terminal)
+        self.notes.summary.append(
+            f"the journal ends in an unsaved gateway error ({self.terminal.event_id}); "
+            f"its error row is {'already present' if how == 'present' else how} and no interrupted marker is added")
+        return True
+
+    def _pending_identity(self, message: Any, ts: int) -> tuple[bool, bool]:
+        s = self.s
+        pending = s.get("pending_user_message")
+        already = checkpoint_match(message, pending, ts, s.get("pending_user_source"), s.get("pending_attachments"))
+        return already, already or text_match(message, pending)
+
+    # -------------------------------------------------- branch A
+
+    def _branch_a(self, ts: int) -> bool:
+        s = self.s
+        already, tail = self._pending_identity(s["messages"][-1], ts)
+        started = s.get("pending_started_at")
+        if journal_completed(self.sid, self.stream_id, self.journal):
+            return self._branch_a1(ts, already)
+        if not tail:
+            append_recovered_pending_turn(s, timestamp=ts)
+            self.notes.summary.append(f"restores the pending prompt as a recovered user row (timestamp {ts})")
+        else:
+            context_only_recovered_turn(s, timestamp=ts)
+            self.notes.summary.append("the last row already holds the pending prompt; "
+                                      "only the model context gets the recovered user turn")
+        report = self._materialize(dedupe=False)
+        self._say_output(report, "before the marker")
+        resolved = self._recover_terminal_error()
+        clear_pending(s)
+        if not resolved:
+            s["messages"].append(marker_with_retry_hook(self.clock, recovered_output=report.recovered,
+                                                        stream_id=self.stream_id, pending_started_at=started))
+            self._say_marker(s["messages"][-1])
+        self.notes.summary.append("clears the pending turn (branch A: the sidecar already had messages)")
+        return True
+
+    def _branch_a1(self, ts: int, already: bool) -> bool:
+        s = self.s
+        if not (already or latest_user_text_matches(s["messages"], s.get("pending_user_message"))):
+            append_recovered_pending_turn(s, timestamp=ts)
+            self.notes.summary.append(f"restores the pending prompt as a recovered user row (timestamp {ts})")
+        report = self._materialize(dedupe=True)
+        self._say_output(report, "to the transcript")
+        clear_pending(s)
+        self.notes.summary.append("the run journal shows the run completed: clears the pending turn "
+                                  "without an interrupted marker (branch A1)")
+        return True
+
+    # -------------------------------------------------- branch B
+
+    def _core_messages(self) -> tuple[dict, Any] | None:
+        raw = self.read_core()  # OSError escapes: hermes' open() fails the repair too
+        if raw is None:
+            return None
+        core = loads_bytes(raw.data)  # not JSON: hermes' json.load raises, the repair fails
+        messages = core.get("messages", [])
+        return (core, messages) if messages else None
+
+    def _branch_b(self, core_and_messages: tuple[dict, Any], ts: int) -> bool:
+        s = self.s
+        core, messages = core_and_messages
+        s["messages"] = messages
+        s["tool_calls"] = core.get("tool_calls") or []
+        for key in ("input_tokens", "output_tokens", "estimated_cost"):
+            if core.get(key) is not None:
+                s[key] = core[key]
+        self.notes.summary.append(
+            f"replaces the empty transcript with the agent's core transcript ({len(messages)} messages)")
+        self._b_pending_prompt(ts)
+        report = self._materialize(dedupe=True)
+        self._say_output(report, "after the core messages")
+        resolved = self._recover_terminal_error()
+        started = s.get("pending_started_at")
+        clear_pending(s)
+        if report.recovered and not resolved:
+            s["messages"].append(interrupted_marker(self.clock, recovered_output=True, stream_id=self.stream_id,
+                                                    pending_started_at=started))
+            self._say_marker(s["messages"][-1])
+        elif not resolved:
+            self.notes.summary.append("adds no marker: nothing new was recovered (branch B never arms the retry)")
+        self.notes.summary.append("clears the pending turn (branch B)")
+        return True
+
+    def _b_pending_prompt(self, ts: int) -> None:
+        s = self.s
+        last = s["messages"][-1] if s["messages"] else None
+        _, tail = self._pending_identity(last, ts)
+        if not normalize(s.get("pending_user_message")) or tail:
+            return
+        visible = journal_has_visible_output(self.journal)
+        if visible or self.terminal is not None:
+            append_recovered_pending_turn(s, timestamp=ts)
+            self.notes.summary.append(f"restores the pending prompt as a recovered user row (timestamp {ts})")
+            if visible and not self._journal_has_real_text():
+                self.notes.warnings.append(
+                    "the journal counts as visible output only because of whitespace-only tokens; "
+                    "hermes re-appends the pending prompt but they produce no row")
+            return
+        self.notes.warnings.append(
+            "the core transcript does not hold the pending prompt and the journal has no visible output: "
+            "hermes drops the pending prompt silently (branch B)")
+
+    def _journal_has_real_text(self) -> bool:
+        copy_journal = JournalRead(self.journal.stream_id, self.journal.path, self.journal.exists,
+                                   self.journal.size, [e for e in self.journal.events if not _blank_token(e)],
+                                   [], None, [])
+        return journal_has_visible_output(copy_journal)
+
+    # -------------------------------------------------- branch C
+
+    def _branch_c(self, ts: int) -> bool:
+        s = self.s
+        if s.get("pending_user_message"):
+            append_recovered_pending_turn(s, timestamp=ts)
+            self.notes.summary.append(f"restores the pending prompt as a recovered user row (timestamp {ts})")
+        report = self._materialize(dedupe=False)
+        self._say_output(report, "before the marker")
+        resolved = self._recover_terminal_error()
+        started = s.get("pending_started_at")
+        clear_pending(s)
+        if not resolved:
+            s["messages"].append(marker_with_retry_hook(self.clock, recovered_output=report.recovered,
+                                                        stream_id=self.stream_id, pending_started_at=started))
+            self._say_marker(s["messages"][-1])
+        self.notes.summary.append("clears the pending turn (branch C: empty transcript, no core transcript)")
+        return True
+
+    # -------------------------------------------------- words
+
+    def _say_output(self, report: MaterializeReport, where: str) -> None:
+        line = describe_output(report, where)
+        if line:
+            self.notes.summary.append(line)
+
+    def _say_marker(self, marker: dict) -> None:
+        cause = f"{marker.get('interruption_cause')}, {_CAUSE_BASIS.get(marker.get('interruption_cause'), '')}"
+        if marker.get("_pending_journal_recovery"):
+            self.notes.summary.append(
+                f"appends an interrupted marker (cause {cause}) armed for the lazy journal retry: "
+                "no output was found yet")
+        elif "recovered from the run journal" in marker["content"]:
+            self.notes.summary.append(f"appends an interrupted marker (cause {cause}) saying output was recovered")
+        else:
+            self.notes.summary.append(f"appends an interrupted marker (cause {cause}) saying no output was recovered")
+
+
+# Why the offline cause is what it is: hermes decides from its own runtime state (quirk 11).
+_CAUSE_BASIS = {
+    "process_restart": "because the WebUI start time given is later than pending_started_at",
+    "lost_worker_bookkeeping": "because the turn began after the given WebUI start time and no worker "
+                               "is alive offline",
+    "unknown": "because neither a start time nor a stream id tells more",
+}
+
+
+def _blank_token(event: dict) -> bool:
+    payload = event.get("payload") if isinstance(event.get("payload"), dict) else {}
+    name = str(event.get("event") or event.get("type") or "")
+    return name == "token" and not str(payload.get("text") or "").strip()
+
+
+# ---------------------------------------------------------------- get_session guards (§3.1)
+
+
+def _grace_not_elapsed(data: dict, now: float) -> bool:
+    value = data.get("pending_started_at")
+    try:
+        started = float(value) if value else None
+    except (TypeError, ValueError, OverflowError):
+        return False
+    return bool(started) and now - started < GRACE_SECONDS
+
+
+def _continuation_sources(ctx: RepairContext, sid: str) -> list[str]:
+    found = []
+    try:
+        rows = loads_bytes(ctx.snapshot.data(index_path(ctx.session_dir)) or b"[]")
+    except (ValueError, OSError):
+        rows = []
+    if isinstance(rows, list) and any(isinstance(r, dict) and r.get("parent_session_id") == sid
+                                      and r.get("session_id") != sid for r in rows):
+        found.append("_index.json")
+    needle = f'"parent_session_id": "{sid}"'
+    for path in _sidecar_paths(ctx.session_dir):
+        if path.stem == sid:
+            continue
+        # Only the head matters (hermes reads 4096 characters); read it directly rather than
+        # caching whole sidecars that the plan never writes.
+        try:
+            with open(path, "rb") as fh:
+                head = fh.read(CONTINUATION_HEAD_CHARS * 4).decode("utf-8", errors="ignore")
+        except OSError:
+            continue
+        if needle in head[:CONTINUATION_HEAD_CHARS]:
+            found.append(path.name)
+    return found
+
+
+def guard_warnings(ctx: RepairContext, data: dict) -> list[str]:
+    """Where hermes' cold ``get_session`` would not have run this repair (§3.1)."""
+    sid = data["session_id"]
+    out = []
+    if not data.get("active_stream_id"):
+        out.append("hermes' get_session runs this repair only while active_stream_id is set; "
+                   "it is empty here, so hermes would not run it on its own")
+    if data.get("pre_compression_snapshot"):
+        out.append("this session is a pre-compression snapshot; hermes' get_session skips the repair for it")
+    if _grace_not_elapsed(data, ctx.clock.now):
+        out.append(f"the pending turn started less than {GRACE_SECONDS} s before now; "
+                   "hermes' get_session would wait (the stream may still be finishing)")
+    sources = _continuation_sources(ctx, sid)
+    if sources:
+        out.append("a compression continuation of this session exists (" + ", ".join(sources[:5])
+                   + "); hermes' get_session skips the repair for its parent")
+    return out
+
+
+# ---------------------------------------------------------------- the action
+
+
+def _sidecar_paths(session_dir: Path) -> list[Path]:
+    try:
+        return sorted(p for p in session_dir.glob("*.json") if not p.name.startswith("_"))
+    except OSError:
+        return []
+
+
+def plan(ctx: RepairContext, session_id: str) -> Plan:
+    """What ``_apply_core_sync_or_error_marker`` would write for this session (nothing is written)."""
+    result = Plan(action=NAME, session_id=session_id)
+    source = load_session_for_repair(ctx, session_id)
+    if source.refusal is not None:
+        result.refusal = source.refusal
+        return result
+    loaded = source.loaded
+    session = copy.deepcopy(loaded.data)
+    notes = Notes(warnings=guard_warnings(ctx, loaded.data) if loaded.data.get("pending_user_message") else [])
+    journal = read_journal(ctx.snapshot, ctx.session_dir, session_id, session.get("active_stream_id"))
+    core_path = ctx.home.core_transcript(session_id, session.get("profile"))
+    try:
+        returned = _Repair(session, journal, lambda: ctx.snapshot.read(core_path), ctx.clock, notes).run()
+        changes = save_session(ctx.save_context(), LoadedSession(session, loaded.count_hint, loaded.dropped_keys),
+                               touch_updated_at=True) if returned else []
+    except Exception as exc:  # hermes raises too: get_session logs it and reports "not repaired"
+        result.refusal = f"hermes' repair fails on this session ({type(exc).__name__}: {exc}); it writes nothing"
+        result.result = {"hermes_return": False, "hermes_error": f"{type(exc).__name__}: {exc}"}
+        return result
+    if returned and journal.stream_id:
+        journal_notes(journal, notes)
+    if returned and loaded.dropped_keys:
+        notes.warnings.append("hermes' save drops keys it does not know: " + ", ".join(loaded.dropped_keys))
+    result.changes, result.summary, result.warnings = changes, notes.summary, notes.warnings
+    result.result = {"hermes_return": returned}
+    return result
+
+
+def eligible(ctx: RepairContext) -> list[str]:
+    """Sidecars with a pending user message and an active stream id (offline every stream is dead)."""
+    out = []
+    for path in _sidecar_paths(ctx.session_dir):
+        if not is_safe_session_id(path.stem):
+            continue
+        try:
+            data = ctx.snapshot.data(path)
+            if data is None or b"pending_user_message" not in data:
+                continue
+            raw = parse_sidecar_bytes(data)
+        except (OSError, ValueError, RecursionError):
+            continue
+        if raw.get("pending_user_message") and raw.get("active_stream_id") and raw.get("session_id") == path.stem:
+            out.append(path.stem)
+    return out

@@ -1,0 +1,214 @@
+"""The raw journal view: every physical line, hermes' verdict on it, and the anomalies."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from inspector.store.journal import JournalUnreadable, parse_journal_bytes
+from inspector.store.journal_raw import RawJournal, list_session_runs, torn_line_numbers
+
+SID = "a1b2c3d4e5f6"
+RUN = "7c8b4108d52b4aba9af362d3a54f47ac"
+
+
+def rec(seq, event: str = "token", payload: dict | None = None, *, sid: str = SID, run: str = RUN,
+        event_id: str | None = None) -> bytes:
+    """A journal line as hermes' append_run_event writes it (terminal fields kept simple)."""
+    terminal = event in ("done", "stream_end")
+    obj = {"version": 1, "event_id": event_id or f"{run}:{seq}", "seq": seq, "run_id": run, "session_id": sid,
+           "event": event, "type": event, "created_at": 1.0, "terminal": terminal,
+           "terminal_state": "completed" if terminal else None, "payload": payload or {"text": "t"}}
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
+def raw(data: bytes) -> RawJournal:
+    return RawJournal(data, session_id=SID, run_id=RUN)
+
+
+def test_index_gives_offsets_lengths_and_line_numbers() -> None:
+    lines = [rec(1), b"junk\n", rec(2)]
+    journal = raw(b"".join(lines))
+    assert len(journal) == 3
+    offset = 0
+    for i, line in enumerate(journal):
+        assert (line.index, line.number, line.offset, line.length) == (i, i + 1, offset, len(lines[i]))
+        assert line.data == lines[i][:-1]
+        offset += len(lines[i])
+    assert journal.line(-1).number == 3
+    with pytest.raises(IndexError):
+        journal.line(3)
+
+
+def test_clean_journal_has_events_and_no_anomalies() -> None:
+    journal = raw(rec(1) + rec(2) + rec(3, "done"))
+    assert all(line.is_event and not line.anomalies for line in journal)
+    assert [line.value["seq"] for line in journal] == [1, 2, 3]
+    assert journal.stats() == {"lines": 3, "events": 3, "dropped": 0, "torn": 0, "anomalous": 0}
+
+
+def test_empty_file_has_no_lines() -> None:
+    assert len(raw(b"")) == 0 and raw(b"").hermes_view().events == []
+
+
+@pytest.mark.parametrize(("line", "reason"), [
+    (b"not json\n", "not JSON"),
+    (b"[1, 2]\n", "JSON but not an object (an array)"),
+    (b"   \n", "blank line"),
+    (b'"text"\n', "JSON but not an object (a string)"),
+])
+def test_drop_reasons(line: bytes, reason: str) -> None:
+    journal = raw(rec(1) + line + rec(2))
+    assert journal.line(1).dropped.startswith(reason)
+    assert journal.line(0).is_event and journal.line(2).is_event
+
+
+def test_torn_last_line_without_newline() -> None:
+    journal = raw(rec(1) + rec(2)[:40])
+    last = journal.line(1)
+    assert "torn last line without newline" in last.dropped
+    assert "no newline at end of file" in last.anomalies
+
+
+def test_record_with_u2028_is_torn_by_splitlines() -> None:
+    journal = raw(rec(1) + rec(2, payload={"text": "a\u2028b"}) + rec(3))
+    torn = journal.line(1)
+    assert torn.dropped.startswith("torn by splitlines at U+2028 into 2 fragments")
+    assert torn.value["payload"]["text"] == "a\u2028b"  # the developer still sees the record
+    assert torn.hermes_events == ()
+    assert journal.stats()["torn"] == 1
+
+
+def test_torn_fragments_that_parse_are_what_hermes_reads() -> None:
+    journal = raw(b'{"a": 1}\x0b{"b": 2}\n')
+    line = journal.line(0)
+    assert "2 read as events" in line.dropped
+    assert list(line.hermes_events) == parse_journal_bytes(journal.data).events == [{"a": 1}, {"b": 2}]
+
+
+def test_invalid_utf8_marks_every_line_and_the_guilty_one() -> None:
+    bad = rec(2, payload={"text": "é"})
+    data = rec(1) + bad[:bad.index("é".encode()) + 1] + b"\n" + rec(3)
+    journal = raw(data)
+    assert journal.unreadable and journal.hermes_view() is None
+    assert all(not line.is_event for line in journal)
+    assert "another line holds" in journal.line(0).dropped
+    assert "this line holds the invalid byte" in journal.line(1).dropped
+
+
+def test_crlf_is_an_anomaly_but_hermes_reads_it() -> None:
+    journal = raw((rec(1) + rec(2)).replace(b"\n", b"\r\n"))
+    assert all(line.is_event for line in journal)
+    assert all("CRLF line end" in line.anomalies for line in journal)
+
+
+def test_seq_anomalies() -> None:
+    journal = raw(rec(1) + rec("2") + rec(3) + rec(3) + rec(7))
+    assert "seq is a string ('2')" in journal.line(1).anomalies
+    assert not any("duplicate" in a for a in journal.line(2).anomalies)
+    assert "duplicate seq 3 (first on line 3)" in journal.line(3).anomalies
+    assert any("does not follow seq 3 (expected 4)" in a for a in journal.line(3).anomalies)
+    assert any("seq 7 does not follow seq 3" in a for a in journal.line(4).anomalies)
+
+
+def test_seq_must_start_at_one() -> None:
+    assert any("expected 1" in a for a in raw(rec(2)).line(0).anomalies)
+
+
+def test_ids_that_do_not_match_the_path() -> None:
+    journal = raw(rec(1, sid="other") + rec(2, run="elsewhere") + rec(3, event_id="x:3"))
+    assert any("session_id 'other'" in a for a in journal.line(0).anomalies)
+    assert any("run_id 'elsewhere'" in a for a in journal.line(1).anomalies)
+    assert any("event_id" in a for a in journal.line(2).anomalies)
+
+
+def test_anomalies_do_not_depend_on_reading_order() -> None:
+    data = rec(1) + rec(1) + b"junk\n" + rec(5)
+    forward = [raw(data).line(i).anomalies for i in range(4)]
+    backward_journal = raw(data)
+    backward = [backward_journal.line(i).anomalies for i in reversed(range(4))][::-1]
+    assert forward == backward
+
+
+def test_torn_line_numbers() -> None:
+    assert torn_line_numbers("a\nb\u2028c\nd\r\ne\x0bf\u2029g\n") == [2, 4]
+    assert torn_line_numbers("a\r\nb\r\n") == []
+    assert torn_line_numbers("a\rb\n") == [1]
+
+
+def test_list_session_runs(tmp_path: Path) -> None:
+    folder = tmp_path / "_run_journal" / SID
+    folder.mkdir(parents=True)
+    (folder / f"{RUN}.jsonl").write_bytes(rec(1) + rec(2, "done"))
+    (folder / "bbbb.jsonl").write_bytes(b"\xff\n")
+    (folder / "notes.txt").write_text("ignored")
+    runs = list_session_runs(tmp_path, SID)
+    assert [r.run_id for r in runs] == [RUN, "bbbb"]
+    assert runs[0].summary["terminal_state"] == "completed" and runs[0].summary["event_count"] == 2
+    assert runs[1].summary is None and "UTF-8" in runs[1].error
+    assert list_session_runs(tmp_path, "nobody") == []
+
+
+def test_from_path_takes_ids_from_the_path(tmp_path: Path) -> None:
+    path = tmp_path / "_run_journal" / SID / f"{RUN}.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(rec(1, sid="other"))
+    journal = RawJournal.from_path(path)
+    assert (journal.session_id, journal.run_id) == (SID, RUN)
+    assert any("does not match the folder" in a for a in journal.line(0).anomalies)
+
+
+def test_200k_event_journal_opens_fast() -> None:
+    one = rec(1).decode()
+    data = "".join(one.replace(f"{RUN}:1", f"{RUN}:{i}").replace('"seq":1', f'"seq":{i}')
+                   for i in range(1, 200_001)).encode()
+    started = time.perf_counter()
+    journal = raw(data)
+    first, tenth = journal.line(0), journal.line(9)
+    opened = time.perf_counter() - started
+    assert len(journal) == 200_000 and first.is_event and not tenth.anomalies
+    assert opened < 2.0, f"opening took {opened:.2f}s"
+    started = time.perf_counter()
+    last = journal.line(199_999)
+    assert last.value["seq"] == 200_000 and not last.anomalies
+    assert time.perf_counter() - started < 10.0
+
+
+# ---------------------------------------------------------------- properties
+
+_pieces = st.one_of(
+    st.builds(lambda s, t: rec(s, payload={"text": t}), st.integers(0, 5) | st.just("3"), st.text(max_size=8)),
+    st.sampled_from([b"\n", b"\r\n", b"junk\n", b"[]\n", b"{}\n", b"\xff", b"\xe2\x80\xa8", b"\x0b", b"\r",
+                     b'{"a":1}\x0b{"b":2}\n']),
+    st.binary(max_size=6),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_pieces, max_size=10))
+def test_raw_view_agrees_with_hermes_reader(pieces: list[bytes]) -> None:
+    data = b"".join(pieces)
+    journal = raw(data)
+    lines = list(journal)
+    assert sum(line.length for line in lines) == len(data)
+    try:
+        hermes = parse_journal_bytes(data).events
+    except JournalUnreadable:
+        assert journal.unreadable and not any(line.is_event or line.hermes_events for line in lines)
+        return
+    assert [event for line in lines for event in line.hermes_events] == hermes
+    assert all(line.hermes_events == (line.value,) for line in lines if line.is_event)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=300))
+def test_raw_view_never_fails(data: bytes) -> None:
+    journal = raw(data)
+    for i in range(len(journal)):
+        journal.line(i)
+    journal.stats()
