@@ -10,7 +10,6 @@ import argparse
 import json
 import sys
 import time
-from pathlib import Path
 
 from inspector import __version__
 from inspector.actions import default_clock, make_context, plan_action

@@ -12,6 +12,7 @@ from inspector.repair.audit import HermesAuditError, audit_session_recovery
 from inspector.session_detail import RunInfo, SessionDetail
 from inspector.store import statedb
 from inspector.store.journal import RUN_JOURNAL_DIR, JournalUnreadable, is_valid_journal_id, read_run_events
+from inspector.store.journal_raw import RawJournal
 from inspector.textsafe import one_line, safe_text
 
 
@@ -196,9 +197,39 @@ def detail_to_json(d: SessionDetail) -> dict:
     }
 
 
-def journal_to_json(d: SessionDetail, runs: list[RunInfo]) -> dict:
-    from inspector.store.journal_raw import raw_lines_json
+def _raw_lines(run: RunInfo) -> list[dict]:
+    """Every physical line with its offset and hermes' verdict (dropped lines and anomalies)."""
+    try:
+        journal = RawJournal.from_path(run.path)
+    except OSError as exc:
+        return [{"error": str(exc)}]
+    return [{
+        "line": line.number,
+        "offset": line.offset,
+        "length": line.length,
+        "dropped": line.dropped,
+        "anomalies": list(line.anomalies),
+        **({"raw": line.data.decode("utf-8", errors="replace")} if line.dropped or line.anomalies else {}),
+    } for line in journal]
 
+
+def _raw_anomaly_lines(run: RunInfo) -> list[str]:
+    try:
+        journal = RawJournal.from_path(run.path)
+    except OSError as exc:
+        return [f"cannot read: {exc}"]
+    out = []
+    if journal.unreadable:
+        out.append(f"UNREADABLE: {journal.unreadable}")
+    for line in journal:
+        if line.dropped:
+            out.append(f"line {line.number} @ byte {line.offset}: hermes drops it: {line.dropped}")
+        for anomaly in line.anomalies:
+            out.append(f"line {line.number} @ byte {line.offset}: {anomaly}")
+    return out
+
+
+def journal_to_json(d: SessionDetail, runs: list[RunInfo]) -> dict:
     return {
         "session_id": d.session_id,
         "runs": [{
@@ -209,14 +240,12 @@ def journal_to_json(d: SessionDetail, runs: list[RunInfo]) -> dict:
             "error": r.error,
             "events": r.events,
             "dropped_lines": r.malformed,
-            "raw": raw_lines_json(r.path),
+            "lines": _raw_lines(r),
         } for r in runs],
     }
 
 
 def format_journal(d: SessionDetail, runs: list[RunInfo]) -> str:
-    from inspector.store.journal_raw import format_raw_anomalies
-
     if not runs:
         return f"session {safe_text(d.session_id)} has no run journal"
     lines = []
@@ -235,7 +264,5 @@ def format_journal(d: SessionDetail, runs: list[RunInfo]) -> str:
             term = f" [{ev.get('terminal_state')}]" if ev.get("terminal") else ""
             lines.append(f"  {ev.get('seq')!s:>6} {_ts(ev.get('created_at'))} {ev.get('event')!s:<18}{term} "
                          f"{one_line(preview, 100)}")
-        for m in r.malformed:
-            lines.append(f"  DROPPED line {m['line']}: {one_line(m['raw'], 120)}")
-        lines.extend(f"  {line}" for line in format_raw_anomalies(r.path))
+        lines.extend(f"  {one_line(text, 200)}" for text in _raw_anomaly_lines(r))
     return "\n".join(lines)

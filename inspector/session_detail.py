@@ -21,7 +21,12 @@ from inspector.store.journal import (
     run_summary,
 )
 from inspector.store.jsonfmt import RawFile, loads_bytes, read_raw
-from inspector.store.sidecar import SidecarError, count_messages_in_bytes, is_safe_session_id, parse_sidecar_bytes
+from inspector.store.sidecar import (
+    SidecarError,
+    count_messages_in_bytes,
+    is_safe_session_id,
+    parse_sidecar_bytes,
+)
 
 
 @dataclass

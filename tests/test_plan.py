@@ -9,7 +9,16 @@ from pathlib import Path
 import pytest
 
 from inspector import plan as planmod
-from inspector.plan import ApplyError, FileChange, Plan, WriteLog, apply_plan, file_diff, render_diff, undo_write
+from inspector.plan import (
+    ApplyError,
+    FileChange,
+    Plan,
+    WriteLog,
+    apply_plan,
+    file_diff,
+    render_diff,
+    undo_write,
+)
 from inspector.store.jsonfmt import Fingerprint
 
 
