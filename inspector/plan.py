@@ -373,7 +373,7 @@ def undo_write(write_id: str, log: WriteLog) -> WriteRecord:
         else:
             to_restore.append((f, now))
     if problems:
-        raise ApplyError("undo refused; nothing was written:\n  " + "\n  ".join(problems))
+        raise ApplyError("nothing was written:\n  " + "\n  ".join(problems))
     if not to_restore:
         raise ApplyError(f"nothing to undo: the files of {write_id} already hold their previous bytes")
     changes = []
