@@ -1,0 +1,211 @@
+"""hermes-webui's read-only session recovery audit, reproduced exactly (session-recovery §4).
+
+:func:`audit_session_recovery` returns the very dict hermes' ``audit_session_recovery``
+returns: ``status``, ``summary`` (``ok`` = number of live sidecar files, then one count per
+category) and ``items`` in hermes' evaluation order (live sidecars, orphan backups, index
+drift, state.db rows, turn journals), with hermes' kinds, categories, recommendations and
+quirks (Q1-Q10). It writes nothing and creates nothing; state.db is opened read-only.
+
+Where hermes' audit itself raises (quirk Q4: a turn-journal file whose name is not a valid
+session id gives ``ValueError("invalid session_id")``; also an undecodable journal, a
+non-numeric ``created_at``, a sidecar whose ``messages`` is a number), this function raises
+:class:`HermesAuditError`. It is a ``ValueError`` like hermes' error, its message says which
+file is at fault, and ``exc.partial_report`` holds the audit computed with the offending
+journal sessions left out, so a caller (the CLI, the GUI) can show that report with a
+warning instead of crashing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from inspector.store.backup import (
+    RESTORE,
+    inspect_session_recovery_status,
+    is_durably_tombstoned,
+    live_sidecar_paths,
+    message_count,
+    orphan_backup_paths,
+    read_bytes,
+    session_id_of_bak,
+)
+from inspector.store.files import FileSnapshot
+from inspector.store.index import INDEX_NAME
+from inspector.store.jsonfmt import loads_bytes
+from inspector.store.statedb import read_missing_sidecar_rows, state_db_has_session
+from inspector.store.turn_journal import (
+    TurnJournalError,
+    latest_turn_events,
+    pending_turns,
+    read_turn_journal,
+    turn_journal_session_ids,
+    user_message_texts,
+)
+
+REPAIRABLE, UNSAFE = "repairable", "unsafe_to_repair"
+
+
+class HermesAuditError(ValueError):
+    """hermes' own audit would raise here (quirk Q4 and friends).
+
+    ``partial_report`` is the audit without the offending turn-journal sessions;
+    ``errors`` lists one readable message per offending session.
+    """
+
+    def __init__(self, message: str, partial_report: dict, errors: list[str]):
+        super().__init__(message)
+        self.partial_report = partial_report
+        self.errors = errors
+
+
+def _item(sid: Any, kind: str, category: str, recommendation: str,
+          live: int = -1, bak: int = -1, **extra: Any) -> dict:
+    item = {"session_id": sid, "kind": kind, "category": category, "recommendation": recommendation,
+            "live_messages": live, "bak_messages": bak}
+    item.update(extra)
+    return item
+
+
+def _live_items(session_dir: Path, live_paths: list[Path], snap: FileSnapshot) -> list[dict]:
+    items = []
+    for path in live_paths:
+        status = inspect_session_recovery_status(session_dir, path.stem, snap)
+        if status["recommend"] == RESTORE:
+            items.append(_item(status["session_id"], "shrunken_live", REPAIRABLE, "restore_from_bak",
+                               status["live_messages"], status["bak_messages"]))
+    return items
+
+
+def _orphan_items(session_dir: Path, state_db: Path | None, snap: FileSnapshot,
+                  tombstoned_baks: set[str]) -> list[dict]:
+    items = []
+    for bak in orphan_backup_paths(session_dir):
+        sid = session_id_of_bak(bak)
+        count = message_count(snap, bak)
+        if count < 0:
+            items.append(_item(sid, "malformed_orphan_backup", UNSAFE, "manual_review", -1, count))
+        elif is_durably_tombstoned(session_dir, sid, snap):
+            tombstoned_baks.add(sid)
+            items.append(_item(sid, "state_db_deleted_webui_tombstone", UNSAFE, "deleted_session_skipped",
+                               -1, count))
+        elif state_db_has_session(state_db, sid):
+            items.append(_item(sid, "orphan_backup", REPAIRABLE, "restore_from_bak", -1, count))
+        else:
+            items.append(_item(sid, "orphan_backup_without_state_row", UNSAFE, "manual_review", -1, count))
+    return items
+
+
+def read_index_session_ids(data: bytes | None) -> set[str]:
+    """hermes' ``_read_index_session_ids``: string ``session_id``s of object rows of a list."""
+    if data is None:
+        return set()
+    try:
+        rows = loads_bytes(data)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return set()
+    if not isinstance(rows, list):
+        return set()
+    return {r["session_id"] for r in rows if isinstance(r, dict) and isinstance(r.get("session_id"), str)}
+
+
+def _index_items(session_dir: Path, live_ids: set[str], deleted_row_ids: set[str],
+                 snap: FileSnapshot) -> list[dict]:
+    index_path = session_dir / INDEX_NAME
+    if not index_path.exists():
+        return []
+    index_ids = read_index_session_ids(read_bytes(snap, index_path))
+    items = []
+    for sid in sorted(index_ids - live_ids):
+        if sid in deleted_row_ids or is_durably_tombstoned(session_dir, sid, snap):
+            continue
+        items.append(_item(sid, "index_missing_file", REPAIRABLE, "rebuild_index"))
+    for sid in sorted(live_ids - index_ids):
+        count = message_count(snap, session_dir / f"{sid}.json")
+        items.append(_item(sid, "index_missing_entry", REPAIRABLE, "rebuild_index", count, -1))
+    return items
+
+
+def _state_row_items(rows: list[dict], tombstoned_baks: set[str]) -> list[dict]:
+    items = []
+    for row in rows:
+        sid = str(row.get("id") or "")
+        if sid in tombstoned_baks:
+            continue
+        if row.get("_state_db_deleted_webui_tombstone"):
+            items.append(_item(sid, "state_db_deleted_webui_tombstone", UNSAFE, "deleted_session_skipped"))
+        elif row.get("_state_db_empty_messages"):
+            items.append(_item(sid, "state_db_orphan_webui_row", UNSAFE, "manual_review"))
+        else:
+            items.append(_item(sid, "state_db_missing_sidecar", REPAIRABLE, "materialize_from_state_db"))
+    return items
+
+
+def _journal_items_for(session_dir: Path, sid: str, snap: FileSnapshot) -> list[dict]:
+    journal = read_turn_journal(session_dir, sid, snap)
+    states = latest_turn_events(journal.events)
+    live_path = session_dir / f"{sid}.json"
+    live = message_count(snap, live_path)
+    texts = user_message_texts(read_bytes(snap, live_path))
+    return [
+        _item(sid, "turn_journal_pending_turn", REPAIRABLE, "audit_only_pending_turn_journal", live, -1,
+              turn_id=turn.turn_id, event=turn.event)
+        for turn in pending_turns(states, texts)
+    ]
+
+
+def _journal_items(session_dir: Path, snap: FileSnapshot, errors: list[str]) -> list[dict]:
+    items: list[dict] = []
+    for sid in turn_journal_session_ids(session_dir):
+        try:
+            items.extend(_journal_items_for(session_dir, sid, snap))
+        except TurnJournalError as exc:
+            errors.append(f"{sid}: {exc}")
+    return items
+
+
+def _report(items: list[dict], live_count: int) -> dict:
+    summary = {"ok": live_count, REPAIRABLE: 0, UNSAFE: 0}
+    for item in items:
+        summary[item["category"]] += 1
+    if summary[UNSAFE]:
+        status = "needs_manual_review"
+    elif summary[REPAIRABLE]:
+        status = "warn"
+    else:
+        status = "ok"
+    return {"status": status, "summary": summary, "items": items}
+
+
+def audit_session_recovery(
+    session_dir: Path, state_db_path: Path | None = None, snapshot: FileSnapshot | None = None
+) -> dict:
+    """hermes' ``audit_session_recovery(session_dir, state_db_path)``, read-only.
+
+    Raises HermesAuditError exactly where hermes' audit raises (see the module docstring).
+    """
+    session_dir = Path(session_dir)
+    if not session_dir.exists():
+        return _report([], 0)
+    snap = snapshot if snapshot is not None else FileSnapshot()
+    live_paths = live_sidecar_paths(session_dir)
+    live_ids = {p.stem for p in live_paths}
+    rows = read_missing_sidecar_rows(
+        session_dir, state_db_path, include_empty=True,
+        is_tombstoned=lambda sid: is_durably_tombstoned(session_dir, sid, snap),
+    )
+    deleted_row_ids = {str(r.get("id") or "") for r in rows if r.get("_state_db_deleted_webui_tombstone")}
+    tombstoned_baks: set[str] = set()
+    items = _live_items(session_dir, live_paths, snap)
+    items += _orphan_items(session_dir, state_db_path, snap, tombstoned_baks)
+    items += _index_items(session_dir, live_ids, deleted_row_ids, snap)
+    items += _state_row_items(rows, tombstoned_baks)
+    errors: list[str] = []
+    items += _journal_items(session_dir, snap, errors)
+    report = _report(items, len(live_paths))
+    if errors:
+        raise HermesAuditError(
+            "hermes' recovery audit would fail (HTTP 500) on the turn journal: " + "; ".join(errors),
+            partial_report=report, errors=errors,
+        )
+    return report

@@ -1,0 +1,307 @@
+"""Action ``materialize``: create missing sidecars from state.db rows, as hermes does.
+
+hermes' ``recover_missing_sidecars_from_state_db`` (session-recovery §6.3) turns every
+``source='webui'`` state.db row that has no ``<sid>.json``, is not durably tombstoned and has
+at least one message into a 48-key sidecar (§7), written byte-for-byte as hermes writes it
+(``json.dumps(indent=2, ensure_ascii=False)``, no trailing newline). When at least one
+sidecar is created, ``_index.json`` is rebuilt from every sidecar (§6.4), as hermes'
+repair-safe does right after.
+
+Differences from hermes, on purpose:
+
+* **unsafe ids are skipped** (hermes would write ``<dir>/../escaped.json`` outside the
+  sessions folder, or crash on a NUL): with ``session_id=None`` such rows are listed in
+  ``plan.warnings`` and in ``plan.result["details"]`` (``skipped: "unsafe_session_id"``)
+  while the safe rows are still planned; asking for an unsafe id directly is refused;
+* a row whose messages cannot be serialized (BLOB content: hermes crashes) is skipped
+  with a warning;
+* nothing is written here: the plan is applied by :mod:`inspector.plan` (create-only, so an
+  existing sidecar is never overwritten, like hermes' ``os.link``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from inspector.plan import FileChange, Plan
+from inspector.repair.context import RepairContext
+from inspector.repair.save import rebuilt_index_bytes
+from inspector.store.backup import BAK_SUFFIX, is_durably_tombstoned, message_count
+from inspector.store.index import INDEX_NAME
+from inspector.store.jsonfmt import dumps_pretty, loads_bytes
+from inspector.store.sidecar import is_safe_session_id, resolve_path
+from inspector.store.statedb import (
+    StateDbError,
+    dropped_field_counts,
+    probe,
+    read_missing_sidecar_rows,
+    read_schema,
+    state_db_has_session,
+)
+
+NAME = "materialize"
+DEFAULT_TITLE = "Recovered WebUI Session"
+_SOURCE_LABELS = {"webui": "WebUI", "cli": "CLI", "cron": "Cron", "tool": "Tool", "api_server": "API"}
+
+
+def normalize_source(source: str) -> dict:
+    """``raw_source`` / ``session_source`` / ``source_label`` for a lowercased source.
+
+    Only ``webui`` is reachable (the reader filters on it): ``webui``/``webui``/``WebUI``.
+    """
+    raw = source or "unknown"
+    session_source = {"webui": "webui", "cli": "cli", "cron": "cron", "tool": "tool",
+                      "api_server": "api"}.get(raw, "other")
+    label = _SOURCE_LABELS.get(raw) or (raw.replace("_", " ").title() if raw != "unknown" else "Agent")
+    return {"raw_source": None if raw == "unknown" else raw, "session_source": session_source,
+            "source_label": label}
+
+
+def _or_none(row: dict, key: str) -> Any:
+    return row.get(key) or None
+
+
+def state_db_row_to_sidecar(row: dict) -> dict:
+    """hermes' ``_state_db_row_to_sidecar``: the 48-key sidecar dict, in hermes' key order."""
+    source = str(row.get("source") or "").strip().lower()
+    started_at = row.get("started_at") or 0
+    messages = row.get("messages") if isinstance(row.get("messages"), list) else []
+    last_ts = messages[-1].get("timestamp") if messages and isinstance(messages[-1], dict) else started_at
+    workspace = row.get("workspace") or ""
+    count = row.get("message_count")
+    recovery = row.get("compression_recovery")
+    return {
+        "session_id": row.get("id"),
+        "title": row.get("title") or DEFAULT_TITLE,
+        "workspace": workspace if isinstance(workspace, str) else "",
+        "message_count": count if isinstance(count, int) else len(messages),
+        "worktree_path": _or_none(row, "worktree_path"),
+        "worktree_branch": _or_none(row, "worktree_branch"),
+        "worktree_repo_root": _or_none(row, "worktree_repo_root"),
+        "worktree_created_at": _or_none(row, "worktree_created_at"),
+        "model": row.get("model") or "unknown",
+        "model_provider": None,
+        "created_at": started_at,
+        "updated_at": last_ts or started_at,
+        "pinned": False, "archived": False, "project_id": None, "profile": None,
+        "input_tokens": 0, "output_tokens": 0, "estimated_cost": None, "personality": None,
+        "active_stream_id": None, "pending_user_message": None, "pending_attachments": [],
+        "pending_started_at": None, "compression_anchor_visible_idx": None,
+        "compression_anchor_message_key": None, "compression_anchor_summary": None,
+        "context_length": None, "threshold_tokens": None, "last_prompt_tokens": None,
+        "compression_recovery": recovery if isinstance(recovery, dict) else {},
+        "recommended_recovery_action": _or_none(row, "recommended_recovery_action"),
+        "compression_recovery_source_session_id": _or_none(row, "compression_recovery_source_session_id"),
+        "compression_recovery_action": _or_none(row, "compression_recovery_action"),
+        "gateway_routing": None, "gateway_routing_history": [], "llm_title_generated": False,
+        "parent_session_id": row.get("parent_session_id"),
+        "is_cli_session": False,
+        "source_tag": source or None,
+        **normalize_source(source),
+        "enabled_toolsets": None, "composer_draft": {},
+        "messages": messages, "tool_calls": [],
+        "_recovered_from_state_db": True,
+    }
+
+
+def sidecar_bytes(row: dict) -> bytes:
+    """The exact bytes hermes writes for a materialized row (TypeError for unserializable data)."""
+    return dumps_pretty(state_db_row_to_sidecar(row))
+
+
+def _row_sid(row: dict) -> str:
+    return str(row.get("id") or "").strip()
+
+
+# ---------------------------------------------------------------- explanations and warnings
+
+
+def _not_eligible_reason(ctx: RepairContext, db: Path, sid: str) -> str:
+    sdir = ctx.session_dir
+    if (sdir / f"{sid}.json").exists():
+        return f"{sid}.json already exists (hermes never overwrites a sidecar)"
+    if is_durably_tombstoned(sdir, sid, ctx.snapshot):
+        return f"{sid} was deleted by the user (durable tombstone): hermes never brings it back"
+    for row in read_missing_sidecar_rows(sdir, db, include_empty=True):
+        if _row_sid(row) == sid:
+            return f"state.db has no messages for {sid}: hermes never creates a blank sidecar"
+    if state_db_has_session(db, sid) and probe(db) is None:
+        return f"state.db row {sid} is not a source='webui' session: hermes only materializes WebUI rows"
+    return f"state.db has no session {sid}"
+
+
+def _skipped_lines(ctx: RepairContext, db: Path, planned: set[str]) -> list[str]:
+    lines = []
+    for row in read_missing_sidecar_rows(ctx.session_dir, db, include_empty=True):
+        sid = _row_sid(row)
+        if sid in planned:
+            continue
+        if row.get("_state_db_deleted_webui_tombstone"):
+            lines.append(f"leave {sid!r} alone: deleted by the user (durable tombstone)")
+        elif row.get("_state_db_empty_messages"):
+            lines.append(f"leave {sid!r} alone: its state.db row has no messages (no blank sidecars)")
+    return lines
+
+
+def _dropped_warning(db: Path, sid: str) -> str | None:
+    try:
+        counts = dropped_field_counts(db, sid)
+    except StateDbError:
+        return None
+    dropped = [f"{k} ({n} row{'s' if n > 1 else ''})" for k, n in counts.items()
+               if n and k not in ("inactive", "json_content")]
+    notes = []
+    if dropped:
+        notes.append("drops " + ", ".join(dropped)
+                     + " (hermes' minimal mapper keeps only role, content, timestamp)")
+    if counts.get("inactive"):
+        notes.append(f"includes {counts['inactive']} rewound/compacted row(s) (no active filter)")
+    if counts.get("json_content"):
+        notes.append(f"keeps {counts['json_content']} raw \\x00json: content value(s) undecoded")
+    return f"{sid}: the sidecar " + "; ".join(notes) if notes else None
+
+
+def _file_warnings(ctx: RepairContext, sid: str, payload: dict) -> list[str]:
+    out = []
+    if payload["session_id"] != sid:
+        out.append(f"{sid}: state.db stores the id as {payload['session_id']!r}; hermes writes that raw "
+                   f"value inside {sid}.json, so its index row is keyed differently and the audit keeps "
+                   "reporting index drift [Q7]")
+    bak = ctx.session_dir / f"{sid}{BAK_SUFFIX}"
+    if bak.exists():
+        out.append(f"{sid}: an orphan {bak.name} ({message_count(ctx.snapshot, bak)} messages) exists and "
+                   "hermes' materializer ignores it; afterwards the audit reports shrunken_live and "
+                   "restore-backup would replace the state.db version (run restore-backup first) [Q6]")
+    if payload["workspace"] == "":
+        out.append(f"{sid}: workspace is empty; hermes resolves it to its working directory "
+                   f"({resolve_path('', ctx.cwd)}) when it loads the session [Q10]")
+    return out
+
+
+def _count_warning(sid: str, payload: dict, has_count_column: bool) -> list[str]:
+    written = len(payload["messages"])
+    if not has_count_column:
+        return [f"{sid}: state.db has no message_count column, so hermes writes message_count 0 "
+                f"although {written} messages are written"]
+    if payload["message_count"] != written:
+        return [f"{sid}: message_count {payload['message_count']!r} is copied from state.db as is; "
+                f"{written} messages are written"]
+    return []
+
+
+def _row_warnings(
+    ctx: RepairContext, db: Path, row: dict, payload: dict, has_count_column: bool
+) -> list[str]:
+    sid = _row_sid(row)
+    out = _file_warnings(ctx, sid, payload) + _count_warning(sid, payload, has_count_column)
+    dropped = _dropped_warning(db, sid)
+    return out + ([dropped] if dropped else [])
+
+
+# ---------------------------------------------------------------- planning
+
+
+def _rows_for(ctx: RepairContext, db: Path, session_id: str | None) -> list[dict]:
+    rows = read_missing_sidecar_rows(
+        ctx.session_dir, db, include_empty=False,
+        is_tombstoned=lambda sid: is_durably_tombstoned(ctx.session_dir, sid, ctx.snapshot),
+    )
+    if session_id is None:
+        return rows
+    return [r for r in rows if _row_sid(r) == session_id]
+
+
+def _has_count_column(db: Path) -> bool:
+    try:
+        return "message_count" in read_schema(db).session_columns
+    except StateDbError:
+        return True
+
+
+def _plan_row(ctx: RepairContext, db: Path, row: dict, p: Plan, created: dict[Path, bytes],
+              has_count: bool) -> dict | None:
+    sid = _row_sid(row)
+    target = ctx.session_dir / f"{sid}.json"
+    if not is_safe_session_id(sid):
+        p.warnings.append(f"skipped state.db row {sid!r}: not a safe file name; hermes would write "
+                          f"{os.path.normpath(target)!r}, possibly outside the sessions folder")
+        return {"session_id": sid, "materialized": False, "skipped": "unsafe_session_id"}
+    if target in created or target.exists():
+        return None  # hermes skips silently when the target exists by now
+    payload = state_db_row_to_sidecar(row)
+    try:
+        data = dumps_pretty(payload)
+    except (TypeError, ValueError) as exc:
+        p.warnings.append(f"skipped {sid}: its messages cannot be written as JSON ({exc}); "
+                          "hermes would crash")
+        return {"session_id": sid, "materialized": False, "error": str(exc)}
+    created[target] = data
+    p.changes.append(FileChange(path=target, before=None, after=data))
+    p.summary.append(f"create {target.name} from state.db ({len(payload['messages'])} messages)")
+    p.warnings.extend(_row_warnings(ctx, db, row, payload, has_count))
+    return {"session_id": sid, "materialized": True, "messages": len(payload["messages"])}
+
+
+def _index_change(ctx: RepairContext, created: dict[Path, bytes], p: Plan) -> None:
+    path = ctx.session_dir / INDEX_NAME
+    try:
+        raw = ctx.snapshot.read(path)
+        after = rebuilt_index_bytes(ctx.save_context(), overrides=created)
+    except OSError as exc:
+        p.refusal = f"cannot rebuild {INDEX_NAME}: {exc}"
+        return
+    rows = len(loads_bytes(after))
+    verb = "rewrite" if raw is not None else "create"
+    p.summary.append(f"{verb} {INDEX_NAME} from the sidecars ({rows} rows)")
+    if raw is None or raw.data != after:
+        p.changes.append(FileChange(path=path, before=raw.data if raw else None, after=after,
+                                    fingerprint=raw.fingerprint if raw else None))
+
+
+def _db_unusable(db: Path, p: Plan) -> bool:
+    if not db.exists():
+        p.summary.append(f"no state.db at {db}: nothing to materialize")
+        return True
+    problem = probe(db)
+    if problem is not None:
+        p.warnings.append(f"state.db cannot be used: {problem} (hermes would silently materialize nothing)")
+        p.summary.append("nothing to materialize: state.db is unreadable")
+        return True
+    return False
+
+
+def plan(ctx: RepairContext, session_id: str | None = None) -> Plan:
+    """Plan hermes' materialization: every eligible row (``None``) or only ``session_id``'s row."""
+    p = Plan(action=NAME, session_id=session_id)
+    if session_id is not None and not is_safe_session_id(session_id):
+        p.refusal = (f"{session_id!r} is not a safe session id (only A-Z a-z 0-9 _ -): "
+                     "hermes would write outside the sessions folder or an unloadable file")
+        return p
+    db = ctx.home.state_db()
+    p.result = {"scanned": 0, "materialized": 0, "details": []}
+    if _db_unusable(db, p):
+        return p
+    rows = _rows_for(ctx, db, session_id)
+    if session_id is not None and not rows:
+        p.summary.append(f"nothing to do: {_not_eligible_reason(ctx, db, session_id)}")
+        return p
+    created: dict[Path, bytes] = {}
+    has_count = _has_count_column(db)
+    details = [d for d in (_plan_row(ctx, db, r, p, created, has_count) for r in rows) if d is not None]
+    p.result = {"scanned": len(rows), "materialized": len(created), "details": details}
+    if session_id is None:
+        p.summary.extend(_skipped_lines(ctx, db, {_row_sid(r) for r in rows}))
+    if created:
+        if not ctx.session_dir.exists():
+            p.summary.insert(0, f"create the sessions folder {ctx.session_dir} (hermes creates it)")
+        _index_change(ctx, created, p)
+    else:
+        p.summary.append("nothing to materialize")
+    return p
+
+
+def eligible(ctx: RepairContext) -> list[str]:
+    """Home-wide action: planned once with ``session_id=None``."""
+    return []

@@ -1,0 +1,111 @@
+"""Action ``rebuild-index``: rewrite ``_index.json`` from the sidecars, as hermes' recovery does.
+
+hermes' ``_rebuild_recovery_session_index`` (session-recovery §6.4) loads every non-``_``
+``*.json`` of the sessions folder, leaves out the ones it cannot load, keys the
+``compact()`` rows by the ``session_id`` *inside* each file (the larger ``message_count``
+wins a tie) and sorts them by ``updated_at``, newest first. The old index is overwritten
+(apply keeps a private copy; hermes keeps none). Home-wide: ``eligible()`` is empty.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from inspector.plan import FileChange, Plan
+from inspector.repair.context import RepairContext
+from inspector.repair.save import rebuilt_index_bytes
+from inspector.store.backup import live_sidecar_paths, read_bytes
+from inspector.store.index import INDEX_NAME
+from inspector.store.jsonfmt import loads_bytes
+from inspector.store.sidecar import SidecarError, parse_sidecar_bytes
+
+NAME = "rebuild-index"
+
+
+def index_row_ids(data: bytes | None) -> list[str] | None:
+    """``session_id`` of every object row of an index, in file order; None when unreadable/not a list."""
+    if data is None:
+        return None
+    try:
+        rows = loads_bytes(data)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    if not isinstance(rows, list):
+        return None
+    return [str(r.get("session_id")) for r in rows if isinstance(r, dict) and r.get("session_id")]
+
+
+def _sidecar_warnings(ctx: RepairContext) -> list[str]:
+    out, empty_ws = [], 0
+    for path in live_sidecar_paths(ctx.session_dir):
+        data = read_bytes(ctx.snapshot, path)
+        try:
+            obj = parse_sidecar_bytes(data if data is not None else b"")
+        except (SidecarError, RecursionError) as exc:
+            out.append(f"{path.name} cannot be loaded ({exc}): left out of the index, as hermes does")
+            continue
+        sid = obj.get("session_id")
+        if not sid:
+            out.append(f"{path.name} has no session_id: hermes would invent a random id for its row; "
+                       "the inspector leaves it out")
+        elif sid != path.stem:
+            out.append(f"{path.name} says session_id {sid!r}: its row is keyed {sid!r}, so the audit keeps "
+                       "reporting index drift for it [Q7]")
+        if not isinstance(obj.get("workspace"), str) or not obj.get("workspace"):
+            empty_ws += 1
+    if empty_ws:
+        out.append(f"{empty_ws} sidecar(s) have an empty workspace; their rows get hermes' working "
+                   f"directory ({ctx.cwd}) [Q10]")
+    return out
+
+
+def _diff_lines(before: list[str] | None, after: list[str], existed: bool) -> list[str]:
+    if not existed:
+        return [f"create {INDEX_NAME} from the sidecars ({len(after)} rows)"]
+    if before is None:
+        lines = [f"rewrite {INDEX_NAME}: the current file is unreadable or not a list; "
+                 f"{len(after)} rows after"]
+        return lines
+    lines = [f"rewrite {INDEX_NAME} from the sidecars: {len(before)} rows before, {len(after)} after"]
+    added, dropped = sorted(set(after) - set(before)), sorted(set(before) - set(after))
+    if added:
+        lines.append("add rows for: " + ", ".join(added))
+    if dropped:
+        lines.append("drop rows for: " + ", ".join(dropped))
+    return lines
+
+
+def plan(ctx: RepairContext, session_id: str | None = None) -> Plan:
+    """Plan the full index rebuild (``session_id`` is ignored: the whole index is rebuilt)."""
+    p = Plan(action=NAME, session_id=session_id)
+    sdir: Path = ctx.session_dir
+    if not sdir.is_dir():
+        p.summary.append(f"no sessions folder at {sdir}: nothing to rebuild")
+        return p
+    path = sdir / INDEX_NAME
+    try:
+        raw = ctx.snapshot.read(path)
+        after = rebuilt_index_bytes(ctx.save_context())
+    except OSError as exc:
+        p.refusal = f"cannot read the sessions folder: {exc}"
+        return p
+    after_ids = index_row_ids(after) or []
+    before_ids = index_row_ids(raw.data) if raw is not None else None
+    if session_id is not None:
+        p.summary.append("rebuild-index is home-wide: the whole index is rebuilt")
+    p.warnings.extend(_sidecar_warnings(ctx))
+    rows_before = len(before_ids) if before_ids is not None else None
+    p.result = {"rows_before": rows_before, "rows_after": len(after_ids)}
+    if raw is not None and raw.data == after:
+        p.summary.append(f"{INDEX_NAME} already matches the sidecars ({len(after_ids)} rows): "
+                         "nothing to write")
+        return p
+    p.summary.extend(_diff_lines(before_ids, after_ids, raw is not None))
+    p.changes.append(FileChange(path=path, before=raw.data if raw else None, after=after,
+                                fingerprint=raw.fingerprint if raw else None))
+    return p
+
+
+def eligible(ctx: RepairContext) -> list[str]:
+    """Home-wide action: planned once with ``session_id=None``."""
+    return []

@@ -1,0 +1,504 @@
+"""Strictly read-only access to an agent ``state.db`` (spec state-db §7-9, session-recovery §3.3/§3.4).
+
+Two kinds of readers live here:
+
+* **inspector readers** (:func:`read_schema`, :func:`list_sessions`, :func:`read_transcript`,
+  :func:`dropped_field_counts`): they raise :class:`StateDbError` with a message a user can
+  read (locked, malformed, not a database, missing tables, old schema) and never a traceback;
+* **hermes' own readers** (:func:`read_missing_sidecar_rows`, :func:`state_db_has_session`):
+  they keep hermes-webui's semantics exactly, including swallowing every error (the reader
+  returns ``[]``, the "still has this session" check fails open and returns True), because
+  the recovery audit must equal hermes'.
+
+Every connection is opened by :func:`open_readonly`: the path must exist (never created),
+the URI is the percent-encoded ``Path.resolve().as_uri()`` plus ``?mode=ro`` (so ``?``, ``#``
+and ``%`` in a path work, unlike hermes' raw ``file:{path}``), ``PRAGMA query_only=ON``, a
+modest busy timeout, never ``immutable=1`` and never a writable fallback. Statements are
+short, results are fetched with ``fetchall()`` and connections are closed at once.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable
+from contextlib import closing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+CONTENT_JSON_PREFIX = "\x00json:"
+DEFAULT_TIMEOUT = 2.0
+HERMES_TIMEOUT = 5.0  # sqlite3.connect's default, which hermes-webui's recovery code uses
+
+# The hermes recovery reader's optional session columns, in SELECT order, with their
+# substitute when the column is missing (session-recovery §3.4).
+_RECOVERY_SESSION_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("title", "NULL"),
+    ("model", "NULL"),
+    ("started_at", "0"),
+    ("parent_session_id", "NULL"),
+    ("message_count", "0"),
+    ("workspace", "NULL"),
+    ("worktree_path", "NULL"),
+    ("worktree_branch", "NULL"),
+    ("worktree_repo_root", "NULL"),
+    ("worktree_created_at", "NULL"),
+)
+_TRANSCRIPT_OPTIONAL = (
+    "timestamp", "tool_calls", "tool_call_id", "tool_name", "reasoning", "reasoning_content",
+    "reasoning_details", "finish_reason", "display_kind",
+)
+_JSON_COLUMNS = frozenset({"tool_calls", "reasoning_details"})
+# Columns the recovery materializer ignores; counted so a preview can say what is lost.
+DROPPED_BY_MATERIALIZER = (
+    "tool_calls", "tool_call_id", "tool_name", "reasoning", "reasoning_content", "reasoning_details",
+    "codex_reasoning_items", "codex_message_items",
+)
+
+
+class StateDbError(Exception):
+    """state.db cannot be read; ``str(exc)`` is a message to show the user."""
+
+
+# ---------------------------------------------------------------- connections and errors
+
+
+def describe_sqlite_error(exc: BaseException, path: Path | str) -> str:
+    """A readable sentence for an sqlite3 error raised while reading ``path``."""
+    text = str(exc)
+    low = text.lower()
+    if "locked" in low or "busy" in low:
+        return (f"{path} is locked by another process (the agent is probably writing to it); "
+                "try again in a moment")
+    if "malformed" in low:
+        return (f"{path} is damaged (database disk image is malformed); the inspector does not read "
+                "a damaged database and will not try to repair it")
+    if "not a database" in low or "encrypted" in low:
+        return f"{path} is not an SQLite database (it looks encrypted or is not a state.db at all)"
+    if "unable to open" in low:
+        return f"{path} cannot be opened (missing, a folder, or permission denied)"
+    if "readonly" in low or "read-only" in low:
+        return (f"{path} cannot be read read-only: SQLite needs its -wal/-shm side files and the "
+                "folder is not writable")
+    if "disk i/o" in low:
+        return f"{path}: transient disk I/O error (the agent may be resetting its WAL); try again"
+    if "no such table" in low or "no such column" in low:
+        return f"{path} does not have the expected tables/columns ({text}): an older or foreign schema"
+    return f"{path} could not be read: {text}"
+
+
+def open_readonly(path: Path | str, timeout: float | None = None) -> sqlite3.Connection:
+    """Open ``path`` read-only; raise StateDbError when it is missing or cannot be opened.
+
+    ``timeout`` (seconds to wait for a lock) defaults to :data:`DEFAULT_TIMEOUT`. The caller
+    owns the connection and must close it (use ``contextlib.closing``).
+    """
+    timeout = DEFAULT_TIMEOUT if timeout is None else timeout
+    p = Path(path)
+    if not p.exists():
+        raise StateDbError(f"{p} does not exist")
+    if not p.is_file():
+        raise StateDbError(f"{p} is not a file")
+    uri = p.resolve().as_uri() + "?mode=ro"
+    try:
+        conn = sqlite3.connect(uri, uri=True, timeout=timeout)
+    except sqlite3.Error as exc:
+        raise StateDbError(describe_sqlite_error(exc, p)) from exc
+    try:
+        conn.execute("PRAGMA query_only=ON")
+        conn.execute(f"PRAGMA busy_timeout={max(0, int(timeout * 1000))}")
+    except sqlite3.Error as exc:
+        conn.close()
+        raise StateDbError(describe_sqlite_error(exc, p)) from exc
+    return conn
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
+    return [row[1] for row in conn.execute(f"PRAGMA table_info({table})").fetchall()]
+
+
+# ---------------------------------------------------------------- schema
+
+
+@dataclass(frozen=True)
+class StateDbSchema:
+    """What a state.db contains: tables/views, the columns of the two core tables, versions."""
+
+    tables: frozenset[str]
+    session_columns: tuple[str, ...]
+    message_columns: tuple[str, ...]
+    schema_version: int | None
+    user_version: int
+
+    @property
+    def has_sessions(self) -> bool:
+        return "sessions" in self.tables and "id" in self.session_columns
+
+    @property
+    def has_transcripts(self) -> bool:
+        return "messages" in self.tables and {"session_id", "role", "content"} <= set(self.message_columns)
+
+
+def _schema_version(conn: sqlite3.Connection, tables: frozenset[str]) -> int | None:
+    if "schema_version" not in tables or "version" not in _columns(conn, "schema_version"):
+        return None
+    row = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
+    value = row[0] if row else None
+    return value if isinstance(value, int) else None
+
+
+def _read_schema(conn: sqlite3.Connection) -> StateDbSchema:
+    sql = "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')"
+    tables = frozenset(r[0] for r in conn.execute(sql).fetchall())
+    return StateDbSchema(
+        tables=tables,
+        session_columns=tuple(_columns(conn, "sessions")) if "sessions" in tables else (),
+        message_columns=tuple(_columns(conn, "messages")) if "messages" in tables else (),
+        schema_version=_schema_version(conn, tables),
+        user_version=int(conn.execute("PRAGMA user_version").fetchone()[0]),
+    )
+
+
+def read_schema(path: Path | str, timeout: float | None = None) -> StateDbSchema:
+    """Introspect the database (PRAGMA table_info, sqlite_master, versions); StateDbError on failure."""
+    try:
+        with closing(open_readonly(path, timeout)) as conn:
+            return _read_schema(conn)
+    except sqlite3.Error as exc:
+        raise StateDbError(describe_sqlite_error(exc, path)) from exc
+
+
+def _require_sessions(schema: StateDbSchema, path: Path | str) -> None:
+    if "sessions" not in schema.tables:
+        raise StateDbError(f"{path} has no sessions table: not a Hermes agent state.db (or an empty one)")
+    if "id" not in schema.session_columns:
+        raise StateDbError(f"{path}: the sessions table has no id column (unsupported schema)")
+
+
+# ---------------------------------------------------------------- decoding
+
+
+def _loads_maybe_twice(text: str) -> Any:
+    value = json.loads(text)
+    if isinstance(value, str) and value.strip()[:1] in ("[", "{"):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def decode_content(value: Any) -> Any:
+    """Decode the agent's ``"\\x00json:"`` content sentinel defensively.
+
+    A list/dict stored as ``\\x00json:<json>`` comes back as that list/dict (a value encoded
+    twice is unwrapped once more); bad JSON is returned as the original text. Anything else
+    is returned unchanged. (hermes-webui itself never decodes the sentinel.)
+    """
+    if not isinstance(value, str) or not value.startswith(CONTENT_JSON_PREFIX):
+        return value
+    try:
+        return _loads_maybe_twice(value[len(CONTENT_JSON_PREFIX):])
+    except (ValueError, RecursionError):
+        return value
+
+
+def decode_json_column(value: Any) -> Any:
+    """A JSON text column (``tool_calls``, ``reasoning_details``...), tolerating double encoding."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return _loads_maybe_twice(value)
+    except (ValueError, RecursionError):
+        return value
+
+
+# ---------------------------------------------------------------- catalogue
+
+
+_CATALOGUE_FIELDS = ("id", "source", "title", "model", "started_at", "parent_session_id", "message_count",
+                     "profile_name", "last_activity_at")
+
+
+def _col(columns: tuple[str, ...], name: str, prefix: str = "s.") -> str:
+    return f"{prefix}{name}" if name in columns else "NULL"
+
+
+def _catalogue_sql(schema: StateDbSchema, one_id: bool) -> str:
+    sc, mc = schema.session_columns, schema.message_columns
+    fields = ", ".join(f"{_col(sc, name)} AS {name}" for name in _CATALOGUE_FIELDS)
+    if "messages" in schema.tables and "session_id" in mc:
+        where = "WHERE (active IS NULL OR active != 0)" if "active" in mc else ""
+        if one_id:
+            where = (where + " AND" if where else "WHERE") + " session_id = ?"
+        last = "MAX(timestamp)" if "timestamp" in mc else "NULL"
+        join = (f"LEFT JOIN (SELECT session_id, COUNT(*) AS n, {last} AS last_ts FROM messages {where} "
+                "GROUP BY session_id) m ON m.session_id = s.id")
+        counts = "COALESCE(m.n, 0) AS n, m.last_ts AS last_ts"
+    else:
+        join, counts = "", "NULL AS n, NULL AS last_ts"
+    sql = f"SELECT {fields}, {counts} FROM sessions s {join}"
+    if one_id:
+        return sql + " WHERE s.id = ?"
+    return sql + (" ORDER BY COALESCE(s.started_at, 0) DESC" if "started_at" in sc else "")
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return None
+
+
+def _record(row: tuple) -> dict:
+    rec = dict(zip((*_CATALOGUE_FIELDS, "messages", "last_message_at"), row, strict=True))
+    times = (_number(rec["last_activity_at"]), _number(rec["last_message_at"]))
+    activity = [v for v in times if v is not None]
+    rec["last_activity"] = max(activity) if activity else _number(rec["started_at"])
+    return rec
+
+
+def list_sessions(path: Path | str, timeout: float | None = None) -> list[dict]:
+    """One record per ``sessions`` row (newest ``started_at`` first), for the catalogue.
+
+    Keys: ``id``, ``source``, ``title``, ``model``, ``started_at``, ``parent_session_id``,
+    ``message_count`` (the column), ``profile_name``, ``last_activity_at`` (the column),
+    ``messages`` (number of active ``messages`` rows: ``active IS NULL OR active != 0`` when
+    the column exists; None when messages cannot be counted), ``last_message_at`` (newest
+    message timestamp) and ``last_activity`` (the newest of those two times, else
+    ``started_at``). Missing optional columns read as None. One query (a GROUP BY join).
+    """
+    try:
+        with closing(open_readonly(path, timeout)) as conn:
+            schema = _read_schema(conn)
+            _require_sessions(schema, path)
+            rows = conn.execute(_catalogue_sql(schema, one_id=False)).fetchall()
+    except sqlite3.Error as exc:
+        raise StateDbError(describe_sqlite_error(exc, path)) from exc
+    return [_record(row) for row in rows]
+
+
+def session_record(path: Path | str, session_id: str, timeout: float | None = None) -> dict | None:
+    """The :func:`list_sessions` record of one session, or None when state.db has no such row."""
+    try:
+        with closing(open_readonly(path, timeout)) as conn:
+            schema = _read_schema(conn)
+            _require_sessions(schema, path)
+            sql = _catalogue_sql(schema, one_id=True)
+            row = conn.execute(sql, (session_id,) * sql.count("?")).fetchone()
+    except sqlite3.Error as exc:
+        raise StateDbError(describe_sqlite_error(exc, path)) from exc
+    return _record(row) if row is not None else None
+
+
+# ---------------------------------------------------------------- transcripts
+
+
+def _transcript_sql(schema: StateDbSchema, active_only: bool) -> str:
+    mc = schema.message_columns
+    fields = ["role", "content"] + [c for c in _TRANSCRIPT_OPTIONAL if c in mc]
+    for flag in ("active", "compacted", "_compressed_summary"):
+        fields.append(flag if flag in mc else f"NULL AS {flag}")
+    fields.append("id" if "id" in mc else "rowid AS id")
+    where = "session_id = ?"
+    if active_only and "active" in mc:
+        where += " AND (active IS NULL OR active != 0)"
+    order = "id" if "id" in mc else "rowid"
+    return f"SELECT {', '.join(fields)} FROM messages WHERE {where} ORDER BY {order}"
+
+
+def _display_message(row: sqlite3.Row) -> dict:
+    keys = row.keys()
+    msg: dict[str, Any] = {"id": row["id"], "role": row["role"], "content": decode_content(row["content"])}
+    for key in _TRANSCRIPT_OPTIONAL:
+        if key in keys and row[key] is not None:
+            msg[key] = decode_json_column(row[key]) if key in _JSON_COLUMNS else row[key]
+    msg["active"] = row["active"] is None or row["active"] != 0
+    msg["compacted"] = bool(row["compacted"])
+    msg["compressed_summary"] = bool(row["_compressed_summary"])
+    return msg
+
+
+def read_transcript(
+    path: Path | str, session_id: str, *, active_only: bool = False, timeout: float | None = None
+) -> list[dict]:
+    """The messages of one session for display, in canonical (``id``) order.
+
+    Each dict has ``id``, ``role``, ``content`` (the ``\\x00json:`` sentinel decoded), the
+    optional columns that are present and not NULL (``timestamp``, ``tool_calls`` decoded,
+    ``tool_call_id``, ``tool_name``, ``reasoning``...), and the flags ``active`` (NULL counts
+    as active), ``compacted`` and ``compressed_summary``. ``active_only`` drops rewound and
+    compaction-archived rows.
+    """
+    try:
+        with closing(open_readonly(path, timeout)) as conn:
+            conn.row_factory = sqlite3.Row
+            schema = _read_schema(conn)
+            if not schema.has_transcripts:
+                raise StateDbError(
+                    f"{path}: no usable messages table (needs session_id, role and content): "
+                    "an older or foreign schema"
+                )
+            rows = conn.execute(_transcript_sql(schema, active_only), (session_id,)).fetchall()
+    except sqlite3.Error as exc:
+        raise StateDbError(describe_sqlite_error(exc, path)) from exc
+    return [_display_message(r) for r in rows]
+
+
+def dropped_field_counts(path: Path | str, session_id: str, timeout: float | None = None) -> dict[str, int]:
+    """How many of a session's rows carry data hermes' recovery materializer drops.
+
+    Keys: each column of :data:`DROPPED_BY_MATERIALIZER` that exists, plus ``inactive`` (rows
+    with ``active = 0``, which the materializer includes anyway) and ``json_content`` (rows
+    whose content is the raw ``\\x00json:`` sentinel). Raises StateDbError.
+    """
+    try:
+        with closing(open_readonly(path, timeout)) as conn:
+            schema = _read_schema(conn)
+            mc = schema.message_columns
+            if not schema.has_transcripts:
+                return {}
+            parts = {c: f"SUM(CASE WHEN {c} IS NOT NULL AND {c} != '' THEN 1 ELSE 0 END)"
+                     for c in DROPPED_BY_MATERIALIZER if c in mc}
+            if "active" in mc:
+                parts["inactive"] = "SUM(CASE WHEN active = 0 THEN 1 ELSE 0 END)"
+            parts["json_content"] = (
+                "SUM(CASE WHEN hex(substr(CAST(content AS BLOB), 1, 6)) = '006A736F6E3A' THEN 1 ELSE 0 END)"
+            )
+            sql = f"SELECT {', '.join(parts.values())} FROM messages WHERE session_id = ?"
+            row = conn.execute(sql, (session_id,)).fetchone()
+    except sqlite3.Error as exc:
+        raise StateDbError(describe_sqlite_error(exc, path)) from exc
+    return {key: int(value or 0) for key, value in zip(parts, row, strict=True)}
+
+
+# ---------------------------------------------------------------- hermes' recovery readers
+
+
+def _hermes_sessions_sql(session_cols: set[str]) -> str:
+    exprs = [name if name in session_cols else f"{fallback} AS {name}"
+             for name, fallback in _RECOVERY_SESSION_COLUMNS]
+    return (f"SELECT id, source, {', '.join(exprs)} FROM sessions WHERE source = 'webui' "
+            "ORDER BY COALESCE(started_at, 0) DESC")
+
+
+def _hermes_messages(conn: sqlite3.Connection, message_cols: set[str], sid: str) -> list[dict]:
+    if not {"session_id", "role", "content"} <= message_cols:
+        return []
+    order = "timestamp, id" if {"timestamp", "id"} <= message_cols else "rowid"
+    ts_expr = "timestamp" if "timestamp" in message_cols else "NULL AS timestamp"
+    out = []
+    sql = f"SELECT role, content, {ts_expr} FROM messages WHERE session_id = ? ORDER BY {order}"
+    for msg in conn.execute(sql, (sid,)).fetchall():
+        message = {"role": msg["role"], "content": msg["content"] or ""}
+        if msg["timestamp"] is not None:
+            message["timestamp"] = msg["timestamp"]
+        out.append(message)
+    return out
+
+
+def _hermes_rows(
+    conn: sqlite3.Connection,
+    include_empty: bool,
+    sidecar_exists: Callable[[str], bool],
+    is_tombstoned: Callable[[str], bool],
+) -> list[dict]:
+    conn.row_factory = sqlite3.Row
+    session_cols = set(_columns(conn, "sessions"))
+    message_cols = set(_columns(conn, "messages"))
+    if not {"id", "source"} <= session_cols:
+        return []
+    rows = []
+    for row in conn.execute(_hermes_sessions_sql(session_cols)).fetchall():
+        data = dict(row)
+        sid = str(data.get("id") or "").strip()
+        if not sid or sidecar_exists(sid):
+            continue
+        tombstoned = is_tombstoned(sid)
+        if tombstoned and not include_empty:
+            continue
+        messages = _hermes_messages(conn, message_cols, sid)
+        if not messages and not include_empty:
+            continue
+        data["messages"] = messages
+        data["_state_db_empty_messages"] = not messages
+        if tombstoned:
+            data["_state_db_deleted_webui_tombstone"] = True
+        rows.append(data)
+    return rows
+
+
+def read_missing_sidecar_rows(
+    session_dir: Path,
+    state_db_path: Path | None,
+    *,
+    include_empty: bool = False,
+    sidecar_exists: Callable[[str], bool] | None = None,
+    is_tombstoned: Callable[[str], bool] | None = None,
+    timeout: float | None = None,
+) -> list[dict]:
+    """hermes' ``_read_state_db_missing_sidecar_rows``: ``source='webui'`` rows without a sidecar.
+
+    Exactly hermes' semantics (session-recovery §3.4): ``[]`` when the db is None/missing,
+    when ``sessions`` lacks ``id``/``source``, or on *any* error; the fixed column list with
+    NULL (``0`` for ``started_at``/``message_count``) substitutes; ``source = 'webui'`` exact;
+    ``ORDER BY COALESCE(started_at, 0) DESC``; the stripped id skipped when empty or when
+    ``<sid>.json`` exists; tombstoned ids skipped unless ``include_empty``; messages only when
+    ``messages`` has session_id/role/content, ordered ``timestamp, id`` (else rowid), no
+    ``active`` filter, content raw (never decoded). Each row gains ``messages``,
+    ``_state_db_empty_messages`` and, when tombstoned, ``_state_db_deleted_webui_tombstone``.
+
+    ``sidecar_exists(sid)`` and ``is_tombstoned(sid)`` default to the on-disk checks;
+    ``timeout`` defaults to :data:`HERMES_TIMEOUT` (hermes' 5 s).
+    """
+    if state_db_path is None or not Path(state_db_path).exists():
+        return []
+    if sidecar_exists is None:
+        def sidecar_exists(sid: str) -> bool:
+            return (Path(session_dir) / f"{sid}.json").exists()
+    if is_tombstoned is None:
+        from inspector.store.backup import is_durably_tombstoned
+
+        def is_tombstoned(sid: str) -> bool:
+            return is_durably_tombstoned(Path(session_dir), sid)
+    try:
+        with closing(open_readonly(state_db_path, HERMES_TIMEOUT if timeout is None else timeout)) as conn:
+            return _hermes_rows(conn, include_empty, sidecar_exists, is_tombstoned)
+    except Exception:  # hermes swallows every error here and reports nothing
+        return []
+
+
+def state_db_has_session(
+    state_db_path: Path | None, session_id: str, *, timeout: float | None = None
+) -> bool:
+    """hermes' fail-open ``_state_db_has_session`` (session-recovery §3.3).
+
+    True when the path is None or missing, when there is no ``sessions`` table, or on any
+    error (locked, corrupt...). False only when a readable ``sessions`` table has no row with
+    ``id = session_id``. ``source`` is not looked at.
+    """
+    if state_db_path is None or not Path(state_db_path).exists():
+        return True
+    try:
+        with closing(open_readonly(state_db_path, HERMES_TIMEOUT if timeout is None else timeout)) as conn:
+            found = conn.execute(
+                "select 1 from sqlite_master where type='table' and name='sessions'"
+            ).fetchone()
+            if found is None:
+                return True
+            row = conn.execute("select 1 from sessions where id = ? limit 1", (session_id,)).fetchone()
+            return row is not None
+    except Exception:  # fail open, as hermes does
+        return True
+
+
+def probe(path: Path | str | None, timeout: float | None = None) -> str | None:
+    """None when ``path`` reads as a database with a sessions table, else why not (for warnings)."""
+    if path is None:
+        return "no state.db path"
+    try:
+        schema = read_schema(path, timeout)
+        _require_sessions(schema, path)
+    except StateDbError as exc:
+        return str(exc)
+    return None

@@ -1,0 +1,414 @@
+"""Read-only state.db access: the inspector's readers and hermes' own recovery readers."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+
+from inspector.store import statedb
+from inspector.store.statedb import (
+    StateDbError,
+    decode_content,
+    decode_json_column,
+    list_sessions,
+    open_readonly,
+    read_missing_sidecar_rows,
+    read_schema,
+    read_transcript,
+    session_record,
+    state_db_has_session,
+)
+from tests.conftest import FIXTURES
+from tests.recovery_helpers import agent_state_db, custom_state_db, seed_state_db
+
+EXTENDED_DB = FIXTURES / "recovery" / "extended_schema" / "state.db"
+
+
+def _never_exists(sid: str) -> bool:
+    return False
+
+
+def _rows(db: Path, tmp_path: Path, **kw) -> list[dict]:
+    kw.setdefault("is_tombstoned", _never_exists)
+    return read_missing_sidecar_rows(tmp_path, db, **kw)
+
+
+def _garbage(path: Path) -> Path:
+    path.write_bytes(b"this is not an sqlite database at all\x00\x01\x02" * 200)
+    return path
+
+
+def _malformed(path: Path) -> Path:
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE sessions (id TEXT PRIMARY KEY, source TEXT, title TEXT)")
+    conn.executemany("INSERT INTO sessions VALUES (?, 'webui', ?)", [(f"s{i:04d}", "x" * 200) for i in range(300)])
+    conn.commit()
+    conn.close()
+    data = bytearray(path.read_bytes())
+    page = 4096 if len(data) > 8192 else 1024
+    data[page:page * 3] = b"\xde\xad\xbe\xef" * (page // 2)
+    path.write_bytes(bytes(data))
+    return path
+
+
+# ---------------------------------------------------------------- opening
+
+
+def test_open_readonly_refuses_missing_path_and_never_creates_it(tmp_path):
+    db = tmp_path / "state.db"
+    with pytest.raises(StateDbError, match="does not exist"):
+        open_readonly(db)
+    with pytest.raises(StateDbError):
+        list_sessions(db)
+    assert not db.exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_open_readonly_percent_encodes_question_mark_hash_and_percent(tmp_path):
+    folder = tmp_path / "we?ird #dir %20"
+    folder.mkdir()
+    seed_state_db(folder / "state.db")
+    assert [r["id"] for r in list_sessions(folder / "state.db")] == ["state_only_001"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["we?ird #dir %20"]
+
+
+def test_connection_is_query_only_and_read_only(tmp_path):
+    db = tmp_path / "state.db"
+    seed_state_db(db)
+    before = db.read_bytes()
+    with closing(open_readonly(db)) as conn:
+        assert conn.execute("PRAGMA query_only").fetchone()[0] == 1
+        with pytest.raises(sqlite3.Error):
+            conn.execute("INSERT INTO sessions (id, source) VALUES ('x', 'webui')")
+    assert db.read_bytes() == before
+
+
+def test_open_readonly_refuses_a_directory(tmp_path):
+    (tmp_path / "state.db").mkdir()
+    with pytest.raises(StateDbError, match="not a file"):
+        open_readonly(tmp_path / "state.db")
+
+
+# ---------------------------------------------------------------- bad databases
+
+
+@pytest.fixture
+def locked_db(tmp_path):
+    """A rollback-journal state.db on which another connection holds an EXCLUSIVE write lock."""
+    db = tmp_path / "state.db"
+    seed_state_db(db)
+    writer = sqlite3.connect(db, isolation_level=None, timeout=0)
+    assert writer.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    writer.execute("BEGIN EXCLUSIVE")
+    writer.execute("INSERT INTO sessions (id, source) VALUES ('in_flight', 'webui')")
+    yield db
+    writer.execute("ROLLBACK")
+    writer.close()
+
+
+def test_locked_database_gives_a_readable_error(locked_db):
+    with pytest.raises(StateDbError, match="locked by another process"):
+        list_sessions(locked_db, timeout=0.05)
+    with pytest.raises(StateDbError, match="locked"):
+        read_transcript(locked_db, "state_only_001", timeout=0.05)
+
+
+def test_locked_database_keeps_hermes_swallow_and_fail_open_semantics(locked_db, tmp_path):
+    assert _rows(locked_db, tmp_path, timeout=0.05) == []
+    assert state_db_has_session(locked_db, "nope", timeout=0.05) is True
+
+
+def test_malformed_database_is_reported_not_repaired(tmp_path):
+    db = _malformed(tmp_path / "state.db")
+    before = db.read_bytes()
+    with pytest.raises(StateDbError, match="damaged|malformed"):
+        list_sessions(db)
+    assert db.read_bytes() == before
+
+
+def test_garbage_file_is_not_a_database(tmp_path):
+    db = _garbage(tmp_path / "state.db")
+    with pytest.raises(StateDbError, match="not an SQLite database"):
+        list_sessions(db)
+    with pytest.raises(StateDbError, match="not an SQLite database"):
+        read_schema(db)
+    assert statedb.probe(db) is not None
+
+
+def test_garbage_file_keeps_hermes_reader_semantics(tmp_path):
+    db = _garbage(tmp_path / "state.db")
+    assert _rows(db, tmp_path, include_empty=True) == []
+    assert state_db_has_session(db, "x") is True
+
+
+def test_empty_file_and_foreign_database_have_no_sessions_table(tmp_path):
+    empty = tmp_path / "empty.db"
+    empty.write_bytes(b"")
+    with pytest.raises(StateDbError, match="no sessions table"):
+        list_sessions(empty)
+    other = tmp_path / "other.db"
+    custom_state_db(other, "CREATE TABLE notes (id TEXT)", None, [])
+    with pytest.raises(StateDbError, match="no sessions table"):
+        list_sessions(other)
+    assert state_db_has_session(other, "x") is True
+
+
+def test_sessions_without_id_column_is_unsupported(tmp_path):
+    db = custom_state_db(tmp_path / "s.db", "CREATE TABLE sessions (sid TEXT, source TEXT)", None, [])
+    with pytest.raises(StateDbError, match="no id column"):
+        list_sessions(db)
+
+
+def test_missing_messages_columns_make_transcripts_unreadable(tmp_path):
+    db = custom_state_db(tmp_path / "s.db", "CREATE TABLE sessions (id TEXT, source TEXT)",
+                         "CREATE TABLE messages (session_id TEXT, body TEXT)", [{"id": "a", "source": "webui"}])
+    with pytest.raises(StateDbError, match="older or foreign schema"):
+        read_transcript(db, "a")
+
+
+# ---------------------------------------------------------------- schema and catalogue
+
+
+def test_read_schema_reports_tables_columns_and_versions(tmp_path):
+    db = tmp_path / "state.db"
+    agent_state_db(db)
+    schema = read_schema(db)
+    assert {"sessions", "messages", "schema_version"} <= schema.tables
+    assert schema.schema_version == 31
+    assert schema.user_version == 0
+    assert "active" in schema.message_columns and "profile_name" in schema.session_columns
+    assert schema.has_sessions and schema.has_transcripts
+
+
+def test_old_schema_reads_missing_columns_as_none(tmp_path):
+    db = custom_state_db(
+        tmp_path / "s.db", "CREATE TABLE sessions (id TEXT, source TEXT)",
+        "CREATE TABLE messages (session_id TEXT, role TEXT, content TEXT)",
+        [{"id": "a", "source": "cli"}], [{"session_id": "a", "role": "user", "content": "hi"}])
+    (rec,) = list_sessions(db)
+    assert rec["id"] == "a" and rec["source"] == "cli"
+    assert rec["title"] is None and rec["started_at"] is None and rec["profile_name"] is None
+    assert rec["messages"] == 1 and rec["last_message_at"] is None and rec["last_activity"] is None
+    assert read_schema(db).schema_version is None
+
+
+def test_list_sessions_counts_active_rows_in_one_grouped_query(tmp_path):
+    db = tmp_path / "state.db"
+    ids = agent_state_db(db)
+    records = {r["id"]: r for r in list_sessions(db)}
+    web = records[ids["webui"]]
+    assert web["source"] == "webui" and web["title"] == "Plan a weekend trip"
+    assert web["message_count"] == 5  # the column counts every insert
+    assert web["messages"] == 4       # the rewound row is not active
+    assert web["profile_name"] == "default"
+    assert web["last_message_at"] == web["started_at"] + 140
+    assert records[ids["telegram"]]["messages"] == 3  # two compacted rows left out
+    assert records[ids["webui_empty"]]["messages"] == 0
+    started = [r["started_at"] for r in list_sessions(db)]
+    assert started == sorted(started, reverse=True)
+
+
+def test_list_sessions_without_messages_table(tmp_path):
+    db = custom_state_db(tmp_path / "s.db", "CREATE TABLE sessions (id TEXT, source TEXT, started_at REAL)",
+                         None, [{"id": "a", "source": "webui", "started_at": 5.0}])
+    (rec,) = list_sessions(db)
+    assert rec["messages"] is None and rec["last_activity"] == 5.0
+
+
+def test_session_record_returns_one_record_or_none(tmp_path):
+    db = tmp_path / "state.db"
+    ids = agent_state_db(db)
+    rec = session_record(db, ids["webui"])
+    assert rec["id"] == ids["webui"] and rec["messages"] == 4
+    assert session_record(db, "nope") is None
+
+
+def test_wal_database_with_uncheckpointed_writes_is_read(tmp_path):
+    db = tmp_path / "state.db"
+    ids = agent_state_db(db, journal="wal")
+    writer = sqlite3.connect(db, isolation_level=None)
+    try:
+        writer.execute("PRAGMA wal_autocheckpoint=0")
+        writer.execute("INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, 'user', 'late', 1.0)",
+                       (ids["webui"],))
+        assert (tmp_path / "state.db-wal").stat().st_size > 0
+        assert session_record(db, ids["webui"])["messages"] == 5
+    finally:
+        writer.close()
+
+
+# ---------------------------------------------------------------- transcripts and decoding
+
+
+def test_read_transcript_decodes_sentinel_and_flags_rows(tmp_path):
+    db = tmp_path / "state.db"
+    ids = agent_state_db(db)
+    rows = read_transcript(db, ids["webui"])
+    assert [m["role"] for m in rows] == ["user", "assistant", "user", "user", "assistant"]
+    assert rows[0]["content"][0] == {"type": "text", "text": "What can I do near this place?"}
+    assert [m["active"] for m in rows] == [True, True, False, True, True]
+    assert all(m["compacted"] is False for m in rows)
+    assert [m["content"] for m in read_transcript(db, ids["webui"], active_only=True)][1:] == [
+        "Hiking on Saturday, the old town on Sunday.", "Add a restaurant suggestion.", "Try the harbour fish place."]
+
+
+def test_read_transcript_keeps_tool_calls_tool_names_and_reasoning(tmp_path):
+    db = tmp_path / "state.db"
+    ids = agent_state_db(db)
+    rows = read_transcript(db, ids["cli_root"])
+    call = rows[1]
+    assert call["tool_calls"][0]["function"]["name"] == "terminal"
+    assert call["reasoning"] == "Run the build to see the failing step."
+    assert rows[2]["tool_call_id"] == "call_01" and rows[2]["tool_name"] == "terminal"
+    assert rows[3]["reasoning_details"] == [{"type": "reasoning.text", "text": "pin mismatch"}]
+    summary = read_transcript(db, ids["compression_child"])[0]
+    assert summary["compressed_summary"] is True and summary["display_kind"] == "hidden"
+    compacted = read_transcript(db, ids["telegram"])[:2]
+    assert [(m["active"], m["compacted"]) for m in compacted] == [(False, True), (False, True)]
+
+
+def test_decode_content_sentinel_variants():
+    parts = [{"type": "text", "text": "hi"}]
+    assert decode_content("\x00json:" + json.dumps(parts)) == parts
+    assert decode_content("\x00json:" + json.dumps(json.dumps(parts))) == parts  # double-encoded
+    assert decode_content("\x00json:{not json") == "\x00json:{not json"
+    assert decode_content("\x00json:" + json.dumps("plain words")) == "plain words"
+    assert decode_content("plain") == "plain"
+    assert decode_content(None) is None
+
+
+def test_decode_json_column_tolerates_double_encoding_and_garbage():
+    calls = [{"id": "c1"}]
+    assert decode_json_column(json.dumps(calls)) == calls
+    assert decode_json_column(json.dumps(json.dumps(calls))) == calls
+    assert decode_json_column("[broken") == "[broken"
+    assert decode_json_column(None) is None
+
+
+# ---------------------------------------------------------------- hermes' recovery reader
+
+
+def test_recovery_reader_substitutes_null_and_integer_zero(tmp_path):
+    db = custom_state_db(
+        tmp_path / "s.db", "CREATE TABLE sessions (id TEXT, source TEXT)",
+        "CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id TEXT, role TEXT, content TEXT, timestamp REAL)",
+        [{"id": "a", "source": "webui"}], [{"session_id": "a", "role": "user", "content": "hi", "timestamp": 3.0}])
+    (row,) = _rows(db, tmp_path)
+    assert row["started_at"] == 0 and row["message_count"] == 0
+    assert isinstance(row["message_count"], int)
+    for key in ("title", "model", "parent_session_id", "workspace", "worktree_path", "worktree_branch",
+                "worktree_repo_root", "worktree_created_at"):
+        assert row[key] is None
+    assert row["messages"] == [{"role": "user", "content": "hi", "timestamp": 3.0}]
+    assert row["_state_db_empty_messages"] is False and "_state_db_deleted_webui_tombstone" not in row
+
+
+def test_recovery_reader_source_match_is_exact_and_case_sensitive(tmp_path):
+    db = custom_state_db(
+        tmp_path / "s.db", "CREATE TABLE sessions (id TEXT, source TEXT, started_at REAL)", None,
+        [{"id": i, "source": s, "started_at": 1.0}
+         for i, s in (("a", "WebUI"), ("b", " webui"), ("c", "webui "), ("d", "webui"), ("e", "cli"))])
+    assert [r["id"] for r in _rows(db, tmp_path, include_empty=True)] == ["d"]
+
+
+def test_recovery_reader_orders_by_started_at_desc_with_null_as_zero(tmp_path):
+    db = custom_state_db(
+        tmp_path / "s.db", "CREATE TABLE sessions (id TEXT, source TEXT, started_at REAL)", None,
+        [{"id": "old", "source": "webui", "started_at": 1.0}, {"id": "null", "source": "webui", "started_at": None},
+         {"id": "new", "source": "webui", "started_at": 9.0}])
+    assert [r["id"] for r in _rows(db, tmp_path, include_empty=True)] == ["new", "old", "null"]
+
+
+def test_recovery_reader_strips_ids_and_skips_rows_with_a_sidecar(tmp_path):
+    db = custom_state_db(
+        tmp_path / "s.db", "CREATE TABLE sessions (id TEXT, source TEXT)",
+        "CREATE TABLE messages (session_id TEXT, role TEXT, content TEXT)",
+        [{"id": "  spaced  ", "source": "webui"}, {"id": "present", "source": "webui"},
+         {"id": "   ", "source": "webui"}],
+        [{"session_id": "spaced", "role": "user", "content": "x"}, {"session_id": "present", "role": "user",
+                                                                     "content": "y"}])
+    (tmp_path / "present.json").write_text("{}", encoding="utf-8")
+    rows = read_missing_sidecar_rows(tmp_path, db, include_empty=True)
+    assert [r["id"] for r in rows] == ["  spaced  "]  # raw id kept, messages looked up by the stripped id
+    assert rows[0]["messages"] == [{"role": "user", "content": "x"}]
+
+
+def test_recovery_reader_messages_keep_inactive_rows_raw_content_and_null_timestamps_first(tmp_path):
+    (row,) = _rows(EXTENDED_DB, tmp_path)
+    assert row["id"] == "20260510_101500_wtree1"
+    assert row["messages"][0] == {"role": "assistant", "content": "All 12 tests pass."}  # NULL timestamp first
+    assert row["messages"][2] == {"role": "assistant", "content": "", "timestamp": 1778408102.0}
+    assert row["messages"][-1]["content"].startswith("[CONTEXT COMPACTION]")  # active = 0, still included
+    assert row["worktree_branch"] == "hermes/wtree1"
+
+
+def test_recovery_reader_never_decodes_json_content(tmp_path):
+    db = tmp_path / "state.db"
+    ids = agent_state_db(db)
+    row = next(r for r in _rows(db, tmp_path) if r["id"] == ids["webui"])
+    assert row["messages"][0]["content"].startswith("\x00json:[")
+    assert len(row["messages"]) == 5
+
+
+def test_recovery_reader_uses_rowid_order_without_timestamp_or_id(tmp_path):
+    db = custom_state_db(
+        tmp_path / "s.db", "CREATE TABLE sessions (id TEXT, source TEXT)",
+        "CREATE TABLE messages (session_id TEXT, role TEXT, content TEXT)",
+        [{"id": "a", "source": "webui"}],
+        [{"session_id": "a", "role": "user", "content": "first"},
+         {"session_id": "a", "role": None, "content": None}])
+    (row,) = _rows(db, tmp_path)
+    assert row["messages"] == [{"role": "user", "content": "first"}, {"role": None, "content": ""}]
+
+
+def test_recovery_reader_include_empty_and_tombstones(tmp_path):
+    db = custom_state_db(
+        tmp_path / "s.db", "CREATE TABLE sessions (id TEXT, source TEXT, started_at REAL)",
+        "CREATE TABLE messages (session_id TEXT, role TEXT, content TEXT)",
+        [{"id": "full", "source": "webui", "started_at": 3.0}, {"id": "empty", "source": "webui", "started_at": 2.0},
+         {"id": "gone", "source": "webui", "started_at": 1.0}],
+        [{"session_id": "full", "role": "user", "content": "x"}, {"session_id": "gone", "role": "user",
+                                                                  "content": "y"}])
+    gone = {"gone"}.__contains__
+    assert [r["id"] for r in _rows(db, tmp_path, is_tombstoned=gone)] == ["full"]
+    rows = _rows(db, tmp_path, include_empty=True, is_tombstoned=gone)
+    assert [(r["id"], r["_state_db_empty_messages"], r.get("_state_db_deleted_webui_tombstone")) for r in rows] == [
+        ("full", False, None), ("empty", True, None), ("gone", False, True)]
+
+
+def test_recovery_reader_returns_nothing_without_id_or_source_or_db(tmp_path):
+    db = custom_state_db(tmp_path / "s.db", "CREATE TABLE sessions (id TEXT, title TEXT)", None,
+                         [{"id": "a", "title": "t"}])
+    assert _rows(db, tmp_path, include_empty=True) == []
+    assert read_missing_sidecar_rows(tmp_path, None) == []
+    assert read_missing_sidecar_rows(tmp_path, tmp_path / "missing.db") == []
+    assert not (tmp_path / "missing.db").exists()
+
+
+def test_recovery_reader_without_messages_table_gives_empty_rows(tmp_path):
+    db = custom_state_db(tmp_path / "s.db", "CREATE TABLE sessions (id TEXT, source TEXT)", None,
+                         [{"id": "a", "source": "webui"}])
+    assert _rows(db, tmp_path) == []
+    (row,) = _rows(db, tmp_path, include_empty=True)
+    assert row["messages"] == [] and row["_state_db_empty_messages"] is True
+
+
+# ---------------------------------------------------------------- "state.db still has this session"
+
+
+def test_state_db_has_session_fails_open(tmp_path):
+    assert state_db_has_session(None, "x") is True
+    assert state_db_has_session(tmp_path / "missing.db", "x") is True
+    no_table = custom_state_db(tmp_path / "n.db", "CREATE TABLE other (id TEXT)", None, [])
+    assert state_db_has_session(no_table, "x") is True
+
+
+def test_state_db_has_session_ignores_source(tmp_path):
+    db = tmp_path / "state.db"
+    seed_state_db(db, sid="cli_one", source="cli")
+    assert state_db_has_session(db, "cli_one") is True
+    assert state_db_has_session(db, "absent") is False
