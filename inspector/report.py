@@ -16,16 +16,24 @@ from inspector.store.journal_raw import RawJournal
 from inspector.textsafe import one_line, safe_text
 
 
-def hermes_audit(home: Home) -> tuple[dict | None, str | None]:
-    """hermes' ``audit_session_recovery`` of the sessions dir and the default profile's state.db."""
+def hermes_audit(home: Home) -> tuple[dict | None, HermesAuditError | None]:
+    """hermes' ``audit_session_recovery`` of the sessions dir and the default profile's state.db.
+
+    Where hermes' own audit would raise (e.g. a turn-journal name it rejects), the error is
+    returned instead, carrying the audit of everything else in ``partial_report``.
+    """
     try:
         return audit_session_recovery(home.session_dir, home.state_db()), None
     except HermesAuditError as exc:
-        return None, str(exc)
+        return None, exc
 
 
 def load_catalogue(home: Home, *, now: float, with_hermes_audit: bool = True) -> Catalogue:
-    audit = hermes_audit(home)[0] if with_hermes_audit else None
+    audit = None
+    if with_hermes_audit:
+        audit, error = hermes_audit(home)
+        if error is not None:
+            audit = error.partial_report
     return build_catalogue(home, now=now, state_db_reader=statedb.list_sessions, hermes_audit=audit)
 
 
@@ -76,9 +84,11 @@ def full_audit(home: Home, *, now: float) -> dict:
         "needs_attention": sum(1 for r in cat.rows.values() if r.needs_attention),
         "findings": [f.to_json() for f in findings],
     }
-    if audit is None:
-        return {"status": "hermes_audit_failed", "error": error,
-                "summary": {"ok": 0, "repairable": 0, "unsafe_to_repair": 0}, "items": [], "inspector": inspector}
+    if error is not None:
+        # hermes' own audit raises here (its route answers 500); say so, and show the rest.
+        return {"status": "hermes_audit_failed", "error": str(error),
+                "summary": {"ok": 0, "repairable": 0, "unsafe_to_repair": 0}, "items": [],
+                "partial": error.partial_report, "inspector": inspector}
     return {**audit, "inspector": inspector}
 
 

@@ -65,7 +65,10 @@ def rebuilt_index_bytes(ctx: SaveContext, overrides: dict[Path, bytes] | None = 
     for path in sorted(paths):
         data = overrides.get(path)
         if data is None:
-            raw = ctx.snapshot.read(path)
+            try:
+                raw = ctx.snapshot.read(path)
+            except OSError:
+                continue  # a folder named *.json or an unreadable file: hermes' loader skips it too
             if raw is None:
                 continue
             data = raw.data

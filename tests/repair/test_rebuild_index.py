@@ -123,11 +123,13 @@ def test_no_sessions_folder_means_nothing_to_rebuild(tmp_path):
     assert plan.is_noop and "no sessions folder" in plan.summary[0]
 
 
-def test_a_folder_named_like_a_sidecar_is_refused_not_a_crash(home):
+def test_a_folder_named_like_a_sidecar_is_skipped_as_hermes_skips_it(home):
     home_path, sessions, db = home
+    write_json(sessions / "a.json", sidecar("a", 1))
     (sessions / "d.json").mkdir()
     plan = rebuild_index.plan(make_ctx(home_path), None)
-    assert plan.refusal.startswith("cannot read the sessions folder") and plan.changes == []
+    assert plan.refusal is None
+    assert [r["session_id"] for r in _rows(plan)] == ["a"]
 
 
 def test_planning_writes_nothing_and_session_id_is_home_wide(home, tmp_path):
