@@ -16,7 +16,7 @@ from inspector.findings import ERROR, WARNING, Finding, from_hermes_item, worst
 from inspector.home import Home
 from inspector.store.index import INDEX_NAME, parse_index
 from inspector.store.jsonfmt import fast_loads
-from inspector.store.sidecar import is_safe_session_id
+from inspector.store.sidecar import is_safe_session_id, pending_retry_marker
 
 STALE_PENDING_GRACE = 30.0  # hermes' _REPAIR_STALE_PENDING_GRACE_SECONDS
 _MARKER_FLAG = b'"_pending_journal_recovery": true'
@@ -53,18 +53,6 @@ def _searchable_text(messages: list) -> str:
     return " ".join(parts).lower()
 
 
-def newest_pending_marker(messages: list) -> dict | None:
-    """hermes' ``_session_has_pending_journal_recovery`` walk, returning the marker row."""
-    for msg in reversed(messages):
-        if not isinstance(msg, dict):
-            continue
-        if msg.get("_pending_journal_recovery"):
-            return msg
-        if msg.get("role") == "assistant" and not msg.get("_error"):
-            return None
-    return None
-
-
 def summarize_sidecar(path: Path) -> SidecarSummary:
     """Read one sidecar for the list. Never raises: problems become ``error``.
 
@@ -95,7 +83,7 @@ def summarize_sidecar(path: Path) -> SidecarSummary:
         return summary
     messages = obj.get("messages") if isinstance(obj.get("messages"), list) else []
     if _MARKER_FLAG in data:
-        summary.pending_marker = newest_pending_marker(messages)
+        summary.pending_marker = pending_retry_marker(messages)
     meta = {k: v for k, v in obj.items() if k not in _BULK}
     if not isinstance(meta.get("message_count"), int):
         meta["message_count"] = len(messages)

@@ -8,7 +8,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from inspector.catalogue import newest_pending_marker
 from inspector.findings import ERROR, INFO, WARNING, Finding
 from inspector.home import Home
 from inspector.store import statedb
@@ -26,6 +25,7 @@ from inspector.store.sidecar import (
     count_messages_in_bytes,
     is_safe_session_id,
     parse_sidecar_bytes,
+    pending_retry_marker,
 )
 
 
@@ -205,7 +205,7 @@ def load_detail(home: Home, session_id: str) -> SessionDetail:
     _load_core(detail, home)
     _load_runs(detail, session_dir)
     if detail.sidecar is not None:
-        marker = newest_pending_marker(detail.messages)
+        marker = pending_retry_marker(detail.messages)
         if marker is not None:
             detail.findings.append(Finding(
                 "pending_journal_recovery", WARNING,

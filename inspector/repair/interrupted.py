@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from inspector.plan import Clock, Plan
@@ -48,7 +47,7 @@ from inspector.repair.journal_output import (
 from inspector.repair.save import save_session
 from inspector.store.index import index_path
 from inspector.store.jsonfmt import RawFile, loads_bytes
-from inspector.store.sidecar import LoadedSession, is_safe_session_id, parse_sidecar_bytes
+from inspector.store.sidecar import LoadedSession, sidecar_paths
 
 NAME = "repair-interrupted"
 GRACE_SECONDS = 30  # _REPAIR_STALE_PENDING_GRACE_SECONDS
@@ -283,7 +282,7 @@ def _continuation_sources(ctx: RepairContext, sid: str) -> list[str]:
                                       and r.get("session_id") != sid for r in rows):
         found.append("_index.json")
     needle = f'"parent_session_id": "{sid}"'
-    for path in _sidecar_paths(ctx.session_dir):
+    for path in sidecar_paths(ctx.session_dir):
         if path.stem == sid:
             continue
         # Only the head matters (hermes reads 4096 characters); read it directly rather than
@@ -320,11 +319,6 @@ def guard_warnings(ctx: RepairContext, data: dict) -> list[str]:
 # ---------------------------------------------------------------- the action
 
 
-def _sidecar_paths(session_dir: Path) -> list[Path]:
-    try:
-        return sorted(p for p in session_dir.glob("*.json") if not p.name.startswith("_"))
-    except OSError:
-        return []
 
 
 def plan(ctx: RepairContext, session_id: str) -> Plan:
@@ -358,17 +352,5 @@ def plan(ctx: RepairContext, session_id: str) -> Plan:
 
 def eligible(ctx: RepairContext) -> list[str]:
     """Sidecars with a pending user message and an active stream id (offline every stream is dead)."""
-    out = []
-    for path in _sidecar_paths(ctx.session_dir):
-        if not is_safe_session_id(path.stem):
-            continue
-        try:
-            data = ctx.snapshot.data(path)
-            if data is None or b"pending_user_message" not in data:
-                continue
-            raw = parse_sidecar_bytes(data)
-        except (OSError, ValueError, RecursionError):
-            continue
-        if raw.get("pending_user_message") and raw.get("active_stream_id") and raw.get("session_id") == path.stem:
-            out.append(path.stem)
-    return out
+    return ctx.sidecars_where(b"pending_user_message",
+                              lambda raw: bool(raw.get("pending_user_message") and raw.get("active_stream_id")))

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from inspector.plan import Clock, Plan
@@ -35,7 +34,7 @@ from inspector.repair.journal_output import (
     strip_retry_keys,
 )
 from inspector.repair.save import save_session
-from inspector.store.sidecar import LoadedSession, is_safe_session_id, parse_sidecar_bytes
+from inspector.store.sidecar import LoadedSession, pending_retry_marker
 
 NAME = "recover-journal"
 MAX_ATTEMPTS = 12  # _JOURNAL_RETRY_MAX_ATTEMPTS
@@ -46,14 +45,7 @@ JournalReader = Callable[[Any], JournalRead]
 
 def has_pending_journal_retry(messages: Any) -> bool:
     """``_session_has_pending_journal_retry``: a flagged row before the newest normal assistant reply."""
-    for message in reversed(messages or []):
-        if not isinstance(message, dict):
-            continue
-        if message.get("_pending_journal_recovery"):
-            return True
-        if message.get("role") == "assistant" and not message.get("_error"):
-            return False
-    return False
+    return pending_retry_marker(messages) is not None
 
 
 def reorder_journal_tail_above_marker(session: dict, marker_idx: int) -> list[str]:
@@ -245,27 +237,7 @@ def plan(ctx: RepairContext, session_id: str) -> Plan:
     return result
 
 
-def _sidecar_paths(session_dir: Path) -> list[Path]:
-    try:
-        return sorted(p for p in session_dir.glob("*.json") if not p.name.startswith("_"))
-    except OSError:
-        return []
-
-
 def eligible(ctx: RepairContext) -> list[str]:
     """Sidecars whose newest marker waits for journal recovery (hermes' detection rule, §4.2)."""
-    out = []
-    for path in _sidecar_paths(ctx.session_dir):
-        if not is_safe_session_id(path.stem):
-            continue
-        try:
-            data = ctx.snapshot.data(path)
-            if data is None or b"_pending_journal_recovery" not in data:
-                continue
-            raw = parse_sidecar_bytes(data)
-        except (OSError, ValueError, RecursionError):
-            continue
-        messages = raw.get("messages")
-        if raw.get("session_id") == path.stem and isinstance(messages, list) and has_pending_journal_retry(messages):
-            out.append(path.stem)
-    return out
+    return ctx.sidecars_where(b"_pending_journal_recovery",
+                              lambda raw: has_pending_journal_retry(raw.get("messages")))

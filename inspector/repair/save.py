@@ -26,6 +26,7 @@ from inspector.store.sidecar import (
     dump_session,
     is_safe_session_id,
     read_sidecar,
+    sidecar_paths,
 )
 
 TOMBSTONE_FILES = ("_deleted_webui_sessions.json", "_pruned_webui_orphans.json")
@@ -50,17 +51,10 @@ def _change(ctx: SaveContext, path: Path, after: bytes | None) -> FileChange | N
                       fingerprint=raw.fingerprint if raw is not None else None)
 
 
-def _sidecar_names(session_dir: Path) -> list[Path]:
-    try:
-        return sorted(p for p in session_dir.glob("*.json") if not p.name.startswith("_"))
-    except OSError:
-        return []
-
-
 def rebuilt_index_bytes(ctx: SaveContext, overrides: dict[Path, bytes] | None = None) -> bytes:
     """A full index rebuild from every loadable sidecar (``overrides`` = bytes about to be written)."""
     overrides = overrides or {}
-    paths = set(_sidecar_names(ctx.session_dir)) | set(overrides)
+    paths = set(sidecar_paths(ctx.session_dir)) | set(overrides)
     sessions: list[LoadedSession] = []
     for path in sorted(paths):
         data = overrides.get(path)

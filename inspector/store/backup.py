@@ -17,7 +17,7 @@ from typing import Any
 
 from inspector.store.files import FileSnapshot
 from inspector.store.jsonfmt import loads_bytes
-from inspector.store.sidecar import count_messages_in_bytes
+from inspector.store.sidecar import count_messages_in_bytes, sidecar_paths
 from inspector.store.statedb import state_db_has_session
 
 BAK_SUFFIX = ".json.bak"
@@ -78,12 +78,7 @@ def bak_path_for(live_path: Path) -> Path:
     return live_path.with_name(live_path.name + ".bak")
 
 
-def live_sidecar_paths(session_dir: Path) -> list[Path]:
-    """Every ``*.json`` not starting with ``_``, sorted (hermes' list of live sidecars)."""
-    try:
-        return sorted(p for p in session_dir.glob("*.json") if not p.name.startswith("_"))
-    except OSError:
-        return []
+live_sidecar_paths = sidecar_paths  # the audit's and the restore's name for hermes' enumeration
 
 
 def orphan_backup_paths(session_dir: Path) -> list[Path]:

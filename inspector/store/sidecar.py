@@ -224,6 +224,30 @@ def load_session(raw: dict, *, now: float, cwd: Path) -> LoadedSession:
     return LoadedSession(data=data, count_hint=count_hint, dropped_keys=dropped)
 
 
+def sidecar_paths(session_dir: Path) -> list[Path]:
+    """hermes' list of live sidecars: every ``*.json`` not starting with ``_``, sorted."""
+    try:
+        return sorted(p for p in session_dir.glob("*.json") if not p.name.startswith("_"))
+    except OSError:
+        return []
+
+
+def pending_retry_marker(messages: object) -> dict | None:
+    """The row hermes' ``_session_has_pending_journal_retry`` finds, or None.
+
+    Walk from the newest row: a row with a truthy ``_pending_journal_recovery`` is the
+    marker; the first normal assistant reply (not ``_error``) before that ends the search.
+    """
+    for message in reversed(messages if isinstance(messages, list) else []):
+        if not isinstance(message, dict):
+            continue
+        if message.get("_pending_journal_recovery"):
+            return message
+        if message.get("role") == "assistant" and not message.get("_error"):
+            return None
+    return None
+
+
 def anchor_scene_index(scenes: dict) -> dict:
     """``{scene_key: updated_at}`` fingerprint of the anchor scenes, written before the bodies."""
     out = {}
