@@ -141,11 +141,11 @@ def test_lost_response_marker_and_journal(demo):
 
 
 def test_marker_matches_the_repair_code(demo):
-    journal_output = pytest.importorskip("inspector.repair.journal_output")
+    repair_marker = pytest.importorskip("inspector.repair.marker")
     from inspector.plan import Clock
 
     marker = _sidecar(demo, "lost_response")["messages"][-1]
-    expected = journal_output.marker_with_retry_hook(
+    expected = repair_marker.marker_with_retry_hook(
         Clock(now=NOW - 600, server_started_at=NOW - 620), recovered_output=False,
         stream_id=demo.stream_ids["lost_response"], pending_started_at=NOW - 700,
     )

@@ -19,32 +19,25 @@ from typing import Any
 
 from inspector.plan import Clock, Plan
 from inspector.repair.context import RepairContext
-from inspector.repair.journal_output import (
+from inspector.repair.gateway_error import detect_gateway_terminal_error, materialize_gateway_terminal_error
+from inspector.repair.journal_read import (
     JournalRead,
-    MaterializeReport,
-    Notes,
-    append_journaled_partial_output,
-    append_recovered_pending_turn,
-    checkpoint_match,
-    clear_pending,
-    context_only_recovered_turn,
-    describe_output,
-    detect_gateway_terminal_error,
-    interrupted_marker,
     journal_completed,
     journal_has_visible_output,
-    journal_notes,
-    latest_user_text_matches,
-    load_session_for_repair,
-    marker_with_retry_hook,
-    materialize_gateway_terminal_error,
-    normalize,
-    output_warnings,
     read_journal,
+)
+from inspector.repair.journal_recovery import MaterializeReport, append_journaled_partial_output
+from inspector.repair.marker import interrupted_marker, marker_with_retry_hook
+from inspector.repair.model_context import checkpoint_match, latest_user_text_matches, normalize, text_match
+from inspector.repair.notes import Notes, describe_output, journal_notes, output_warnings
+from inspector.repair.pending_turn import (
+    append_recovered_pending_turn,
+    clear_pending,
+    context_only_recovered_turn,
     recovered_ts,
-    text_match,
 )
 from inspector.repair.save import save_session
+from inspector.repair.session_source import load_session_for_repair
 from inspector.store.index import index_path
 from inspector.store.jsonfmt import RawFile, loads_bytes
 from inspector.store.sidecar import LoadedSession, sidecar_paths
@@ -276,7 +269,7 @@ def _continuation_sources(ctx: RepairContext, sid: str) -> list[str]:
     found = []
     try:
         rows = loads_bytes(ctx.snapshot.data(index_path(ctx.session_dir)) or b"[]")
-    except (ValueError, OSError):
+    except (ValueError, OSError, RecursionError):
         rows = []
     if isinstance(rows, list) and any(isinstance(r, dict) and r.get("parent_session_id") == sid
                                       and r.get("session_id") != sid for r in rows):

@@ -16,24 +16,13 @@ from typing import Any
 
 from inspector.plan import Clock, Plan
 from inspector.repair.context import RepairContext
-from inspector.repair.journal_output import (
-    NEUTRAL_WORDING,
-    RECOVERED_WORDING,
-    JournalRead,
-    MaterializeReport,
-    Notes,
-    append_journaled_partial_output,
-    describe_output,
-    detect_gateway_terminal_error,
-    journal_has_visible_output,
-    journal_notes,
-    load_session_for_repair,
-    materialize_gateway_terminal_error,
-    output_warnings,
-    read_journal,
-    strip_retry_keys,
-)
+from inspector.repair.gateway_error import detect_gateway_terminal_error, materialize_gateway_terminal_error
+from inspector.repair.journal_read import JournalRead, journal_has_visible_output, read_journal
+from inspector.repair.journal_recovery import MaterializeReport, append_journaled_partial_output
+from inspector.repair.marker import NEUTRAL_WORDING, RECOVERED_WORDING, strip_retry_keys
+from inspector.repair.notes import Notes, describe_output, journal_notes, output_warnings
 from inspector.repair.save import save_session
+from inspector.repair.session_source import load_session_for_repair
 from inspector.store.sidecar import LoadedSession, pending_retry_marker
 
 NAME = "recover-journal"

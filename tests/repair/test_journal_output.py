@@ -16,29 +16,26 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from inspector.plan import Clock
-from inspector.repair.journal_output import (
+from inspector.repair.gateway_error import detect_gateway_terminal_error, materialize_gateway_terminal_error
+from inspector.repair.journal_read import JournalRead, journal_has_visible_output, read_journal
+from inspector.repair.journal_recovery import append_journaled_partial_output, tool_card_present
+from inspector.repair.marker import (
     CAUSE_EVIDENCE,
     MARKER_HEAD,
     NEUTRAL_WORDING,
     RECOVERED_WORDING,
-    JournalRead,
-    append_journaled_partial_output,
-    append_recovered_pending_turn,
+    classify_cause,
+    interrupted_marker,
+    marker_with_retry_hook,
+)
+from inspector.repair.model_context import (
     append_to_context,
     checkpoint_match,
-    classify_cause,
     context_projection,
-    detect_gateway_terminal_error,
-    interrupted_marker,
-    journal_has_visible_output,
-    marker_with_retry_hook,
-    materialize_gateway_terminal_error,
     normalize,
-    read_journal,
     text_match,
-    tool_card_present,
-    wakeup_display_meta,
 )
+from inspector.repair.pending_turn import append_recovered_pending_turn, wakeup_display_meta
 from inspector.store.files import FileSnapshot
 from inspector.store.sidecar import load_session
 

@@ -21,7 +21,7 @@ from inspector.home import locate_home
 from inspector.plan import Clock, WriteLog, apply_plan
 from inspector.repair import promote
 from inspector.repair.context import RepairContext
-from inspector.repair.journal_output import LEGACY_NO_OUTPUT_WORDING, NEUTRAL_WORDING, RECOVERED_WORDING
+from inspector.repair.marker import LEGACY_NO_OUTPUT_WORDING, NEUTRAL_WORDING, RECOVERED_WORDING
 from inspector.store.jsonfmt import read_raw
 from inspector.store.sidecar import dump_session, load_session, read_sidecar
 

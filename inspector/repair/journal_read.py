@@ -1,0 +1,101 @@
+"""Stream S's run journal as the repairs read it, and the two tests made on its events.
+
+Spec run-journal-and-promotion §1.7 (reading the journal for (session_id, stream_id) the way
+``read_run_events`` does: never raises, an unreadable journal behaves as no output),
+``_run_journal_has_visible_output`` (§3.4) and the completed-journal test of branch A1
+(§3.4, ownership per §1.4). Ported from hermes-webui byte for byte.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from inspector.store.files import FileSnapshot
+from inspector.store.journal import (
+    JournalUnreadable,
+    authoritative_terminal_event,
+    event_owns_run,
+    journal_path,
+    parse_journal_bytes,
+)
+from inspector.store.journal_raw import torn_line_numbers
+
+
+@dataclass(frozen=True)
+class JournalRead:
+    """One run journal as the repair sees it, read once through the snapshot."""
+
+    stream_id: Any
+    path: Path | None
+    exists: bool
+    size: int
+    events: list[dict]
+    malformed: list[dict]
+    error: str | None  # why hermes cannot read it (then it behaves as if there were no output)
+    torn_lines: list[int]  # physical lines str.splitlines() tore apart (U+2028 and friends)
+
+    @property
+    def readable(self) -> bool:
+        """False when hermes' reader failed (bad id, I/O error, invalid UTF-8)."""
+        return self.error is None
+
+
+def read_journal(snapshot: FileSnapshot, session_dir: Path, session_id: str, stream_id: Any) -> JournalRead:
+    """Read S's journal the way ``read_run_events`` does; never raises."""
+    def failed(reason: str, path: Path | None = None, exists: bool = False, size: int = 0) -> JournalRead:
+        return JournalRead(stream_id, path, exists, size, [], [], reason, [])
+
+    if not stream_id:
+        return failed("no stream id")
+    if not isinstance(stream_id, str):
+        return failed(f"stream id {stream_id!r} is not a string")
+    try:
+        path = journal_path(session_dir, session_id, stream_id)
+    except ValueError as exc:
+        return failed(str(exc))
+    try:
+        raw = snapshot.read(path)
+    except OSError as exc:
+        return failed(f"cannot read {path.name}: {exc}", path, True)
+    if raw is None:
+        return JournalRead(stream_id, path, False, 0, [], [], None, [])
+    try:
+        parsed = parse_journal_bytes(raw.data)
+    except JournalUnreadable as exc:
+        return failed(str(exc), path, True, len(raw.data))
+    torn = torn_line_numbers(raw.data.decode("utf-8"))
+    return JournalRead(stream_id, path, True, len(raw.data), parsed.events, parsed.malformed, None, torn)
+
+
+def journal_has_visible_output(journal: JournalRead) -> bool:
+    """``_run_journal_has_visible_output``: a token, a fresh interim, reasoning or any tool."""
+    for event in journal.events:
+        name = str(event.get("event") or event.get("type") or "")
+        payload = event.get("payload") if isinstance(event.get("payload"), dict) else {}
+        if name == "token" and str(payload.get("text") or ""):
+            return True  # whitespace-only counts here (quirk 6)
+        if name == "interim_assistant" and not payload.get("already_streamed") \
+                and str(payload.get("text") or "").strip():
+            return True
+        if name == "reasoning":
+            text = payload.get("text") or payload.get("reasoning") or payload.get("thinking") or ""
+            if str(text).strip():
+                return True
+        if name == "tool":
+            return True
+    return False
+
+
+def journal_completed(session_id: str, stream_id: Any, journal: JournalRead) -> bool:
+    """A1: the owned authoritative terminal event is a ``completed`` done/stream_end."""
+    if not stream_id or not journal.events:
+        return False
+    event = authoritative_terminal_event(journal.events)
+    return (
+        event is not None
+        and event.get("terminal") is True
+        and event.get("terminal_state") == "completed"
+        and event_owns_run(event, session_id, stream_id)
+    )

@@ -1,0 +1,51 @@
+"""Loading a session sidecar for a run-journal repair, or the reason to refuse it.
+
+Shared by the interrupted-stream repair (spec run-journal-and-promotion §3) and the lazy
+journal retry (§4): ``<sid>.json`` is read through the snapshot and parsed the way hermes
+loads it; unsafe ids, unreadable sidecars and sidecars naming another session are refused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from inspector.repair.context import RepairContext
+from inspector.store.jsonfmt import RawFile
+from inspector.store.sidecar import LoadedSession, SidecarError, is_safe_session_id, read_sidecar
+
+
+@dataclass(frozen=True)
+class SessionSource:
+    """A sidecar loaded for a repair, or the reason the repair refuses to touch it."""
+
+    path: Path
+    raw: RawFile | None
+    loaded: LoadedSession | None
+    refusal: str | None
+
+
+def load_session_for_repair(ctx: RepairContext, session_id: str) -> SessionSource:
+    """Read ``<sid>.json`` through the snapshot; refuse unsafe ids and unusable sidecars."""
+    if not is_safe_session_id(session_id):
+        return SessionSource(Path(), None, None,
+                             f"unsafe session id {session_id!r}: only letters, digits, '_' and '-' are allowed")
+    path = ctx.session_dir / f"{session_id}.json"
+    try:
+        raw = ctx.snapshot.read(path)
+    except OSError as exc:
+        return SessionSource(path, None, None, f"cannot read {path}: {exc}")
+    if raw is None:
+        return SessionSource(path, None, None, f"no sidecar {path.name} in {ctx.session_dir}")
+    try:
+        loaded = read_sidecar(raw, now=ctx.clock.now, cwd=ctx.cwd)
+    except (SidecarError, RecursionError, TypeError, ValueError) as exc:
+        return SessionSource(path, raw, None, f"{path.name} cannot be loaded as hermes loads it: {exc}")
+    inner = loaded.data.get("session_id")
+    if not inner:
+        return SessionSource(path, raw, None,
+                             f"{path.name} has no session_id (hermes would invent a random one)")
+    if inner != session_id:
+        return SessionSource(path, raw, None,
+                             f"{path.name} names session {inner!r}, not {session_id!r}")
+    return SessionSource(path, raw, loaded, None)
