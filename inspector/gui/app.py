@@ -1,0 +1,123 @@
+"""Start the window: ``hermes-inspector`` with no command.
+
+``--home``/``--state-dir``/``--state-db`` choose the home (default: the discovered one),
+``--demo`` builds a demo home in a temporary folder, ``--screenshot FILE.png`` renders the
+window once everything is loaded (after selecting ``--select SESSION_ID`` when given), saves
+the picture and exits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from PySide6.QtCore import QEventLoop, QSettings, QTimer, QtMsgType, qInstallMessageHandler
+from PySide6.QtWidgets import QApplication
+
+from inspector.gui.main_window import MainWindow
+from inspector.gui.resources import icon, stylesheet
+from inspector.home import Home, locate_home
+
+ORGANIZATION = "hermes-inspector"
+APPLICATION = "Hermes Session Inspector"
+SCREENSHOT_SIZE = (1500, 900)
+SCREENSHOT_TIMEOUT_MS = 60_000
+
+
+def application(argv: list[str] | None = None) -> QApplication:
+    """The QApplication (reused when one exists, as under pytest-qt), with names, icon and stylesheet."""
+    app = QApplication.instance()
+    if app is None:
+        app = QApplication(argv if argv is not None else sys.argv[:1])
+        _quiet_offscreen_noise(app)
+    app.setOrganizationName(ORGANIZATION)
+    app.setApplicationName(APPLICATION)
+    app.setWindowIcon(icon("app"))
+    app.setStyleSheet(stylesheet())
+    return app
+
+
+def _quiet_offscreen_noise(app: QApplication) -> None:
+    """Qt's headless "offscreen" platform warns about every window with size constraints
+    (``--screenshot`` on a server); drop that one message, print the rest as Qt would."""
+    if app.platformName() != "offscreen":
+        return
+
+    def handler(_mode: QtMsgType, _context: object, message: str) -> None:
+        if "propagateSizeHints" not in message:
+            sys.stderr.write(f"{message}\n")
+
+    qInstallMessageHandler(handler)
+
+
+def _home_from_args(args: argparse.Namespace, demo_root: Path | None) -> Home:
+    """The home to open: a fresh demo home, or the one the options (or the environment) name."""
+    if demo_root is not None:
+        from inspector.demo import build_demo_home
+
+        demo = build_demo_home(demo_root / "home", now=time.time())
+        return locate_home(demo.home, None, None)
+    return locate_home(getattr(args, "home", None), getattr(args, "state_dir", None),
+                       getattr(args, "state_db", None))
+
+
+def wait_settled(window: MainWindow, timeout_ms: int = SCREENSHOT_TIMEOUT_MS) -> bool:
+    """Run the event loop until the window has loaded what it was asked to show."""
+    if window.is_settled():
+        return True
+    loop = QEventLoop()
+    timer = QTimer()
+    timer.setSingleShot(True)
+    timer.timeout.connect(loop.quit)
+    window.settled.connect(loop.quit)
+    timer.start(timeout_ms)
+    loop.exec()
+    window.settled.disconnect(loop.quit)
+    return window.is_settled()
+
+
+def screenshot(window: MainWindow, path: Path) -> bool:
+    """Render the window as it is now and save it (PNG by file name)."""
+    app = QApplication.instance()
+    for _ in range(3):  # let layouts and pending paints finish
+        app.processEvents()
+    pixmap = window.grab()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return pixmap.save(str(path))
+
+
+def run_app(args: argparse.Namespace, settings: QSettings | None = None) -> int:
+    """Open the window on the chosen home; with ``--screenshot`` save a picture and return."""
+    app = application()
+    demo = bool(getattr(args, "demo", False))
+    shot = getattr(args, "screenshot", None)
+    demo_dir = tempfile.TemporaryDirectory(prefix="hermes-inspector-demo-") if demo else None
+    # A screenshot uses the default layout and leaves the user's settings alone.
+    scratch = tempfile.TemporaryDirectory(prefix="hermes-inspector-settings-") if shot and settings is None else None
+    if scratch is not None:
+        settings = QSettings(str(Path(scratch.name) / "settings.ini"), QSettings.Format.IniFormat)
+    try:
+        home = _home_from_args(args, Path(demo_dir.name) if demo_dir else None)
+        window = MainWindow(settings=settings)
+        if shot:
+            window.resize(*SCREENSHOT_SIZE)
+        window.show()
+        select = getattr(args, "select", None)
+        window.open_home(home, select=select, remember=not demo)  # a demo folder is gone after exit
+        if shot:
+            wait_settled(window)
+            ok = screenshot(window, Path(shot))
+            if ok:
+                sys.stdout.write(f"saved {shot}\n")
+            else:
+                sys.stderr.write(f"hermes-inspector: could not save the screenshot to {shot}\n")
+            window.close()
+            return 0 if ok else 1
+        return app.exec()
+    finally:
+        for folder in (demo_dir, scratch):
+            if folder is not None:
+                folder.cleanup()

@@ -1,0 +1,466 @@
+"""The run journal beside the transcript: run selector, events table, event detail.
+
+:class:`JournalEventsModel` is a table over a :class:`inspector.store.journal_raw.RawJournal`:
+one row per physical line, including the lines hermes drops (shown in place, with the reason).
+``rowCount`` comes from the journal's line index and a line is parsed only when ``data()``
+asks for it, so a 200,000-event journal costs nothing until rows are scrolled into view.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from typing import Any
+
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QItemSelectionModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    Qt,
+    Signal,
+)
+from PySide6.QtGui import QBrush
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPlainTextEdit,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from inspector.export import to_json_text
+from inspector.gui.links import RunLinks
+from inspector.gui.resources import colours, health_icon
+from inspector.gui.session_data import JournalGlance, RunData, SessionData
+from inspector.store.journal_raw import RawJournal, RawLine
+from inspector.textsafe import one_line, safe_text
+
+Index = QModelIndex | QPersistentModelIndex
+ROOT = QModelIndex()  # the invalid parent index of a flat table
+LINE_ROLE = Qt.ItemDataRole.UserRole + 1
+DETAIL_LIMIT = 200_000  # characters of one event shown in the detail pane
+
+
+class EventColumn:
+    LINE, SEQ, TIME, EVENT, TERMINAL, PAYLOAD, NOTES = range(7)
+    HEADERS = ("Line", "Seq", "Time", "Event", "Terminal", "Payload", "Hermes")
+    TOOLTIPS = (
+        "Line number in the file",
+        "The record's seq",
+        "created_at (local time)",
+        "The event name",
+        "terminal_state of a terminal record",
+        "A preview of the payload",
+        "Whether hermes reads this line, and anything odd about it",
+    )
+
+
+def _clock(value: Any) -> str:
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        try:
+            return time.strftime("%H:%M:%S", time.localtime(value)) + f".{int((value % 1) * 1000):03d}"
+        except (OverflowError, OSError, ValueError):
+            return str(value)
+    return ""
+
+
+def payload_preview(value: Any, limit: int = 160) -> str:
+    """A one-line summary of an event's payload: its text, tool name and preview, or message."""
+    if not isinstance(value, dict):
+        return ""
+    payload = value.get("payload")
+    if not isinstance(payload, dict):
+        return one_line(to_json_text(payload), limit)
+    event = value.get("event")
+    if event in ("tool", "tool_complete"):
+        name = payload.get("name") or "tool"
+        extra = payload.get("preview") or ""
+        tail = f" ({payload.get('duration')} s)" if payload.get("duration") is not None else ""
+        return one_line(f"{name}: {extra}{tail}", limit)
+    for key in ("text", "reasoning", "thinking", "message", "answer"):
+        if isinstance(payload.get(key), str) and payload.get(key):
+            return one_line(repr(payload[key])[1:-1] if key == "text" else payload[key], limit)
+    return one_line(to_json_text(payload), limit)
+
+
+def line_notes(line: RawLine) -> str:
+    """The Hermes column: why hermes drops the line, else its anomalies."""
+    if line.dropped is not None:
+        return f"dropped: {line.dropped}"
+    return "; ".join(line.anomalies)
+
+
+def event_detail_text(line: RawLine, became: str | None = None) -> str:
+    """The detail pane: where the line is, what hermes makes of it, then the record itself."""
+    head = [f"line {line.number} · bytes {line.offset}–{line.offset + line.length} ({line.length} bytes)"]
+    if line.dropped is not None:
+        head.append(f"hermes DROPS this line: {line.dropped}")
+    else:
+        head.append("hermes reads this line as an event")
+    head.extend(f"note: {a}" for a in line.anomalies)
+    if became:
+        head.append(became)
+    if isinstance(line.value, (dict, list)):
+        body = to_json_text(line.value, indent=2)
+    else:
+        body = line.data.decode("utf-8", errors="backslashreplace")
+    if len(body) > DETAIL_LIMIT:
+        body = body[:DETAIL_LIMIT] + f"\n… ({len(body) - DETAIL_LIMIT} more characters)"
+    return safe_text("\n".join(head) + "\n\n" + body)
+
+
+class JournalEventsModel(QAbstractTableModel):
+    """Rows = physical lines of one run journal; parsed lazily, with a small cache."""
+
+    CACHE = 4096
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self._raw: RawJournal | None = None
+        self._limit: int | None = None
+        self._cache: OrderedDict[int, tuple[RawLine, tuple[str, ...]]] = OrderedDict()
+        self._highlight: frozenset[int] = frozenset()
+
+    def set_journal(self, raw: RawJournal | None, limit: int | None = None) -> None:
+        """Show a journal; ``limit`` exposes only its first lines (a glance while the rest is read)."""
+        self.beginResetModel()
+        self._raw = raw
+        self._limit = limit
+        self._cache.clear()
+        self._highlight = frozenset()
+        self.endResetModel()
+
+    def journal(self) -> RawJournal | None:
+        return self._raw
+
+    def set_highlight(self, rows: set[int] | frozenset[int]) -> None:
+        """Mark rows (e.g. the events a selected message came from) with the highlight colour."""
+        old, self._highlight = self._highlight, frozenset(rows)
+        last = self.columnCount() - 1
+        for row in sorted(old ^ self._highlight):
+            if 0 <= row < self.rowCount():
+                self.dataChanged.emit(self.index(row, 0), self.index(row, last), [Qt.ItemDataRole.BackgroundRole])
+
+    def highlighted(self) -> frozenset[int]:
+        return self._highlight
+
+    def rowCount(self, parent: Index = ROOT) -> int:
+        if parent.isValid() or self._raw is None:
+            return 0
+        return len(self._raw) if self._limit is None else min(self._limit, len(self._raw))
+
+    def columnCount(self, parent: Index = ROOT) -> int:
+        return 0 if parent.isValid() else len(EventColumn.HEADERS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation != Qt.Orientation.Horizontal or not 0 <= section < len(EventColumn.HEADERS):
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return EventColumn.HEADERS[section]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return EventColumn.TOOLTIPS[section]
+        return None
+
+    def flags(self, index: Index) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemNeverHasChildren
+
+    def line(self, row: int) -> RawLine | None:
+        entry = self._entry(row)
+        return entry[0] if entry else None
+
+    def _entry(self, row: int) -> tuple[RawLine, tuple[str, ...]] | None:
+        if self._raw is None or not 0 <= row < self.rowCount():
+            return None
+        hit = self._cache.get(row)
+        if hit is not None:
+            self._cache.move_to_end(row)
+            return hit
+        line = self._raw.line(row)
+        value = line.value if isinstance(line.value, dict) else None
+        if value is not None and line.is_event:
+            cells = (str(line.number), one_line(value.get("seq"), 12), _clock(value.get("created_at")),
+                     one_line(value.get("event"), 40), one_line(value.get("terminal_state") or "", 30),
+                     payload_preview(value), one_line(line_notes(line), 200))
+        else:
+            raw_text = line.data.decode("utf-8", errors="backslashreplace")
+            reason = f"DROPPED ({line.dropped}): " if line.dropped else ""
+            cells = (str(line.number), "", "", "(dropped)" if line.dropped else "", "",
+                     one_line(reason + repr(raw_text)[1:-1], 240), one_line(line_notes(line), 200))
+        entry = (line, cells)
+        self._cache[row] = entry
+        if len(self._cache) > self.CACHE:
+            self._cache.popitem(last=False)
+        return entry
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        entry = self._entry(index.row())
+        if entry is None:
+            return None
+        line, cells = entry
+        col = index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            return cells[col] if 0 <= col < len(cells) else None
+        if role == Qt.ItemDataRole.DecorationRole and col == EventColumn.SEQ and line.anomalies \
+                and line.dropped is None:
+            return health_icon("warning")
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if col in (EventColumn.NOTES, EventColumn.SEQ, EventColumn.LINE, EventColumn.EVENT) and cells[-1]:
+                return safe_text(line_notes(line))
+            if col == EventColumn.PAYLOAD and line.is_event:
+                return payload_preview(line.value, 800)
+            if col == EventColumn.PAYLOAD and line.dropped:
+                return safe_text(f"hermes drops this line: {line.dropped}")
+            if col == EventColumn.TIME and isinstance(line.value, dict):
+                created = line.value.get("created_at")
+                return f"{created}" if created is not None else None
+            return None
+        if role == Qt.ItemDataRole.BackgroundRole:
+            if index.row() in self._highlight:
+                return QBrush(colours().highlight)
+            if line.dropped is not None:
+                return QBrush(colours().dropped_background)
+            return None
+        if role == Qt.ItemDataRole.ForegroundRole and line.dropped is not None:
+            return QBrush(colours().dropped_text)
+        if role == LINE_ROLE:
+            return line
+        if role == Qt.ItemDataRole.TextAlignmentRole and col in (EventColumn.LINE, EventColumn.SEQ):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+
+def run_label(run: RunData) -> str:
+    s = run.info.summary
+    short = run.run_id if len(run.run_id) <= 14 else run.run_id[:12] + "…"
+    if s is None:
+        return f"{short} · unreadable"
+    dropped = f" · {len(run.info.malformed)} dropped" if run.info.malformed else ""
+    return f"{short} · {s.get('event_count')} events · last seq {s.get('last_seq')} · {s.get('terminal_state')}{dropped}"
+
+
+class JournalView(QWidget):
+    """Run selector, events table and detail pane, linked to the transcript."""
+
+    # (message index or -1) an event became, when the user selects an event
+    event_selected = Signal(int)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self._data: SessionData | None = None
+        self._run: RunData | None = None
+        self._quiet = False
+
+        title = QLabel("Run journal")
+        title.setObjectName("PaneTitle")
+        self.runs = QComboBox()
+        self.runs.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.runs.setMinimumContentsLength(20)
+        self.runs.currentIndexChanged.connect(self._on_run_changed)
+        self.status = QLabel()
+        self.status.setTextFormat(Qt.TextFormat.PlainText)
+        self.status.setWordWrap(True)
+
+        self.model = JournalEventsModel(self)
+        self.table = QTableView()
+        self.table.setObjectName("EventsTable")
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setWordWrap(False)
+        self.table.setAlternatingRowColors(True)
+        vh = self.table.verticalHeader()
+        vh.setVisible(False)
+        vh.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)  # never measure 200,000 rows
+        vh.setDefaultSectionSize(self.fontMetrics().height() + 6)
+        hh = self.table.horizontalHeader()
+        hh.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        hh.setSectionResizeMode(EventColumn.PAYLOAD, QHeaderView.ResizeMode.Stretch)
+        hh.setStretchLastSection(False)
+        fm = self.fontMetrics()
+        for col, sample in ((EventColumn.LINE, "00000"), (EventColumn.SEQ, "0000000"),
+                            (EventColumn.TIME, "00:00:00.000"), (EventColumn.EVENT, "tool_complete"),
+                            (EventColumn.TERMINAL, "Terminal"), (EventColumn.NOTES, "dropped: not JSON")):
+            self.table.setColumnWidth(col, fm.horizontalAdvance(sample) + 14)
+        # The notes are long; the view shows them as a warning mark on the seq, in the tooltip and
+        # in the detail pane (dropped lines also say why in the Payload column).
+        self.table.setColumnHidden(EventColumn.NOTES, True)
+        self.table.selectionModel().currentRowChanged.connect(self._on_row_changed)
+
+        self.detail = QPlainTextEdit()
+        self.detail.setObjectName("EventDetail")
+        self.detail.setReadOnly(True)
+        self.detail.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.detail.setPlaceholderText("Select an event to see the whole record.")
+
+        head = QHBoxLayout()
+        head.addWidget(title)
+        head.addWidget(self.runs, 1)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.setObjectName("JournalSplit")
+        split.addWidget(self.table)
+        split.addWidget(self.detail)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        split.setChildrenCollapsible(False)
+        self.splitter = split
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(head)
+        layout.addWidget(self.status)
+        layout.addWidget(split, 1)
+        self.set_data(None)
+
+    # ------------------------------------------------------------ data
+
+    def show_glance(self, glance: JournalGlance) -> None:
+        """Show a big journal's first lines while the session is still being read."""
+        self._data = None
+        self._quiet = True
+        self.runs.clear()
+        self.runs.addItem(f"{run_label(glance.run)} (reading…)", glance.run.run_id)
+        self.runs.setEnabled(False)
+        self._quiet = False
+        self._run = glance.run
+        self.model.set_journal(glance.run.raw, limit=glance.ready_rows)
+        self.detail.clear()
+        total = len(glance.run.raw) if glance.run.raw is not None else 0
+        self.status.setText(f"{glance.run.info.path.name} · {glance.run.info.size:,} bytes · showing the first "
+                            f"{glance.ready_rows:,} of {total:,} lines while the whole journal is read…")
+
+    def set_data(self, data: SessionData | None) -> None:
+        """Show a session's runs (keeps the selected run, row and scroll position when it still exists)."""
+        previous = self._run.run_id if self._run else None
+        row = self.table.currentIndex().row() if previous else -1
+        scroll = self.table.verticalScrollBar().value()
+        self._data = data
+        self._quiet = True
+        self.runs.clear()
+        runs = data.runs if data else []
+        for run in runs:
+            self.runs.addItem(run_label(run), run.run_id)
+            self.runs.setItemData(self.runs.count() - 1, f"{run.run_id}\n{run.info.path}",
+                                  Qt.ItemDataRole.ToolTipRole)
+        self.runs.setEnabled(bool(runs))
+        self._quiet = False
+        pick = next((i for i, r in enumerate(runs) if r.run_id == previous), None)
+        if pick is None:
+            pick = data.preferred_run() if data else 0
+        if runs:
+            self.runs.setCurrentIndex(pick)
+            self._show_run(runs[pick])
+            kept = runs[pick].run_id == previous and 0 <= row < self.model.rowCount()
+            if self.model.rowCount():
+                self._quiet = True  # show a record without moving the transcript
+                self.select_row(row if kept else 0)
+                self._quiet = False
+            if kept:
+                self.table.verticalScrollBar().setValue(scroll)
+        else:
+            self._show_run(None)
+            self.status.setText("No run journal for this session." if data else "")
+
+    def select_run(self, run_id: str) -> bool:
+        for i in range(self.runs.count()):
+            if self.runs.itemData(i) == run_id:
+                self.runs.setCurrentIndex(i)
+                return True
+        return False
+
+    def current_run(self) -> RunData | None:
+        return self._run
+
+    def _on_run_changed(self, i: int) -> None:
+        if self._quiet or self._data is None or not 0 <= i < len(self._data.runs):
+            return
+        self._show_run(self._data.runs[i])
+
+    def _show_run(self, run: RunData | None) -> None:
+        self._run = run
+        self.model.set_journal(run.raw if run else None)
+        self.detail.clear()
+        if run is None:
+            self.status.setText("")
+            return
+        # Line numbers and the Hermes column are only worth their width when some line is
+        # dropped or odd (otherwise the line number is the seq and there is nothing to say).
+        self.table.setColumnHidden(EventColumn.LINE, not (run.dropped_lines or run.odd_lines))
+        parts = [f"{run.info.path.name} · {run.info.size:,} bytes · {self.model.rowCount():,} lines"]
+        if run.info.error:
+            parts.append(f"hermes cannot read it: {run.info.error}")
+        elif run.dropped_lines:
+            parts.append(f"{run.dropped_lines} not read as events by hermes (red)")
+        if run.odd_lines:
+            parts.append(f"{run.odd_lines} with notes (⚠)")
+        if run.raw_error:
+            parts.append(run.raw_error)
+        self.status.setText(safe_text(" · ".join(parts)))
+        self.status.setToolTip(str(run.info.path))
+
+    # ------------------------------------------------------------ linking
+
+    def links(self) -> RunLinks:
+        return self._run.links if self._run else RunLinks()
+
+    def highlight_message(self, index: int) -> list[int]:
+        """Highlight the events a transcript row came from (switching run if needed); returns rows."""
+        if self._data is None or index < 0:
+            self.model.set_highlight(set())
+            return []
+        run = self._data.run_for_message(index)
+        if run is not None and run is not self._run:
+            self.select_run(run.run_id)
+        rows = self.links().message_to_events.get(index, [])
+        self.model.set_highlight(set(rows))
+        if rows:
+            self._quiet = True
+            target = self.model.index(rows[0], 0)
+            self.table.scrollTo(target, QAbstractItemView.ScrollHint.PositionAtTop)
+            self.table.selectionModel().setCurrentIndex(
+                target, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+            self._quiet = False
+            self._show_detail(rows[0])
+        return rows
+
+    def select_row(self, row: int) -> None:
+        index = self.model.index(row, 0)
+        self.table.scrollTo(index)
+        self.table.selectionModel().setCurrentIndex(
+            index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+
+    def _on_row_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if not current.isValid():
+            return
+        message = self._show_detail(current.row())
+        if not self._quiet:
+            self.event_selected.emit(-1 if message is None else message)
+
+    def _show_detail(self, row: int) -> int | None:
+        line = self.model.line(row)
+        if line is None:
+            self.detail.clear()
+            return None
+        message = self.links().event_to_message.get(row)
+        became = None
+        if message is not None:
+            became = f"became transcript row #{message}" + self._message_words(message)
+        elif line.is_event and self._run is not None:
+            became = ("not in the transcript" if self.links().message_to_events
+                      else "not in the transcript: nothing of this run is in the transcript yet")
+        self.detail.setPlainText(event_detail_text(line, became))
+        return message
+
+    def _message_words(self, index: int) -> str:
+        msgs = self._data.detail.messages if self._data else []
+        if 0 <= index < len(msgs) and isinstance(msgs[index], dict):
+            return f" ({one_line(msgs[index].get('role'), 20)}: {one_line(msgs[index].get('content'), 60)!r})"
+        return ""

@@ -1,0 +1,940 @@
+"""The main window: session list on the left, the selected session on the right.
+
+The window is thin: every scan, parse, plan and write is a core call (the same the command
+line makes) run on a worker thread through :class:`inspector.gui.workers.TaskRunner`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from PySide6.QtCore import (
+    QEvent,
+    QFileSystemWatcher,
+    QItemSelectionModel,
+    QModelIndex,
+    QSettings,
+    Qt,
+    QTimer,
+    QUrl,
+    Signal,
+)
+from PySide6.QtGui import QAction, QDesktopServices, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QComboBox,
+    QFileDialog,
+    QFrame,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QMainWindow,
+    QMenu,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QTableView,
+    QTabWidget,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from inspector.catalogue import Catalogue, list_sidecar_paths
+from inspector.export import format_time, transcript_json_bytes, transcript_markdown
+from inspector.findings import Finding
+from inspector.gui.flow_layout import FlowLayout, wrap_policy
+from inspector.gui.history_dialog import HistoryDialog
+from inspector.gui.journal_view import JournalView
+from inspector.gui.preview_dialog import PreviewDialog
+from inspector.gui.raw_view import RawView
+from inspector.gui.resources import health_icon, icon
+from inspector.gui.session_data import (
+    ACTIONS,
+    JournalGlance,
+    SessionData,
+    first_needing_attention,
+    glance_journal,
+    load_session_data,
+    plan_applies,
+    plan_session_actions,
+    plan_tooltip,
+    recommended_actions,
+    search_messages,
+)
+from inspector.gui.session_model import (
+    ROW_ROLE,
+    SESSION_ID_ROLE,
+    Column,
+    SessionFilterProxy,
+    SessionTableModel,
+)
+from inspector.gui.transcript_view import TranscriptView, age_words
+from inspector.gui.workers import TaskRunner
+from inspector.home import Home, check_readable, locate_home
+from inspector.plan import Plan, WriteLog, apply_plan, undo_write
+from inspector.report import load_catalogue
+from inspector.store.journal import RUN_JOURNAL_DIR
+from inspector.textsafe import one_line, safe_text
+
+DEBOUNCE_MS = 500
+MAX_RECENT = 8
+MAX_FINDINGS_SHOWN = 5
+
+
+def _plain(text: str = "", name: str = "", wrap: bool = True) -> QLabel:
+    label = QLabel(text)
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    label.setWordWrap(wrap)
+    if name:
+        label.setObjectName(name)
+    return label
+
+
+# ---------------------------------------------------------------- session view parts
+
+
+def merge_findings(detail: list[Finding], row: list[Finding]) -> list[Finding]:
+    """The session view's findings: the detailed ones, plus the list's (hermes' audit items
+    among them) that say something the detailed ones do not; worst first."""
+    kinds = {f.kind for f in detail}
+    merged = list(detail) + [f for f in row if f.kind not in kinds]
+    rank = {"error": 0, "warning": 1, "info": 2}
+    return sorted(merged, key=lambda f: rank.get(f.severity, 3))
+
+
+class SessionHeader(QWidget):
+    """Title, id, profile, file paths, and the running/pending turn with its age."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.title = _plain(name="HeaderTitle")
+        self.ids = _plain(name="HeaderDetails")
+        self.ids.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.paths = _plain(name="HeaderDetails")
+        self.paths.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.pending = _plain(name="PendingBanner")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        layout.addWidget(self.title)
+        layout.addWidget(self.ids)
+        layout.addWidget(self.paths)
+        layout.addWidget(self.pending)
+        self.set_data(None, None)
+
+    def set_data(self, data: SessionData | None, where: str | None) -> None:
+        if data is None:
+            self.title.setText("No session selected")
+            self.ids.setText("Pick a session on the left.")
+            self.paths.setText("")
+            self.pending.hide()
+            return
+        d = data.detail
+        self.title.setText(one_line(d.title, 160) or "(untitled)")
+        ids = [f"id {safe_text(d.session_id)}", f"profile {one_line(d.profile or '-', 40)}"]
+        if where:
+            ids.append(f"lives in {where}")
+        ids.append(f"{len(d.messages)} messages" if d.sidecar is not None else "no readable sidecar")
+        if data.runs:
+            ids.append(f"{len(data.runs)} run journal(s)")
+        self.ids.setText("  ·  ".join(ids))
+        paths = []
+        if d.sidecar_path is not None:
+            size = f" ({len(d.sidecar_raw.data):,} bytes)" if d.sidecar_raw is not None else " (missing)"
+            paths.append(f"sidecar {d.sidecar_path}{size}")
+        if d.bak_path is not None:
+            paths.append(f".bak {d.bak_path} ({d.bak_messages} messages)")
+        for view in d.state_db:
+            paths.append(f"state.db [{view.profile}] {view.path}")
+        if d.core is not None:
+            paths.append(f"core {d.core_path}")
+        self.paths.setText(safe_text("\n".join(paths)))
+        sc = d.sidecar or {}
+        stream, prompt = sc.get("active_stream_id"), sc.get("pending_user_message")
+        if stream or prompt:
+            started = sc.get("pending_started_at")
+            when = ""
+            if isinstance(started, (int, float)) and not isinstance(started, bool) and started > 0:
+                when = f", started {format_time(started)} ({age_words(time.time() - started)} ago)"
+            self.pending.setText(f"Turn still marked running: stream {one_line(stream, 40) or '-'}{when}. "
+                                 f"Pending prompt: {one_line(prompt, 120)!r}")
+            self.pending.show()
+        else:
+            self.pending.hide()
+
+
+class FindingsBar(QFrame):
+    """The session's findings in plain words, and one button per repair (enabled when it applies)."""
+
+    action_clicked = Signal(str)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("FindingsBar")
+        self._lines = QVBoxLayout()
+        self._lines.setSpacing(1)
+        self.buttons: dict[str, QPushButton] = {}
+        holder = QWidget()
+        wrap_policy(holder)
+        row = FlowLayout(holder)  # on a narrow window the buttons wrap instead of being cut
+        row.setContentsMargins(0, 0, 0, 0)
+        for action, label in ACTIONS.items():
+            b = QPushButton(label)
+            b.setProperty("repair", True)
+            b.setObjectName(f"action-{action}")
+            b.setEnabled(False)
+            b.clicked.connect(lambda _=False, a=action: self.action_clicked.emit(a))
+            self.buttons[action] = b
+            row.addWidget(b)
+        self.planning = _plain("", wrap=False)
+        row.addWidget(self.planning)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 6, 8, 6)
+        layout.addLayout(self._lines)
+        layout.addWidget(holder)
+
+    def set_findings(self, findings: list[Finding] | None) -> None:
+        while self._lines.count():
+            item = self._lines.takeAt(0)
+            if item.widget() is not None:
+                item.widget().deleteLater()
+        if findings is None:
+            return
+        if not findings:
+            self._lines.addWidget(self._line("ok", "No findings: this session looks healthy."))
+            return
+        for f in findings[:MAX_FINDINGS_SHOWN]:
+            action = f"  → {ACTIONS.get(f.action, f.action)}" if f.action else ""
+            self._lines.addWidget(self._line(f.severity, f"{one_line(f.message, 260)}{action}"))
+        if len(findings) > MAX_FINDINGS_SHOWN:
+            more = self._line("info", f"… and {len(findings) - MAX_FINDINGS_SHOWN} more finding(s)")
+            more.setToolTip("\n".join(one_line(f.message, 200) for f in findings[MAX_FINDINGS_SHOWN:]))
+            self._lines.addWidget(more)
+
+    @staticmethod
+    def _line(severity: str, text: str) -> QWidget:
+        w = QWidget()
+        h = QHBoxLayout(w)
+        h.setContentsMargins(0, 0, 0, 0)
+        dot = QLabel()
+        dot.setPixmap(health_icon(severity).pixmap(12, 12))
+        dot.setToolTip(severity)
+        h.addWidget(dot, 0, Qt.AlignmentFlag.AlignTop)
+        label = _plain(safe_text(text), "FindingLine")
+        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        h.addWidget(label, 1)
+        return w
+
+    def set_plans(self, plans: dict[str, Plan | str] | None) -> None:
+        self.planning.setText("Planning repairs…" if plans is None else "")
+        for action, button in self.buttons.items():
+            plan = (plans or {}).get(action)
+            button.setEnabled(plans is not None and plan_applies(plan))
+            button.setToolTip(plan_tooltip(action, plan) if plans is not None else "Planning…")
+
+
+class SessionView(QWidget):
+    """Header, findings and actions, then transcript beside journal (and a Raw tab)."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.header = SessionHeader()
+        self.findings = FindingsBar()
+        self.transcript = TranscriptView()
+        self.journal = JournalView()
+        self.raw = RawView()
+        self.split = QSplitter(Qt.Orientation.Horizontal)
+        self.split.setObjectName("TranscriptJournalSplit")
+        self.split.addWidget(self.transcript)
+        self.split.addWidget(self.journal)
+        self.split.setStretchFactor(0, 2)
+        self.split.setStretchFactor(1, 3)
+        self.split.setSizes([360, 540])
+        self.split.setChildrenCollapsible(False)
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(self.split, "Transcript && run journal")
+        self.tabs.addTab(self.raw, "Raw")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 4, 4, 0)
+        layout.setSpacing(6)
+        layout.addWidget(self.header)
+        layout.addWidget(self.findings)
+        layout.addWidget(self.tabs, 1)
+        self.data: SessionData | None = None
+        self.transcript.message_selected.connect(self._on_message_selected)
+        self.journal.event_selected.connect(self._on_event_selected)
+
+    def set_data(self, data: SessionData | None, where: str | None = None,
+                 row_findings: list[Finding] | None = None) -> None:
+        self.data = data
+        self.header.set_data(data, where)
+        self.findings.set_findings(merge_findings(data.detail.findings, row_findings or []) if data else None)
+        self.findings.set_plans(None if data else {})
+        self.transcript.set_data(data)
+        self.journal.set_data(data)
+        self.raw.set_data(data)
+
+    def show_glance(self, glance: JournalGlance, title: str) -> None:
+        """While a session with a big journal is read: its title, and the journal's first lines."""
+        self.data = None
+        self.header.title.setText(one_line(title, 160) or "(untitled)")
+        self.header.ids.setText(f"id {safe_text(glance.session_id)}  ·  reading the session…")
+        self.header.paths.setText("")
+        self.header.pending.hide()
+        self.findings.set_findings(None)
+        self.findings.set_plans(None)
+        self.transcript.set_data(None)
+        self.transcript.browser.setPlainText("Reading the session…")
+        self.raw.set_data(None)
+        self.journal.show_glance(glance)
+
+    def _on_message_selected(self, index: int) -> None:
+        self.journal.highlight_message(index)
+
+    def _on_event_selected(self, message: int) -> None:
+        self.transcript.highlight_messages({message} if message >= 0 else set(), scroll=message >= 0)
+
+
+# ---------------------------------------------------------------- the window
+
+
+class MainWindow(QMainWindow):
+    """Hermes Session Inspector."""
+
+    settled = Signal()  # nothing loading and the requested selection shown (used by --screenshot)
+
+    def __init__(self, settings: QSettings | None = None, runner: TaskRunner | None = None):
+        super().__init__()
+        self.setWindowTitle("Hermes Session Inspector")
+        self.setWindowIcon(icon("app"))
+        self.settings = settings if settings is not None else QSettings()
+        self.runner = runner or TaskRunner(self)
+        self.home: Home | None = None
+        self.catalogue: Catalogue | None = None
+        self.data: SessionData | None = None
+        self.plans: dict[str, Plan | str] | None = None
+        self.preview: PreviewDialog | None = None
+        self.last_write: str | None = None
+        self._pending_select: str | None = None
+        self._auto_select = True
+        self._loaded = False
+
+        self.model = SessionTableModel(self)
+        self.proxy = SessionFilterProxy(self)
+        self.proxy.setSourceModel(self.model)
+        self._build_list()
+        self.view = SessionView()
+        self.view.findings.action_clicked.connect(self.preview_action)
+        self.split = QSplitter(Qt.Orientation.Horizontal)
+        self.split.setObjectName("MainSplit")
+        self.split.addWidget(self.list_panel)
+        self.split.addWidget(self.view)
+        self.split.setStretchFactor(0, 2)  # a smaller window takes from both sides, mostly the view's
+        self.split.setStretchFactor(1, 3)
+        self.split.setSizes([600, 900])
+        self.setCentralWidget(self.split)
+        self._build_status()
+        self._build_menus()
+
+        self.watcher = QFileSystemWatcher(self)
+        self.watcher.directoryChanged.connect(self._on_disk_change)
+        self.watcher.fileChanged.connect(self._on_disk_change)
+        self.debounce = QTimer(self)
+        self.debounce.setSingleShot(True)
+        self.debounce.setInterval(DEBOUNCE_MS)
+        self.debounce.timeout.connect(self.refresh)
+        self.search_timer = QTimer(self)
+        self.search_timer.setSingleShot(True)
+        self.search_timer.setInterval(250)
+        self.search_timer.timeout.connect(self._start_text_search)
+
+        self.runner.activity.connect(self._on_activity)
+        self.runner.progress.connect(self._on_progress)
+        self.runner.idle.connect(self._maybe_settled)
+        self.resize(1500, 900)
+        self._restore_layout()
+
+    # ------------------------------------------------------------ building
+
+    def _build_list(self) -> None:
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Search title, id or message text  (Ctrl+F)")
+        self.search.setClearButtonEnabled(True)
+        self.search.textChanged.connect(self._on_search)
+        self.attention = QCheckBox("Needs attention")
+        self.attention.setToolTip("Show only sessions with a warning or an error")
+        self.attention.toggled.connect(self.proxy.set_attention_only)
+        self.profile = QComboBox()
+        self.profile.setToolTip("Show the sessions of one profile")
+        self.profile.addItem("All profiles", None)
+        self.profile.currentIndexChanged.connect(
+            lambda _i: self.proxy.set_profile(self.profile.currentData()))
+        self.home_label = _plain(name="HeaderDetails")
+        self.home_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.table = QTableView()
+        self.table.setObjectName("SessionTable")
+        self.table.setModel(self.proxy)
+        self.table.setSortingEnabled(True)
+        self.table.sortByColumn(Column.LAST_ACTIVITY, Qt.SortOrder.DescendingOrder)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setWordWrap(False)
+        self.table.setAlternatingRowColors(True)
+        self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.table.customContextMenuRequested.connect(self._list_menu)
+        vh = self.table.verticalHeader()
+        vh.setVisible(False)
+        vh.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        vh.setDefaultSectionSize(self.fontMetrics().height() + 8)
+        hh = self.table.horizontalHeader()
+        hh.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        hh.setStretchLastSection(False)
+        hh.setHighlightSections(False)
+        hh.setSectionResizeMode(Column.TITLE, QHeaderView.ResizeMode.Stretch)
+        fm = self.fontMetrics()
+        for col, sample in ((Column.SESSION_ID, "0123456789ab"), (Column.WHERE, "state.db"),
+                            (Column.PROFILE, "default"), (Column.MESSAGES, "00 / 00"),
+                            (Column.LAST_ACTIVITY, "Nov 30 06:13")):
+            wanted = max(fm.horizontalAdvance(sample), fm.horizontalAdvance(Column.HEADERS[col]) + 12)
+            self.table.setColumnWidth(col, wanted + 16)
+        self.table.setColumnWidth(Column.HEALTH, 26)
+        self.table.selectionModel().currentRowChanged.connect(self._on_current_row)
+
+        filters = QHBoxLayout()
+        filters.addWidget(self.profile, 1)
+        filters.addWidget(self.attention)
+        panel = QWidget()
+        layout = QVBoxLayout(panel)
+        layout.setContentsMargins(4, 4, 0, 0)
+        layout.addWidget(self.search)
+        layout.addLayout(filters)
+        layout.addWidget(self.home_label)
+        layout.addWidget(self.table, 1)
+        self.list_panel = panel
+
+    def _build_status(self) -> None:
+        bar = self.statusBar()
+        self.activity = _plain(wrap=False)
+        self.busy = QProgressBar()
+        self.busy.setMaximumWidth(140)
+        self.busy.setTextVisible(False)
+        self.busy.setRange(0, 0)
+        self.busy.hide()
+        self.cancel_button = QToolButton()
+        self.cancel_button.setText("Cancel")
+        self.cancel_button.clicked.connect(self.runner.cancel_all)
+        self.cancel_button.hide()
+        self.undo_button = QPushButton("Undo")
+        self.undo_button.setObjectName("UndoButton")
+        self.undo_button.hide()
+        self.undo_button.clicked.connect(lambda: self.undo(self.last_write) if self.last_write else None)
+        bar.addPermanentWidget(self.activity)
+        bar.addPermanentWidget(self.busy)
+        bar.addPermanentWidget(self.cancel_button)
+        bar.addPermanentWidget(self.undo_button)
+
+    def _build_menus(self) -> None:
+        m = self.menuBar().addMenu("&File")
+        self._action(m, "&Open Home…", self.choose_home, QKeySequence.StandardKey.Open)
+        self.recent_menu = m.addMenu("Open &Recent")
+        self.recent_menu.aboutToShow.connect(self._fill_recent)
+        m.addSeparator()
+        self._action(m, "Export Transcript as &Markdown…", lambda: self.choose_export("md"))
+        self._action(m, "Export Transcript as &JSON…", lambda: self.choose_export("json"))
+        m.addSeparator()
+        self._action(m, "&Reload", self.refresh, QKeySequence.StandardKey.Refresh)
+        self._action(m, "&Quit", self.close, QKeySequence.StandardKey.Quit)
+        m = self.menuBar().addMenu("&Edit")
+        self._action(m, "&Find Session", self._focus_search, QKeySequence.StandardKey.Find)
+        self._action(m, "Copy Session &Id", self.copy_session_id, QKeySequence("Ctrl+Shift+C"))
+        self._action(m, "Copy Sidecar &Path", self.copy_sidecar_path, QKeySequence("Ctrl+Alt+C"))
+        self._action(m, "Re&veal File", self.reveal_file)
+        m = self.menuBar().addMenu("&View")
+        a = self._action(m, "Needs &Attention Only", None, QKeySequence("Ctrl+Shift+A"))
+        a.setCheckable(True)
+        a.toggled.connect(self.attention.setChecked)
+        self.attention.toggled.connect(a.setChecked)
+        self._action(m, "Write &History…", self.show_history, QKeySequence("Ctrl+H"))
+        self._action(m, "&Raw Sidecar", lambda: self.view.tabs.setCurrentIndex(1), QKeySequence("Ctrl+R"))
+        self._action(m, "&Transcript and Journal", lambda: self.view.tabs.setCurrentIndex(0), QKeySequence("Ctrl+T"))
+
+    def _action(self, menu: QMenu, text: str, slot, shortcut=None) -> QAction:
+        a = QAction(text, self)
+        if shortcut is not None:
+            a.setShortcut(shortcut)
+        if slot is not None:
+            a.triggered.connect(lambda _=False: slot())
+        menu.addAction(a)
+        return a
+
+    # ------------------------------------------------------------ settings
+
+    def _restore_layout(self) -> None:
+        geometry = self.settings.value("window/geometry")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        for key, splitter in self._splitters().items():
+            state = self.settings.value(f"window/{key}")
+            if state is not None:
+                splitter.restoreState(state)
+        header = self.settings.value("window/session_columns")
+        if header is not None:
+            self.table.horizontalHeader().restoreState(header)
+
+    def _splitters(self) -> dict[str, QSplitter]:
+        return {"main_split": self.split, "transcript_split": self.view.split,
+                "journal_split": self.view.journal.splitter}
+
+    def save_layout(self) -> None:
+        self.settings.setValue("window/geometry", self.saveGeometry())
+        for key, splitter in self._splitters().items():
+            self.settings.setValue(f"window/{key}", splitter.saveState())
+        self.settings.setValue("window/session_columns", self.table.horizontalHeader().saveState())
+        self.settings.sync()
+
+    def recent_homes(self) -> list[dict]:
+        raw = self.settings.value("recent_homes", "[]")
+        try:
+            items = json.loads(raw if isinstance(raw, str) else "[]")
+        except ValueError:
+            return []
+        return [i for i in items if isinstance(i, dict) and isinstance(i.get("home"), str)]
+
+    def _remember_home(self, home: Home) -> None:
+        entry = {"home": str(home.base), "state_dir": str(home.state_dir),
+                 "state_db": str(home.state_db_override) if home.state_db_override else None}
+        items = [entry] + [i for i in self.recent_homes() if i != entry]
+        self.settings.setValue("recent_homes", json.dumps(items[:MAX_RECENT]))
+        self.settings.sync()
+
+    def _fill_recent(self) -> None:
+        self.recent_menu.clear()
+        items = self.recent_homes()
+        if not items:
+            a = self.recent_menu.addAction("(none)")
+            a.setEnabled(False)
+        for item in items:
+            label = item["home"] if item.get("state_dir") == str(Path(item["home"]) / "webui") \
+                else f"{item['home']}  (state dir {item.get('state_dir')})"
+            a = self.recent_menu.addAction(label)
+            a.triggered.connect(lambda _=False, i=item: self.open_home(
+                locate_home(i["home"], i.get("state_dir"), i.get("state_db"))))
+
+    def changeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        # The system switched between light and dark: redraw what carries our own colours.
+        if event.type() == QEvent.Type.ApplicationPaletteChange:
+            self.view.transcript.render(keep_scroll=True)
+            self.view.journal.table.viewport().update()
+        super().changeEvent(event)
+
+    def closeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        self.save_layout()
+        self.runner.cancel_all()
+        self.debounce.stop()
+        self.search_timer.stop()
+        self.runner.wait(10000)
+        super().closeEvent(event)
+
+    # ------------------------------------------------------------ opening a home
+
+    def choose_home(self) -> None:
+        start = str(self.home.base) if self.home else str(Path.home())
+        folder = QFileDialog.getExistingDirectory(self, "Open Hermes Home", start)
+        if folder:
+            self.open_home(locate_home(folder))
+
+    def open_home(self, home: Home, select: str | None = None, remember: bool = True) -> None:
+        """Show a home: scan it in the background, watch its folders, select ``select`` when given."""
+        self.home = home
+        self.catalogue = None
+        self._loaded = False
+        self._pending_select = select
+        self._auto_select = True
+        self.model.clear()
+        self._show_session(None)
+        self.setWindowTitle(f"Hermes Session Inspector — {home.base}")
+        self.profile.blockSignals(True)
+        self.profile.clear()
+        self.profile.addItem("All profiles", None)
+        self.profile.blockSignals(False)
+        self.proxy.set_profile(None)
+        if remember:
+            self._remember_home(home)
+        self._watch()
+        self.scan()
+
+    def scan(self) -> None:
+        home = self.home
+        if home is None:
+            return
+
+        def work(token, progress):
+            check_readable(home)
+            token.check()
+            cat = load_catalogue(home, now=time.time())
+            return cat, first_needing_attention(home, cat)
+
+        self.runner.start("catalogue", work, self._on_catalogue, label="Scanning sessions…",
+                          on_error=self._on_catalogue_error)
+
+    def refresh(self) -> None:
+        """Rescan the list and reload the shown session (files changed, or F5)."""
+        self._watch()
+        self.scan()
+        sid = self.current_session_id() or (self.data.session_id if self.data is not None else None)
+        if sid is not None:  # the selected one: the shown one may be older than the selection
+            self.load_session(sid)
+
+    def _on_catalogue_error(self, message: str) -> None:
+        self._loaded = True
+        self.home_label.setText(safe_text(f"Cannot read this home: {message}"))
+        self.statusBar().showMessage(one_line(message, 200), 10000)
+        self._maybe_settled()
+
+    def _on_catalogue(self, result: tuple[Catalogue, str | None]) -> None:
+        cat, self._first_attention = result
+        self.catalogue = cat
+        self._loaded = True
+        self.model.set_rows(cat.sorted_rows())
+        self._fill_profiles(cat)
+        attention = sum(1 for r in cat.rows.values() if r.needs_attention)
+        text = f"{len(cat.rows)} sessions · {attention} need attention · {self.home.session_dir}"
+        if cat.home_findings:
+            text += "\n" + "\n".join(f"{f.severity}: {one_line(f.message, 160)}" for f in cat.home_findings[:3])
+            if len(cat.home_findings) > 3:
+                text += f"\n… {len(cat.home_findings) - 3} more home finding(s)"
+        self.home_label.setText(safe_text(text))
+        if self._pending_select is not None:
+            sid, self._pending_select = self._pending_select, None
+            if not self.select_session(sid):
+                self.statusBar().showMessage(f"No session {one_line(sid, 60)} in this home", 10000)
+                self._select_first_needing_attention()
+        elif self._auto_select and self.current_session_id() is None:
+            self._select_first_needing_attention()
+        self._auto_select = False
+        row = self.model.row_for(self.data.session_id) if self.data is not None else None
+        if row is not None:  # the list's findings (hermes' audit items) may have changed
+            self.view.header.set_data(self.data, row.where)
+            self.view.findings.set_findings(merge_findings(self.data.detail.findings, list(row.findings)))
+
+    def _fill_profiles(self, cat: Catalogue) -> None:
+        names = list(self.home.profile_names()) if self.home else []
+        for r in cat.rows.values():
+            if r.profile not in names:
+                names.append(r.profile)
+        current = self.profile.currentData()
+        self.profile.blockSignals(True)
+        self.profile.clear()
+        self.profile.addItem("All profiles", None)
+        for name in names:
+            self.profile.addItem(f"Profile: {name}", name)
+        self.profile.setCurrentIndex(max(self.profile.findData(current), 0) if current else 0)
+        self.profile.blockSignals(False)
+
+    def _select_first_needing_attention(self) -> None:
+        if self._first_attention and self.select_session(self._first_attention):
+            return
+        if self.proxy.rowCount():
+            self.select_session(self.proxy.index(0, 0).data(SESSION_ID_ROLE))
+
+    # ------------------------------------------------------------ the list
+
+    def select_session(self, session_id: str) -> bool:
+        """Select a session in the list (clearing filters that hide it). False when it is unknown."""
+        pos = self.model.position(session_id)
+        if pos is None:
+            return False
+        source = self.model.index(pos, 0)
+        index = self.proxy.mapFromSource(source)
+        if not index.isValid():
+            self.search.clear()
+            self.attention.setChecked(False)
+            self.profile.setCurrentIndex(0)
+            index = self.proxy.mapFromSource(source)
+        self.table.selectionModel().setCurrentIndex(
+            index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+        self.table.scrollTo(index)
+        return True
+
+    def current_session_id(self) -> str | None:
+        index = self.table.currentIndex()
+        return index.data(SESSION_ID_ROLE) if index.isValid() else None
+
+    def _on_current_row(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        sid = current.data(SESSION_ID_ROLE) if current.isValid() else None
+        if sid is None:
+            return
+        if self.data is not None and self.data.session_id == sid and not self.runner.is_busy("detail"):
+            return
+        self.load_session(sid)
+
+    def _on_search(self, text: str) -> None:
+        self.proxy.set_query(text)
+        self.search_timer.start()
+
+    def _start_text_search(self) -> None:
+        query = self.proxy.query
+        if not query or self.home is None:
+            self.runner.cancel("search")
+            return
+        home = self.home
+
+        def work(token, progress):
+            sidecars, _ = list_sidecar_paths(home.session_dir)
+            return search_messages(sidecars, query, token.check, progress)
+
+        self.runner.start("search", work, lambda found: self.proxy.set_text_matches(query, found),
+                          label="Searching messages…")
+
+    def _focus_search(self) -> None:
+        self.search.setFocus()
+        self.search.selectAll()
+
+    def _list_menu(self, pos) -> None:
+        if not self.table.indexAt(pos).isValid():
+            return
+        menu = QMenu(self)
+        menu.addAction("Copy Session Id", self.copy_session_id)
+        menu.addAction("Copy Sidecar Path", self.copy_sidecar_path)
+        menu.addAction("Reveal File", self.reveal_file)
+        menu.addSeparator()
+        menu.addAction("Export Transcript as Markdown…", lambda: self.choose_export("md"))
+        menu.popup(self.table.viewport().mapToGlobal(pos))
+
+    def _current_path(self) -> Path | None:
+        index = self.table.currentIndex()
+        row = index.data(ROW_ROLE) if index.isValid() else None
+        if row is None:
+            return None
+        if row.sidecar is not None:
+            return row.sidecar.path
+        if self.home is not None and row.has_bak:
+            return self.home.session_dir / f"{row.session_id}.json.bak"
+        if self.home is not None and row.state_db_profile:
+            return self.home.state_db(row.state_db_profile)
+        return None
+
+    def copy_session_id(self) -> None:
+        sid = self.current_session_id()
+        if sid:
+            QGuiApplication.clipboard().setText(sid)
+            self.statusBar().showMessage(f"Copied {one_line(sid, 60)}", 3000)
+
+    def copy_sidecar_path(self) -> None:
+        path = self._current_path()
+        if path is not None:
+            QGuiApplication.clipboard().setText(str(path))
+            self.statusBar().showMessage(f"Copied {path}", 3000)
+
+    def reveal_file(self) -> None:
+        path = self._current_path()
+        if path is not None:
+            QDesktopServices.openUrl(QUrl.fromLocalFile(str(path.parent)))
+
+    # ------------------------------------------------------------ the session
+
+    def load_session(self, session_id: str) -> None:
+        home = self.home
+        if home is None:
+            return
+        self.runner.cancel("plans")
+        self.runner.start("detail", lambda token, progress: load_session_data(home, session_id, token.check, progress),
+                          self._show_session, label="Reading session…",
+                          on_error=lambda msg: self.statusBar().showMessage(one_line(msg, 200), 10000))
+        if self.data is None or self.data.session_id != session_id:
+            # A big journal is shown at once from its first lines; the full read replaces it.
+            prefer = self._streams_of(session_id)
+            self.runner.start("glance", lambda token, progress: glance_journal(
+                home.session_dir, session_id, prefer, token.check), self._show_glance)
+        else:
+            self.runner.cancel("glance")
+
+    def _streams_of(self, session_id: str) -> list[str]:
+        """Run ids the list already knows this session points at (running turn, pending marker)."""
+        row = self.model.row_for(session_id)
+        if row is None or row.sidecar is None:
+            return []
+        out = [row.sidecar.meta.get("active_stream_id")]
+        if isinstance(row.sidecar.pending_marker, dict):
+            out.append(row.sidecar.pending_marker.get("_journal_retry_stream_id"))
+        return [s for s in out if isinstance(s, str) and s]
+
+    def _show_glance(self, glance: JournalGlance | None) -> None:
+        if glance is None or self.current_session_id() != glance.session_id:
+            return
+        if self.data is not None and self.data.session_id == glance.session_id:
+            return  # the full session is already shown
+        row = self.model.row_for(glance.session_id)
+        self.view.show_glance(glance, row.title if row else "")
+
+    def _show_session(self, data: SessionData | None) -> None:
+        same = data is not None and self.data is not None and data.session_id == self.data.session_id
+        selected = self.view.transcript.selected_message() if same else -1
+        self.data = data
+        self.plans = None
+        row = self.model.row_for(data.session_id) if data is not None else None
+        self.view.set_data(data, row.where if row else None, list(row.findings) if row else None)
+        if data is None:
+            return
+        if selected >= 0:
+            self.view.transcript.select_message(selected, emit=True)
+        self._watch()
+        self.start_planning()
+
+    def start_planning(self) -> None:
+        home, data = self.home, self.data
+        if home is None or data is None:
+            return
+        recommended = recommended_actions(data.detail, (self.catalogue.home_findings if self.catalogue else [])
+                                          + self._row_findings(data.session_id))
+        sid = data.session_id
+        self.runner.start("plans", lambda token, progress: plan_session_actions(home, sid, recommended, token.check),
+                          self._on_plans, label="Planning repairs…",
+                          on_error=lambda msg: self.statusBar().showMessage(one_line(msg, 200), 10000))
+
+    def _row_findings(self, sid: str) -> list[Finding]:
+        row = self.model.row_for(sid)
+        return list(row.findings) if row else []
+
+    def _on_plans(self, plans: dict[str, Plan | str]) -> None:
+        self.plans = plans
+        self.view.findings.set_plans(plans)
+
+    # ------------------------------------------------------------ repairs
+
+    def preview_action(self, action: str) -> PreviewDialog | None:
+        """Open the preview of an action's plan; Write applies exactly that plan."""
+        plan = (self.plans or {}).get(action)
+        if not isinstance(plan, Plan):
+            return None
+        dialog = PreviewDialog(plan, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.accepted.connect(lambda p=plan: self.write_plan(p))
+        dialog.destroyed.connect(lambda _=None: setattr(self, "preview", None))
+        self.preview = dialog
+        dialog.open()
+        return dialog
+
+    def write_plan(self, plan: Plan) -> None:
+        log = WriteLog.default()
+        self.runner.start("write", lambda token, progress: apply_plan(plan, log), self._on_written,
+                          label="Writing…", on_error=self._on_write_error)
+
+    def _on_written(self, record) -> None:
+        self.last_write = record.write_id
+        files = ", ".join(Path(f["path"]).name for f in record.files)
+        self.statusBar().showMessage(f"Wrote {files} (write {record.write_id}). Undo restores the previous files.")
+        self.undo_button.setText("Undo")
+        self.undo_button.setToolTip(f"Undo write {record.write_id}")
+        self.undo_button.show()
+        self.refresh()
+
+    def _on_write_error(self, message: str) -> None:
+        self.statusBar().showMessage(f"Nothing was written: {one_line(message, 300)}", 15000)
+        self.refresh()
+
+    def undo(self, write_id: str) -> None:
+        log = WriteLog.default()
+        self.runner.start("write", lambda token, progress: undo_write(write_id, log),
+                          lambda rec, w=write_id: self._on_undone(w, rec), label="Undoing…",
+                          on_error=self._on_write_error)
+
+    def _on_undone(self, write_id: str, record) -> None:
+        if self.last_write == write_id:
+            self.last_write = None
+            self.undo_button.hide()
+        self.statusBar().showMessage(f"Undid write {write_id}: restored {len(record.files)} file(s).", 10000)
+        self.refresh()
+
+    def show_history(self) -> HistoryDialog:
+        log = WriteLog.default()
+        dialog = HistoryDialog(log.records(), str(log.log_path), str(log.root / "backups"), self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.undo_requested.connect(self.undo)
+        dialog.open()
+        return dialog
+
+    # ------------------------------------------------------------ export
+
+    def choose_export(self, kind: str) -> None:
+        if self.data is None:
+            self.statusBar().showMessage("Select a session to export", 3000)
+            return
+        suffix = ".md" if kind == "md" else ".json"
+        name = f"session-{self.data.session_id}{suffix}"
+        path, _ = QFileDialog.getSaveFileName(self, "Export Transcript", str(Path.home() / name),
+                                              "Markdown (*.md)" if kind == "md" else "JSON (*.json)")
+        if path:
+            self.export_transcript(Path(path), kind)
+
+    def export_transcript(self, path: Path, kind: str) -> None:
+        data = self.data
+        if data is None:
+            return
+
+        def work(token, progress):
+            now = time.time()
+            if kind == "md":
+                blob = transcript_markdown(data.detail, now=now, include_state_db=True).encode("utf-8")
+            else:
+                blob = transcript_json_bytes(data.detail, now=now)
+            path.write_bytes(blob)
+            return path
+
+        self.runner.start("export", work, lambda p: self.statusBar().showMessage(f"Exported to {p}", 8000),
+                          label="Exporting…",
+                          on_error=lambda msg: self.statusBar().showMessage(f"Export failed: {msg}", 10000))
+
+    # ------------------------------------------------------------ watching the disk
+
+    def _watch(self) -> None:
+        """Watch folders (atomic replace defeats per-file watches) plus the shown session's files."""
+        if self.home is None:
+            return
+        sdir = self.home.session_dir
+        wanted = [sdir, sdir / RUN_JOURNAL_DIR]
+        files: list[Path] = []
+        if self.data is not None:
+            wanted.append(sdir / RUN_JOURNAL_DIR / self.data.session_id)
+            files += [run.info.path for run in self.data.runs]  # appends happen in place
+            if self.data.detail.sidecar_path is not None:
+                files.append(self.data.detail.sidecar_path)
+        paths = {str(p) for p in wanted + files if p.exists()}
+        current = set(self.watcher.directories()) | set(self.watcher.files())
+        stale = sorted(current - paths)
+        fresh = sorted(paths - current)
+        if stale:
+            self.watcher.removePaths(stale)
+        if fresh:
+            self.watcher.addPaths(fresh)
+
+    def _on_disk_change(self, _path: str) -> None:
+        self.debounce.start()
+
+    # ------------------------------------------------------------ status
+
+    def _on_activity(self, text: str) -> None:
+        self.activity.setText(text)
+        busy = bool(text)
+        self.busy.setVisible(busy)
+        self.cancel_button.setVisible(busy)
+        if busy:
+            self.busy.setRange(0, 0)
+
+    def _on_progress(self, done: int, total: int) -> None:
+        if total > 0:
+            self.busy.setRange(0, total)
+            self.busy.setValue(done)
+
+    def is_settled(self) -> bool:
+        return self._loaded and self._pending_select is None and not self.runner.is_busy()
+
+    def _maybe_settled(self) -> None:
+        if self.is_settled():
+            self.settled.emit()

@@ -1,0 +1,118 @@
+"""The preview of a repair: its summary and warnings, a coloured unified diff per file, Write/Cancel.
+
+The diff is :func:`inspector.plan.file_diff` of the very plan that Write applies, so what the
+user reads is what gets written (``apply_plan`` re-checks every file's fingerprint first).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QSyntaxHighlighter, QTextCharFormat
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QLabel,
+    QPlainTextEdit,
+    QTabWidget,
+    QVBoxLayout,
+)
+
+from inspector.gui.resources import colours
+from inspector.gui.session_data import ACTIONS, plan_applies
+from inspector.plan import Plan, file_diff
+from inspector.textsafe import safe_text
+
+DIFF_LIMIT = 3_000_000  # characters of diff text shown per file
+
+
+class DiffHighlighter(QSyntaxHighlighter):
+    """Green for added lines, red for removed, blue for hunk headers."""
+
+    def __init__(self, document):
+        super().__init__(document)
+        c = colours()
+        self._formats = {}
+        for key, colour in (("+", c.added), ("-", c.removed), ("@", c.hunk), ("h", c.file_header)):
+            fmt = QTextCharFormat()
+            fmt.setForeground(colour)
+            self._formats[key] = fmt
+
+    def highlightBlock(self, text: str) -> None:  # noqa: N802 - Qt's name
+        if text.startswith(("+++", "---")):
+            key = "h"
+        elif text.startswith("@@"):
+            key = "@"
+        elif text.startswith("+"):
+            key = "+"
+        elif text.startswith("-"):
+            key = "-"
+        else:
+            return
+        self.setFormat(0, len(text), self._formats[key])
+
+
+def _plain_label(text: str, object_name: str = "") -> QLabel:
+    label = QLabel(safe_text(text))
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    label.setWordWrap(True)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    if object_name:
+        label.setObjectName(object_name)
+    return label
+
+
+class PreviewDialog(QDialog):
+    """Shows one plan; ``exec()`` returns Accepted when the user pressed Write."""
+
+    def __init__(self, plan: Plan, parent=None):
+        super().__init__(parent)
+        self.plan = plan
+        label = ACTIONS.get(plan.action, plan.action)
+        self.setWindowTitle(f"Preview: {label}")
+        self.setObjectName("PreviewDialog")
+        self.resize(980, 700)
+        layout = QVBoxLayout(self)
+        target = plan.session_id or "all eligible sessions"
+        heading = _plain_label(f"{label} — {target}", "HeaderTitle")
+        layout.addWidget(heading)
+        if plan.refusal:
+            layout.addWidget(_plain_label(f"Refused: {plan.refusal}", "Refusal"))
+        self.summary = _plain_label("\n".join(f"• {line}" for line in plan.summary) or "No summary.", "Summary")
+        layout.addWidget(self.summary)
+        self.warnings = _plain_label("\n".join(f"⚠ {line}" for line in plan.warnings), "Warnings")
+        self.warnings.setStyleSheet(f"color: {colours().file_header.name()};")
+        self.warnings.setVisible(bool(plan.warnings))
+        layout.addWidget(self.warnings)
+
+        self.tabs = QTabWidget()
+        self.diffs: list[QPlainTextEdit] = []
+        for change in plan.changes:
+            view = QPlainTextEdit()
+            view.setObjectName("DiffView")
+            view.setReadOnly(True)
+            view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+            text = file_diff(change)
+            if len(text) > DIFF_LIMIT:
+                text = text[:DIFF_LIMIT] + "\n… (diff cut for display; the whole change is written)"
+            view.setPlainText(f"{change.kind}: {change.path}\n" + safe_text(text))
+            view.highlighter = DiffHighlighter(view.document())
+            self.diffs.append(view)
+            self.tabs.addTab(view, f"{change.kind} {change.path.name}")
+            self.tabs.setTabToolTip(self.tabs.count() - 1, str(change.path))
+        if not plan.changes:
+            self.tabs.addTab(_plain_label("Nothing to write."), "No changes")
+        layout.addWidget(self.tabs, 1)
+
+        self.buttons = QDialogButtonBox()
+        self.write_button = self.buttons.addButton("Write", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.cancel_button = self.buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
+        self.write_button.setEnabled(plan_applies(plan))
+        self.write_button.setToolTip("Back up the current files, then write exactly this diff "
+                                     "(refused if a file changed since the preview)")
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        self.cancel_button.setDefault(True)
+        layout.addWidget(self.buttons)
+
+    def diff_text(self) -> str:
+        return "\n".join(view.toPlainText() for view in self.diffs)

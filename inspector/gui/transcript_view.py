@@ -1,0 +1,525 @@
+"""The transcript: each message as a readable block, with recovery badges and tool cards.
+
+Message content is untrusted. It goes into the document only through
+``QTextCursor.insertText`` (never ``setHtml``/``insertHtml``/Markdown), so markup is shown as
+the characters it is made of; the browser never follows links and ``loadResource`` returns
+nothing, so no image or stylesheet is ever fetched, local or remote.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import QUrl, Signal
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontDatabase,
+    QPalette,
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+    QTextFormat,
+)
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QTextBrowser,
+    QTextEdit,
+    QVBoxLayout,
+    QWidget,
+)
+
+from inspector.export import format_time, message_text, to_json_text, tools_by_message
+from inspector.gui.resources import colours
+from inspector.gui.session_data import SessionData
+from inspector.textsafe import one_line, safe_text
+
+CONTENT_LIMIT = 50_000  # characters of one message rendered; the Raw tab has everything
+TOOL_PREVIEW_LINES = 12
+RENDER_WINDOW = 400  # newest messages rendered at first; older ones on request (keeps the GUI quick)
+SIDECAR = "sidecar"
+
+
+@dataclass(frozen=True)
+class Badge:
+    text: str
+    kind: str  # recovered | error | pending | info
+
+
+def message_badges(msg: dict) -> list[Badge]:
+    """The recovery and error badges of one message, in plain words."""
+    out: list[Badge] = []
+    if msg.get("_recovered"):
+        out.append(Badge("recovered turn", "recovered"))
+    if msg.get("_recovered_from_run_journal"):
+        stream = one_line(msg.get("_recovered_stream_id"), 14)
+        out.append(Badge(f"from run journal {stream}".strip(), "recovered"))
+    if msg.get("_recovered_event_id"):
+        out.append(Badge(f"event {one_line(msg.get('_recovered_event_id'), 48)}", "info"))
+    if msg.get("type") == "interrupted":
+        cause = one_line(msg.get("interruption_cause") or "unknown cause", 40)
+        out.append(Badge(f"interrupted: {cause}", "error"))
+    elif msg.get("_error"):
+        out.append(Badge("error", "error"))
+    if msg.get("_pending_journal_recovery"):
+        attempts = msg.get("_journal_retry_attempts", 0)
+        first = msg.get("_journal_retry_first_seen_ts")
+        stream = one_line(msg.get("_journal_retry_stream_id"), 14)
+        out.append(Badge(f"pending retry · {attempts}/12 attempts · since {format_time(first)} · stream {stream}",
+                         "pending"))
+    if msg.get("_partial"):
+        out.append(Badge("partial", "info"))
+    if msg.get("active") is False:
+        out.append(Badge("inactive (rewound)", "info"))
+    if msg.get("compacted"):
+        out.append(Badge("compacted", "info"))
+    if msg.get("compressed_summary"):
+        out.append(Badge("compression summary", "info"))
+    return out
+
+
+def state_db_cards(msg: dict) -> list[dict]:
+    """state.db keeps tool calls on the assistant row (OpenAI shape); show them as cards."""
+    calls = msg.get("tool_calls")
+    cards = []
+    if isinstance(calls, list):
+        for call in calls:
+            if not isinstance(call, dict):
+                continue
+            fn = call.get("function") if isinstance(call.get("function"), dict) else {}
+            args: Any = fn.get("arguments")
+            if isinstance(args, str):
+                try:
+                    args = json.loads(args)
+                except ValueError:
+                    pass
+            cards.append({"name": fn.get("name") or call.get("name"), "args": args, "tid": call.get("id"),
+                          "done": True})
+    return cards
+
+
+class SafeTextBrowser(QTextBrowser):
+    """A read-only browser that never loads a resource and never follows a link."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setOpenLinks(False)
+        self.setOpenExternalLinks(False)
+        self.setUndoRedoEnabled(False)
+        self.setAcceptDrops(False)
+
+    def loadResource(self, kind: int, name: QUrl) -> Any:  # noqa: N802 - Qt's name
+        return None
+
+    def setSource(self, *args: Any, **kwargs: Any) -> None:  # noqa: N802 - Qt's name
+        return None  # navigation is never allowed
+
+
+class TranscriptView(QWidget):
+    """A session's transcript (sidecar, state.db or core), with selection linked to the journal."""
+
+    message_selected = Signal(int)  # sidecar message index, -1 for none
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self._data: SessionData | None = None
+        self._expanded: set[int] = set()
+        self._starts: list[int] = []
+        self._ranges: list[tuple[int, int, int]] = []
+        self._selected = -1
+        self._highlighted: set[int] = set()
+        self._quiet = False
+        self._show_all = False
+        self._first_shown = 0
+
+        title = QLabel("Transcript")
+        title.setObjectName("PaneTitle")
+        self.source = QComboBox()
+        self.source.setToolTip("Which copy of the conversation to show")
+        self.source.currentIndexChanged.connect(self._on_source_changed)
+        self.reasoning = QCheckBox("Reasoning")
+        self.reasoning.setToolTip("Expand every message's reasoning")
+        self.reasoning.toggled.connect(self._on_reasoning_toggled)
+        self.browser = SafeTextBrowser()
+        self.browser.setObjectName("TranscriptBrowser")
+        self.browser.anchorClicked.connect(self._on_anchor)
+        self.browser.cursorPositionChanged.connect(self._on_cursor)
+
+        head = QHBoxLayout()
+        head.addWidget(title)
+        head.addWidget(self.source, 1)
+        head.addWidget(self.reasoning)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(head)
+        layout.addWidget(self.browser, 1)
+        self.set_data(None)
+
+    # ------------------------------------------------------------ data
+
+    def set_data(self, data: SessionData | None) -> None:
+        same = data is not None and self._data is not None and data.session_id == self._data.session_id
+        previous = self.source.currentData() if same else None  # a reload keeps the chosen copy
+        self._data = data
+        self._quiet = True
+        self.source.clear()
+        if data is not None:
+            d = data.detail
+            self.source.addItem(f"Sidecar ({len(d.messages)} messages)", SIDECAR)
+            for n, view in enumerate(d.state_db):
+                count = "error" if view.error else f"{len(view.messages)} messages"
+                self.source.addItem(f"state.db [{view.profile}] ({count})", f"state.db:{n}")
+            if d.core is not None or d.core_error:
+                core_msgs = d.core.get("messages") if isinstance(d.core, dict) else None
+                count = f"{len(core_msgs)} messages" if isinstance(core_msgs, list) else "error"
+                self.source.addItem(f"Agent core transcript ({count})", "core")
+            pick = self.source.findData(previous) if previous else -1
+            if pick <= 0 and d.sidecar is None:
+                # No readable sidecar: show the first copy that can be read instead of an empty page.
+                pick = next((i + 1 for i, v in enumerate(d.state_db) if not v.error and v.messages), -1)
+            self.source.setCurrentIndex(max(pick, 0))
+        self.source.setEnabled(self.source.count() > 1)
+        self._quiet = False
+        self._expanded.clear()
+        if not same:
+            self._show_all = False
+        self._selected = -1
+        self._highlighted = set()
+        self.render()
+
+    def current_source(self) -> str:
+        return self.source.currentData() or SIDECAR
+
+    def show_sidecar(self) -> None:
+        self.source.setCurrentIndex(max(self.source.findData(SIDECAR), 0))
+
+    def _on_source_changed(self, _i: int) -> None:
+        if not self._quiet:
+            self._selected = -1
+            self.render()
+
+    def _on_reasoning_toggled(self, _on: bool) -> None:
+        self._expanded.clear()
+        self.render(keep_scroll=True)
+
+    def _messages(self) -> tuple[list, dict[int, list[dict]], str | None]:
+        """(messages, tool cards per message, why there is nothing) for the chosen source."""
+        if self._data is None:
+            return [], {}, "Select a session."
+        d = self._data.detail
+        src = self.current_source()
+        if src == SIDECAR:
+            if d.sidecar is None:
+                why = (f"The sidecar cannot be read: {d.sidecar_error}" if d.sidecar_error
+                       else "This session has no sidecar. Pick the state.db transcript above, if there is one.")
+                return [], {}, why
+            return d.messages, tools_by_message(d.sidecar.get("tool_calls")), None
+        if src.startswith("state.db:"):
+            view = d.state_db[int(src.split(":", 1)[1])]
+            if view.error:
+                return [], {}, f"state.db cannot be read: {view.error}"
+            cards = {i: state_db_cards(m) for i, m in enumerate(view.messages) if isinstance(m, dict)}
+            return view.messages, {i: c for i, c in cards.items() if c}, None
+        core = d.core if isinstance(d.core, dict) else {}
+        if d.core_error:
+            return [], {}, f"The core transcript cannot be read: {d.core_error}"
+        msgs = core.get("messages") if isinstance(core.get("messages"), list) else []
+        return msgs, tools_by_message(core.get("tool_calls")), None
+
+    # ------------------------------------------------------------ rendering
+
+    def render(self, keep_scroll: bool = False) -> None:
+        scroll = self.browser.verticalScrollBar().value()
+        messages, cards, why = self._messages()
+        doc = QTextDocument(self.browser)
+        doc.setDocumentMargin(8)
+        doc.setUndoRedoEnabled(False)
+        cursor = QTextCursor(doc)
+        self._ranges = []
+        self._starts = []
+        if why:
+            self._insert_note(cursor, why)
+        first = 0 if self._show_all else max(0, len(messages) - RENDER_WINDOW)
+        self._first_shown = first
+        if first:
+            self._insert_earlier_link(cursor, first)
+        for i in range(first, len(messages)):
+            start = self._render_message(cursor, i, messages[i], cards.get(i, []),
+                                         first=(i == first and not why and not first))
+            self._ranges.append((start, cursor.position(), i))
+            self._starts.append(start)
+        if self.current_source() == SIDECAR and self._data is not None:
+            self._render_pending(cursor, self._data.detail.sidecar or {})
+        self._quiet = True
+        self.browser.setDocument(doc)  # the old document, a child of the browser, is deleted by Qt
+        self._quiet = False
+        self._apply_highlight()
+        if keep_scroll:
+            self.browser.verticalScrollBar().setValue(scroll)
+
+    def _fmt(self, *, bold: bool = False, italic: bool = False, colour: QColor | None = None,
+             mono: bool = False, background: QColor | None = None, scale: float = 1.0) -> QTextCharFormat:
+        f = QTextCharFormat()
+        if mono:
+            f.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        if bold:
+            f.setFontWeight(QFont.Weight.Bold)
+        if italic:
+            f.setFontItalic(True)
+        if colour is not None:
+            f.setForeground(colour)
+        if background is not None:
+            f.setBackground(background)
+        if scale != 1.0:
+            f.setFontPointSize(max(self.font().pointSizeF() * scale, 6.0))
+        return f
+
+    def _block(self, cursor: QTextCursor, *, indent: int = 0, top: int = 0, background: QColor | None = None,
+               first: bool = False) -> None:
+        bf = QTextBlockFormat()
+        bf.setLeftMargin(indent)
+        bf.setTopMargin(top)
+        if background is not None:
+            bf.setBackground(background)
+        if first and cursor.position() == 0 and cursor.block().length() <= 1:
+            cursor.setBlockFormat(bf)
+        else:
+            cursor.insertBlock(bf)
+
+    def _muted(self) -> QColor:
+        return self.palette().color(QPalette.ColorGroup.Active, QPalette.ColorRole.PlaceholderText)
+
+    def _insert_note(self, cursor: QTextCursor, text: str) -> None:
+        self._block(cursor, first=True)
+        cursor.insertText(safe_text(text), self._fmt(italic=True, colour=self._muted()))
+
+    def _insert_earlier_link(self, cursor: QTextCursor, hidden: int) -> None:
+        self._block(cursor, first=True)
+        link = self._fmt(colour=self.palette().color(QPalette.ColorRole.Link))
+        link.setAnchor(True)
+        link.setAnchorHref("earlier:")
+        cursor.insertText(f"▴ Show {hidden:,} earlier messages", link)
+
+    def _badge_colour(self, kind: str) -> QColor:
+        c = colours()
+        return {"recovered": c.badge_recovered, "error": c.badge_error, "pending": c.badge_pending}.get(
+            kind, c.badge_info)
+
+    def _render_message(self, cursor: QTextCursor, i: int, msg: Any, cards: list[dict], first: bool) -> int:
+        """Insert one message; returns the position where its first block starts."""
+        c = colours()
+        self._block(cursor, top=0 if first else 12, first=first)
+        start = cursor.position()
+        if not isinstance(msg, dict):
+            cursor.insertText(f"#{i}  (not an object) ", self._fmt(bold=True, colour=c.removed))
+            self._block(cursor, indent=14)
+            cursor.insertText(safe_text(to_json_text(msg))[:CONTENT_LIMIT],
+                              self._fmt(mono=True))
+            return start
+        role = one_line(msg.get("role"), 24) or "?"
+        role_colour = {"user": c.role_user, "assistant": c.role_assistant}.get(role, c.role_other)
+        cursor.insertText(f"#{i}  ", self._fmt(colour=self._muted()))
+        cursor.insertText(role, self._fmt(bold=True, colour=role_colour))
+        if role == "tool" and msg.get("tool_name"):
+            cursor.insertText(f" {one_line(msg.get('tool_name'), 40)}", self._fmt(bold=True, colour=role_colour))
+        cursor.insertText(f"   {format_time(msg.get('timestamp'))}", self._fmt(colour=self._muted(), scale=0.9))
+        badges = message_badges(msg)
+        if badges:
+            self._block(cursor, indent=14, top=2)
+            for n, badge in enumerate(badges):
+                if n:
+                    cursor.insertText("  ", QTextCharFormat())
+                cursor.insertText(f"\u2009{badge.text}\u2009",
+                                  self._fmt(background=self._badge_colour(badge.kind), scale=0.85))
+        text = message_text(msg.get("content"))
+        self._block(cursor, indent=14, top=3)
+        if text.strip():
+            shown = text if len(text) <= CONTENT_LIMIT else text[:CONTENT_LIMIT]
+            cursor.insertText(safe_text(shown), QTextCharFormat())
+            if len(text) > CONTENT_LIMIT:
+                cursor.insertText(f"\n… {len(text) - CONTENT_LIMIT:,} more characters (see Raw)",
+                                  self._fmt(italic=True, colour=self._muted()))
+        else:
+            cursor.insertText("(no text)", self._fmt(italic=True, colour=self._muted()))
+        reasoning = msg.get("reasoning") or msg.get("reasoning_content")
+        if reasoning:
+            self._render_reasoning(cursor, i, message_text(reasoning))
+        for card in cards:
+            self._render_card(cursor, card)
+        return start
+
+    def _render_reasoning(self, cursor: QTextCursor, i: int, reasoning: str) -> None:
+        open_ = self.reasoning.isChecked() or i in self._expanded
+        self._block(cursor, indent=14, top=3)
+        link = self._fmt(colour=self.palette().color(QPalette.ColorRole.Link), scale=0.9)
+        link.setAnchor(True)
+        link.setAnchorHref(f"reasoning:{i}")
+        arrow = "▾" if open_ else "▸"
+        cursor.insertText(f"{arrow} Reasoning ({len(reasoning):,} characters)", link)
+        if open_:
+            self._block(cursor, indent=28)
+            shown = reasoning[:CONTENT_LIMIT]
+            cursor.insertText(safe_text(shown), self._fmt(italic=True, colour=self._muted()))
+
+    def _render_card(self, cursor: QTextCursor, card: dict) -> None:
+        bg = self.palette().color(QPalette.ColorRole.AlternateBase)
+        state = "done" if card.get("done") else "not finished"
+        if card.get("is_error"):
+            state += ", error"
+        if card.get("duration") is not None:
+            state += f", {one_line(card.get('duration'), 12)} s"
+        self._block(cursor, indent=28, top=4, background=bg)
+        cursor.insertText("⚙ ", self._fmt())
+        cursor.insertText(one_line(card.get("name") or "tool", 60), self._fmt(bold=True, mono=True))
+        cursor.insertText(f"  {state}", self._fmt(colour=self._muted(), scale=0.9))
+        if card.get("tid"):
+            cursor.insertText(f"  tid {one_line(card.get('tid'), 40)}", self._fmt(colour=self._muted(), scale=0.9))
+        if card.get("_recovered_from_run_journal"):
+            cursor.insertText("  ", QTextCharFormat())
+            cursor.insertText("\u2009from run journal\u2009",
+                              self._fmt(background=colours().badge_recovered, scale=0.85))
+        args = card.get("args")
+        if args:
+            text = args if isinstance(args, str) else to_json_text(args)
+            self._block(cursor, indent=28, background=bg)
+            cursor.insertText(safe_text(one_line(text, 400)), self._fmt(mono=True, scale=0.9))
+        preview = card.get("preview") or card.get("snippet")
+        if preview:
+            lines = message_text(preview).splitlines() or [""]
+            shown = "\n".join(lines[:TOOL_PREVIEW_LINES])
+            if len(lines) > TOOL_PREVIEW_LINES:
+                shown += f"\n… {len(lines) - TOOL_PREVIEW_LINES} more lines"
+            self._block(cursor, indent=28, background=bg)
+            cursor.insertText(safe_text(shown[:CONTENT_LIMIT]), self._fmt(mono=True, colour=self._muted(), scale=0.9))
+
+    def _render_pending(self, cursor: QTextCursor, sidecar: dict) -> None:
+        pending = sidecar.get("pending_user_message")
+        stream = sidecar.get("active_stream_id")
+        if not pending and not stream:
+            return
+        self._block(cursor, top=14)
+        cursor.insertText("pending turn (not in messages yet)", self._fmt(bold=True, colour=colours().file_header))
+        started = sidecar.get("pending_started_at")
+        age = ""
+        if isinstance(started, (int, float)) and not isinstance(started, bool) and started > 0:
+            age = f" · started {format_time(started)} ({age_words(time.time() - started)} ago)"
+        cursor.insertText("  ", QTextCharFormat())
+        cursor.insertText(f"\u2009stream {one_line(stream, 14)}{age}\u2009",
+                          self._fmt(background=colours().badge_pending, scale=0.85))
+        self._block(cursor, indent=14, top=3)
+        cursor.insertText(safe_text(message_text(pending)[:CONTENT_LIMIT]) or "(no text)", QTextCharFormat())
+
+    # ------------------------------------------------------------ selection and links
+
+    def _on_anchor(self, url: QUrl) -> None:
+        text = url.toString()
+        if text == "earlier:":
+            self.show_all()
+            return
+        if text.startswith("reasoning:"):
+            try:
+                i = int(text.split(":", 1)[1])
+            except ValueError:
+                return
+            self._expanded ^= {i}
+            self.render(keep_scroll=True)
+
+    def show_all(self) -> None:
+        """Render every message (the first render shows the newest RENDER_WINDOW)."""
+        if not self._show_all:
+            self._show_all = True
+            self.render()
+
+    def _ensure_rendered(self, indexes: set[int]) -> None:
+        if indexes and min(indexes) < self._first_shown:
+            self.show_all()
+
+    def message_at(self, position: int) -> int:
+        k = bisect.bisect_right(self._starts, position) - 1
+        if k < 0:
+            return -1
+        start, end, i = self._ranges[k]
+        return i if start <= position <= end else -1
+
+    def _on_cursor(self) -> None:
+        if self._quiet or self.current_source() != SIDECAR:
+            return
+        i = self.message_at(self.browser.textCursor().position())
+        if i != self._selected:
+            self._selected = i
+            self._highlighted = {i} if i >= 0 else set()
+            self._apply_highlight()
+            self.message_selected.emit(i)
+
+    def selected_message(self) -> int:
+        return self._selected
+
+    def select_message(self, i: int, *, emit: bool = True) -> None:
+        """Select (highlight and scroll to) a sidecar message, as if the user clicked it."""
+        if self.current_source() != SIDECAR:
+            self.show_sidecar()
+        self._ensure_rendered({i} if i >= 0 else set())
+        self._selected = i
+        self.highlight_messages({i} if i >= 0 else set(), scroll=True)
+        if emit:
+            self.message_selected.emit(i)
+
+    def highlight_messages(self, indexes: set[int], *, scroll: bool = True) -> None:
+        """Highlight rows (e.g. the message a journal event became) without moving the selection signal."""
+        self._ensure_rendered(set(indexes))
+        self._highlighted = set(indexes)
+        self._apply_highlight()
+        if scroll and indexes:
+            first = min(indexes)
+            for start, _end, i in self._ranges:
+                if i == first:
+                    self._quiet = True
+                    cur = QTextCursor(self.browser.document())
+                    cur.setPosition(start)
+                    self.browser.setTextCursor(cur)
+                    self.browser.ensureCursorVisible()
+                    self._quiet = False
+                    break
+
+    def highlighted_messages(self) -> set[int]:
+        return set(self._highlighted)
+
+    def _apply_highlight(self) -> None:
+        selections = []
+        doc = self.browser.document()
+        for start, end, i in self._ranges:
+            if i not in self._highlighted:
+                continue
+            sel = QTextEdit.ExtraSelection()
+            cur = QTextCursor(doc)
+            cur.setPosition(start)
+            cur.setPosition(max(start, end - 1), QTextCursor.MoveMode.KeepAnchor)
+            sel.cursor = cur
+            fmt = QTextCharFormat()
+            fmt.setBackground(colours().highlight)
+            fmt.setProperty(QTextFormat.Property.FullWidthSelection, True)
+            sel.format = fmt
+            selections.append(sel)
+        self.browser.setExtraSelections(selections)
+
+    def plain_text(self) -> str:
+        return self.browser.toPlainText()
+
+
+def age_words(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    if seconds < 120:
+        return f"{seconds} s"
+    if seconds < 7200:
+        return f"{seconds // 60} min"
+    if seconds < 172800:
+        return f"{seconds // 3600} h {seconds % 3600 // 60} min"
+    return f"{seconds // 86400} days"

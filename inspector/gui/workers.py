@@ -1,0 +1,191 @@
+"""Background work: the GUI thread never waits for disk.
+
+A :class:`TaskRunner` runs plain functions on a ``QThreadPool``. Work is grouped in named
+channels ("catalogue", "detail", "plans", ...): starting a task cancels the channel's previous
+one and bumps its generation, so a result that arrives late for an old request is dropped
+instead of overwriting newer data. Results come back by signal, on the GUI thread.
+
+Task functions receive a :class:`CancelToken` (checked between steps; a function that cannot
+stop early just has its result dropped) and a ``progress(done, total)`` callback.
+"""
+
+from __future__ import annotations
+
+import threading
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
+
+
+class Cancelled(Exception):
+    """Raised inside a task when its token was cancelled; the task ends quietly."""
+
+
+class CancelToken:
+    """A thread-safe cancel flag."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+
+    def cancel(self) -> None:
+        self._event.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+    def check(self) -> None:
+        """Raise :class:`Cancelled` when cancelled (call between steps of long work)."""
+        if self._event.is_set():
+            raise Cancelled()
+
+
+TaskFn = Callable[[CancelToken, Callable[[int, int], None]], Any]
+
+
+class _TaskSignals(QObject):
+    finished = Signal(str, int, object)  # channel, generation, result
+    failed = Signal(str, int, str)  # channel, generation, message
+    cancelled = Signal(str, int)
+    progress = Signal(str, int, int, int)  # channel, generation, done, total
+
+
+class _Task(QRunnable):
+    def __init__(self, channel: str, generation: int, fn: TaskFn, token: CancelToken):
+        super().__init__()
+        self.setAutoDelete(False)  # the runner owns it; the pool must not delete it under Python
+        self.channel = channel
+        self.generation = generation
+        self.fn = fn
+        self.token = token
+        self.signals = _TaskSignals()
+        self.done = False
+
+    def run(self) -> None:
+        sig = self.signals
+        try:
+            result = self.fn(self.token, lambda d, t: sig.progress.emit(self.channel, self.generation, d, t))
+        except Cancelled:
+            sig.cancelled.emit(self.channel, self.generation)
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a readable message
+            detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+            sig.failed.emit(self.channel, self.generation, detail)
+        else:
+            if self.token.cancelled:
+                sig.cancelled.emit(self.channel, self.generation)
+            else:
+                sig.finished.emit(self.channel, self.generation, result)
+        finally:
+            self.done = True
+
+
+@dataclass
+class _Pending:
+    generation: int
+    token: CancelToken
+    label: str
+    on_done: Callable[[Any], None]
+    on_error: Callable[[str], None] | None
+
+
+class TaskRunner(QObject):
+    """Runs tasks per channel; newest request wins, stale results are dropped."""
+
+    activity = Signal(str)  # label of the running work ("" when idle)
+    progress = Signal(int, int)  # done, total of the newest task reporting progress
+    idle = Signal()
+
+    def __init__(self, parent: QObject | None = None, pool: QThreadPool | None = None):
+        super().__init__(parent)
+        self.pool = pool or QThreadPool(self)
+        self._generation: dict[str, int] = {}
+        self._pending: dict[str, _Pending] = {}
+        self._tasks: list[_Task] = []
+
+    def start(self, channel: str, fn: TaskFn, on_done: Callable[[Any], None], *,
+              label: str = "", on_error: Callable[[str], None] | None = None) -> int:
+        """Run ``fn`` for ``channel``, cancelling that channel's previous task. Returns the generation."""
+        self.cancel(channel, quiet=True)
+        generation = self._generation.get(channel, 0) + 1
+        self._generation[channel] = generation
+        token = CancelToken()
+        self._pending[channel] = _Pending(generation, token, label, on_done, on_error)
+        task = _Task(channel, generation, fn, token)
+        task.signals.finished.connect(self._on_finished)
+        task.signals.failed.connect(self._on_failed)
+        task.signals.cancelled.connect(self._on_cancelled)
+        task.signals.progress.connect(self._on_progress)
+        self._tasks = [t for t in self._tasks if not t.done] + [task]
+        self.pool.start(task)
+        self._announce()
+        return generation
+
+    def cancel(self, channel: str, *, quiet: bool = False) -> None:
+        pending = self._pending.pop(channel, None)
+        if pending is not None:
+            pending.token.cancel()
+            if not quiet:
+                self._announce()
+
+    def cancel_all(self) -> None:
+        for channel in list(self._pending):
+            self.cancel(channel, quiet=True)
+        self._announce()
+
+    def is_busy(self, channel: str | None = None) -> bool:
+        return bool(self._pending) if channel is None else channel in self._pending
+
+    def wait(self, msecs: int = 30000) -> bool:
+        """Block until every started task has returned (used when closing the window)."""
+        return self.pool.waitForDone(msecs)
+
+    # ------------------------------------------------------------ results (GUI thread)
+
+    def _current(self, channel: str, generation: int) -> _Pending | None:
+        pending = self._pending.get(channel)
+        if pending is None or pending.generation != generation:
+            return None  # cancelled or superseded: drop the stale result
+        return pending
+
+    @Slot(str, int, object)
+    def _on_finished(self, channel: str, generation: int, result: object) -> None:
+        pending = self._current(channel, generation)
+        if pending is None:
+            return
+        del self._pending[channel]
+        try:
+            pending.on_done(result)
+        finally:
+            self._announce()
+
+    @Slot(str, int, str)
+    def _on_failed(self, channel: str, generation: int, message: str) -> None:
+        pending = self._current(channel, generation)
+        if pending is None:
+            return
+        del self._pending[channel]
+        try:
+            if pending.on_error is not None:
+                pending.on_error(message)
+        finally:
+            self._announce()
+
+    @Slot(str, int)
+    def _on_cancelled(self, channel: str, generation: int) -> None:
+        if self._current(channel, generation) is not None:
+            del self._pending[channel]
+            self._announce()
+
+    @Slot(str, int, int, int)
+    def _on_progress(self, channel: str, generation: int, done: int, total: int) -> None:
+        if self._current(channel, generation) is not None:
+            self.progress.emit(done, total)
+
+    def _announce(self) -> None:
+        labels = [p.label for p in self._pending.values() if p.label]
+        self.activity.emit(", ".join(labels) if labels else ("Working…" if self._pending else ""))
+        if not self._pending:
+            self.idle.emit()

@@ -1,0 +1,143 @@
+"""Every item model of the window passes Qt's model tester (qtmodeltester)."""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import Qt
+
+from inspector.gui.history_dialog import HistoryModel
+from inspector.gui.journal_view import JournalEventsModel
+from inspector.gui.raw_view import RecordsModel
+from inspector.gui.session_data import load_session_data
+from inspector.gui.session_model import (
+    ROW_ROLE,
+    SORT_ROLE,
+    Column,
+    SessionFilterProxy,
+    SessionTableModel,
+)
+from inspector.plan import WriteRecord
+from inspector.report import load_catalogue
+from inspector.store.journal_raw import RawJournal
+
+
+def test_session_model_passes_the_model_tester(qtmodeltester, demo_home):
+    model = SessionTableModel()
+    model.set_rows(load_catalogue(demo_home, now=time.time()).sorted_rows())
+    assert model.rowCount() >= 10
+    qtmodeltester.check(model, force_py=True)
+
+
+def test_session_model_updates_in_place_when_rows_come_and_go(qtmodeltester, demo_home):
+    rows = load_catalogue(demo_home, now=time.time()).sorted_rows()
+    model = SessionTableModel()
+    model.set_rows(rows[:5])
+    qtmodeltester.check(model, force_py=True)
+    kept = rows[2].session_id
+    model.set_rows(rows[2:])
+    assert model.rowCount() == len(rows) - 2
+    assert model.index(0, 0).data(ROW_ROLE).session_id == kept  # survivors keep their place
+    model.set_rows([])
+    assert model.rowCount() == 0
+
+
+def test_filter_proxy_passes_the_model_tester_and_filters(qtmodeltester, demo, demo_home):
+    model = SessionTableModel()
+    model.set_rows(load_catalogue(demo_home, now=time.time()).sorted_rows())
+    proxy = SessionFilterProxy()
+    proxy.setSourceModel(model)
+    proxy.sort(Column.LAST_ACTIVITY, Qt.SortOrder.DescendingOrder)
+    qtmodeltester.check(proxy, force_py=True)
+
+    proxy.set_attention_only(True)
+    shown = {proxy.index(r, 0).data(ROW_ROLE).session_id for r in range(proxy.rowCount())}
+    assert demo.sessions["lost_response"] in shown and demo.sessions["healthy"] not in shown
+    proxy.set_attention_only(False)
+
+    proxy.set_query("open prs")  # title search, case-insensitive
+    shown = {proxy.index(r, 0).data(ROW_ROLE).session_id for r in range(proxy.rowCount())}
+    assert shown == {demo.sessions["lost_response"]}
+    proxy.set_text_matches("open prs", {demo.sessions["healthy"]})  # message-text hits join in
+    assert proxy.rowCount() == 2
+    proxy.set_query("")
+
+    proxy.set_profile("work")
+    shown = {proxy.index(r, 0).data(ROW_ROLE).session_id for r in range(proxy.rowCount())}
+    assert shown == {demo.sessions["healthy_work"]}
+    qtmodeltester.check(proxy, force_py=True)
+
+
+def test_health_sorts_worst_first(demo_home):
+    model = SessionTableModel()
+    model.set_rows(load_catalogue(demo_home, now=time.time()).sorted_rows())
+    proxy = SessionFilterProxy()
+    proxy.setSourceModel(model)
+    proxy.sort(Column.HEALTH, Qt.SortOrder.DescendingOrder)
+    assert proxy.index(0, 0).data(ROW_ROLE).health == "error"
+    assert isinstance(proxy.index(0, Column.HEALTH).data(SORT_ROLE), float)
+
+
+def test_journal_events_model_passes_the_model_tester(qtmodeltester, demo):
+    sid = demo.sessions["stale_pending"]
+    path = next((demo.session_dir / "_run_journal" / sid).glob("*.jsonl"))
+    model = JournalEventsModel()
+    model.set_journal(RawJournal.from_path(path))
+    assert model.rowCount() > 0
+    qtmodeltester.check(model, force_py=True)
+    model.set_highlight({0, 1})
+    assert model.highlighted() == {0, 1}
+    model.set_journal(None)
+    assert model.rowCount() == 0
+
+
+def test_journal_model_shows_dropped_lines_in_place_with_the_reason(demo):
+    sid = demo.sessions["stale_pending"]
+    path = next((demo.session_dir / "_run_journal" / sid).glob("*.jsonl"))
+    model = JournalEventsModel()
+    model.set_journal(RawJournal.from_path(path))
+    dropped = [r for r in range(model.rowCount()) if model.line(r).dropped]
+    assert dropped, "the demo's stale_pending journal has torn lines"
+    row = dropped[0]
+    assert model.index(row, 3).data() == "(dropped)"
+    assert "DROPPED" in model.index(row, 5).data()
+    assert model.index(row, 6).data().startswith("dropped: ")
+    assert model.index(row, 0).data(Qt.ItemDataRole.BackgroundRole) is not None
+
+
+def test_records_model_passes_the_model_tester(qtmodeltester, demo_home, demo):
+    data = load_session_data(demo_home, demo.sessions["healthy"])
+    model = RecordsModel()
+    model.set_records(data.detail.state_db[0].messages)
+    assert model.rowCount() > 0 and model.columnCount() > 0
+    qtmodeltester.check(model, force_py=True)
+
+
+def test_history_model_passes_the_model_tester(qtmodeltester):
+    model = HistoryModel()
+    model.set_records([
+        WriteRecord("20260101T000000-aaaa", 1.0, "recover-journal", "abc", [{"path": "/x", "kind": "modify"}]),
+        WriteRecord("20260101T000001-bbbb", 2.0, "undo:recover-journal", "abc", []),
+    ])
+    assert model.index(0, 1).data() == "20260101T000001-bbbb"  # newest first
+    qtmodeltester.check(model, force_py=True)
+
+
+def test_sorting_keeps_persistent_indexes_on_their_rows_and_survives_updates(qtmodeltester, demo_home):
+    from PySide6.QtCore import QPersistentModelIndex
+
+    rows = load_catalogue(demo_home, now=time.time()).sorted_rows()
+    model = SessionTableModel()
+    model.set_rows(rows)
+    proxy = SessionFilterProxy()
+    proxy.setSourceModel(model)
+    held = QPersistentModelIndex(proxy.index(3, 0))
+    sid = held.data(ROW_ROLE).session_id
+    proxy.sort(Column.TITLE, Qt.SortOrder.AscendingOrder)
+    titles = [proxy.index(r, Column.TITLE).data(SORT_ROLE) for r in range(proxy.rowCount())]
+    assert titles == sorted(titles)
+    assert held.isValid() and held.data(ROW_ROLE).session_id == sid
+    model.set_rows(list(reversed(rows[1:])))  # one row gone, order shuffled: the sort still holds
+    titles = [proxy.index(r, Column.TITLE).data(SORT_ROLE) for r in range(proxy.rowCount())]
+    assert titles == sorted(titles) and proxy.rowCount() == len(rows) - 1
+    qtmodeltester.check(proxy, force_py=True)

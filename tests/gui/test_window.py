@@ -1,0 +1,176 @@
+"""The window around the session: opening homes, the list, search, watching the disk, settings, export."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtGui import QGuiApplication, QImage
+
+from inspector.gui.app import run_app
+from inspector.gui.main_window import MainWindow
+from inspector.gui.session_model import SESSION_ID_ROLE
+from inspector.home import locate_home
+from tests.gui.conftest import open_home, wait_settled
+
+
+def test_without_select_the_first_session_needing_attention_is_shown(qtbot, window, demo, demo_home):
+    open_home(qtbot, window, demo_home)
+    # The lost-response chat: its journal holds output waiting to be recovered.
+    assert window.data.session_id == demo.sessions["lost_response"]
+
+
+def test_keyboard_moves_through_the_list_and_loads_each_session(qtbot, window, demo_home):
+    open_home(qtbot, window, demo_home)
+    window.table.setFocus()
+    first = window.current_session_id()
+    row = window.table.currentIndex().row()
+    qtbot.keyClick(window.table, Qt.Key.Key_Down)
+    expected = window.proxy.index(row + 1, 0).data(SESSION_ID_ROLE)
+    wait_settled(qtbot, window)
+    assert window.current_session_id() == expected != first
+    assert window.data.session_id == expected
+
+
+def test_search_finds_sessions_by_message_text(qtbot, window, demo, demo_home):
+    open_home(qtbot, window, demo_home)
+    qtbot.keyClicks(window.search, "stored XSS")  # only in a message of the work chat, not a title
+    qtbot.waitUntil(lambda: window.proxy.rowCount() == 1, timeout=10_000)
+    assert window.proxy.index(0, 0).data(SESSION_ID_ROLE) == demo.sessions["healthy_work"]
+    window.search.clear()
+    qtbot.waitUntil(lambda: window.proxy.rowCount() == window.model.rowCount(), timeout=5000)
+
+
+def test_needs_attention_and_profile_filters(qtbot, window, demo, demo_home):
+    open_home(qtbot, window, demo_home)
+    window.attention.setChecked(True)
+    ids = {window.proxy.index(r, 0).data(SESSION_ID_ROLE) for r in range(window.proxy.rowCount())}
+    assert demo.sessions["lost_response"] in ids and demo.sessions["healthy"] not in ids
+    window.attention.setChecked(False)
+    window.profile.setCurrentIndex(window.profile.findData("work"))
+    ids = {window.proxy.index(r, 0).data(SESSION_ID_ROLE) for r in range(window.proxy.rowCount())}
+    assert ids == {demo.sessions["healthy_work"]}
+
+
+def test_copy_session_id_and_path(qtbot, window, demo, demo_home):
+    sid = demo.sessions["healthy"]
+    open_home(qtbot, window, demo_home, select=sid)
+    window.copy_session_id()
+    assert QGuiApplication.clipboard().text() == sid
+    window.copy_sidecar_path()
+    assert QGuiApplication.clipboard().text() == str(demo.session_dir / f"{sid}.json")
+
+
+def test_the_list_follows_files_changing_on_disk(qtbot, window, demo, demo_home):
+    open_home(qtbot, window, demo_home)
+    count = window.model.rowCount()
+    src = demo.session_dir / f"{demo.sessions['healthy']}.json"
+    data = json.loads(src.read_text(encoding="utf-8"))
+    data["session_id"] = "appeared0001"
+    data["title"] = "A chat that just appeared"
+    tmp = demo.session_dir / ".appeared.tmp"
+    tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    tmp.replace(demo.session_dir / "appeared0001.json")  # atomic replace, as hermes writes
+    qtbot.waitUntil(lambda: window.model.rowCount() == count + 1, timeout=10_000)
+    (demo.session_dir / "appeared0001.json").unlink()
+    qtbot.waitUntil(lambda: window.model.rowCount() == count, timeout=10_000)
+
+
+def test_the_shown_session_reloads_when_its_journal_grows(qtbot, window, demo, demo_home):
+    sid = demo.sessions["lost_response"]
+    open_home(qtbot, window, demo_home, select=sid)
+    journal = window.view.journal
+    rows = journal.model.rowCount()
+    path = journal.current_run().info.path
+    with open(path, "ab") as fh:  # hermes appends in place
+        fh.write(b'{"version":1,"seq":99,"event":"metering","type":"metering","payload":{}}\n')
+    qtbot.waitUntil(lambda: journal.model.rowCount() == rows + 1, timeout=10_000)
+
+
+def test_layout_and_recent_homes_are_remembered(qtbot, tmp_path, demo_home):
+    path = str(tmp_path / "remember.ini")
+    first = MainWindow(settings=QSettings(path, QSettings.Format.IniFormat))
+    qtbot.addWidget(first)
+    first.resize(760, 560)  # fits the offscreen test screen, so restoring does not clamp it
+    first.show()
+    first.open_home(demo_home)
+    wait_settled(qtbot, first)
+    first.split.setSizes([300, 460])
+    first.view.split.setSizes([100, 300])
+    states = {key: s.saveState() for key, s in first._splitters().items()}
+    geometry = first.geometry()
+    first.close()
+    second = MainWindow(settings=QSettings(path, QSettings.Format.IniFormat))
+    qtbot.addWidget(second)
+    assert {key: s.saveState() for key, s in second._splitters().items()} == states
+    assert second.geometry().size() == geometry.size()
+    assert second.recent_homes()[0]["home"] == str(demo_home.base)
+
+
+def test_export_markdown_and_json(qtbot, window, demo, demo_home, tmp_path):
+    sid = demo.sessions["lost_response"]
+    open_home(qtbot, window, demo_home, select=sid)
+    md, js = tmp_path / "t.md", tmp_path / "t.json"
+    window.export_transcript(md, "md")
+    qtbot.waitUntil(md.exists, timeout=5000)
+    window.export_transcript(js, "json")
+    qtbot.waitUntil(js.exists, timeout=5000)
+    wait_settled(qtbot, window)
+    assert f"# Session {sid}" in md.read_text(encoding="utf-8")
+    assert json.loads(js.read_text(encoding="utf-8"))["session_id"] == sid
+
+
+def test_screenshot_option_saves_a_picture_of_the_loaded_window(qtbot, tmp_path, demo):
+    shot = tmp_path / "shot.png"
+    args = argparse.Namespace(home=str(demo.home), state_dir=None, state_db=None, demo=False,
+                              screenshot=str(shot), select=demo.sessions["stale_pending"])
+    settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    assert run_app(args, settings=settings) == 0
+    image = QImage(str(shot))
+    assert (image.width(), image.height()) == (1500, 900)
+
+
+def test_demo_screenshot_option_builds_a_demo_home(qtbot, tmp_path):
+    shot = tmp_path / "demo.png"
+    args = argparse.Namespace(home=None, state_dir=None, state_db=None, demo=True, screenshot=str(shot),
+                              select=None)
+    started = time.time()
+    assert run_app(args) == 0
+    assert QImage(str(shot)).width() == 1500
+    assert time.time() - started < 60
+
+
+def test_open_recent_home_reopens_it(qtbot, window, demo_home):
+    window._remember_home(demo_home)
+    window._fill_recent()
+    actions = [a for a in window.recent_menu.actions() if a.isEnabled()]
+    assert actions and actions[0].text() == str(demo_home.base)
+    actions[0].trigger()
+    wait_settled(qtbot, window)
+    assert window.home == locate_home(demo_home.base)
+    assert window.model.rowCount() > 0
+
+
+def test_switching_to_a_dark_palette_redraws_with_dark_colours(qtbot, window, demo, demo_home):
+    from PySide6.QtGui import QColor, QPalette
+    from PySide6.QtWidgets import QApplication
+
+    from inspector.gui.resources import colours, is_dark
+
+    open_home(qtbot, window, demo_home, select=demo.sessions["lost_response"])
+    app = QApplication.instance()
+    original = app.palette()
+    dark = QPalette(original)
+    dark.setColor(QPalette.ColorRole.Window, QColor("#202124"))
+    dark.setColor(QPalette.ColorRole.Base, QColor("#17181a"))
+    dark.setColor(QPalette.ColorRole.Text, QColor("#e8eaed"))
+    try:
+        app.setPalette(dark)
+        qtbot.waitUntil(is_dark, timeout=2000)
+        assert colours().badge_error.lightness() < 128  # dark badges on a dark page
+        assert "Response interrupted" in window.view.transcript.plain_text()
+    finally:
+        app.setPalette(original)
+    assert not is_dark()
