@@ -67,11 +67,14 @@ def _journal_findings(session_dir: Path) -> list[Finding]:
 def full_audit(home: Home, *, now: float) -> dict:
     """hermes' audit (``status``/``summary``/``items``, exactly) plus the inspector's own findings."""
     audit, error = hermes_audit(home)
-    cat = build_catalogue(home, now=now, state_db_reader=statedb.list_sessions, hermes_audit=None)
+    cat = build_catalogue(home, now=now, state_db_reader=statedb.list_sessions,
+                          hermes_audit=audit if error is None else error.partial_report)
     findings = list(cat.home_findings)
     for row in cat.sorted_rows():
         findings.extend(row.findings)
     findings.extend(_journal_findings(home.session_dir))
+    # hermes' items are reported verbatim above; the inspector key lists only its own findings.
+    findings = [f for f in findings if f.origin == "inspector"]
     inspector = {
         "home": {
             "base": str(home.base),
