@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -130,12 +131,23 @@ def check_readable(home: Home) -> None:
 
 
 def webui_pid(home: Home) -> int | None:
-    """The pid in ``<home>/webui.pid`` when that process is alive, else None."""
+    """The pid in ``<home>/webui.pid`` when that process is alive, else None.
+
+    The file is untrusted: only a regular file is read, at most 64 bytes, and anything but
+    a plain positive pid (garbage, a huge number, a FIFO, a folder) means "not running".
+    """
     try:
-        pid = int(home.pid_file.read_text(encoding="utf-8").strip())
+        fd = os.open(home.pid_file, os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            text = os.read(fd, 64).decode("ascii").strip()
+        finally:
+            os.close(fd)
+        pid = int(text) if text.isdigit() else 0
     except (OSError, ValueError):
         return None
-    if pid <= 0:
+    if not 0 < pid < 2**31:
         return None
     try:
         os.kill(pid, 0)
@@ -143,6 +155,8 @@ def webui_pid(home: Home) -> int | None:
         return None
     except PermissionError:
         return pid  # alive, owned by someone else
+    except (OSError, OverflowError):
+        return None
     return pid
 
 

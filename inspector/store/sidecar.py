@@ -126,7 +126,7 @@ def parse_sidecar_bytes(data: bytes) -> dict:
         obj = loads_bytes(data)
     except UnicodeDecodeError as exc:
         raise SidecarError(f"not valid UTF-8: {exc}") from exc
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested too deeply to parse
         raise SidecarError(f"not valid JSON: {exc}") from exc
     if not isinstance(obj, dict):
         raise SidecarError(f"top-level JSON is {type(obj).__name__}, not an object")
