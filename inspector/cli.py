@@ -15,7 +15,7 @@ from inspector import __version__
 from inspector.actions import default_clock, make_context, plan_action
 from inspector.home import Home, HomeError, check_readable, locate_home
 from inspector.plan import ApplyError, Plan, WriteLog, apply_plan, render_diff, undo_write
-from inspector.repair import ACTION_MODULES
+from inspector.repair import ACTION_MODULES, HOME_WIDE, action_module
 from inspector.textsafe import safe_text
 
 
@@ -163,27 +163,43 @@ def _plan_json(plans: list[Plan], written: list[dict]) -> dict:
     return {"plans": [p.to_json() for p in plans], "written": written}
 
 
+def _apply(plan: Plan, log: WriteLog) -> dict:
+    try:
+        rec = apply_plan(plan, log)
+    except (ApplyError, OSError) as exc:
+        return {"session_id": plan.session_id, "error": str(exc)}
+    return {**rec.to_json(), "backup_dir": str(log.backup_dir(rec.write_id))}
+
+
+def _plan_and_write(args: argparse.Namespace, home: Home, clock) -> tuple[list[Plan], list[dict]]:
+    """Plan (and with --write apply) the action.
+
+    For ``--all`` on a per-session action each session is planned from a fresh read just
+    before it is written: every save also rewrites ``_index.json``, so a plan made before the
+    previous session's write would (rightly) be refused as stale.
+    """
+    session_id = None if args.all else args.session_id
+    ctx = make_context(home, clock)
+    log = WriteLog.default()
+    if not args.write:
+        return plan_action(ctx, args.action, session_id), []
+    if session_id is None and args.action not in HOME_WIDE:
+        plans, written = [], []
+        for sid in action_module(args.action).eligible(ctx):
+            plan = plan_action(make_context(home, clock), args.action, sid)[0]
+            plans.append(plan)
+            if not plan.refusal and plan.changes:
+                written.append(_apply(plan, log))
+        return plans, written
+    plans = plan_action(ctx, args.action, session_id)
+    return plans, [_apply(p, log) for p in plans if not p.refusal and p.changes]
+
+
 def cmd_repair(args: argparse.Namespace) -> int:
     home = _home(args)
     clock = default_clock(home, args.now, args.server_started_at)
-    ctx = make_context(home, clock)
-    session_id = None if args.all else args.session_id
-    plans = plan_action(ctx, args.action, session_id)
-    refused = [p for p in plans if p.refusal]
-    written: list[dict] = []
-    code = 1 if refused else 0
-    if args.write:
-        log = WriteLog.default()
-        for p in plans:
-            if p.refusal or not p.changes:
-                continue
-            try:
-                rec = apply_plan(p, log)
-            except (ApplyError, OSError) as exc:
-                written.append({"session_id": p.session_id, "error": str(exc)})
-                code = 1
-                continue
-            written.append({**rec.to_json(), "backup_dir": str(log.backup_dir(rec.write_id))})
+    plans, written = _plan_and_write(args, home, clock)
+    code = 1 if any(p.refusal for p in plans) or any("error" in w for w in written) else 0
     if args.json:
         _print_json(_plan_json(plans, written))
         return code
@@ -191,11 +207,8 @@ def cmd_repair(args: argparse.Namespace) -> int:
         _print(f"Nothing to do: no session needs {args.action}.")
         return code
     for p in plans:
-        if args.write and not p.refusal and p.changes:
-            _print("\n".join([f"# {p.action} {p.session_id or ''}".rstrip(), *[f"* {s}" for s in p.summary],
-                              *[f"! {w}" for w in p.warnings]]))
-        else:
-            _print(render_diff(p))
+        # With --write the diff shown is exactly what was written (it is re-planned from disk).
+        _print(render_diff(p))
         if p.is_noop:
             _print("Nothing to write.")
     for w in written:

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.export import format_time
+from inspector.gui.tooltip import plain_tooltip
 from inspector.plan import WriteRecord
 from inspector.textsafe import safe_text
 
@@ -70,7 +71,7 @@ class HistoryModel(QAbstractTableModel):
             return (format_time(rec.time), rec.write_id, rec.action, rec.session_id or "(home)",
                     str(len(rec.files)))[index.column()] if 0 <= index.column() < 5 else None
         if role == Qt.ItemDataRole.ToolTipRole:
-            return "\n".join(f"{f.get('kind')} {f.get('path')}" for f in rec.files)
+            return plain_tooltip("\n".join(f"{f.get('kind')} {f.get('path')}" for f in rec.files))
         return None
 
 

@@ -38,6 +38,7 @@ from inspector.export import to_json_text
 from inspector.gui.links import RunLinks
 from inspector.gui.resources import colours, health_icon
 from inspector.gui.session_data import JournalGlance, RunData, SessionData
+from inspector.gui.tooltip import plain_tooltip
 from inspector.store.journal_raw import RawJournal, RawLine
 from inspector.textsafe import one_line, safe_text
 
@@ -215,14 +216,14 @@ class JournalEventsModel(QAbstractTableModel):
             return health_icon("warning")
         if role == Qt.ItemDataRole.ToolTipRole:
             if col in (EventColumn.NOTES, EventColumn.SEQ, EventColumn.LINE, EventColumn.EVENT) and cells[-1]:
-                return safe_text(line_notes(line))
+                return plain_tooltip(safe_text(line_notes(line)))
             if col == EventColumn.PAYLOAD and line.is_event:
-                return payload_preview(line.value, 800)
+                return plain_tooltip(payload_preview(line.value, 800))
             if col == EventColumn.PAYLOAD and line.dropped:
-                return safe_text(f"hermes drops this line: {line.dropped}")
+                return plain_tooltip(safe_text(f"hermes drops this line: {line.dropped}"))
             if col == EventColumn.TIME and isinstance(line.value, dict):
                 created = line.value.get("created_at")
-                return f"{created}" if created is not None else None
+                return plain_tooltip(safe_text(f"{created}")) if created is not None else None
             return None
         if role == Qt.ItemDataRole.BackgroundRole:
             if index.row() in self._highlight:
@@ -348,7 +349,7 @@ class JournalView(QWidget):
         runs = data.runs if data else []
         for run in runs:
             self.runs.addItem(run_label(run), run.run_id)
-            self.runs.setItemData(self.runs.count() - 1, f"{run.run_id}\n{run.info.path}",
+            self.runs.setItemData(self.runs.count() - 1, plain_tooltip(f"{run.run_id}\n{run.info.path}"),
                                   Qt.ItemDataRole.ToolTipRole)
         self.runs.setEnabled(bool(runs))
         self._quiet = False
@@ -404,7 +405,7 @@ class JournalView(QWidget):
         if run.raw_error:
             parts.append(run.raw_error)
         self.status.setText(safe_text(" · ".join(parts)))
-        self.status.setToolTip(str(run.info.path))
+        self.status.setToolTip(plain_tooltip(str(run.info.path)))
 
     # ------------------------------------------------------------ linking
 

@@ -73,6 +73,7 @@ from inspector.gui.session_model import (
     SessionFilterProxy,
     SessionTableModel,
 )
+from inspector.gui.tooltip import plain_tooltip
 from inspector.gui.transcript_view import TranscriptView, age_words
 from inspector.gui.workers import TaskRunner
 from inspector.home import Home, check_readable, locate_home
@@ -213,7 +214,7 @@ class FindingsBar(QFrame):
             self._lines.addWidget(self._line(f.severity, f"{one_line(f.message, 260)}{action}"))
         if len(findings) > MAX_FINDINGS_SHOWN:
             more = self._line("info", f"… and {len(findings) - MAX_FINDINGS_SHOWN} more finding(s)")
-            more.setToolTip("\n".join(one_line(f.message, 200) for f in findings[MAX_FINDINGS_SHOWN:]))
+            more.setToolTip(plain_tooltip("\n".join(one_line(f.message, 200) for f in findings[MAX_FINDINGS_SHOWN:])))
             self._lines.addWidget(more)
 
     @staticmethod
@@ -235,7 +236,7 @@ class FindingsBar(QFrame):
         for action, button in self.buttons.items():
             plan = (plans or {}).get(action)
             button.setEnabled(plans is not None and plan_applies(plan))
-            button.setToolTip(plan_tooltip(action, plan) if plans is not None else "Planning…")
+            button.setToolTip(plain_tooltip(plan_tooltip(action, plan)) if plans is not None else "Planning…")
 
 
 class SessionView(QWidget):

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 from inspector.export import to_json_text
 from inspector.gui.resources import colours
 from inspector.gui.session_data import SessionData
+from inspector.gui.tooltip import plain_tooltip
 from inspector.textsafe import one_line, safe_text
 
 Index = QModelIndex | QPersistentModelIndex
@@ -121,7 +122,7 @@ class RecordsModel(QAbstractTableModel):
         text = value if isinstance(value, str) else to_json_text(value)
         if role == Qt.ItemDataRole.DisplayRole:
             return one_line(text, CELL_LIMIT)
-        return safe_text(text[:4000])
+        return plain_tooltip(safe_text(text[:4000]))
 
 
 def _key_values(record: Any) -> list[dict]:

@@ -23,6 +23,7 @@ from PySide6.QtCore import (
 from inspector.catalogue import SessionRow
 from inspector.export import format_time
 from inspector.gui.resources import health_icon
+from inspector.gui.tooltip import plain_tooltip
 from inspector.textsafe import one_line
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -133,7 +134,7 @@ class SessionTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DecorationRole and col == Column.HEALTH:
             return health_icon(row.health)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return self._tooltip(row, col)
+            return plain_tooltip(self._tooltip(row, col))
         if role == Qt.ItemDataRole.AccessibleTextRole and col == Column.HEALTH:
             return _HEALTH_WORDS.get(row.health, row.health)
         if role == SORT_ROLE:

@@ -303,10 +303,6 @@ def test_the_cli_names_the_file_hermes_changed_and_writes_nothing(tmp_path: Path
     assert WriteLog.default().records() == []
 
 
-@pytest.mark.xfail(reason="cli.cmd_repair --all plans every session first, then applies the plans one by one; "
-                          "each plan also rewrites _index.json, so every plan after the first is refused as "
-                          "'_index.json changed since the preview' (safe, but --all repairs only one session)",
-                   strict=False)
 def test_repair_all_writes_every_eligible_session(tmp_path: Path) -> None:
     d, _ = demo(tmp_path / "home")
     sid = d.sessions["stale_pending"]
