@@ -15,7 +15,7 @@ from pathlib import Path
 from inspector.findings import ERROR, WARNING, Finding, from_hermes_item, worst
 from inspector.home import Home
 from inspector.store.index import INDEX_NAME, parse_index
-from inspector.store.jsonfmt import fast_loads
+from inspector.store.jsonfmt import fast_loads, read_regular
 from inspector.store.sidecar import is_safe_session_id, pending_retry_marker
 
 STALE_PENDING_GRACE = 30.0  # hermes' _REPAIR_STALE_PENDING_GRACE_SECONDS
@@ -61,9 +61,7 @@ def summarize_sidecar(path: Path) -> SidecarSummary:
     """
     sid = path.name[: -len(".json")]
     try:
-        with open(path, "rb") as fh:
-            st = os.fstat(fh.fileno())
-            data = fh.read()
+        data, st = read_regular(path)
     except OSError as exc:
         return SidecarSummary(sid, path, 0, 0.0, error=f"cannot read: {exc.strerror or exc}")
     summary = SidecarSummary(sid, path, st.st_size, st.st_mtime)
@@ -260,7 +258,13 @@ def build_catalogue(
             row.profile = prof if isinstance(prof, str) and prof else "default"
     for path in baks:
         sid = path.name[: -len(".json.bak")]
-        rows.setdefault(sid, SessionRow(sid)).has_bak = True
+        row = rows.setdefault(sid, SessionRow(sid))
+        row.has_bak = True
+        try:
+            read_regular(path)
+        except OSError as exc:  # few sessions have a .bak: reading them is cheap
+            row.findings.append(Finding("backup_unreadable", WARNING,
+                                        f"{path.name} cannot be read: {exc.strerror or exc}", sid, None, str(path)))
     index_data = None
     try:
         index_data = (session_dir / INDEX_NAME).read_bytes()

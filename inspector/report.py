@@ -26,6 +26,9 @@ def hermes_audit(home: Home) -> tuple[dict | None, HermesAuditError | None]:
         return audit_session_recovery(home.session_dir, home.state_db()), None
     except HermesAuditError as exc:
         return None, exc
+    except OSError as exc:  # e.g. a file name hermes' own Path.exists() cannot stat
+        return None, HermesAuditError(f"hermes' audit fails on {exc.filename or 'a file'}: {exc.strerror or exc}",
+                                      partial_report=None, errors=[str(exc)])
 
 
 def load_catalogue(home: Home, *, now: float, with_hermes_audit: bool = True) -> Catalogue:

@@ -5,6 +5,7 @@ profile, the agent's core transcript and the run journals. Read-only; used by ``
 
 from __future__ import annotations
 
+import errno
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from inspector.store.journal import (
     parse_journal_bytes,
     run_summary,
 )
-from inspector.store.jsonfmt import RawFile, loads_bytes, read_raw
+from inspector.store.jsonfmt import RawFile, loads_bytes, read_raw, read_regular
 from inspector.store.sidecar import (
     SidecarError,
     count_messages_in_bytes,
@@ -27,6 +28,8 @@ from inspector.store.sidecar import (
     parse_sidecar_bytes,
     pending_retry_marker,
 )
+
+NAME_MAX = 255  # bytes in one file name on Linux and macOS file systems
 
 
 @dataclass
@@ -98,10 +101,17 @@ class SessionDetail:
 def _load_runs(detail: SessionDetail, session_dir: Path) -> None:
     if not is_valid_journal_id(detail.session_id):
         return
-    for path in list_runs(session_dir, detail.session_id):
+    try:
+        paths = list_runs(session_dir, detail.session_id, strict=True)
+    except OSError as exc:
+        detail.findings.append(Finding("journal_folder_unreadable", ERROR,
+                                       f"the run-journal folder cannot be read: {exc.strerror or exc}",
+                                       detail.session_id, None, str(session_dir / "_run_journal" / detail.session_id)))
+        return
+    for path in paths:
         run_id = path.name[: -len(".jsonl")]
         try:
-            data = path.read_bytes()
+            data, _ = read_regular(path)
         except OSError as exc:
             detail.runs.append(RunInfo(run_id, path, 0, None, error=f"cannot read: {exc}"))
             continue
@@ -175,6 +185,23 @@ def _load_core(detail: SessionDetail, home: Home) -> None:
         detail.core_error = f"not valid JSON: {exc}"
 
 
+def _load_bak(detail: SessionDetail, bak: Path) -> None:
+    try:
+        raw = read_raw(bak)
+    except OSError as exc:  # unreadable, not a regular file, or a name too long for the folder
+        if getattr(exc, "errno", None) == errno.ENAMETOOLONG:
+            return
+        detail.bak_path = bak
+        detail.bak_messages = -1
+        detail.findings.append(Finding("backup_unreadable", WARNING,
+                                       f"{bak.name} cannot be read: {exc.strerror or exc}", detail.session_id,
+                                       None, str(bak)))
+        return
+    if raw is not None:
+        detail.bak_path = bak
+        detail.bak_messages = count_messages_in_bytes(raw.data)
+
+
 def load_detail(home: Home, session_id: str) -> SessionDetail:
     """Read everything about one session. Never writes; problems become findings."""
     detail = SessionDetail(session_id=session_id)
@@ -185,16 +212,17 @@ def load_detail(home: Home, session_id: str) -> SessionDetail:
                                        session_id))
         _load_state_db(detail, home)
         return detail
+    if len(f"{session_id}.json.bak".encode()) > NAME_MAX:
+        detail.findings.append(Finding("id_too_long", ERROR,
+                                       f"the id is {len(session_id.encode())} bytes: too long for a file name, so no "
+                                       "sidecar, backup or journal can exist for it", session_id))
+        _load_state_db(detail, home)
+        return detail
     _load_sidecar(detail, session_dir)
-    bak = session_dir / f"{session_id}.json.bak"
-    if bak.exists():
-        detail.bak_path = bak
-        try:
-            detail.bak_messages = count_messages_in_bytes(bak.read_bytes())
-        except OSError:
-            detail.bak_messages = -1
+    _load_bak(detail, session_dir / f"{session_id}.json.bak")
     try:
-        rows = parse_index(read_raw(index_path(session_dir)).data) if index_path(session_dir).exists() else None
+        raw_index = read_raw(index_path(session_dir))
+        rows = parse_index(raw_index.data) if raw_index is not None else None
     except OSError:
         rows = None
     for r in rows or []:

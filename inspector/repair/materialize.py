@@ -27,7 +27,7 @@ from typing import Any
 
 from inspector.plan import FileChange, Plan
 from inspector.repair.context import RepairContext
-from inspector.repair.save import rebuilt_index_bytes
+from inspector.repair.save import IndexRebuildError, rebuilt_index_bytes
 from inspector.store.backup import BAK_SUFFIX, is_durably_tombstoned, message_count
 from inspector.store.index import INDEX_NAME
 from inspector.store.jsonfmt import dumps_pretty, loads_bytes
@@ -248,10 +248,15 @@ def _index_change(ctx: RepairContext, created: dict[Path, bytes], p: Plan) -> No
     path = ctx.session_dir / INDEX_NAME
     try:
         raw = ctx.snapshot.read(path)
-        after = rebuilt_index_bytes(ctx.save_context(), overrides=created)
+        skipped: list[str] = []
+        after = rebuilt_index_bytes(ctx.save_context(), overrides=created, skipped=skipped)
     except OSError as exc:
         p.refusal = f"cannot rebuild {INDEX_NAME}: {exc}"
         return
+    except IndexRebuildError as exc:
+        p.refusal = f"hermes' index rebuild would fail here, so nothing is written: {exc}"
+        return
+    p.warnings.extend(skipped)
     rows = len(loads_bytes(after))
     verb = "rewrite" if raw is not None else "create"
     p.summary.append(f"{verb} {INDEX_NAME} from the sidecars ({rows} rows)")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from inspector.plan import FileChange, Plan
 from inspector.repair.context import RepairContext
-from inspector.repair.save import rebuilt_index_bytes
+from inspector.repair.save import IndexRebuildError, rebuilt_index_bytes
 from inspector.store.backup import live_sidecar_paths, read_bytes
 from inspector.store.index import INDEX_NAME
 from inspector.store.jsonfmt import loads_bytes
@@ -41,9 +41,8 @@ def _sidecar_warnings(ctx: RepairContext) -> list[str]:
         data = read_bytes(ctx.snapshot, path)
         try:
             obj = parse_sidecar_bytes(data if data is not None else b"")
-        except (SidecarError, RecursionError) as exc:
-            out.append(f"{path.name} cannot be loaded ({exc}): left out of the index, as hermes does")
-            continue
+        except (SidecarError, RecursionError):
+            continue  # reported by the rebuild itself (skipped files)
         sid = obj.get("session_id")
         if not sid:
             out.append(f"{path.name} has no session_id: hermes would invent a random id for its row; "
@@ -85,14 +84,19 @@ def plan(ctx: RepairContext, session_id: str | None = None) -> Plan:
     path = sdir / INDEX_NAME
     try:
         raw = ctx.snapshot.read(path)
-        after = rebuilt_index_bytes(ctx.save_context())
+        skipped: list[str] = []
+        after = rebuilt_index_bytes(ctx.save_context(), skipped=skipped)
     except OSError as exc:
         p.refusal = f"cannot read the sessions folder: {exc}"
+        return p
+    except IndexRebuildError as exc:
+        p.refusal = f"hermes' index rebuild would fail here, so nothing is written: {exc}"
         return p
     after_ids = index_row_ids(after) or []
     before_ids = index_row_ids(raw.data) if raw is not None else None
     if session_id is not None:
         p.summary.append("rebuild-index is home-wide: the whole index is rebuilt")
+    p.warnings.extend(skipped)
     p.warnings.extend(_sidecar_warnings(ctx))
     rows_before = len(before_ids) if before_ids is not None else None
     p.result = {"rows_before": rows_before, "rows_after": len(after_ids)}

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from inspector.plan import FileChange
 from inspector.store.files import FileSnapshot
-from inspector.store.index import index_after_save, index_path, parse_index, rebuild_index
+from inspector.store.index import compact, index_after_save, index_path, parse_index, rebuild_index
 from inspector.store.jsonfmt import Fingerprint, RawFile, dumps_pretty, loads_bytes
 from inspector.store.sidecar import (
     LoadedSession,
@@ -30,6 +30,10 @@ from inspector.store.sidecar import (
 )
 
 TOMBSTONE_FILES = ("_deleted_webui_sessions.json", "_pruned_webui_orphans.json")
+
+
+class IndexRebuildError(ValueError):
+    """A sidecar hermes' own index rebuild would crash on (the message names it)."""
 
 
 @dataclass(frozen=True)
@@ -51,8 +55,14 @@ def _change(ctx: SaveContext, path: Path, after: bytes | None) -> FileChange | N
                       fingerprint=raw.fingerprint if raw is not None else None)
 
 
-def rebuilt_index_bytes(ctx: SaveContext, overrides: dict[Path, bytes] | None = None) -> bytes:
-    """A full index rebuild from every loadable sidecar (``overrides`` = bytes about to be written)."""
+def rebuilt_index_bytes(ctx: SaveContext, overrides: dict[Path, bytes] | None = None,
+                        skipped: list[str] | None = None) -> bytes:
+    """A full index rebuild from every loadable sidecar (``overrides`` = bytes about to be written).
+
+    hermes leaves sidecars it cannot load out of the index without a word; ``skipped``, when
+    given, collects one line per such file so a preview can say which rows disappear and why.
+    """
+    skipped = [] if skipped is None else skipped
     overrides = overrides or {}
     paths = set(sidecar_paths(ctx.session_dir)) | set(overrides)
     sessions: list[LoadedSession] = []
@@ -61,17 +71,28 @@ def rebuilt_index_bytes(ctx: SaveContext, overrides: dict[Path, bytes] | None = 
         if data is None:
             try:
                 raw = ctx.snapshot.read(path)
-            except OSError:
-                continue  # a folder named *.json or an unreadable file: hermes' loader skips it too
+            except OSError as exc:  # a folder named *.json or an unreadable file: hermes skips it too
+                skipped.append(f"{path.name} cannot be read ({exc.strerror or exc}): left out of the index, "
+                               "as hermes does")
+                continue
             if raw is None:
                 continue
             data = raw.data
         try:
             sess = read_sidecar(RawFile(path, data, Fingerprint.of_bytes(data)), now=ctx.now, cwd=ctx.cwd)
-        except (SidecarError, RecursionError):
-            continue  # hermes skips corrupt sidecars silently in a rebuild
+        except (SidecarError, RecursionError) as exc:
+            skipped.append(f"{path.name} cannot be loaded ({exc}): left out of the index, as hermes does")
+            continue
+        try:
+            compact(sess)
+        except (ValueError, TypeError, OverflowError) as exc:
+            raise IndexRebuildError(f"{path.name}: hermes' index row for it cannot be computed ({exc})") from exc
         sessions.append(sess)
-    return rebuild_index(sessions)
+    try:
+        return rebuild_index(sessions)
+    except UnicodeEncodeError as exc:
+        raise IndexRebuildError(f"a sidecar holds text that cannot be written as UTF-8 ({exc.reason}: "
+                                f"{exc.object[max(0, exc.start - 20):exc.end + 20]!r})") from exc
 
 
 def _tombstone_after(data: bytes | None, sid: str) -> tuple[bool, bytes | None]:

@@ -7,6 +7,7 @@ loads it; unsafe ids, unreadable sidecars and sidecars naming another session ar
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,4 +49,9 @@ def load_session_for_repair(ctx: RepairContext, session_id: str) -> SessionSourc
     if inner != session_id:
         return SessionSource(path, raw, None,
                              f"{path.name} names session {inner!r}, not {session_id!r}")
+    try:
+        copy.deepcopy(loaded.data["messages"])
+    except RecursionError:
+        # json parses deeper than Python can copy or walk; hermes' own repair would crash here.
+        return SessionSource(path, raw, None, f"{path.name} nests its messages too deeply to repair safely")
     return SessionSource(path, raw, loaded, None)

@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from inspector.store.jsonfmt import read_regular
+
 RUN_JOURNAL_DIR = "_run_journal"
 TERMINAL_EVENTS = frozenset({"done", "cancel", "apperror", "error", "stream_end"})
 _JOURNAL_ID = re.compile(r"[A-Za-z0-9_.-]+")
@@ -74,7 +76,7 @@ def parse_journal_bytes(data: bytes) -> ParsedJournal:
 def read_run_events(path: Path) -> ParsedJournal:
     """Read a journal file the way the repair does; a missing file is an empty journal."""
     try:
-        data = path.read_bytes()
+        data, _ = read_regular(path)
     except FileNotFoundError:
         return ParsedJournal(events=[])
     except OSError as exc:
@@ -129,10 +131,18 @@ def event_owns_run(ev: dict, session_id: str, run_id: str) -> bool:
     )
 
 
-def list_runs(session_dir: Path, session_id: str) -> list[Path]:
-    """Every ``<run>.jsonl`` of a session, sorted by name (no validation of the ids)."""
+def list_runs(session_dir: Path, session_id: str, *, strict: bool = False) -> list[Path]:
+    """Every ``<run>.jsonl`` of a session, sorted by name (no validation of the ids).
+
+    A missing folder is no runs. Any other error (a folder that may not be listed) is
+    swallowed, or raised with ``strict`` so a view can say why it shows nothing.
+    """
     folder = session_dir / RUN_JOURNAL_DIR / session_id
     try:
         return sorted(p for p in folder.iterdir() if p.suffix == ".jsonl" and p.is_file())
+    except FileNotFoundError:
+        return []
     except OSError:
+        if strict:
+            raise
         return []

@@ -30,6 +30,7 @@ from inspector.store.journal import (
     parse_journal_bytes,
     run_summary,
 )
+from inspector.store.jsonfmt import read_regular
 
 # Characters str.splitlines() treats as line boundaries besides "\n" and "\r\n".
 # "\r" counts only when it is not the CR of a CRLF line end.
@@ -146,7 +147,7 @@ class RawJournal:
     @classmethod
     def from_path(cls, path: Path) -> RawJournal:
         """Read a journal file; the path's folder and stem give the expected ids."""
-        return cls(path.read_bytes(), session_id=path.parent.name, run_id=path.stem, path=path)
+        return cls(read_regular(path)[0], session_id=path.parent.name, run_id=path.stem, path=path)
 
     # ------------------------------------------------------------ index
 
@@ -359,7 +360,7 @@ def list_session_runs(session_dir: Path, session_id: str) -> list[RunListing]:
     for path in list_runs(session_dir, session_id):
         run_id = path.stem
         try:
-            data = path.read_bytes()
+            data, _ = read_regular(path)
         except OSError as exc:
             out.append(RunListing(run_id, path, 0, None, 0, str(exc), is_valid_journal_id(run_id)))
             continue

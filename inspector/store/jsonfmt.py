@@ -9,9 +9,11 @@ serializer, so using it with the same arguments is what makes the bytes identica
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -80,18 +82,39 @@ class RawFile:
     fingerprint: Fingerprint
 
 
+class NotARegularFile(OSError):
+    """A FIFO, device or folder where a data file was expected: never read from it."""
+
+
+def read_regular(path: Path, max_bytes: int | None = None) -> tuple[bytes, os.stat_result]:
+    """Bytes and stat of a regular file. FileNotFoundError when absent.
+
+    Opened non-blocking and checked with fstat before reading, so a FIFO named like a
+    sidecar cannot block the scan and a link to ``/dev/zero`` cannot read forever.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotARegularFile(errno.EINVAL, "not a regular file", str(path))
+        if max_bytes is not None and st.st_size > max_bytes:
+            raise OSError(errno.EFBIG, f"file is {st.st_size} bytes, more than the {max_bytes}-byte limit",
+                          str(path))
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read()
+    finally:
+        os.close(fd)
+    return data, st
+
+
 def read_raw(path: Path, max_bytes: int | None = None) -> RawFile | None:
     """Read a regular file's bytes, or None when it does not exist.
 
-    Other OS errors (permission denied, a directory in the way) propagate so the
-    caller can report them as findings.
+    Other OS errors (permission denied, a directory in the way, a FIFO, a name too long)
+    propagate so the caller can report them as findings.
     """
     try:
-        with open(path, "rb") as fh:
-            st = os.fstat(fh.fileno())
-            if max_bytes is not None and st.st_size > max_bytes:
-                raise OSError(f"file is {st.st_size} bytes, more than the {max_bytes}-byte limit")
-            data = fh.read()
+        data, st = read_regular(path, max_bytes)
     except FileNotFoundError:
         return None
     return RawFile(path=path, data=data, fingerprint=Fingerprint.of_bytes(data, st))

@@ -288,4 +288,9 @@ def count_messages_in_bytes(data: bytes | None) -> int:
 
 def read_sidecar(raw: RawFile, *, now: float, cwd: Path) -> LoadedSession:
     """Parse and load a sidecar file; raises SidecarError with a readable reason."""
-    return load_session(parse_sidecar_bytes(raw.data), now=now, cwd=cwd)
+    data = parse_sidecar_bytes(raw.data)
+    try:
+        return load_session(data, now=now, cwd=cwd)
+    except (ValueError, TypeError, OSError) as exc:
+        # e.g. a NUL in workspace: hermes' Path.resolve() raises and the sidecar is unloadable
+        raise SidecarError(f"hermes cannot load it: {exc}") from exc

@@ -28,7 +28,8 @@ TEMP_MARK = ".inspector.tmp."
 class Injector:
     """Count disk-changing os calls inside apply; fail call number ``fail_at`` with ``err``."""
 
-    def __init__(self, monkeypatch, fail_at: int, err: int):
+    def __init__(self, monkeypatch, fail_at: int, err: int, active: bool = True):
+        self.active = active  # False: count nothing until activated (reads also use os.open)
         self.count = 0
         self.fail_at = fail_at
         self.err = err
@@ -38,6 +39,8 @@ class Injector:
 
     def _wrap(self, name, real):
         def wrapper(*args, **kwargs):
+            if not self.active:
+                return real(*args, **kwargs)
             self.count += 1
             if self.count == self.fail_at:
                 self.failed = name
@@ -140,7 +143,17 @@ def test_the_cli_says_not_written_and_why(tmp_path, monkeypatch, capsys) -> None
     sid = d.sessions["shrunken"]
     live = d.session_dir / f"{sid}.json"
     before = live.read_bytes()
-    Injector(monkeypatch, 7, errno.ENOSPC)
+    injector = Injector(monkeypatch, 7, errno.ENOSPC, active=False)
+    real_apply = cli.apply_plan
+
+    def apply_counting(*args, **kwargs):
+        injector.active = True  # count the disk calls of the write only, not of planning
+        try:
+            return real_apply(*args, **kwargs)
+        finally:
+            injector.active = False
+
+    monkeypatch.setattr(cli, "apply_plan", apply_counting)
     code = cli.main(["repair", sid, "--action", "restore-backup", "--home", str(d.home), "--write"])
     out = capsys.readouterr().out
     assert code == 1
