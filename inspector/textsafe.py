@@ -2,8 +2,8 @@
 
 Message content, titles and tool output come from users and models. Printed raw, an ESC
 sequence could recolour, retitle or rewrite the terminal. Newlines and tabs stay; every
-other C0/C1 control, DEL, and the Unicode line/paragraph separators become visible
-escapes such as ``\\x1b``.
+other C0/C1 control, DEL, the Unicode line/paragraph separators and the bidirectional
+overrides become visible escapes such as ``\\x1b``.
 """
 
 from __future__ import annotations
@@ -16,9 +16,14 @@ def _escape(ch: str) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
+# Bidirectional overrides and isolates can make text read differently from its bytes
+# ("Trojan Source"); they are escaped like controls.
+_BIDI = frozenset(range(0x202A, 0x202F)) | frozenset(range(0x2066, 0x206A)) | {0x200E, 0x200F, 0x061C}
+
+
 def _unsafe(ch: str) -> bool:
     code = ord(ch)
-    return (code < 0x20 and ch not in _KEEP) or 0x7F <= code <= 0x9F or code in (0x2028, 0x2029)
+    return (code < 0x20 and ch not in _KEEP) or 0x7F <= code <= 0x9F or code in (0x2028, 0x2029) or code in _BIDI
 
 
 def safe_text(text: str) -> str:

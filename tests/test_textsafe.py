@@ -9,6 +9,11 @@ def test_escape_sequences_and_controls_are_made_visible() -> None:
     assert safe_text("keep\nnewlines\tand tabs") == "keep\nnewlines\tand tabs"
 
 
+def test_bidi_overrides_cannot_reorder_what_the_terminal_shows() -> None:
+    assert safe_text("admin\u202e txt.exe") == "admin\\u202e txt.exe"
+    assert safe_text("a\u2066b\u2069") == "a\\u2066b\\u2069"
+
+
 def test_one_line_collapses_whitespace_and_truncates() -> None:
     assert one_line("a\n\n b", 10) == "a b"
     assert one_line("x" * 20, 10) == "x" * 9 + "…"
