@@ -17,6 +17,7 @@ warning instead of crashing.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -67,9 +68,19 @@ def _item(sid: Any, kind: str, category: str, recommendation: str,
     return item
 
 
+def _backup_names(session_dir: Path) -> set[str]:
+    try:
+        return {e.name for e in os.scandir(session_dir) if e.name.endswith(".json.bak")}
+    except OSError:
+        return set()
+
+
 def _live_items(session_dir: Path, live_paths: list[Path], snap: FileSnapshot) -> list[dict]:
     items = []
+    baks = _backup_names(session_dir)
     for path in live_paths:
+        if path.name + ".bak" not in baks:
+            continue  # hermes' decision is no_backup: no item, and no need to parse the sidecar
         status = inspect_session_recovery_status(session_dir, path.stem, snap)
         if status["recommend"] == RESTORE:
             items.append(_item(status["session_id"], "shrunken_live", REPAIRABLE, "restore_from_bak",
