@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from inspector.store.jsonfmt import read_regular
+from inspector.store.jsonfmt import fast_loads, orjson_safe, read_regular
 
 RUN_JOURNAL_DIR = "_run_journal"
 TERMINAL_EVENTS = frozenset({"done", "cancel", "apperror", "error", "stream_end"})
@@ -59,11 +59,12 @@ def parse_journal_bytes(data: bytes) -> ParsedJournal:
         raise JournalUnreadable(f"not valid UTF-8 at byte {exc.start}: the whole journal is unreadable") from exc
     events: list[dict] = []
     malformed: list[dict] = []
+    safe = orjson_safe(data)  # checked once for the whole file, not per line
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = fast_loads(line, checked=True) if safe else json.loads(line)
         except (ValueError, RecursionError):
             obj = None
         if isinstance(obj, dict):

@@ -39,18 +39,42 @@ except ImportError:  # pragma: no cover - orjson is a declared dependency
     _orjson = None
 
 
-def fast_loads(data: bytes) -> Any:
-    """Parse UTF-8 JSON quickly, with exactly ``loads_bytes``' verdict on what is valid.
+# Every digit becomes "9", everything else a space: a run of 19 digits is then a plain substring
+# search, which runs at memory speed (a regex over the same bytes is ten times slower).
+_DIGIT_MAP = bytes(0x39 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+_LONG_RUN = b"9" * 19
 
-    orjson is stricter than Python's json (NaN, lone surrogates, huge ints); anything it
-    rejects is re-parsed by the stdlib, so the result never depends on which parser ran.
+
+def has_long_digit_run(data: bytes) -> bool:
+    """True when ``data`` holds 19+ consecutive ASCII digits (a number orjson might not keep exact)."""
+    return _LONG_RUN in data.translate(_DIGIT_MAP)
+
+
+def orjson_safe(data: bytes) -> bool:
+    """Whether orjson parses ``data`` to exactly what the stdlib would (when it parses at all)."""
+    return _orjson is not None and not has_long_digit_run(data)
+
+
+def fast_loads(data: bytes | str, *, checked: bool = False) -> Any:
+    """Parse UTF-8 JSON quickly, with exactly the stdlib's verdict and values.
+
+    orjson is stricter than Python's json (NaN, 1e400, lone surrogates): anything it
+    rejects is re-parsed by the stdlib. It also turns integers beyond 64 bits into floats,
+    so text holding a run of 19+ digits goes to the stdlib directly. The result never
+    depends on which parser ran. ``checked=True`` says the caller already established
+    :func:`orjson_safe` for the bytes this text came from.
     """
-    if _orjson is not None:
+    if checked:
+        use_orjson = _orjson is not None
+    else:
+        raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+        use_orjson = orjson_safe(raw)
+    if use_orjson:
         try:
             return _orjson.loads(data)
         except (ValueError, TypeError):
             pass
-    return loads_bytes(data)
+    return json.loads(data) if isinstance(data, str) else loads_bytes(data)
 
 
 @dataclass(frozen=True)
