@@ -2,7 +2,7 @@
 the ``state.db`` of every profile, with where it lives, counts, state and findings.
 
 Reads only. Each sidecar is parsed once (orjson where it agrees with hermes' parser) and
-only its metadata, counts and a bounded search sample are kept, not its messages.
+only its metadata and counts are kept, not its messages.
 """
 
 from __future__ import annotations
@@ -36,23 +36,6 @@ class SidecarSummary:
 
 
 _BULK = frozenset({"messages", "tool_calls", "anchor_activity_scenes", "context_messages"})
-SEARCH_TEXT_LIMIT = 4000
-
-
-def _searchable_text(messages: list) -> str:
-    """A bounded, lower-cased sample of message text for the list's search field."""
-    parts: list[str] = []
-    size = 0
-    for msg in messages:
-        content = msg.get("content") if isinstance(msg, dict) else None
-        if isinstance(content, str) and content:
-            parts.append(content[:500])
-            size += min(len(content), 500)
-            if size > SEARCH_TEXT_LIMIT:
-                break
-    return " ".join(parts).lower()
-
-
 def summarize_sidecar(path: Path) -> SidecarSummary:
     """Read one sidecar for the list. Never raises: problems become ``error``.
 
@@ -85,7 +68,6 @@ def summarize_sidecar(path: Path) -> SidecarSummary:
     meta = {k: v for k, v in obj.items() if k not in _BULK}
     if not isinstance(meta.get("message_count"), int):
         meta["message_count"] = len(messages)
-    meta["_user_text"] = _searchable_text(messages)
     summary.meta = meta
     return summary
 

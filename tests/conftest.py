@@ -9,6 +9,10 @@ from pathlib import Path
 
 import pytest
 
+# Headless by default: a machine with no display gets Qt's offscreen platform (CI sets it too).
+if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
 DATA = Path(__file__).parent / "data"
 GOLDEN = DATA / "golden"
 FIXTURES = DATA / "fixtures"
