@@ -1,0 +1,484 @@
+"""One measurement in a fresh process: ``python bench/measure.py NAME --home H [...]``.
+
+Prints one JSON line on stdout: ``{"ok": true, "seconds": {...}, "stall_ms": ..., "peak_rss_mb": ..., ...}``
+or ``{"ok": false, "error": "..."}``. :mod:`bench.run` starts one process per measurement and repeat,
+so each figure includes nothing cached by an earlier run, and the process's own peak RSS (VmHWM) is
+the measurement's peak memory. Imports happen before the clock starts: the figures are the work, not
+Python's start-up (the ``audit`` command is timed from the outside by the runner, start-up included).
+
+GUI measurements run offscreen (``QT_QPA_PLATFORM=offscreen``). They drive the window's own code when
+``inspector.gui.main_window`` provides a window the driver knows how to open (``path: "window"``);
+until then they assemble the window's parts the same way the window does (``path: "components"``: the
+session list model, proxy and table view fed by the :class:`~inspector.gui.workers.TaskRunner`, the
+journal view fed by :func:`~inspector.gui.session_data.load_session_data`). While they run, a 5 ms
+``QTimer`` records the gaps between its ticks: the longest gap is the longest stall of the event loop.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+TICK_MS = 5
+GUI_TIMEOUT_S = 120.0
+
+
+def peak_rss_mb() -> float | None:
+    """This process's peak resident set (VmHWM), in MB."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    try:
+        import resource
+
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    except (ImportError, OSError):
+        return None
+
+
+def _home(path: str):
+    from inspector.home import locate_home
+
+    return locate_home(path)
+
+
+def _manifest(home_path: str) -> dict:
+    return json.loads((Path(home_path) / "bench_manifest.json").read_text(encoding="utf-8"))
+
+
+# ---------------------------------------------------------------- core paths (no Qt)
+
+
+def core_first_rows(args) -> dict:
+    """The cheapest catalogue the list can show: sidecars, .bak and index, no state.db, no audit."""
+    from inspector.catalogue import build_catalogue
+
+    home = _home(args.home)
+    t0 = time.perf_counter()
+    cat = build_catalogue(home, now=time.time())
+    rows = cat.sorted_rows()
+    return {"seconds": {"total": time.perf_counter() - t0}, "rows": len(rows)}
+
+
+def core_catalogue(args) -> dict:
+    """The complete catalogue with every session's health (state.db records and hermes' audit)."""
+    from inspector.report import load_catalogue
+
+    home = _home(args.home)
+    t0 = time.perf_counter()
+    cat = load_catalogue(home, now=time.time())
+    rows = cat.sorted_rows()
+    health = {}
+    for r in rows:
+        health[r.health] = health.get(r.health, 0) + 1
+    return {"seconds": {"total": time.perf_counter() - t0}, "rows": len(rows), "health": health}
+
+
+def _big_journal(args) -> Path:
+    return Path(_manifest(args.home)["big_journal"]["path"])
+
+
+def core_journal(args) -> dict:
+    """The raw journal view of the big journal: first 50 lines, then every line's verdict."""
+    from inspector.store.journal_raw import RawJournal
+
+    path = _big_journal(args)
+    t0 = time.perf_counter()
+    raw = RawJournal.from_path(path)
+    t_index = time.perf_counter()
+    first = [raw.line(i) for i in range(min(50, len(raw)))]
+    t_first = time.perf_counter()
+    stats = raw.stats()
+    t_full = time.perf_counter()
+    return {"seconds": {"first": t_first - t0, "indexed": t_full - t0, "line_index": t_index - t0},
+            "lines": len(raw), "first_lines": len(first), "stats": stats}
+
+
+def core_plan(args) -> dict:
+    """One repair planned on the largest sidecar (home-wide actions: for the whole home)."""
+    from inspector.actions import default_clock, make_context, plan_action
+    from inspector.repair import HOME_WIDE
+
+    home = _home(args.home)
+    sid = _manifest(args.home)["largest_sidecar"]["session_id"]
+    target = None if args.action in HOME_WIDE else sid
+    t0 = time.perf_counter()
+    ctx = make_context(home, default_clock(home, None, None))
+    plans = plan_action(ctx, args.action, target)
+    elapsed = time.perf_counter() - t0
+    return {"seconds": {"total": elapsed}, "plans": len(plans),
+            "refused": sum(1 for p in plans if p.refusal),
+            "changes": sum(len(p.changes) for p in plans),
+            "bytes_after": sum(len(c.after or b"") for p in plans for c in p.changes),
+            "session_id": target}
+
+
+# ---------------------------------------------------------------- GUI harness
+
+
+class StallMeter:
+    """A repeating 5 ms timer; the longest gap between two ticks is the longest event-loop stall."""
+
+    def __init__(self):
+        from PySide6.QtCore import QTimer
+
+        self.timer = QTimer()
+        self.timer.setInterval(TICK_MS)
+        self.timer.timeout.connect(self._tick)
+        self.last = None
+        self.max_gap = 0.0
+        self.ticks = 0
+        self.gaps: list[float] = []
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        if self.last is not None:
+            gap = now - self.last
+            self.gaps.append(gap)
+            self.max_gap = max(self.max_gap, gap)
+        self.last = now
+        self.ticks += 1
+
+    def start(self) -> None:
+        self.last = time.perf_counter()
+        self.timer.start()
+
+    def stop(self) -> None:
+        self.timer.stop()
+
+    def result(self) -> dict:
+        over = sum(1 for g in self.gaps if g > 0.05)
+        return {"stall_ms": round(self.max_gap * 1000, 1), "ticks": self.ticks, "gaps_over_50ms": over}
+
+
+class PaintProbe:
+    """Notes the first paint of a view's viewport after ``ready()`` says it has rows."""
+
+    def __init__(self, view, ready):
+        from PySide6.QtCore import QEvent, QObject
+
+        probe = self
+
+        class _Filter(QObject):
+            def eventFilter(self, obj, event):  # noqa: N802 - Qt override
+                if event.type() == QEvent.Type.Paint and probe.painted_at is None and ready():
+                    probe.painted_at = time.perf_counter()
+                    if probe.on_paint is not None:
+                        probe.on_paint()
+                return False
+
+        self.painted_at: float | None = None
+        self.on_paint = None
+        self._filter = _Filter()
+        view.viewport().installEventFilter(self._filter)
+
+
+def _pin_none_for_pyside_6_12() -> bool:
+    """Work around PySide6 6.12.0 on Python < 3.12: every call of a void Qt method drops a reference to
+    None (``sys.getrefcount(None)`` falls by one per call), and after a few thousand calls CPython aborts
+    with "none_dealloc: deallocating None". Rendering one long transcript is enough. Python 3.12+ makes
+    None immortal, and PySide6 6.11 does not have the bug. So that the benchmark measures instead of
+    crashing, give None a huge reference count in this process (see profile_notes.md)."""
+    import PySide6
+
+    if sys.version_info >= (3, 12) or not PySide6.__version__.startswith("6.12."):
+        return False
+    import ctypes
+
+    ctypes.c_ssize_t.from_address(id(None)).value += 1 << 40
+    return True
+
+
+def _app():
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    _pin_none_for_pyside_6_12()
+    if os.environ.get("BENCH_SWITCH_INTERVAL"):  # experiment: a shorter GIL switch interval for the GUI
+        sys.setswitchinterval(float(os.environ["BENCH_SWITCH_INTERVAL"]))
+    from PySide6.QtWidgets import QApplication
+
+    return QApplication.instance() or QApplication(["bench"])
+
+
+def _run_loop(until_done, timeout: float = GUI_TIMEOUT_S) -> None:
+    """Run the event loop until ``until_done()`` is true (checked on every tick) or the timeout."""
+    from PySide6.QtCore import QEventLoop, QTimer
+
+    loop = QEventLoop()
+    check = QTimer()
+    check.setInterval(1)
+    check.timeout.connect(lambda: loop.quit() if until_done() else None)
+    check.start()
+    QTimer.singleShot(int(timeout * 1000), loop.quit)
+    loop.exec()
+    check.stop()
+
+
+def _window_class():
+    """The main window class when the GUI provides one (``inspector.gui.main_window``)."""
+    try:
+        from inspector.gui import main_window
+    except ImportError:
+        return None
+    return getattr(main_window, "MainWindow", None)
+
+
+class ComponentList:
+    """The session list as the window assembles it: TaskRunner -> SessionTableModel -> proxy -> view."""
+
+    def __init__(self):
+        from PySide6.QtWidgets import QTableView
+
+        from inspector.gui.session_model import SessionFilterProxy, SessionTableModel
+        from inspector.gui.workers import TaskRunner
+
+        self.model = SessionTableModel()
+        self.proxy = SessionFilterProxy()
+        self.proxy.setSourceModel(self.model)
+        self.view = QTableView()
+        self.view.setModel(self.proxy)
+        self.view.setSortingEnabled(True)
+        self.view.resize(1200, 800)
+        self.runner = TaskRunner()
+        self.view.show()
+
+    def row_count(self) -> int:
+        return self.proxy.rowCount()
+
+
+def gui_list(args) -> dict:
+    """Measurement 1 (``--stage first``) or 2 (``--stage complete``) through the GUI, with the stall meter."""
+    app = _app()
+    home = _home(args.home)
+    window_cls = _window_class()
+    if window_cls is not None and args.path != "components":
+        return _gui_list_window(app, window_cls, home, args)
+    from inspector.catalogue import build_catalogue
+    from inspector.report import load_catalogue
+
+    ui = ComponentList()
+    _run_loop(lambda: True)  # let the empty window settle before the clock starts
+    meter = StallMeter()
+    state = {"set_at": None, "error": None}
+    probe = PaintProbe(ui.view, lambda: ui.row_count() > 0)
+
+    def work(token, progress):
+        if args.stage == "first":
+            return build_catalogue(home, now=time.time())
+        return load_catalogue(home, now=time.time())
+
+    def done(cat):
+        ui.model.set_rows(cat.sorted_rows())
+        state["set_at"] = time.perf_counter()
+
+    def failed(message):
+        state["error"] = message
+
+    meter.start()
+    t0 = time.perf_counter()
+    ui.runner.start("catalogue", work, done, on_error=failed)
+    _run_loop(lambda: state["error"] is not None or probe.painted_at is not None)
+    meter.stop()
+    if state["error"]:
+        raise RuntimeError(state["error"])
+    if probe.painted_at is None:
+        raise RuntimeError("the list never painted a row")
+    health = {}
+    for r in ui.model.rows():
+        health[r.health] = health.get(r.health, 0) + 1
+    return {"seconds": {"total": probe.painted_at - t0, "rows_set": state["set_at"] - t0},
+            "rows": ui.row_count(), "path": "components", "health": health, **meter.result()}
+
+
+def _window(window_cls):
+    """A main window with private settings (the benchmark must not touch the user's)."""
+    import tempfile
+
+    from PySide6.QtCore import QSettings
+
+    try:
+        from inspector.gui.app import application
+
+        application()  # names, icon and stylesheet, as the real start-up sets them
+    except ImportError:
+        pass
+    ini = Path(tempfile.mkdtemp(prefix="bench-gui-")) / "settings.ini"
+    win = window_cls(settings=QSettings(str(ini), QSettings.Format.IniFormat))
+    win.show()
+    _run_loop(lambda: True)
+    return win
+
+
+def _settled(win) -> bool:
+    check = getattr(win, "is_settled", None)
+    return bool(check()) if callable(check) else True
+
+
+def _gui_list_window(app, window_cls, home, args) -> dict:
+    """Open the home in the real window; first rows = first paint of a row, complete = the catalogue is in."""
+    win = _window(window_cls)
+    meter = StallMeter()
+    complete = args.stage == "complete"
+
+    def ready() -> bool:
+        if win.proxy.rowCount() <= 0:
+            return False
+        return not complete or getattr(win, "catalogue", None) is not None
+
+    probe = PaintProbe(win.table, ready)
+    meter.start()
+    t0 = time.perf_counter()
+    win.open_home(home)
+    _run_loop(lambda: probe.painted_at is not None)
+    shown = probe.painted_at
+    rss_shown = peak_rss_mb()
+    # keep the meter running while the window finishes what opening a home starts (auto-selected
+    # session, its plans): those stalls are part of opening the home too
+    _run_loop(lambda: _settled(win), timeout=GUI_TIMEOUT_S)
+    settled = time.perf_counter()
+    meter.stop()
+    if shown is None:
+        raise RuntimeError("the list never painted a row")
+    health = {}
+    for r in win.model.rows():
+        health[r.health] = health.get(r.health, 0) + 1
+    return {"seconds": {"total": shown - t0, "settled": settled - t0}, "rows": win.proxy.rowCount(),
+            "path": "window", "health": health, "rss_shown_mb": rss_shown, **meter.result()}
+
+
+def _gui_journal_window(window_cls, home, big: dict) -> dict:
+    """Select the big journal's session in the real window (after the list is in); time its journal table."""
+    win = _window(window_cls)
+    win.open_home(home)
+    _run_loop(lambda: _settled(win) and win.proxy.rowCount() > 0)
+    # start from another session, as a user would (the window may have auto-selected this one)
+    other = next((r.session_id for r in win.model.rows()
+                  if r.session_id != big["session_id"] and r.sidecar is not None), None)
+    if other is not None and win.current_session_id() in (None, big["session_id"]):
+        win.select_session(other)
+        _run_loop(lambda: _settled(win) and win.current_session_id() == other)
+    journal = win.view.journal
+
+    def ready() -> bool:
+        run = journal.current_run()
+        return run is not None and run.run_id == big["run_id"] and journal.model.rowCount() > 0
+
+    probe = PaintProbe(journal.table, ready)
+    meter = StallMeter()
+    meter.start()
+    t0 = time.perf_counter()
+    if not win.select_session(big["session_id"]):
+        raise RuntimeError(f"the list has no session {big['session_id']}")
+    _run_loop(lambda: probe.painted_at is not None)
+    shown = probe.painted_at
+    _run_loop(lambda: _settled(win))
+    settled = time.perf_counter()
+    meter.stop()
+    if shown is None:
+        raise RuntimeError("the journal table never painted the big run")
+    # The view builds everything (line index, seq table, links) before it shows the first row,
+    # so "fully indexed" is the same moment as "first events" on this path.
+    return {"seconds": {"first": shown - t0, "indexed": shown - t0, "settled": settled - t0},
+            "rows": journal.model.rowCount(), "path": "window", **meter.result()}
+
+
+def gui_journal(args) -> dict:
+    """Measurement 4 through the GUI: the session view of the big journal's session, journal tab."""
+    _app()
+    from inspector.gui.journal_view import JournalView
+    from inspector.gui.session_data import load_session_data
+    from inspector.gui.workers import TaskRunner
+
+    home = _home(args.home)
+    big = _manifest(args.home)["big_journal"]
+    window_cls = _window_class()
+    if window_cls is not None and args.path != "components":
+        return _gui_journal_window(window_cls, home, big)
+    view = JournalView()
+    view.resize(1200, 800)
+    view.show()
+    table = getattr(view, "table", None) or getattr(view, "_table", None) or getattr(view, "events", None)
+    if table is None:
+        from PySide6.QtWidgets import QTableView
+
+        tables = view.findChildren(QTableView)
+        table = tables[0] if tables else None
+    if table is None:
+        raise RuntimeError("the journal view has no table")
+    runner = TaskRunner()
+    _run_loop(lambda: True)
+    state = {"set_at": None, "error": None}
+    probe = PaintProbe(table, lambda: table.model() is not None and table.model().rowCount() > 0)
+    meter = StallMeter()
+
+    def work(token, progress):
+        return load_session_data(home, big["session_id"], token.check)
+
+    def done(data):
+        view.set_data(data)
+        view.select_run(big["run_id"])
+        state["set_at"] = time.perf_counter()
+
+    def failed(message):
+        state["error"] = message
+
+    meter.start()
+    t0 = time.perf_counter()
+    runner.start("detail", work, done, on_error=failed)
+    _run_loop(lambda: state["error"] is not None or probe.painted_at is not None)
+    meter.stop()
+    if state["error"]:
+        raise RuntimeError(state["error"])
+    if probe.painted_at is None:
+        raise RuntimeError("the journal table never painted a row")
+    rows = table.model().rowCount()
+    # The view builds everything (line index, seq table, links) before it shows the first row,
+    # so "fully indexed" is the same moment as "first events" on this path.
+    return {"seconds": {"first": probe.painted_at - t0, "indexed": probe.painted_at - t0,
+                        "data_set": state["set_at"] - t0},
+            "rows": rows, "path": "components", **meter.result()}
+
+
+MEASUREMENTS = {
+    "core_first_rows": core_first_rows,
+    "core_catalogue": core_catalogue,
+    "core_journal": core_journal,
+    "core_plan": core_plan,
+    "gui_list": gui_list,
+    "gui_journal": gui_journal,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("name", choices=sorted(MEASUREMENTS))
+    ap.add_argument("--home", required=True)
+    ap.add_argument("--stage", choices=("first", "complete"), default="first")
+    ap.add_argument("--action")
+    ap.add_argument("--path", choices=("auto", "window", "components"), default="auto")
+    args = ap.parse_args(argv)
+    try:
+        result = MEASUREMENTS[args.name](args)
+        out = {"ok": True, **result}
+    except Exception as exc:  # noqa: BLE001 - reported as a figure the table shows
+        out = {"ok": False, "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()[-2000:]}
+    out["peak_rss_mb"] = peak_rss_mb()
+    sys.stdout.write(json.dumps(out, default=str) + "\n")
+    sys.stdout.flush()
+    if os.environ.get("BENCH_FAST_EXIT"):
+        os._exit(0)  # skip Qt/Python teardown: it is not part of any figure (and PySide may crash in it)
+
+
+if __name__ == "__main__":
+    main()
