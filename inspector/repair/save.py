@@ -12,6 +12,7 @@ Given a modified in-memory session, return what hermes' save would write:
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -95,6 +96,13 @@ def rebuilt_index_bytes(ctx: SaveContext, overrides: dict[Path, bytes] | None = 
                                 f"{exc.object[max(0, exc.start - 20):exc.end + 20]!r})") from exc
 
 
+def _exists(path: Path) -> bool:
+    try:
+        return os.path.exists(path)
+    except (OSError, ValueError):
+        return False
+
+
 def _tombstone_after(data: bytes | None, sid: str) -> tuple[bool, bytes | None]:
     """(changed, new bytes or None to delete) after removing ``sid`` from a tombstone file."""
     if data is None:
@@ -152,7 +160,8 @@ def save_session(
             after = rebuilt_index_bytes(ctx, {path: new_bytes})
         else:
             after = index_after_save(
-                rows, session, lambda rid: rid == sid or ctx.snapshot.exists(ctx.session_dir / f"{rid}.json")
+                # hermes checks existence with a stat, not a read: so do we (no need to hash every sidecar)
+                rows, session, lambda rid: rid == sid or _exists(ctx.session_dir / f"{rid}.json")
             )
         idx = _change(ctx, ipath, after)
         if idx:
