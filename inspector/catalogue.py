@@ -15,11 +15,11 @@ from pathlib import Path
 from inspector.findings import ERROR, WARNING, Finding, from_hermes_item, worst
 from inspector.home import Home
 from inspector.store.index import INDEX_NAME, parse_index
-from inspector.store.jsonfmt import fast_loads, read_regular
-from inspector.store.sidecar import is_safe_session_id, pending_retry_marker
+from inspector.store.jsonfmt import read_regular
+from inspector.store.scan import SessionDirScan, sidecar_facts
+from inspector.store.sidecar import is_safe_session_id
 
 STALE_PENDING_GRACE = 30.0  # hermes' _REPAIR_STALE_PENDING_GRACE_SECONDS
-_MARKER_FLAG = b'"_pending_journal_recovery": true'
 
 
 @dataclass
@@ -35,7 +35,6 @@ class SidecarSummary:
     pending_marker: dict | None = None
 
 
-_BULK = frozenset({"messages", "tool_calls", "anchor_activity_scenes", "context_messages"})
 def summarize_sidecar(path: Path) -> SidecarSummary:
     """Read one sidecar for the list. Never raises: problems become ``error``.
 
@@ -47,29 +46,12 @@ def summarize_sidecar(path: Path) -> SidecarSummary:
         data, st = read_regular(path)
     except OSError as exc:
         return SidecarSummary(sid, path, 0, 0.0, error=f"cannot read: {exc.strerror or exc}")
-    summary = SidecarSummary(sid, path, st.st_size, st.st_mtime)
-    try:
-        obj = fast_loads(data)
-    except UnicodeDecodeError as exc:
-        summary.error = f"not valid UTF-8: {exc}"
-        return summary
-    except ValueError as exc:
-        summary.error = f"not valid JSON: {exc}"
-        return summary
-    except RecursionError:
-        summary.error = "JSON nested too deeply to parse"
-        return summary
-    if not isinstance(obj, dict):
-        summary.error = f"top-level JSON is {type(obj).__name__}, not an object"
-        return summary
-    messages = obj.get("messages") if isinstance(obj.get("messages"), list) else []
-    if _MARKER_FLAG in data:
-        summary.pending_marker = pending_retry_marker(messages)
-    meta = {k: v for k, v in obj.items() if k not in _BULK}
-    if not isinstance(meta.get("message_count"), int):
-        meta["message_count"] = len(messages)
-    summary.meta = meta
-    return summary
+    return _summary(sid, path, st, sidecar_facts(data, want_texts=False))
+
+
+def _summary(sid: str, path: Path, st, facts: dict) -> SidecarSummary:
+    return SidecarSummary(sid, path, st.st_size, st.st_mtime, meta=facts["meta"], error=facts["error"],
+                          pending_marker=facts["marker"])
 
 
 def list_sidecar_paths(session_dir: Path) -> tuple[list[Path], list[Path]]:
@@ -223,14 +205,29 @@ def build_catalogue(
     now: float,
     state_db_reader: Callable[[Path], list[dict]] | None = None,
     hermes_audit: dict | None = None,
+    scan: SessionDirScan | None = None,
 ) -> Catalogue:
-    """Scan the home. ``state_db_reader(path)`` returns one record per sessions row."""
+    """Scan the home. ``state_db_reader(path)`` returns one record per sessions row.
+
+    ``scan`` shares the folder listing, ``_index.json`` and each sidecar's parse with
+    hermes' audit of the same folder.
+    """
     session_dir = home.session_dir
+    if scan is None:
+        scan = SessionDirScan(session_dir)
     rows: dict[str, SessionRow] = {}
     home_findings: list[Finding] = []
-    sidecars, baks = list_sidecar_paths(session_dir)
-    for path in sidecars:
-        summary = summarize_sidecar(path)
+    visible = [n for n in scan.names if not n.startswith("_")]
+    for name in visible:
+        if not name.endswith(".json"):
+            continue
+        sid = name[: -len(".json")]
+        path = session_dir / name
+        facts, st, read_error = scan.sidecar(name)
+        if read_error is not None:
+            summary = SidecarSummary(sid, path, 0, 0.0, error=read_error)
+        else:
+            summary = _summary(sid, path, st, facts)
         row = rows.setdefault(summary.session_id, SessionRow(summary.session_id))
         row.sidecar = summary
         if not summary.error:
@@ -238,8 +235,11 @@ def build_catalogue(
             row.title = title if isinstance(title, str) else ""
             prof = summary.meta.get("profile")
             row.profile = prof if isinstance(prof, str) and prof else "default"
-    for path in baks:
-        sid = path.name[: -len(".json.bak")]
+    for name in visible:
+        if not name.endswith(".json.bak"):
+            continue
+        path = session_dir / name
+        sid = name[: -len(".json.bak")]
         row = rows.setdefault(sid, SessionRow(sid))
         row.has_bak = True
         try:
@@ -247,15 +247,20 @@ def build_catalogue(
         except OSError as exc:  # few sessions have a .bak: reading them is cheap
             row.findings.append(Finding("backup_unreadable", WARNING,
                                         f"{path.name} cannot be read: {exc.strerror or exc}", sid, None, str(path)))
-    index_data = None
-    try:
-        index_data = (session_dir / INDEX_NAME).read_bytes()
-    except FileNotFoundError:
-        pass
-    except OSError as exc:
-        home_findings.append(Finding("index_unreadable", WARNING, f"_index.json cannot be read: {exc}"))
+    index_data, index_error = scan.index_bytes()
+    if index_error is not None and not isinstance(index_error, FileNotFoundError):
+        try:  # rare: read it again the plain way, for that error's exact wording
+            index_data = (session_dir / INDEX_NAME).read_bytes()
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            home_findings.append(Finding("index_unreadable", WARNING, f"_index.json cannot be read: {exc}"))
     if index_data is not None:
-        index_rows = parse_index(index_data)
+        if index_error is None:
+            obj, ok = scan.index_object()
+            index_rows = obj if ok and isinstance(obj, list) and all(isinstance(r, dict) for r in obj) else None
+        else:
+            index_rows = parse_index(index_data)
         if index_rows is None:
             home_findings.append(Finding("index_unusable", WARNING,
                                          "_index.json is not a list of rows; hermes rebuilds it on the next save",

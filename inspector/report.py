@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import os
+import stat
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from inspector.catalogue import Catalogue, SessionRow, build_catalogue
@@ -11,19 +16,47 @@ from inspector.home import Home
 from inspector.repair.audit import HermesAuditError, audit_session_recovery
 from inspector.session_detail import RunInfo, SessionDetail
 from inspector.store import statedb
-from inspector.store.journal import RUN_JOURNAL_DIR, JournalUnreadable, is_valid_journal_id, read_run_events
+from inspector.store.journal import (
+    RUN_JOURNAL_DIR,
+    JournalUnreadable,
+    is_valid_journal_id,
+    parse_journal_bytes,
+)
 from inspector.store.journal_raw import RawJournal
+from inspector.store.jsonfmt import read_regular
+from inspector.store.scan import JOURNAL, FactCache, SessionDirScan
 from inspector.textsafe import one_line, safe_text
 
 
-def hermes_audit(home: Home) -> tuple[dict | None, HermesAuditError | None]:
+@contextlib.contextmanager
+def _bulk_scan() -> Iterator[None]:
+    """No garbage collection while a scan builds many small dicts (nothing in them is cyclic)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _scan(home: Home) -> SessionDirScan:
+    return SessionDirScan(home.session_dir, FactCache.for_session_dir(home.session_dir))
+
+
+def _save(scan: SessionDirScan) -> None:
+    if scan.cache is not None:
+        scan.cache.save()
+
+
+def hermes_audit(home: Home, scan: SessionDirScan | None = None) -> tuple[dict | None, HermesAuditError | None]:
     """hermes' ``audit_session_recovery`` of the sessions dir and the default profile's state.db.
 
     Where hermes' own audit would raise (e.g. a turn-journal name it rejects), the error is
     returned instead, carrying the audit of everything else in ``partial_report``.
     """
     try:
-        return audit_session_recovery(home.session_dir, home.state_db()), None
+        return audit_session_recovery(home.session_dir, home.state_db(), scan=scan), None
     except HermesAuditError as exc:
         return None, exc
     except OSError as exc:  # e.g. a file name hermes' own Path.exists() cannot stat
@@ -32,15 +65,51 @@ def hermes_audit(home: Home) -> tuple[dict | None, HermesAuditError | None]:
 
 
 def load_catalogue(home: Home, *, now: float, with_hermes_audit: bool = True) -> Catalogue:
-    audit = None
-    if with_hermes_audit:
-        audit, error = hermes_audit(home)
-        if error is not None:
-            audit = error.partial_report
-    return build_catalogue(home, now=now, state_db_reader=statedb.list_sessions, hermes_audit=audit)
+    with _bulk_scan():
+        scan = _scan(home)
+        audit = None
+        if with_hermes_audit:
+            audit, error = hermes_audit(home, scan)
+            if error is not None:
+                audit = error.partial_report
+        cat = build_catalogue(home, now=now, state_db_reader=statedb.list_sessions, hermes_audit=audit, scan=scan)
+        _save(scan)
+        return cat
 
 
-def _journal_findings(session_dir: Path) -> list[Finding]:
+def _journal_facts(path: Path, cache: FactCache | None) -> dict | None:
+    """{"unreadable": str|None, "malformed": n, "first": line} of one run journal; None when absent.
+
+    The same verdicts as ``read_run_events``; derived facts are cached by file identity.
+    """
+    started = time.time_ns()
+    st = None
+    if cache is not None:
+        try:
+            st = os.stat(path)
+        except OSError:
+            st = None
+        if st is not None and stat.S_ISREG(st.st_mode):
+            facts = cache.get(JOURNAL, str(path), st)
+            if facts is not None:
+                return facts
+    try:
+        data, st = read_regular(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return {"unreadable": str(exc), "malformed": 0, "first": None}
+    try:
+        malformed = parse_journal_bytes(data).malformed
+        facts = {"unreadable": None, "malformed": len(malformed), "first": malformed[0]["line"] if malformed else None}
+    except JournalUnreadable as exc:
+        facts = {"unreadable": str(exc), "malformed": 0, "first": None}
+    if cache is not None:
+        cache.put(JOURNAL, str(path), st, facts, started)
+    return facts
+
+
+def _journal_findings(session_dir: Path, cache: FactCache | None = None) -> list[Finding]:
     """Lines hermes would drop, and journals it cannot read at all, across every session."""
     out: list[Finding] = []
     root = session_dir / RUN_JOURNAL_DIR
@@ -55,27 +124,33 @@ def _journal_findings(session_dir: Path) -> list[Finding]:
                                f"run-journal folder {sid!r} has a name hermes rejects", sid, None, str(folder)))
             continue
         for path in sorted(folder.glob("*.jsonl")):
-            try:
-                parsed = read_run_events(path)
-            except JournalUnreadable as exc:
-                out.append(Finding("journal_unreadable", "error", f"run {path.stem}: {exc}", sid, None, str(path)))
+            facts = _journal_facts(path, cache)
+            if facts is None:
                 continue
-            if parsed.malformed:
+            if facts["unreadable"] is not None:
+                out.append(Finding("journal_unreadable", "error", f"run {path.stem}: {facts['unreadable']}",
+                                   sid, None, str(path)))
+                continue
+            if facts["malformed"]:
                 out.append(Finding("journal_lines_dropped", "warning",
-                                   f"run {path.stem}: hermes drops {len(parsed.malformed)} line(s) "
-                                   f"(first at line {parsed.malformed[0]['line']})", sid, None, str(path)))
+                                   f"run {path.stem}: hermes drops {facts['malformed']} line(s) "
+                                   f"(first at line {facts['first']})", sid, None, str(path)))
     return out
 
 
 def full_audit(home: Home, *, now: float) -> dict:
     """hermes' audit (``status``/``summary``/``items``, exactly) plus the inspector's own findings."""
-    audit, error = hermes_audit(home)
-    cat = build_catalogue(home, now=now, state_db_reader=statedb.list_sessions,
-                          hermes_audit=audit if error is None else error.partial_report)
+    with _bulk_scan():
+        scan = _scan(home)
+        audit, error = hermes_audit(home, scan)
+        cat = build_catalogue(home, now=now, state_db_reader=statedb.list_sessions,
+                              hermes_audit=audit if error is None else error.partial_report, scan=scan)
+        journal_findings = _journal_findings(home.session_dir, scan.cache)
+        _save(scan)
     findings = list(cat.home_findings)
     for row in cat.sorted_rows():
         findings.extend(row.findings)
-    findings.extend(_journal_findings(home.session_dir))
+    findings.extend(journal_findings)
     # hermes' items are reported verbatim above; the inspector key lists only its own findings.
     findings = [f for f in findings if f.origin == "inspector"]
     inspector = {

@@ -17,7 +17,6 @@ warning instead of crashing.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -25,15 +24,12 @@ from inspector.store.backup import (
     RESTORE,
     inspect_session_recovery_status,
     is_durably_tombstoned,
-    live_sidecar_paths,
     message_count,
-    orphan_backup_paths,
-    read_bytes,
     session_id_of_bak,
 )
 from inspector.store.files import FileSnapshot
-from inspector.store.index import INDEX_NAME
 from inspector.store.jsonfmt import loads_bytes
+from inspector.store.scan import SessionDirScan
 from inspector.store.statedb import read_missing_sidecar_rows, state_db_has_session
 from inspector.store.turn_journal import (
     TurnJournalError,
@@ -41,7 +37,6 @@ from inspector.store.turn_journal import (
     pending_turns,
     read_turn_journal,
     turn_journal_session_ids,
-    user_message_texts,
 )
 
 REPAIRABLE, UNSAFE = "repairable", "unsafe_to_repair"
@@ -68,30 +63,40 @@ def _item(sid: Any, kind: str, category: str, recommendation: str,
     return item
 
 
-def _backup_names(session_dir: Path) -> set[str]:
-    try:
-        return {e.name for e in os.scandir(session_dir) if e.name.endswith(".json.bak")}
-    except OSError:
-        return set()
-
-
-def _live_items(session_dir: Path, live_paths: list[Path], snap: FileSnapshot) -> list[dict]:
+def _live_items(session_dir: Path, live_names: list[str], snap: FileSnapshot, scan: SessionDirScan) -> list[dict]:
     items = []
-    baks = _backup_names(session_dir)
-    for path in live_paths:
-        if path.name + ".bak" not in baks:
+    baks = set(scan.bak_names())
+    for name in live_names:
+        if name + ".bak" not in baks:
             continue  # hermes' decision is no_backup: no item, and no need to parse the sidecar
-        status = inspect_session_recovery_status(session_dir, path.stem, snap)
+        status = inspect_session_recovery_status(session_dir, _stem(name), snap)
         if status["recommend"] == RESTORE:
             items.append(_item(status["session_id"], "shrunken_live", REPAIRABLE, "restore_from_bak",
                                status["live_messages"], status["bak_messages"]))
     return items
 
 
+def _stem(name: str) -> str:
+    """``PurePath(name).stem``."""
+    i = name.rfind(".")
+    return name[:i] if 0 < i < len(name) - 1 else name
+
+
+def _orphan_paths(session_dir: Path, scan: SessionDirScan) -> list[Path]:
+    """backup.orphan_backup_paths from the scan's listing."""
+    out = []
+    for name in scan.bak_names():
+        live = name[: -len(".bak")]
+        if scan.exists(live) or live.startswith("_"):
+            continue
+        out.append(session_dir / name)
+    return out
+
+
 def _orphan_items(session_dir: Path, state_db: Path | None, snap: FileSnapshot,
-                  tombstoned_baks: set[str]) -> list[dict]:
+                  tombstoned_baks: set[str], scan: SessionDirScan) -> list[dict]:
     items = []
-    for bak in orphan_backup_paths(session_dir):
+    for bak in _orphan_paths(session_dir, scan):
         sid = session_id_of_bak(bak)
         count = message_count(snap, bak)
         if count < 0:
@@ -115,24 +120,28 @@ def read_index_session_ids(data: bytes | None) -> set[str]:
         rows = loads_bytes(data)
     except (UnicodeDecodeError, ValueError, RecursionError):
         return set()
+    return _index_ids(rows)
+
+
+def _index_ids(rows: object) -> set[str]:
     if not isinstance(rows, list):
         return set()
     return {r["session_id"] for r in rows if isinstance(r, dict) and isinstance(r.get("session_id"), str)}
 
 
 def _index_items(session_dir: Path, live_ids: set[str], deleted_row_ids: set[str],
-                 snap: FileSnapshot) -> list[dict]:
-    index_path = session_dir / INDEX_NAME
-    if not index_path.exists():
+                 snap: FileSnapshot, scan: SessionDirScan) -> list[dict]:
+    if not scan.exists("_index.json"):
         return []
-    index_ids = read_index_session_ids(read_bytes(snap, index_path))
+    rows, ok = scan.index_object()
+    index_ids = _index_ids(rows) if ok else set()
     items = []
     for sid in sorted(index_ids - live_ids):
         if sid in deleted_row_ids or is_durably_tombstoned(session_dir, sid, snap):
             continue
         items.append(_item(sid, "index_missing_file", REPAIRABLE, "rebuild_index"))
     for sid in sorted(live_ids - index_ids):
-        count = message_count(snap, session_dir / f"{sid}.json")
+        count = scan.message_count(f"{sid}.json")
         items.append(_item(sid, "index_missing_entry", REPAIRABLE, "rebuild_index", count, -1))
     return items
 
@@ -152,12 +161,18 @@ def _state_row_items(rows: list[dict], tombstoned_baks: set[str]) -> list[dict]:
     return items
 
 
-def _journal_items_for(session_dir: Path, sid: str, snap: FileSnapshot) -> list[dict]:
-    journal = read_turn_journal(session_dir, sid, snap)
+def _journal_items_for(session_dir: Path, sid: str, snap: FileSnapshot, scan: SessionDirScan) -> list[dict]:
+    journal = read_turn_journal(session_dir, sid, snap, scan)
     states = latest_turn_events(journal.events)
-    live_path = session_dir / f"{sid}.json"
-    live = message_count(snap, live_path)
-    texts = user_message_texts(read_bytes(snap, live_path))
+    name = f"{sid}.json"
+    facts, _, error = scan.sidecar(name, want_texts=True)
+    live = -1 if error is not None else facts["count"]
+    if error is not None:
+        texts: set[str] = set()
+    elif facts["texts_error"] is not None:
+        raise TurnJournalError(facts["texts_error"])
+    else:
+        texts = set(facts["texts"])
     return [
         _item(sid, "turn_journal_pending_turn", REPAIRABLE, "audit_only_pending_turn_journal", live, -1,
               turn_id=turn.turn_id, event=turn.event)
@@ -165,11 +180,11 @@ def _journal_items_for(session_dir: Path, sid: str, snap: FileSnapshot) -> list[
     ]
 
 
-def _journal_items(session_dir: Path, snap: FileSnapshot, errors: list[str]) -> list[dict]:
+def _journal_items(session_dir: Path, snap: FileSnapshot, errors: list[str], scan: SessionDirScan) -> list[dict]:
     items: list[dict] = []
-    for sid in turn_journal_session_ids(session_dir):
+    for sid in turn_journal_session_ids(session_dir, scan):
         try:
-            items.extend(_journal_items_for(session_dir, sid, snap))
+            items.extend(_journal_items_for(session_dir, sid, snap, scan))
         except TurnJournalError as exc:
             errors.append(f"{sid}: {exc}")
     return items
@@ -189,31 +204,39 @@ def _report(items: list[dict], live_count: int) -> dict:
 
 
 def audit_session_recovery(
-    session_dir: Path, state_db_path: Path | None = None, snapshot: FileSnapshot | None = None
+    session_dir: Path, state_db_path: Path | None = None, snapshot: FileSnapshot | None = None,
+    *, scan: SessionDirScan | None = None,
 ) -> dict:
     """hermes' ``audit_session_recovery(session_dir, state_db_path)``, read-only.
 
     Raises HermesAuditError exactly where hermes' audit raises (see the module docstring).
+    ``scan`` shares one listing and one parse per sidecar with other readers of the folder.
     """
     session_dir = Path(session_dir)
     if not session_dir.exists():
         return _report([], 0)
     snap = snapshot if snapshot is not None else FileSnapshot()
-    live_paths = live_sidecar_paths(session_dir)
-    live_ids = {p.stem for p in live_paths}
+    if scan is None:
+        scan = SessionDirScan(session_dir)
+    live_names = scan.live_names()
+    live_ids = {_stem(n) for n in live_names}
+
+    def sidecar_exists(sid: str) -> bool:
+        return scan.exists(f"{sid}.json")
+
     rows = read_missing_sidecar_rows(
-        session_dir, state_db_path, include_empty=True,
+        session_dir, state_db_path, include_empty=True, sidecar_exists=sidecar_exists,
         is_tombstoned=lambda sid: is_durably_tombstoned(session_dir, sid, snap),
     )
     deleted_row_ids = {str(r.get("id") or "") for r in rows if r.get("_state_db_deleted_webui_tombstone")}
     tombstoned_baks: set[str] = set()
-    items = _live_items(session_dir, live_paths, snap)
-    items += _orphan_items(session_dir, state_db_path, snap, tombstoned_baks)
-    items += _index_items(session_dir, live_ids, deleted_row_ids, snap)
+    items = _live_items(session_dir, live_names, snap, scan)
+    items += _orphan_items(session_dir, state_db_path, snap, tombstoned_baks, scan)
+    items += _index_items(session_dir, live_ids, deleted_row_ids, snap, scan)
     items += _state_row_items(rows, tombstoned_baks)
     errors: list[str] = []
-    items += _journal_items(session_dir, snap, errors)
-    report = _report(items, len(live_paths))
+    items += _journal_items(session_dir, snap, errors, scan)
+    report = _report(items, len(live_names))
     if errors:
         raise HermesAuditError(
             "hermes' recovery audit would fail (HTTP 500) on the turn journal: " + "; ".join(errors),

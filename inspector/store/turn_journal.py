@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.store.files import FileSnapshot
-from inspector.store.jsonfmt import loads_bytes
+from inspector.store.jsonfmt import fast_loads, loads_bytes, orjson_safe
 
 TURN_JOURNAL_DIR = "_turn_journal"
 TERMINAL_TURN_EVENTS = frozenset({"completed", "interrupted"})
@@ -57,8 +57,19 @@ def session_id_from_stem(stem: str) -> str:
     return stem[:tilde] if tilde > 0 else stem
 
 
-def turn_journal_session_ids(session_dir: Path) -> list[str]:
-    """hermes' ``iter_turn_journal_session_ids``: sorted ids of every ``*.jsonl`` regular file."""
+def _stem(name: str) -> str:
+    i = name.rfind(".")
+    return name[:i] if 0 < i < len(name) - 1 else name
+
+
+def turn_journal_session_ids(session_dir: Path, scan=None) -> list[str]:
+    """hermes' ``iter_turn_journal_session_ids``: sorted ids of every ``*.jsonl`` regular file.
+
+    ``scan`` (a :class:`~inspector.store.scan.SessionDirScan`) answers from its one listing.
+    """
+    if scan is not None:
+        _, files, _ = scan.turn_journal_entries()
+        return sorted({session_id_from_stem(_stem(n)) for n in files if n.endswith(".jsonl")})
     jdir = journal_dir(session_dir)
     if not jdir.exists():
         return []
@@ -69,13 +80,19 @@ def turn_journal_session_ids(session_dir: Path) -> list[str]:
     return sorted({session_id_from_stem(p.stem) for p in paths})
 
 
-def shard_paths(session_dir: Path, session_id: str) -> list[Path]:
+def shard_paths(session_dir: Path, session_id: str, scan=None) -> list[Path]:
     """The shards hermes merges for one id: ``<sid>~*.jsonl`` (sorted) then legacy ``<sid>.jsonl``."""
     if not is_valid_turn_journal_id(session_id):
         raise TurnJournalError(f"invalid session_id: turn journal name {session_id!r} "
                                "(hermes accepts only A-Z a-z 0-9 _ . -)")
     sid = str(session_id).strip()
     jdir = journal_dir(session_dir)
+    if scan is not None:
+        _, _, existing = scan.turn_journal_entries()
+        shards = [jdir / n for n in scan.turn_journal_shards(sid)]
+        if f"{sid}.jsonl" in existing:
+            shards.append(jdir / f"{sid}.jsonl")
+        return shards
     shards = sorted(jdir.glob(f"{sid}~*.jsonl")) if jdir.exists() else []
     legacy = jdir / f"{sid}.jsonl"
     if legacy.exists():
@@ -107,11 +124,12 @@ def _parse_shard(data: bytes, name: str, journal: TurnJournal) -> None:
     except UnicodeDecodeError as exc:
         raise TurnJournalError(f"turn journal {name} is not valid UTF-8 (byte {exc.start}); "
                                "hermes fails reading it") from exc
+    safe = orjson_safe(data)  # checked once for the whole shard
     for line_no, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
             continue
         try:
-            event = json.loads(raw)
+            event = fast_loads(raw, checked=True) if safe else json.loads(raw)
         except ValueError:
             event = None
         except RecursionError as exc:
@@ -123,12 +141,12 @@ def _parse_shard(data: bytes, name: str, journal: TurnJournal) -> None:
 
 
 def read_turn_journal(
-    session_dir: Path, session_id: str, snapshot: FileSnapshot | None = None
+    session_dir: Path, session_id: str, snapshot: FileSnapshot | None = None, scan=None
 ) -> TurnJournal:
     """hermes' ``read_turn_journal``: every shard merged, events sorted by ``created_at``."""
     snapshot = snapshot if snapshot is not None else FileSnapshot()
     journal = TurnJournal(session_id=str(session_id))
-    for shard in shard_paths(session_dir, session_id):
+    for shard in shard_paths(session_dir, session_id, scan):
         try:
             data = snapshot.data(shard)
         except OSError as exc:

@@ -1,0 +1,341 @@
+"""One scan of a sessions folder, shared by hermes' audit, the catalogue and the journal findings.
+
+:class:`SessionDirScan` lists the folder once (a set of names instead of one ``exists()`` or
+glob per file), reads ``_index.json`` once, lists ``_turn_journal/`` once and derives each
+sidecar's facts (hermes' message count, the catalogue's metadata summary, the user texts the
+turn-journal check compares) from a single read and parse.
+
+:class:`FactCache` optionally keeps those *derived* per-file facts across runs, in the
+inspector's own cache folder (never in the Hermes home). Every entry is keyed on the file's
+``(st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns)`` - the key hermes uses for its journal
+summaries - and an entry is only stored when the file's ``ctime`` is older than
+:data:`RACY_WINDOW_NS` at read time, so a rewrite inside the same timestamp tick cannot hide
+behind an unchanged key (git's "racily clean" rule). Nothing a repair plan writes from is
+cached: plans read files through :class:`~inspector.store.files.FileSnapshot`. A corrupt,
+unreadable or unwritable cache is ignored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from inspector.store.jsonfmt import NotARegularFile, fast_loads, read_regular
+from inspector.store.sidecar import pending_retry_marker
+
+CACHE_VERSION = 1
+RACY_WINDOW_NS = 2_000_000_000
+_MARKER_FLAG = b'"_pending_journal_recovery": true'
+_BULK = frozenset({"messages", "tool_calls", "anchor_activity_scenes", "context_messages"})
+SIDECAR, JOURNAL = "sidecar", "journal"
+
+
+def cache_dir() -> Path:
+    """``$HERMES_INSPECTOR_STATE_DIR/cache``, else ``$XDG_CACHE_HOME/hermes-inspector``."""
+    override = os.environ.get("HERMES_INSPECTOR_STATE_DIR")
+    if override:
+        return Path(override).expanduser() / "cache"
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "hermes-inspector"
+
+
+def stat_key(st: os.stat_result) -> list[int]:
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+class FactCache:
+    """Derived per-file facts, persisted as one JSON file per sessions folder."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.entries: dict[str, dict[str, list]] = {SIDECAR: {}, JOURNAL: {}}
+        self._seen: dict[str, set[str]] = {SIDECAR: set(), JOURNAL: set()}
+        self._dirty = False
+        if path is not None:
+            self._load()
+
+    @classmethod
+    def for_session_dir(cls, session_dir: Path) -> FactCache:
+        if os.environ.get("HERMES_INSPECTOR_NO_CACHE"):
+            return cls(None)
+        try:
+            ident = str(Path(session_dir).resolve())
+            name = hashlib.sha256(ident.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+            return cls(cache_dir() / f"scan-{name}.json")
+        except (OSError, ValueError, RuntimeError):
+            return cls(None)
+
+    def _load(self) -> None:
+        try:
+            data, _ = read_regular(self.path, max_bytes=1 << 30)
+            obj = fast_loads(data)
+        except Exception:  # noqa: BLE001 - a corrupt cache is no cache
+            return
+        if not isinstance(obj, dict) or obj.get("version") != CACHE_VERSION:
+            return
+        for kind in (SIDECAR, JOURNAL):
+            entries = obj.get(kind)
+            if isinstance(entries, dict):
+                self.entries[kind] = entries
+
+    def get(self, kind: str, path: str, st: os.stat_result) -> dict | None:
+        self._seen[kind].add(path)
+        entry = self.entries[kind].get(path)
+        if (isinstance(entry, list) and len(entry) == 2 and entry[0] == stat_key(st)
+                and isinstance(entry[1], dict)):
+            return entry[1]
+        return None
+
+    def put(self, kind: str, path: str, st: os.stat_result, facts: dict, read_started_ns: int) -> None:
+        self._seen[kind].add(path)
+        if st.st_ctime_ns >= read_started_ns - RACY_WINDOW_NS:
+            self.entries[kind].pop(path, None)  # too recent: the same key could still hide a change
+            return
+        self.entries[kind][path] = [stat_key(st), facts]
+        self._dirty = True
+
+    def save(self) -> None:
+        """Write the cache (entries of files not seen by this scan are dropped per kind used)."""
+        if self.path is None:
+            return
+        for kind, seen in self._seen.items():
+            if seen:
+                stale = [p for p in self.entries[kind] if p not in seen]
+                for p in stale:
+                    del self.entries[kind][p]
+                self._dirty = self._dirty or bool(stale)
+        if not self._dirty:
+            return
+        try:
+            text = json.dumps({"version": CACHE_VERSION, **self.entries}, ensure_ascii=True,
+                              separators=(",", ":"))
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd, tmp = tempfile.mkstemp(prefix=".scan-", dir=self.path.parent)
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(text.encode("utf-8"))
+                os.replace(tmp, self.path)
+            except BaseException:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                raise
+        except Exception:  # noqa: BLE001 - an unwritable cache only costs time, never the scan
+            return
+        self._dirty = False
+
+
+# ---------------------------------------------------------------- sidecar facts
+
+
+def user_texts_of(payload: Any) -> tuple[list[str] | None, str | None]:
+    """(sorted texts, None), or (None, error) where hermes' user-text collection raises."""
+    if not isinstance(payload, dict):
+        return [], None
+    messages: Any = payload.get("messages") or []
+    try:
+        iterator = iter(messages)
+    except TypeError:
+        return None, (f"the sidecar's messages is a {type(messages).__name__}, "
+                      "not a list (hermes fails on it)")
+    return sorted({str(m.get("content") or "").strip() for m in iterator
+                   if isinstance(m, dict) and m.get("role") == "user"}), None
+
+
+def sidecar_facts(data: bytes, *, want_texts: bool) -> dict:
+    """What the audit and the catalogue derive from one sidecar's bytes.
+
+    ``count`` is hermes' ``_msg_count`` (-1 unless an object with a ``messages`` list);
+    ``error``/``meta``/``marker`` are the catalogue's summary; ``texts``/``texts_error`` the
+    stripped user texts (only with ``want_texts``).
+    """
+    facts: dict[str, Any] = {"error": None, "meta": {}, "marker": None, "count": -1}
+    try:
+        obj = fast_loads(data)
+    except UnicodeDecodeError as exc:
+        facts["error"] = f"not valid UTF-8: {exc}"
+        obj = None
+    except ValueError as exc:
+        facts["error"] = f"not valid JSON: {exc}"
+        obj = None
+    except RecursionError:
+        facts["error"] = "JSON nested too deeply to parse"
+        obj = None
+    if want_texts:
+        facts["texts"], facts["texts_error"] = user_texts_of(obj)
+    if obj is None:
+        return facts
+    if not isinstance(obj, dict):
+        facts["error"] = f"top-level JSON is {type(obj).__name__}, not an object"
+        return facts
+    raw_messages = obj.get("messages")
+    if isinstance(raw_messages, list):
+        facts["count"] = len(raw_messages)
+        messages = raw_messages
+    else:
+        messages = []
+    if _MARKER_FLAG in data:
+        facts["marker"] = pending_retry_marker(messages)
+    meta = {k: v for k, v in obj.items() if k not in _BULK}
+    if not isinstance(meta.get("message_count"), int):
+        meta["message_count"] = len(messages)
+    facts["meta"] = meta
+    return facts
+
+
+def _stem(name: str) -> str:
+    """``PurePath(name).stem``."""
+    i = name.rfind(".")
+    return name[:i] if 0 < i < len(name) - 1 else name
+
+
+class SessionDirScan:
+    """One listing of a sessions folder and the facts derived from it (see the module docstring)."""
+
+    def __init__(self, session_dir: Path, cache: FactCache | None = None) -> None:
+        self.session_dir = Path(session_dir)
+        self.cache = cache
+        self._dir_str = str(self.session_dir)
+        existing: set[str] = set()
+        self.names: list[str] = []
+        try:
+            with os.scandir(self.session_dir) as it:
+                for entry in it:
+                    name = entry.name
+                    self.names.append(name)
+                    if not entry.is_symlink() or Path(entry.path).exists():
+                        existing.add(name)
+            self.listed = True
+        except OSError:
+            self.listed = False
+        self._existing = existing
+        self.names.sort()
+        self._facts: dict[str, tuple[dict, os.stat_result | None, str | None]] = {}
+        self._index: tuple[bytes | None, OSError | None] | None = None
+        self._index_obj: tuple[Any, bool] | None = None
+        self._shards: dict[str, list[str]] | None = None
+        self._turn: tuple[list[str], set[str], set[str]] | None = None
+
+    # -- names
+
+    def exists(self, name: str) -> bool:
+        """``(session_dir / name).exists()``, from the listing where that is the same answer."""
+        if "/" in name or "\0" in name or name in ("", ".", ".."):
+            return (self.session_dir / name).exists()
+        return name in self._existing
+
+    def live_names(self) -> list[str]:
+        """hermes' live sidecars (``*.json`` not starting with ``_``), sorted."""
+        return [n for n in self.names if n.endswith(".json") and not n.startswith("_")]
+
+    def bak_names(self) -> list[str]:
+        return [n for n in self.names if n.endswith(".json.bak")]
+
+    # -- sidecars
+
+    def sidecar(self, name: str, *, want_texts: bool = False) -> tuple[dict, os.stat_result | None, str | None]:
+        """(facts, stat, read error) of ``<session_dir>/<name>``, read and parsed at most once."""
+        got = self._facts.get(name)
+        if got is not None and (not want_texts or "texts" in got[0]):
+            return got
+        got = self._read_sidecar(name, want_texts)
+        self._facts[name] = got
+        return got
+
+    def _read_sidecar(self, name: str, want_texts: bool) -> tuple[dict, os.stat_result | None, str | None]:
+        path = os.path.join(self._dir_str, name)
+        started = time.time_ns()
+        if self.cache is not None:
+            try:
+                st = os.stat(path)
+            except OSError:
+                st = None
+            if st is not None and stat.S_ISREG(st.st_mode):
+                facts = self.cache.get(SIDECAR, path, st)
+                if facts is not None and (not want_texts or "texts" in facts):
+                    return facts, st, None
+        try:
+            data, st = read_regular(Path(path))
+        except OSError as exc:
+            return {"error": None, "meta": {}, "marker": None, "count": -1}, None, \
+                f"cannot read: {exc.strerror or exc}"
+        facts = sidecar_facts(data, want_texts=want_texts)
+        if self.cache is not None:
+            self.cache.put(SIDECAR, path, st, facts, started)
+        return facts, st, None
+
+    def message_count(self, name: str) -> int:
+        """hermes' ``_msg_count`` of ``<name>`` (-1 when missing or unreadable)."""
+        facts, _, err = self.sidecar(name)
+        return -1 if err is not None else facts["count"]
+
+    # -- index
+
+    def index_bytes(self) -> tuple[bytes | None, OSError | None]:
+        """``_index.json``'s bytes, or the error reading it (FileNotFoundError when absent)."""
+        if self._index is None:
+            try:
+                data, _ = read_regular(self.session_dir / "_index.json")
+                self._index = (data, None)
+            except OSError as exc:
+                self._index = (None, exc)
+        return self._index
+
+    def index_object(self) -> tuple[Any, bool]:
+        """(parsed ``_index.json``, True), or (None, False) when it is missing or not JSON."""
+        if self._index_obj is None:
+            data, _ = self.index_bytes()
+            if data is None:
+                self._index_obj = (None, False)
+            else:
+                try:
+                    self._index_obj = (fast_loads(data), True)
+                except (UnicodeDecodeError, ValueError, RecursionError):
+                    self._index_obj = (None, False)
+        return self._index_obj
+
+    # -- turn journals
+
+    def turn_journal_entries(self) -> tuple[list[str], set[str], set[str]]:
+        """(sorted names, names that are regular files, names that exist) in ``_turn_journal/``.
+
+        All empty when the folder is missing or cannot be listed.
+        """
+        if self._turn is None:
+            names: list[str] = []
+            files: set[str] = set()
+            existing: set[str] = set()
+            try:
+                with os.scandir(self.session_dir / "_turn_journal") as it:
+                    for e in it:
+                        names.append(e.name)
+                        if e.is_file():
+                            files.add(e.name)
+                        if not e.is_symlink() or Path(e.path).exists():
+                            existing.add(e.name)
+            except OSError:
+                names, files, existing = [], set(), set()
+            names.sort()
+            self._turn = (names, files, existing)
+        return self._turn
+
+    def turn_journal_shards(self, sid: str) -> list[str]:
+        """Sorted names matching ``<sid>~*.jsonl`` (``sid`` holds only ``A-Z a-z 0-9 _ . -``)."""
+        if self._shards is None:
+            shards: dict[str, list[str]] = {}
+            for name in self.turn_journal_entries()[0]:
+                tilde = name.find("~")
+                if tilde >= 0 and name.endswith(".jsonl"):
+                    shards.setdefault(name[:tilde], []).append(name)
+            self._shards = shards
+        return self._shards.get(sid, [])
+
+
+__all__ = ["FactCache", "SessionDirScan", "NotARegularFile", "sidecar_facts", "cache_dir", "RACY_WINDOW_NS"]

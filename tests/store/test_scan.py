@@ -1,0 +1,150 @@
+"""The shared folder scan and its persistent per-file fact cache."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from inspector.home import locate_home
+from inspector.report import full_audit, load_catalogue
+from inspector.store import scan as scan_mod
+from inspector.store.scan import FactCache, SessionDirScan, cache_dir
+
+
+def _sidecar(sid: str, n: int, title: str = "t") -> bytes:
+    msgs = [{"role": "user", "content": f"m{i}"} for i in range(n)]
+    return json.dumps({"session_id": sid, "title": title, "messages": msgs}, indent=2).encode()
+
+
+def _rewrite_same_size_and_mtime(path: Path, data: bytes) -> None:
+    """New content, same size, the old mtime restored: only ctime (and the bytes) differ."""
+    st = path.stat()
+    assert len(data) == st.st_size
+    time.sleep(0.05)
+    path.write_bytes(data)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    after = path.stat()
+    assert after.st_mtime_ns == st.st_mtime_ns and after.st_size == st.st_size
+    assert after.st_ctime_ns != st.st_ctime_ns
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    monkeypatch.setattr(scan_mod, "RACY_WINDOW_NS", 0)  # cache even files written a moment ago
+    sessions = tmp_path / "webui" / "sessions"
+    sessions.mkdir(parents=True)
+    return locate_home(tmp_path)
+
+
+def test_cache_lives_in_the_inspector_state_dir(home, monkeypatch, tmp_path):
+    (home.session_dir / "a.json").write_bytes(_sidecar("a", 2))
+    load_catalogue(home, now=time.time())
+    files = list(cache_dir().glob("scan-*.json"))
+    assert len(files) == 1
+    assert str(cache_dir()).startswith(os.environ["HERMES_INSPECTOR_STATE_DIR"])
+    assert not any("scan-" in p.name for p in tmp_path.rglob("*") if home.base in p.parents and "webui" in p.parts)
+    monkeypatch.delenv("HERMES_INSPECTOR_STATE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_dir() == tmp_path / "xdg" / "hermes-inspector"
+
+
+def test_changed_sidecar_same_size_restored_mtime_is_reread(home):
+    path = home.session_dir / "a.json"
+    path.write_bytes(_sidecar("a", 3, title="x"))
+    cat = load_catalogue(home, now=time.time())
+    assert cat.rows["a"].title == "x" and cat.rows["a"].sidecar_messages == 3
+    cat = load_catalogue(home, now=time.time())  # served from the cache
+    assert cat.rows["a"].title == "x"
+    _rewrite_same_size_and_mtime(path, _sidecar("a", 3, title="y"))
+    cat = load_catalogue(home, now=time.time())
+    assert cat.rows["a"].title == "y"
+
+
+def test_changed_sidecar_changes_hermes_counts(home):
+    sd = home.session_dir
+    (sd / "_index.json").write_bytes(b"[]")
+    (sd / "a.json").write_bytes(_sidecar("a", 3))
+    (sd / "a.json.bak").write_bytes(_sidecar("a", 5))
+    assert [i["kind"] for i in full_audit(home, now=time.time())["items"]] == ["shrunken_live", "index_missing_entry"]
+    live = _sidecar("a", 3)
+    assert full_audit(home, now=time.time())["items"][1]["live_messages"] == 3  # from the cache
+    _rewrite_same_size_and_mtime(sd / "a.json", b"{" + b" " * (len(live) - 2) + b"}")
+    items = full_audit(home, now=time.time())["items"]
+    assert [i["kind"] for i in items] == ["shrunken_live", "index_missing_entry"]
+    assert items[1]["live_messages"] == -1
+
+
+def test_changed_run_journal_is_reread(home):
+    folder = home.session_dir / "_run_journal" / "a"
+    folder.mkdir(parents=True)
+    good = b'{"seq": 1, "event": "token"}\n{"seq": 2, "event": "token"}\n'
+    path = folder / "r1.jsonl"
+    path.write_bytes(good)
+
+    def dropped() -> list[str]:
+        return [f["kind"] for f in full_audit(home, now=time.time())["inspector"]["findings"]
+                if f["kind"].startswith("journal")]
+
+    assert dropped() == []
+    assert dropped() == []
+    _rewrite_same_size_and_mtime(path, good.replace(b'{"seq": 2', b'x"seq": 2'))
+    assert dropped() == ["journal_lines_dropped"]
+
+
+def test_recent_files_are_not_cached(tmp_path, monkeypatch):
+    monkeypatch.setattr(scan_mod, "RACY_WINDOW_NS", 10**12)
+    (tmp_path / "a.json").write_bytes(_sidecar("a", 1))
+    cache = FactCache(tmp_path / "cache.json")
+    SessionDirScan(tmp_path, cache).sidecar("a.json")
+    assert cache.entries[scan_mod.SIDECAR] == {}
+
+
+@pytest.mark.parametrize("content", [b"not json", b'{"version": 1, "sidecar": [1, 2]}', b"\xff\xfe",
+                                     b'{"version": 1, "sidecar": {"x": "y"}}'])
+def test_corrupt_cache_is_ignored(home, content):
+    (home.session_dir / "a.json").write_bytes(_sidecar("a", 2, title="ok"))
+    load_catalogue(home, now=time.time())
+    (cache_file,) = cache_dir().glob("scan-*.json")
+    cache_file.write_bytes(content)
+    assert load_catalogue(home, now=time.time()).rows["a"].title == "ok"
+
+
+def test_wrong_cached_entry_for_another_file_is_not_used(home):
+    path = home.session_dir / "a.json"
+    path.write_bytes(_sidecar("a", 2, title="ok"))
+    load_catalogue(home, now=time.time())
+    (cache_file,) = cache_dir().glob("scan-*.json")
+    obj = json.loads(cache_file.read_text())
+    (entry,) = obj["sidecar"].values()
+    entry[1]["meta"]["title"] = "from the cache"
+    cache_file.write_text(json.dumps(obj))
+    # the key still matches: the cache is really used (so the re-read tests above mean something)
+    assert load_catalogue(home, now=time.time()).rows["a"].title == "from the cache"
+    entry[0][1] += 1  # another inode
+    cache_file.write_text(json.dumps(obj))
+    assert load_catalogue(home, now=time.time()).rows["a"].title == "ok"
+
+
+def test_unwritable_cache_dir_is_ignored(home, monkeypatch, tmp_path):
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file where the cache folder would go")
+    monkeypatch.setenv("HERMES_INSPECTOR_STATE_DIR", str(blocker))
+    (home.session_dir / "a.json").write_bytes(_sidecar("a", 2, title="ok"))
+    assert load_catalogue(home, now=time.time()).rows["a"].title == "ok"
+    assert full_audit(home, now=time.time())["summary"]["ok"] == 1
+
+
+def test_scan_exists_matches_path_exists(tmp_path):
+    (tmp_path / "a.json").write_bytes(b"{}")
+    (tmp_path / "d.json").mkdir()
+    (tmp_path / "broken.json").symlink_to(tmp_path / "nowhere")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "x.json").write_bytes(b"{}")
+    s = SessionDirScan(tmp_path)
+    for name in ("a.json", "d.json", "broken.json", "missing.json", "sub/x.json", "sub/../a.json", ".", ".."):
+        assert s.exists(name) == (tmp_path / name).exists(), name
+    assert s.live_names() == ["a.json", "broken.json", "d.json"]
