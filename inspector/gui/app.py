@@ -25,12 +25,16 @@ ORGANIZATION = "hermes-inspector"
 APPLICATION = "Hermes Session Inspector"
 SCREENSHOT_SIZE = (1500, 900)
 SCREENSHOT_TIMEOUT_MS = 60_000
+SWITCH_INTERVAL_S = 0.002  # how long a worker thread may hold the GIL while the GUI thread waits
 
 
 def application(argv: list[str] | None = None) -> QApplication:
     """The QApplication (reused when one exists, as under pytest-qt), with names, icon and stylesheet."""
     app = QApplication.instance()
     if app is None:
+        # Worker threads parse in Python; every call Qt makes into Python (painting asks the
+        # models hundreds of times) waits for the GIL up to this interval (Python's default: 5 ms).
+        sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL_S))
         app = QApplication(argv if argv is not None else sys.argv[:1])
         _quiet_offscreen_noise(app)
     app.setOrganizationName(ORGANIZATION)

@@ -50,6 +50,7 @@ from inspector.findings import Finding
 from inspector.gui.flow_layout import FlowLayout, wrap_policy
 from inspector.gui.history_dialog import HistoryDialog
 from inspector.gui.journal_view import JournalView
+from inspector.gui.offload import load_catalogue_offloaded, prestart
 from inspector.gui.preview_dialog import PreviewDialog
 from inspector.gui.raw_view import RawView
 from inspector.gui.resources import health_icon, icon
@@ -57,7 +58,6 @@ from inspector.gui.session_data import (
     ACTIONS,
     JournalGlance,
     SessionData,
-    first_needing_attention,
     glance_journal,
     load_session_data,
     plan_applies,
@@ -78,13 +78,14 @@ from inspector.gui.transcript_view import TranscriptView, age_words
 from inspector.gui.workers import TaskRunner
 from inspector.home import Home, check_readable, locate_home
 from inspector.plan import Plan, WriteLog, apply_plan, undo_write
-from inspector.report import load_catalogue
+from inspector.quickscan import quick_rows
 from inspector.store.journal import RUN_JOURNAL_DIR
 from inspector.textsafe import one_line, safe_text
 
 DEBOUNCE_MS = 500
 MAX_RECENT = 8
 MAX_FINDINGS_SHOWN = 5
+FIRST_ROWS = 200  # the quick look shows the newest sessions first, then all of them
 
 
 def _plain(text: str = "", name: str = "", wrap: bool = True) -> QLabel:
@@ -316,6 +317,7 @@ class MainWindow(QMainWindow):
         self.setWindowIcon(icon("app"))
         self.settings = settings if settings is not None else QSettings()
         self.runner = runner or TaskRunner(self)
+        prestart()  # the child process that scans homes starts (and imports the core) meanwhile
         self.home: Home | None = None
         self.catalogue: Catalogue | None = None
         self.data: SessionData | None = None
@@ -571,18 +573,43 @@ class MainWindow(QMainWindow):
         self.scan()
 
     def scan(self) -> None:
+        """Read the home's catalogue. An empty list first gets the quick look (the newest
+        sessions from their files' first bytes, then all of them), while the complete catalogue
+        with every session's health is worked out in a child process and replaces those rows."""
         home = self.home
         if home is None:
             return
+        sort = self.model.sort_state()
+        if self.model.rowCount() == 0:
+            self._start_quick(home, FIRST_ROWS)
+
+        def work(token, progress):
+            cat, first = load_catalogue_offloaded(home, time.time(), token.check)
+            return cat, first, SessionTableModel.prepare(cat.sorted_rows(), sort, token.check)
+
+        self.runner.start("catalogue", work, self._on_catalogue, label="Checking health…",
+                          on_error=self._on_catalogue_error)
+
+    def _start_quick(self, home: Home, limit: int | None) -> None:
+        sort = self.model.sort_state()
 
         def work(token, progress):
             check_readable(home)
-            token.check()
-            cat = load_catalogue(home, now=time.time())
-            return cat, first_needing_attention(home, cat)
+            rows = quick_rows(home.session_dir, limit)
+            return SessionTableModel.prepare(rows, sort, token.check)
 
-        self.runner.start("catalogue", work, self._on_catalogue, label="Scanning sessions…",
-                          on_error=self._on_catalogue_error)
+        self.runner.start("quick", work, lambda entries: self._on_quick_rows(home, entries, limit),
+                          label="Reading the session list…")
+
+    def _on_quick_rows(self, home: Home, entries: list, limit: int | None) -> None:
+        if self.catalogue is not None or self.home is not home or not self.runner.is_busy("catalogue"):
+            return  # the complete catalogue is in (or failed): it wins
+        self.model.set_rows(entries, checking=True)
+        n = self.model.rowCount()
+        more = "+" if limit is not None and n >= limit else ""
+        self.home_label.setText(safe_text(f"{n}{more} sessions · checking health… · {home.session_dir}"))
+        if limit is not None and n >= limit:
+            self._start_quick(home, None)  # then all of them, while the health check runs
 
     def refresh(self) -> None:
         """Rescan the list and reload the shown session (files changed, or F5)."""
@@ -593,16 +620,18 @@ class MainWindow(QMainWindow):
             self.load_session(sid)
 
     def _on_catalogue_error(self, message: str) -> None:
+        self.runner.cancel("quick")
         self._loaded = True
         self.home_label.setText(safe_text(f"Cannot read this home: {message}"))
         self.statusBar().showMessage(one_line(message, 200), 10000)
         self._maybe_settled()
 
-    def _on_catalogue(self, result: tuple[Catalogue, str | None]) -> None:
-        cat, self._first_attention = result
+    def _on_catalogue(self, result: tuple[Catalogue, str | None, list]) -> None:
+        cat, self._first_attention, entries = result
+        self.runner.cancel("quick")
         self.catalogue = cat
         self._loaded = True
-        self.model.set_rows(cat.sorted_rows())
+        self.model.set_rows(entries)
         self._fill_profiles(cat)
         attention = sum(1 for r in cat.rows.values() if r.needs_attention)
         text = f"{len(cat.rows)} sessions · {attention} need attention · {self.home.session_dir}"

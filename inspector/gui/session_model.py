@@ -9,7 +9,6 @@ attention" switch and the profile.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import (
@@ -32,6 +31,7 @@ ROW_ROLE = Qt.ItemDataRole.UserRole + 3
 SEARCH_ROLE = Qt.ItemDataRole.UserRole + 4
 
 _HEALTH_RANK = {"ok": 0, "info": 1, "warning": 2, "error": 3}
+CHECKING_TOOLTIP = "Checking health…"
 _HEALTH_WORDS = {"ok": "healthy", "info": "note", "warning": "needs attention", "error": "broken"}
 
 Index = QModelIndex | QPersistentModelIndex
@@ -79,20 +79,40 @@ def _count(value: int | None) -> str:
     return "–" if value is None else str(value)
 
 
-@dataclass
 class _Entry:
-    """One row with its cells worked out once (the view and the sort ask for them many times)."""
+    """One row; its cells and sort keys are worked out on first use and then kept (the view asks
+    for the same cells many times, but only for the rows on screen: a 10,000-row fill stays cheap)."""
 
-    row: SessionRow
-    display: tuple[str | None, ...]
-    keys: tuple[Any, ...]
-    haystack: str  # what the search box matches: title and id, case-folded
+    __slots__ = ("row", "_display", "keys", "_haystack")
+
+    def __init__(self, row: SessionRow):
+        self.row = row
+        self._display: tuple[str | None, ...] | None = None
+        self.keys: dict[int, Any] = {}
+        self._haystack: str | None = None
+
+    @property
+    def display(self) -> tuple[str | None, ...]:
+        if self._display is None:
+            self._display = tuple(SessionTableModel.cell_text(self.row, c) for c in range(len(Column.HEADERS)))
+        return self._display
+
+    def key(self, col: int) -> Any:
+        try:
+            return self.keys[col]
+        except KeyError:
+            value = self.keys[col] = SessionTableModel.sort_key(self.row, col)
+            return value
+
+    @property
+    def haystack(self) -> str:
+        """What the search box matches: title and id, case-folded."""
+        if self._haystack is None:
+            self._haystack = f"{self.row.session_id}\n{self.row.title or ''}".casefold()
+        return self._haystack
 
 
-def _entry(row: SessionRow) -> _Entry:
-    display = tuple(SessionTableModel.cell_text(row, c) for c in range(len(Column.HEADERS)))
-    keys = tuple(SessionTableModel.sort_key(row, c) for c in range(len(Column.HEADERS)))
-    return _Entry(row, display, keys, f"{row.session_id}\n{row.title or ''}".casefold())
+_entry = _Entry
 
 
 class SessionTableModel(QAbstractTableModel):
@@ -103,6 +123,7 @@ class SessionTableModel(QAbstractTableModel):
         self._rows: list[_Entry] = []
         self._pos: dict[str, int] = {}
         self._sort: tuple[int, Qt.SortOrder] | None = None
+        self._checking = False
 
     # ------------------------------------------------------------ Qt interface
 
@@ -132,13 +153,17 @@ class SessionTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return entry.display[col]
         if role == Qt.ItemDataRole.DecorationRole and col == Column.HEALTH:
-            return health_icon(row.health)
+            return None if self._checking and not row.findings else health_icon(row.health)
         if role == Qt.ItemDataRole.ToolTipRole:
+            if self._checking and col == Column.HEALTH and not row.findings:
+                return CHECKING_TOOLTIP
             return plain_tooltip(self._tooltip(row, col))
         if role == Qt.ItemDataRole.AccessibleTextRole and col == Column.HEALTH:
+            if self._checking and not row.findings:
+                return "checking health"
             return _HEALTH_WORDS.get(row.health, row.health)
         if role == SORT_ROLE:
-            return entry.keys[col]
+            return entry.key(col)
         if role == SESSION_ID_ROLE:
             return row.session_id
         if role == ROW_ROLE:
@@ -163,7 +188,7 @@ class SessionTableModel(QAbstractTableModel):
         self.layoutAboutToBeChanged.emit()
         old = self.persistentIndexList()
         ids = [self._rows[i.row()].row.session_id for i in old]
-        self._rows.sort(key=lambda e: (e.keys[column], e.row.session_id),
+        self._rows.sort(key=lambda e: (e.key(column), e.row.session_id),
                         reverse=order == Qt.SortOrder.DescendingOrder)
         self._reindex()
         self.changePersistentIndexList(old, [self.index(self._pos[sid], i.column()) for sid, i in zip(ids, old, strict=True)])
@@ -240,10 +265,49 @@ class SessionTableModel(QAbstractTableModel):
     def position(self, session_id: str) -> int | None:
         return self._pos.get(session_id)
 
-    def set_rows(self, rows: list[SessionRow]) -> None:
+    def sort_state(self) -> tuple[int, Qt.SortOrder] | None:
+        """The (column, order) the rows are sorted by, None before the first sort."""
+        return self._sort
+
+    @staticmethod
+    def prepare(rows: list[SessionRow], sort: tuple[int, Qt.SortOrder] | None = None,
+                check=lambda: None) -> list[_Entry]:
+        """Rows as the model keeps them, with the sort key of ``sort``'s column worked out and
+        sorted by it: safe to call on a worker thread, so :meth:`set_rows` has less to do on the
+        GUI thread."""
+        entries = []
+        for i, r in enumerate(rows):
+            if i % 1000 == 0:
+                check()
+            entries.append(_Entry(r))
+        if sort is not None and 0 <= sort[0] < len(Column.HEADERS):
+            column, order = sort
+            entries.sort(key=lambda e: (e.key(column), e.row.session_id),
+                         reverse=order == Qt.SortOrder.DescendingOrder)
+        return entries
+
+    @property
+    def checking(self) -> bool:
+        """True while the rows come from the quick scan and their health is not known yet."""
+        return self._checking
+
+    def set_rows(self, rows: list[SessionRow] | list[_Entry], *, checking: bool = False) -> None:
         """Replace the rows in place: changed rows update, gone rows leave, new rows come in,
-        and the current sort holds; rows that stay keep their identity (and the selection)."""
-        new = {r.session_id: r for r in rows}
+        and the current sort holds; rows that stay keep their identity (and the selection).
+        ``checking``: the rows' health is not known yet (the quick first look at a home).
+        ``rows`` may be :meth:`prepare`-d entries."""
+        entries = [r if isinstance(r, _Entry) else _Entry(r) for r in rows]
+        if not self._rows:  # first fill: one reset, then one sort
+            self.beginResetModel()
+            self._checking = checking
+            self._rows = entries
+            self._reindex()
+            self.endResetModel()
+            if self._sort is not None:
+                self.sort(*self._sort)
+            return
+        self._checking = checking
+        new = {e.row.session_id: e for e in entries}
         gone = [pos for pos, e in enumerate(self._rows) if e.row.session_id not in new]
         for first, last in reversed(_runs(gone)):  # from the end, so earlier positions stay valid
             self.beginRemoveRows(ROOT, first, last)
@@ -251,10 +315,10 @@ class SessionTableModel(QAbstractTableModel):
             self.endRemoveRows()
         self._reindex()
         for pos, old in enumerate(self._rows):
-            self._rows[pos] = _entry(new[old.row.session_id])
+            self._rows[pos] = new[old.row.session_id]
         if self._rows:
             self.dataChanged.emit(self.index(0, 0), self.index(len(self._rows) - 1, self.columnCount() - 1))
-        added = [_entry(r) for r in rows if r.session_id not in self._pos]
+        added = [e for e in entries if e.row.session_id not in self._pos]
         if added:
             start = len(self._rows)
             self.beginInsertRows(ROOT, start, start + len(added) - 1)
@@ -264,10 +328,14 @@ class SessionTableModel(QAbstractTableModel):
         if self._sort is not None:
             self.sort(*self._sort)
 
+    def entries(self) -> list[_Entry]:
+        return self._rows
+
     def clear(self) -> None:
         self.beginResetModel()
         self._rows = []
         self._pos = {}
+        self._checking = False
         self.endResetModel()
 
     def _reindex(self) -> None:
@@ -339,16 +407,25 @@ class SessionFilterProxy(QSortFilterProxyModel):
         self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
 
     def filterAcceptsRow(self, source_row: int, source_parent: Index) -> bool:
+        if not (self._query or self._attention_only or self._profile is not None):
+            return True  # nothing filters: Qt asks once per row, so answer without work
         model = self.sourceModel()
-        index = model.index(source_row, 0, source_parent)
-        row = model.data(index, ROW_ROLE)
+        if isinstance(model, SessionTableModel) and not source_parent.isValid():
+            entries = model.entries()
+            if not 0 <= source_row < len(entries):
+                return False
+            entry = entries[source_row]
+            row, haystack = entry.row, entry.haystack if self._query else ""
+        else:
+            index = model.index(source_row, 0, source_parent)
+            row = model.data(index, ROW_ROLE)
+            haystack = model.data(index, SEARCH_ROLE) if self._query else ""
         if row is None:
             return False
         if self._attention_only and not row.needs_attention:
             return False
         if self._profile is not None and row.profile != self._profile:
             return False
-        if self._query and self._query not in model.data(index, SEARCH_ROLE) \
-                and row.session_id not in self._text_matches:
+        if self._query and self._query not in haystack and row.session_id not in self._text_matches:
             return False
         return True

@@ -12,6 +12,7 @@ from inspector.gui.raw_view import RecordsModel
 from inspector.gui.session_data import load_session_data
 from inspector.gui.session_model import (
     ROW_ROLE,
+    SESSION_ID_ROLE,
     SORT_ROLE,
     Column,
     SessionFilterProxy,
@@ -141,3 +142,43 @@ def test_sorting_keeps_persistent_indexes_on_their_rows_and_survives_updates(qtm
     titles = [proxy.index(r, Column.TITLE).data(SORT_ROLE) for r in range(proxy.rowCount())]
     assert titles == sorted(titles) and proxy.rowCount() == len(rows) - 1
     qtmodeltester.check(proxy, force_py=True)
+
+
+def test_prepared_rows_sort_exactly_as_the_model_sorts(demo_home):
+    from inspector.report import load_catalogue
+
+    rows = list(load_catalogue(demo_home, now=time.time()).rows.values())
+    for column in range(len(Column.HEADERS)):
+        for order in (Qt.SortOrder.AscendingOrder, Qt.SortOrder.DescendingOrder):
+            model = SessionTableModel()
+            model.set_rows(rows)
+            model.sort(column, order)
+            prepared = SessionTableModel.prepare(rows, (column, order))
+            assert [e.row.session_id for e in prepared] == [r.session_id for r in model.rows()]
+            fresh = SessionTableModel()
+            fresh.sort(column, order)
+            fresh.set_rows(prepared)
+            assert fresh.rows() == model.rows()
+
+
+def test_quick_rows_show_as_checking_until_the_catalogue_replaces_them(qtmodeltester, demo_home):
+    from PySide6.QtCore import QPersistentModelIndex
+
+    from inspector.quickscan import quick_rows
+    from inspector.report import load_catalogue
+
+    model = SessionTableModel()
+    model.sort(Column.LAST_ACTIVITY, Qt.SortOrder.DescendingOrder)
+    model.set_rows(quick_rows(demo_home.session_dir), checking=True)
+    assert model.checking and model.rowCount() > 0
+    assert model.index(0, Column.HEALTH).data(Qt.ItemDataRole.DecorationRole) is None
+    assert model.index(0, Column.HEALTH).data(Qt.ItemDataRole.ToolTipRole) == "Checking health…"
+    held = QPersistentModelIndex(model.index(1, 0))
+    sid = held.data(SESSION_ID_ROLE)
+    qtmodeltester.check(model, force_py=True)
+    cat = load_catalogue(demo_home, now=time.time())
+    model.set_rows(cat.sorted_rows())
+    assert not model.checking and model.rowCount() == len(cat.rows)
+    assert held.isValid() and held.data(SESSION_ID_ROLE) == sid  # the same session, wherever it went
+    assert model.index(0, Column.HEALTH).data(Qt.ItemDataRole.ToolTipRole) != "Checking health…"
+    qtmodeltester.check(model, force_py=True)

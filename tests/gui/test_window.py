@@ -174,3 +174,43 @@ def test_switching_to_a_dark_palette_redraws_with_dark_colours(qtbot, window, de
     finally:
         app.setPalette(original)
     assert not is_dark()
+
+
+def test_first_rows_show_before_the_health_check_ends_and_keep_the_selection(qtbot, window, demo_home,
+                                                                              monkeypatch):
+    import threading
+
+    from inspector.gui import main_window
+    from inspector.gui.offload import load_catalogue_offloaded
+
+    gate = threading.Event()
+
+    def slow(home, now, check):
+        assert gate.wait(30)
+        return load_catalogue_offloaded(home, now, check)
+
+    monkeypatch.setattr(main_window, "load_catalogue_offloaded", slow)
+    window.open_home(demo_home, remember=False)
+    qtbot.waitUntil(lambda: window.model.rowCount() > 0, timeout=10_000)
+    assert window.catalogue is None and window.model.checking
+    assert "checking health" in window.home_label.text()
+    quick = window.model.rowCount()
+    window.select_session(window.proxy.index(1, 0).data(SESSION_ID_ROLE))
+    picked = window.current_session_id()
+    gate.set()
+    qtbot.waitUntil(lambda: window.catalogue is not None, timeout=30_000)
+    wait_settled(qtbot, window)
+    assert not window.model.checking and window.model.rowCount() >= quick
+    assert window.current_session_id() == picked  # the health check did not move the selection
+
+
+def test_a_failing_health_check_is_reported_not_hung(qtbot, window, demo_home, monkeypatch):
+    from inspector.gui import main_window
+
+    def broken(home, now, check):
+        raise RuntimeError("the scan broke")
+
+    monkeypatch.setattr(main_window, "load_catalogue_offloaded", broken)
+    window.open_home(demo_home, remember=False)
+    qtbot.waitUntil(lambda: window.is_settled(), timeout=10_000)
+    assert "the scan broke" in window.home_label.text()

@@ -1,0 +1,126 @@
+"""A cheap first look at a home's sessions, for the window's first rows. Reads only. No Qt.
+
+:func:`quick_rows` lists the sessions folder once (``os.scandir`` + ``stat``), newest file
+first, and reads only the metadata prefix of each sidecar: hermes writes the metadata keys
+before ``"messages"``, so the JSON object up to that key holds the title, profile, times and
+``message_count``. It does not read ``_index.json`` or ``state.db`` and finds no problems: the
+rows it returns have no findings. The full :func:`inspector.report.load_catalogue` replaces
+them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from inspector.catalogue import SessionRow, SidecarSummary
+from inspector.store.jsonfmt import fast_loads
+
+PREFIX_BYTES = 16_384  # hermes' metadata is 1-3 KB; a long title or pending prompt fits too
+MAX_PREFIX_BYTES = 262_144  # past this, give up on the prefix (the full scan reads the file)
+FIRST_BATCH = 200
+_BULK = frozenset({"messages", "tool_calls", "anchor_activity_scenes", "context_messages"})
+_CUTS = (b'\n  "messages":', b'"messages":')
+
+
+def prefix_meta(head: bytes) -> dict | None:
+    """The metadata keys of a sidecar from its first bytes (the JSON object up to the top-level
+    ``"messages"`` key), or None when that prefix is not there or is not plain JSON."""
+    for cut in _CUTS:
+        end = head.find(cut)
+        if end < 0:
+            continue
+        text = head[:end].rstrip()
+        if text.endswith(b","):
+            text = text[:-1]
+        try:
+            obj = fast_loads(text + b"}")
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            continue
+        if isinstance(obj, dict):
+            return {k: v for k, v in obj.items() if k not in _BULK}
+    return None
+
+
+def read_prefix(path: str, size: int) -> dict | None:
+    """:func:`prefix_meta` of the file, reading no more than needed (never raises)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        want = PREFIX_BYTES
+        while True:
+            head = os.pread(fd, min(want, max(size, 1)), 0)
+            meta = prefix_meta(head)
+            if meta is not None or len(head) < want or want >= MAX_PREFIX_BYTES:
+                return meta
+            want *= 4
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def list_sessions_by_mtime(session_dir: Path) -> tuple[list[tuple[str, str, int, float]], set[str]]:
+    """``(session id, path, size, mtime)`` of every ``<sid>.json`` sidecar, newest first, and the
+    ids that have a ``<sid>.json.bak``. Empty when the folder cannot be listed."""
+    sidecars: list[tuple[str, str, int, float]] = []
+    baks: set[str] = set()
+    try:
+        with os.scandir(session_dir) as it:
+            entries = list(it)
+    except OSError:
+        return [], baks
+    for entry in entries:
+        name = entry.name
+        if name.startswith("_"):
+            continue
+        if name.endswith(".json"):
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            sidecars.append((name[:-5], entry.path, st.st_size, st.st_mtime))
+        elif name.endswith(".json.bak"):
+            baks.add(name[:-9])
+    sidecars.sort(key=lambda s: (-s[3], s[0]))
+    return sidecars, baks
+
+
+def _row(sid: str, path: str, size: int, mtime: float, has_bak: bool) -> SessionRow:
+    meta = read_prefix(path, size) or {}
+    if not isinstance(meta.get("updated_at"), (int, float)) or isinstance(meta.get("updated_at"), bool):
+        meta["updated_at"] = mtime  # hermes stamps the file when it saves: a fair stand-in
+    summary = SidecarSummary(sid, Path(path), size, mtime, meta=meta)
+    row = SessionRow(sid, sidecar=summary, has_bak=has_bak)
+    title = meta.get("title")
+    row.title = title if isinstance(title, str) else ""
+    prof = meta.get("profile")
+    row.profile = prof if isinstance(prof, str) and prof else "default"
+    return row
+
+
+def quick_batches(session_dir: Path, first: int = FIRST_BATCH, batch: int = 2_000,
+                  check: Callable[[], None] = lambda: None) -> Iterator[list[SessionRow]]:
+    """Rows for every sidecar, newest first, in batches: the first holds the newest ``first``
+    sidecars (shown at once), the others ``batch`` each. ``check`` raises to stop."""
+    sidecars, baks = list_sessions_by_mtime(session_dir)
+    start, size = 0, first
+    while start < len(sidecars):
+        check()
+        chunk = sidecars[start:start + size]
+        yield [_row(sid, path, sz, mt, sid in baks) for sid, path, sz, mt in chunk]
+        start += size
+        size = batch
+
+
+def quick_rows(session_dir: Path, limit: int | None = None) -> list[SessionRow]:
+    """Rows for the newest ``limit`` sidecars (all when None), newest first."""
+    out: list[SessionRow] = []
+    for rows in quick_batches(session_dir, first=limit or FIRST_BATCH):
+        out += rows
+        if limit is not None and len(out) >= limit:
+            return out[:limit]
+    return out

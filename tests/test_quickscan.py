@@ -1,0 +1,49 @@
+"""The quick first look at a home: newest sidecars first, metadata from the prefix only."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from inspector.quickscan import prefix_meta, quick_batches, quick_rows
+
+
+def _sidecar(folder, sid, title, updated, mtime, **extra):
+    body = {"session_id": sid, "title": title, "profile": extra.pop("profile", None), "updated_at": updated,
+            "message_count": 2, **extra, "messages": [{"role": "user", "content": "hi"}] * 2, "tool_calls": []}
+    path = folder / f"{sid}.json"
+    path.write_text(json.dumps(body, indent=2), encoding="utf-8")
+    os.utime(path, (mtime, mtime))
+    return path
+
+
+def test_prefix_meta_reads_the_keys_before_messages():
+    head = json.dumps({"session_id": "a", "title": "T", "message_count": 3, "messages": [1, 2, 3]},
+                      indent=2).encode()
+    assert prefix_meta(head[:80]) == {"session_id": "a", "title": "T", "message_count": 3}
+    assert prefix_meta(b'{\n  "session_id": "a", "tit') is None  # no messages key in reach
+    assert prefix_meta(b"\x00\x01 not json") is None
+
+
+def test_quick_rows_newest_file_first_with_titles_profiles_and_baks(tmp_path):
+    _sidecar(tmp_path, "old", "Old chat", 100.0, 1_000)
+    _sidecar(tmp_path, "new", "New chat", 300.0, 3_000, profile="work")
+    _sidecar(tmp_path, "mid", "Mid chat", 200.0, 2_000)
+    (tmp_path / "mid.json.bak").write_text("{}", encoding="utf-8")
+    (tmp_path / "_index.json").write_text("[]", encoding="utf-8")
+    (tmp_path / "broken.json").write_bytes(b"{not json")
+    os.utime(tmp_path / "broken.json", (500, 500))
+    rows = quick_rows(tmp_path)
+    assert [r.session_id for r in rows] == ["new", "mid", "old", "broken"]
+    new, mid, _old, broken = rows
+    assert (new.title, new.profile, new.sidecar_messages, new.last_activity) == ("New chat", "work", 2, 300.0)
+    assert mid.has_bak and not new.has_bak
+    assert broken.title == "" and broken.last_activity == 500  # unreadable prefix: the file's mtime
+    assert all(not r.findings for r in rows)  # health is the full catalogue's job
+    assert [r.session_id for r in quick_rows(tmp_path, 2)] == ["new", "mid"]
+    batches = list(quick_batches(tmp_path, first=1, batch=2))
+    assert [len(b) for b in batches] == [1, 2, 1]
+
+
+def test_quick_rows_of_a_missing_folder_is_empty(tmp_path):
+    assert quick_rows(tmp_path / "nope") == []
