@@ -15,6 +15,7 @@ import difflib
 import hashlib
 import json
 import os
+import re
 import stat
 import threading
 import time
@@ -119,17 +120,73 @@ def _text_lines(data: bytes | None) -> list[str]:
     return text.splitlines(keepends=True) if text else []
 
 
+# difflib's matcher is roughly quadratic on long runs of similar lines (a 10,000-row _index.json
+# has a million); past this many differing lines the preview lists them without alignment.
+DIFF_ALIGN_LIMIT = 20_000
+_HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
+
+
+def _common_edges(before: list[str], after: list[str]) -> tuple[int, int]:
+    """Lengths of the common leading and trailing runs of lines (not overlapping)."""
+    limit = min(len(before), len(after))
+    head = 0
+    while head < limit and before[head] == after[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and before[-1 - tail] == after[-1 - tail]:
+        tail += 1
+    return head, tail
+
+
+def _shift_hunk(line: str, offset: int) -> str:
+    m = _HUNK.match(line)
+    if not m or not offset:
+        return line
+    a, a_len, b, b_len = m.groups()
+    # a zero-length side is numbered from the line before it; shifting keeps that convention
+    return f"@@ -{int(a) + offset}{a_len or ''} +{int(b) + offset}{b_len or ''} @@" + line[m.end():]
+
+
 def file_diff(change: FileChange, context: int = 3) -> str:
-    """Unified diff of one change. hermes' files are indented JSON, so lines are readable."""
+    """Unified diff of one change. hermes' files are indented JSON, so lines are readable.
+
+    The common head and tail are cut before diffing (line numbers stay those of the files),
+    so a one-row change in a huge index costs nothing; a middle too large to align is
+    shown as its removed and added lines, with a note.
+    """
     before = _text_lines(change.before)
     after = _text_lines(change.after)
     a = "/dev/null" if change.before is None else f"a/{change.path.name}"
     b = "/dev/null" if change.after is None else f"b/{change.path.name}"
-    lines = difflib.unified_diff(before, after, fromfile=a, tofile=b, n=context)
+    head, tail = _common_edges(before, after)
+    start = max(0, head - context)
+    keep_tail = max(0, tail - context)
+    mid_before, mid_after = before[start:len(before) - keep_tail], after[start:len(after) - keep_tail]
+    if max(len(mid_before), len(mid_after)) > DIFF_ALIGN_LIMIT:
+        return _coarse_diff(a, b, start, mid_before, mid_after)
     out = []
-    for line in lines:
+    for line in difflib.unified_diff(mid_before, mid_after, fromfile=a, tofile=b, n=context):
+        line = _shift_hunk(line, start)
         out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     return "".join(out)
+
+
+COARSE_SHOWN = 2_000  # lines of each side shown when a middle is too large to align
+
+
+def _coarse_diff(a: str, b: str, start: int, before: list[str], after: list[str]) -> str:
+    """Removed then added lines of a middle too large to align, each side cut to COARSE_SHOWN lines."""
+    head = (f"--- {a}\n+++ {b}\n"
+            f"@@ -{start + 1},{len(before)} +{start + 1},{len(after)} @@ "
+            f"(too many differing lines to align: removed lines, then added lines)\n")
+    parts = [head]
+    for sign, side in (("-", before), ("+", after)):
+        parts.extend(f"{sign}{x}" if x.endswith("\n") else f"{sign}{x}\n\\ No newline at end of file\n"
+                     for x in side[:COARSE_SHOWN])
+        if len(side) > COARSE_SHOWN:
+            parts.append(f"\\ ... {len(side) - COARSE_SHOWN:,} more {'removed' if sign == '-' else 'added'} "
+                         "lines not shown\n")
+    return "".join(parts)
 
 
 def render_diff(plan: Plan) -> str:

@@ -140,3 +140,57 @@ def test_read_only_folder_gives_a_clear_error_and_keeps_the_original(tmp_path: P
         assert target.read_bytes() == b"old"
     finally:
         folder.chmod(0o700)
+
+
+def _apply_unified(before: list[str], diff: str) -> list[str]:
+    """Apply a unified diff (as produced by file_diff) to ``before``; used to check hunk numbers."""
+    import re as _re
+
+    out, pos = [], 0
+    lines = diff.splitlines(keepends=True)[2:]
+    i = 0
+    while i < len(lines):
+        m = _re.match(r"@@ -(\d+)(?:,(\d+))? \+(\d+)", lines[i])
+        a_start, a_len = int(m.group(1)), int(m.group(2) or 1)
+        first = a_start - 1 if a_len else a_start
+        out.extend(before[pos:first])
+        pos = first
+        i += 1
+        while i < len(lines) and not lines[i].startswith("@@"):
+            tag, text = lines[i][0], lines[i][1:]
+            if tag in " -":
+                pos += 1
+            if tag in " +":
+                out.append(text)
+            i += 1
+    out.extend(before[pos:])
+    return out
+
+
+def test_diff_of_a_big_file_cuts_the_common_edges_and_keeps_true_line_numbers(tmp_path: Path) -> None:
+    before = [f'  "row": {i},\n' for i in range(50_000)]
+    after = list(before)
+    after[30_000] = '  "row": "changed",\n'
+    change = FileChange(tmp_path / "_index.json", "".join(before).encode(), "".join(after).encode())
+    diff = file_diff(change)
+    assert "@@ -29998,7 +29998,7 @@" in diff
+    assert _apply_unified(before, diff) == after
+
+
+def test_diff_too_large_to_align_lists_removed_then_added_lines(tmp_path: Path) -> None:
+    before = [f"line {i}\n" for i in range(30_000)]
+    after = [f"other {i}\n" for i in range(30_000)]
+    diff = file_diff(FileChange(tmp_path / "x.json", "".join(before).encode(), "".join(after).encode()))
+    assert "too many differing lines to align" in diff
+    assert diff.count("\n-line ") == 2_000 and diff.count("\n+other ") == 2_000
+    assert "28,000 more removed lines not shown" in diff and "28,000 more added lines not shown" in diff
+
+
+def test_diff_of_small_files_equals_difflib(tmp_path: Path) -> None:
+    import difflib
+
+    before = [f"a{i}\n" for i in range(40)]
+    after = before[:5] + ["new\n"] + before[5:30] + before[31:] + ["tail\n"]
+    diff = file_diff(FileChange(tmp_path / "x.json", "".join(before).encode(), "".join(after).encode()))
+    assert diff == "".join(difflib.unified_diff(before, after, fromfile="a/x.json", tofile="b/x.json"))
+    assert _apply_unified(before, diff) == after
