@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from inspector.catalogue import Catalogue, SessionRow, build_catalogue
+from inspector.export import format_time
 from inspector.findings import Finding
 from inspector.home import Home
 from inspector.repair.audit import HermesAuditError, audit_session_recovery
@@ -176,15 +177,6 @@ def full_audit(home: Home, *, now: float) -> dict:
 # ---------------------------------------------------------------- text output
 
 
-def _ts(value: object) -> str:
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
-        try:
-            return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(value)))
-        except (OverflowError, OSError, ValueError):
-            return str(value)
-    return "-"
-
-
 def format_audit(report: dict) -> str:
     lines = []
     s = report["summary"]
@@ -209,7 +201,7 @@ def format_list(rows: list[SessionRow], home_findings: list[Finding]) -> str:
         msgs = f"{r.sidecar_messages if r.sidecar_messages is not None else '-'}/" \
                f"{r.state_db_messages if r.state_db_messages is not None else '-'}"
         lines.append(f"{r.health:<8} {safe_text(r.session_id)[:34]:<34} {r.where:<9} {r.profile[:10]:<10} "
-                     f"{msgs:>9}  {_ts(r.last_activity):<19}  {one_line(r.title, 60)}")
+                     f"{msgs:>9}  {format_time(r.last_activity):<19}  {one_line(r.title, 60)}")
     for f in home_findings:
         lines.append(f"{f.severity}: {one_line(f.message, 200)}")
     return "\n".join(lines)
@@ -224,7 +216,7 @@ def _message_line(i: int, msg: object) -> str:
         flags.append(f"type={msg['type']}")
     content = msg.get("content")
     text = content if isinstance(content, str) else one_line(repr(content), 200)
-    return f"  [{i}] {msg.get('role')!s:<9} {_ts(msg.get('timestamp'))}  {one_line(text, 160)}" + \
+    return f"  [{i}] {msg.get('role')!s:<9} {format_time(msg.get('timestamp'))}  {one_line(text, 160)}" + \
         (f"  {{{', '.join(flags)}}}" if flags else "")
 
 
@@ -243,11 +235,11 @@ def format_detail(d: SessionDetail) -> str:
         lines.append(f"  core:      {d.core_path}" + (f" ERROR: {d.core_error}" if d.core_error else ""))
     sc = d.sidecar or {}
     if sc:
-        lines.append(f"  created {_ts(sc.get('created_at'))}, updated {_ts(sc.get('updated_at'))}, "
+        lines.append(f"  created {format_time(sc.get('created_at'))}, updated {format_time(sc.get('updated_at'))}, "
                      f"model {one_line(sc.get('model'), 40)}, message_count {sc.get('message_count')}")
         if sc.get("active_stream_id") or sc.get("pending_user_message"):
             lines.append(f"  RUNNING TURN: stream {sc.get('active_stream_id')}, started "
-                         f"{_ts(sc.get('pending_started_at'))}, prompt {one_line(sc.get('pending_user_message'), 80)!r}")
+                         f"{format_time(sc.get('pending_started_at'))}, prompt {one_line(sc.get('pending_user_message'), 80)!r}")
     for run in d.runs:
         s = run.summary or {}
         lines.append(f"  run {run.run_id}: {s.get('event_count', '?')} events, last seq {s.get('last_seq', '?')}, "
@@ -353,7 +345,7 @@ def format_journal(d: SessionDetail, runs: list[RunInfo]) -> str:
             preview = payload.get("text") or payload.get("name") or payload.get("message") \
                 if isinstance(payload, dict) else payload
             term = f" [{ev.get('terminal_state')}]" if ev.get("terminal") else ""
-            lines.append(f"  {ev.get('seq')!s:>6} {_ts(ev.get('created_at'))} {ev.get('event')!s:<18}{term} "
+            lines.append(f"  {ev.get('seq')!s:>6} {format_time(ev.get('created_at'))} {ev.get('event')!s:<18}{term} "
                          f"{one_line(preview, 100)}")
         lines.extend(f"  {one_line(text, 200)}" for text in _raw_anomaly_lines(r))
     return "\n".join(lines)
