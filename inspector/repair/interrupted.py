@@ -13,7 +13,6 @@ the agent's core transcript, C empty messages without one.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -321,8 +320,7 @@ def plan(ctx: RepairContext, session_id: str) -> Plan:
     if source.refusal is not None:
         result.refusal = source.refusal
         return result
-    loaded = source.loaded
-    session = copy.deepcopy(loaded.data)
+    loaded, session = source.loaded, source.working
     notes = Notes(warnings=guard_warnings(ctx, loaded.data) if loaded.data.get("pending_user_message") else [])
     journal = read_journal(ctx.snapshot, ctx.session_dir, session_id, session.get("active_stream_id"))
     core_path = ctx.home.core_transcript(session_id, session.get("profile"))

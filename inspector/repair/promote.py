@@ -10,7 +10,6 @@ still missing or empty, leaves everything alone. It is called with
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -198,8 +197,7 @@ def plan(ctx: RepairContext, session_id: str) -> Plan:
     if source.refusal is not None:
         result.refusal = source.refusal
         return result
-    loaded = source.loaded
-    session = copy.deepcopy(loaded.data)
+    loaded, session = source.loaded, source.working
     notes = Notes()
     retry = _Retry(session, lambda sid: read_journal(ctx.snapshot, ctx.session_dir, session_id, sid), ctx.clock, notes)
     try:

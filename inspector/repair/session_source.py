@@ -24,6 +24,7 @@ class SessionSource:
     raw: RawFile | None
     loaded: LoadedSession | None
     refusal: str | None
+    working: dict | None = None  # a deep copy of loaded.data for the planner to change
 
 
 def load_session_for_repair(ctx: RepairContext, session_id: str) -> SessionSource:
@@ -50,8 +51,8 @@ def load_session_for_repair(ctx: RepairContext, session_id: str) -> SessionSourc
         return SessionSource(path, raw, None,
                              f"{path.name} names session {inner!r}, not {session_id!r}")
     try:
-        copy.deepcopy(loaded.data["messages"])
+        working = copy.deepcopy(loaded.data)
     except RecursionError:
         # json parses deeper than Python can copy or walk; hermes' own repair would crash here.
         return SessionSource(path, raw, None, f"{path.name} nests its messages too deeply to repair safely")
-    return SessionSource(path, raw, loaded, None)
+    return SessionSource(path, raw, loaded, None, working)
