@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
@@ -18,12 +18,11 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.export import format_time
+from inspector.gui.qtypes import ROOT, Index
 from inspector.gui.tooltip import plain_tooltip
 from inspector.plan import WriteRecord
 from inspector.textsafe import safe_text
 
-Index = QModelIndex | QPersistentModelIndex
-ROOT = QModelIndex()  # the invalid parent index of a flat table
 RECORD_ROLE = Qt.ItemDataRole.UserRole + 1
 
 

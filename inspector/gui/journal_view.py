@@ -16,7 +16,6 @@ from PySide6.QtCore import (
     QAbstractTableModel,
     QItemSelectionModel,
     QModelIndex,
-    QPersistentModelIndex,
     Qt,
     Signal,
 )
@@ -36,14 +35,13 @@ from PySide6.QtWidgets import (
 
 from inspector.export import to_json_text
 from inspector.gui.links import RunLinks
+from inspector.gui.qtypes import ROOT, Index
 from inspector.gui.resources import colours, health_icon
 from inspector.gui.session_data import JournalGlance, RunData, SessionData
 from inspector.gui.tooltip import plain_tooltip
 from inspector.store.journal_raw import RawJournal, RawLine
 from inspector.textsafe import one_line, safe_text
 
-Index = QModelIndex | QPersistentModelIndex
-ROOT = QModelIndex()  # the invalid parent index of a flat table
 LINE_ROLE = Qt.ItemDataRole.UserRole + 1
 DETAIL_LIMIT = 200_000  # characters of one event shown in the detail pane
 

@@ -10,7 +10,7 @@ import dataclasses
 import re
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, Qt
 from PySide6.QtGui import QSyntaxHighlighter, QTextCharFormat
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -27,13 +27,12 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.export import to_json_text
+from inspector.gui.qtypes import ROOT, Index
 from inspector.gui.resources import colours
 from inspector.gui.session_data import SessionData
 from inspector.gui.tooltip import plain_tooltip
 from inspector.textsafe import one_line, safe_text
 
-Index = QModelIndex | QPersistentModelIndex
-ROOT = QModelIndex()  # the invalid parent index of a flat table
 HIGHLIGHT_LIMIT = 2_000_000  # characters; above this the JSON is shown uncoloured
 CELL_LIMIT = 300
 

@@ -13,14 +13,13 @@ from typing import Any
 
 from PySide6.QtCore import (
     QAbstractTableModel,
-    QModelIndex,
-    QPersistentModelIndex,
     QSortFilterProxyModel,
     Qt,
 )
 
 from inspector.catalogue import SessionRow
 from inspector.export import format_time
+from inspector.gui.qtypes import ROOT, Index
 from inspector.gui.resources import health_icon
 from inspector.gui.tooltip import plain_tooltip
 from inspector.textsafe import one_line
@@ -34,8 +33,6 @@ _HEALTH_RANK = {"ok": 0, "info": 1, "warning": 2, "error": 3}
 CHECKING_TOOLTIP = "Checking health…"
 _HEALTH_WORDS = {"ok": "healthy", "info": "note", "warning": "needs attention", "error": "broken"}
 
-Index = QModelIndex | QPersistentModelIndex
-ROOT = QModelIndex()  # the invalid parent index of a flat table
 
 
 class Column:
