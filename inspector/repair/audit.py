@@ -28,7 +28,7 @@ from inspector.store.backup import (
     session_id_of_bak,
 )
 from inspector.store.files import FileSnapshot
-from inspector.store.jsonfmt import loads_bytes
+from inspector.store.jsonfmt import loads_or_none
 from inspector.store.scan import SessionDirScan
 from inspector.store.statedb import read_missing_sidecar_rows, state_db_has_session
 from inspector.store.turn_journal import (
@@ -114,13 +114,7 @@ def _orphan_items(session_dir: Path, state_db: Path | None, snap: FileSnapshot,
 
 def read_index_session_ids(data: bytes | None) -> set[str]:
     """hermes' ``_read_index_session_ids``: string ``session_id``s of object rows of a list."""
-    if data is None:
-        return set()
-    try:
-        rows = loads_bytes(data)
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        return set()
-    return _index_ids(rows)
+    return _index_ids(loads_or_none(data))
 
 
 def _index_ids(rows: object) -> set[str]:

@@ -16,7 +16,7 @@ from inspector.repair.context import RepairContext
 from inspector.repair.save import IndexRebuildError, rebuilt_index_bytes
 from inspector.store.backup import live_sidecar_paths, read_bytes
 from inspector.store.index import INDEX_NAME
-from inspector.store.jsonfmt import loads_bytes
+from inspector.store.jsonfmt import loads_or_none
 from inspector.store.sidecar import SidecarError, parse_sidecar_bytes
 
 NAME = "rebuild-index"
@@ -24,12 +24,7 @@ NAME = "rebuild-index"
 
 def index_row_ids(data: bytes | None) -> list[str] | None:
     """``session_id`` of every object row of an index, in file order; None when unreadable/not a list."""
-    if data is None:
-        return None
-    try:
-        rows = loads_bytes(data)
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        return None
+    rows = loads_or_none(data)
     if not isinstance(rows, list):
         return None
     return [str(r.get("session_id")) for r in rows if isinstance(r, dict) and r.get("session_id")]

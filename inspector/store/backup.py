@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.store.files import FileSnapshot
-from inspector.store.jsonfmt import loads_bytes
+from inspector.store.jsonfmt import loads_or_none
 from inspector.store.sidecar import count_messages_in_bytes, sidecar_paths
 from inspector.store.statedb import state_db_has_session
 
@@ -64,12 +64,7 @@ def message_count(snapshot: FileSnapshot, path: Path) -> int:
 
 def _load_object(snapshot: FileSnapshot, path: Path) -> dict | None:
     data = read_bytes(snapshot, path)
-    if data is None:
-        return None
-    try:
-        obj = loads_bytes(data)
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        return None
+    obj = loads_or_none(data)
     return obj if isinstance(obj, dict) else None
 
 
@@ -110,12 +105,7 @@ def parse_tombstone(data: bytes | None) -> frozenset[str] | None:
     Valid means: UTF-8 JSON object, ``int(version) == 1``, ``ids`` a list. Ids are
     ``str(value).strip()``; values whose text is blank (and falsy values) are ignored.
     """
-    if data is None:
-        return None
-    try:
-        raw = loads_bytes(data)
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        return None
+    raw = loads_or_none(data)
     if not isinstance(raw, dict):
         return None
     try:

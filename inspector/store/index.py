@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from inspector.store.jsonfmt import dumps_pretty, loads_bytes
+from inspector.store.jsonfmt import dumps_pretty, loads_or_none
 from inspector.store.sidecar import LoadedSession
 
 INDEX_NAME = "_index.json"
@@ -110,12 +110,7 @@ def sort_rows(rows: list[dict]) -> list[dict]:
 
 def parse_index(data: bytes | None) -> list[dict] | None:
     """The index rows, or None when hermes would fall back to a full rebuild."""
-    if data is None:
-        return None
-    try:
-        obj = loads_bytes(data)
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        return None
+    obj = loads_or_none(data)
     if not isinstance(obj, list) or not all(isinstance(r, dict) for r in obj):
         return None
     return obj

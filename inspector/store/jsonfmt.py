@@ -77,6 +77,16 @@ def fast_loads(data: bytes | str, *, checked: bool = False) -> Any:
     return json.loads(data) if isinstance(data, str) else loads_bytes(data)
 
 
+def loads_or_none(data: bytes | None) -> Any:
+    """The parsed value, or None for a missing or unparseable file (callers check the type)."""
+    if data is None:
+        return None
+    try:
+        return fast_loads(data)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+
+
 @dataclass(frozen=True)
 class Fingerprint:
     """Identity of a file's content at read time: what apply re-checks before writing."""

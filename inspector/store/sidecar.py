@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from inspector.store.jsonfmt import RawFile, dumps_pretty, fast_loads, loads_bytes
+from inspector.store.jsonfmt import RawFile, dumps_pretty, loads_bytes, loads_or_none
 
 SAFE_SESSION_ID = re.compile(r"[A-Za-z0-9_-]+")
 
@@ -274,12 +274,7 @@ def dump_session(data: dict) -> bytes:
 
 def count_messages_in_bytes(data: bytes | None) -> int:
     """hermes' ``_msg_count``: len(messages), or -1 for absent/unreadable/non-object/no list."""
-    if data is None:
-        return -1
-    try:
-        obj = fast_loads(data)  # the stdlib's verdict and values, faster
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        return -1
+    obj = loads_or_none(data)
     if not isinstance(obj, dict):
         return -1
     messages = obj.get("messages")

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.store.files import FileSnapshot
-from inspector.store.jsonfmt import fast_loads, loads_bytes, orjson_safe
+from inspector.store.jsonfmt import fast_loads, loads_or_none, orjson_safe
 
 TURN_JOURNAL_DIR = "_turn_journal"
 TERMINAL_TURN_EVENTS = frozenset({"completed", "interrupted"})
@@ -193,12 +193,7 @@ def user_message_texts(sidecar: bytes | None) -> set[str]:
     Unreadable/non-object sidecars give an empty set. A truthy ``messages`` that cannot be
     iterated (a number) makes hermes fail: TurnJournalError.
     """
-    if sidecar is None:
-        return set()
-    try:
-        payload = loads_bytes(sidecar)
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        return set()
+    payload = loads_or_none(sidecar)
     if not isinstance(payload, dict):
         return set()
     messages: Any = payload.get("messages") or []
