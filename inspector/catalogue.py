@@ -8,7 +8,7 @@ only its metadata and counts are kept, not its messages.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,12 +27,16 @@ class SidecarSummary:
     """What the list needs from one sidecar, without holding its messages."""
 
     session_id: str
-    path: Path
+    location: str  # the file's path (a str: 10,000 Path objects cost more than the rest of the row)
     size: int
     mtime: float
     meta: dict = field(default_factory=dict)
     error: str | None = None
     pending_marker: dict | None = None
+
+    @property
+    def path(self) -> Path:
+        return Path(self.location)
 
 
 def summarize_sidecar(path: Path) -> SidecarSummary:
@@ -45,12 +49,12 @@ def summarize_sidecar(path: Path) -> SidecarSummary:
     try:
         data, st = read_regular(path)
     except OSError as exc:
-        return SidecarSummary(sid, path, 0, 0.0, error=f"cannot read: {exc.strerror or exc}")
+        return SidecarSummary(sid, str(path), 0, 0.0, error=f"cannot read: {exc.strerror or exc}")
     return _summary(sid, path, st, sidecar_facts(data, want_texts=False))
 
 
 def _summary(sid: str, path: Path, st, facts: dict) -> SidecarSummary:
-    return SidecarSummary(sid, path, st.st_size, st.st_mtime, meta=facts["meta"], error=facts["error"],
+    return SidecarSummary(sid, str(path), st.st_size, st.st_mtime, meta=facts["meta"], error=facts["error"],
                           pending_marker=facts["marker"])
 
 
@@ -111,17 +115,24 @@ class SessionRow:
 
     @property
     def last_activity(self) -> float | None:
-        values = []
-        if self.sidecar is not None and not self.sidecar.error:
+        """The newest of the sidecar's ``updated_at``/``pending_started_at`` and state.db's activity."""
+        best = None
+        sc = self.sidecar
+        if sc is not None and not sc.error:
+            meta = sc.meta
             for key in ("updated_at", "pending_started_at"):
-                v = self.sidecar.meta.get(key)
-                if isinstance(v, (int, float)) and not isinstance(v, bool):
-                    values.append(float(v))
+                v = meta.get(key)
+                if v.__class__ is float or v.__class__ is int:  # JSON numbers, not bools
+                    v = float(v)
+                    if best is None or v > best:
+                        best = v
         if self.state_db is not None:
             v = self.state_db.get("last_activity")
-            if isinstance(v, (int, float)) and not isinstance(v, bool):
-                values.append(float(v))
-        return max(values) if values else None
+            if v.__class__ is float or v.__class__ is int:
+                v = float(v)
+                if best is None or v > best:
+                    best = v
+        return best
 
     @property
     def health(self) -> str:
@@ -138,7 +149,7 @@ class SessionRow:
             "title": self.title,
             "profile": self.profile,
             "where": self.where,
-            "sidecar_path": str(self.sidecar.path) if self.sidecar else None,
+            "sidecar_path": self.sidecar.location if self.sidecar else None,
             "has_bak": self.has_bak,
             "in_index": self.in_index,
             "sidecar_messages": self.sidecar_messages,
@@ -160,7 +171,12 @@ class Catalogue:
     hermes_audit: dict | None = None
 
     def sorted_rows(self) -> list[SessionRow]:
-        return sorted(self.rows.values(), key=lambda r: -(r.last_activity or 0.0))
+        return newest_first(self.rows.values())
+
+
+def newest_first(rows: Iterable[SessionRow]) -> list[SessionRow]:
+    """Rows by last activity, newest first (stable: ties keep their order)."""
+    return sorted(rows, key=lambda r: -(r.last_activity or 0.0))
 
 
 def _sidecar_findings(row: SessionRow, now: float) -> None:
@@ -171,21 +187,21 @@ def _sidecar_findings(row: SessionRow, now: float) -> None:
     if sc.error:
         action = "restore-backup" if row.has_bak else None
         row.findings.append(Finding("corrupt_sidecar", ERROR, f"hermes cannot load this sidecar: {sc.error}",
-                                    sid, action, str(sc.path)))
+                                    sid, action, sc.location))
         return
     inner = sc.meta.get("session_id")
     if inner != sid:
         row.findings.append(Finding(
             "session_id_mismatch", ERROR,
             f"the file says session_id {inner!r} but is named {sid!r}; hermes lists and saves it under "
-            "another id", sid, None, str(sc.path)))
+            "another id", sid, None, sc.location))
     if sc.pending_marker is not None:
         m = sc.pending_marker
         row.findings.append(Finding(
             "pending_journal_recovery", WARNING,
             f"an interrupted-turn marker waits for the run journal (stream {m.get('_journal_retry_stream_id')}, "
             f"attempt {m.get('_journal_retry_attempts', 0)} of 12, armed at "
-            f"{m.get('_journal_retry_first_seen_ts')})", sid, "recover-journal", str(sc.path)))
+            f"{m.get('_journal_retry_first_seen_ts')})", sid, "recover-journal", sc.location))
     pending = sc.meta.get("pending_user_message")
     stream = sc.meta.get("active_stream_id")
     if pending and stream:
@@ -196,7 +212,7 @@ def _sidecar_findings(row: SessionRow, now: float) -> None:
             row.findings.append(Finding(
                 "stale_pending_turn", WARNING,
                 f"a turn is still marked as running ({age_words}, stream {stream}) but nothing streams it",
-                sid, "repair-interrupted", str(sc.path)))
+                sid, "repair-interrupted", sc.location))
 
 
 def build_catalogue(
@@ -215,6 +231,7 @@ def build_catalogue(
     session_dir = home.session_dir
     if scan is None:
         scan = SessionDirScan(session_dir)
+    dir_str = str(session_dir)
     rows: dict[str, SessionRow] = {}
     home_findings: list[Finding] = []
     visible = [n for n in scan.names if not n.startswith("_")]
@@ -222,7 +239,7 @@ def build_catalogue(
         if not name.endswith(".json"):
             continue
         sid = name[: -len(".json")]
-        path = session_dir / name
+        path = os.path.join(dir_str, name)
         facts, st, read_error = scan.sidecar(name)
         if read_error is not None:
             summary = SidecarSummary(sid, path, 0, 0.0, error=read_error)
@@ -238,41 +255,50 @@ def build_catalogue(
     for name in visible:
         if not name.endswith(".json.bak"):
             continue
-        path = session_dir / name
         sid = name[: -len(".json.bak")]
         row = rows.setdefault(sid, SessionRow(sid))
         row.has_bak = True
-        try:
-            read_regular(path)
-        except OSError as exc:  # few sessions have a .bak: reading them is cheap
+        _, _, read_error = scan.sidecar(name)  # hermes' audit counts its messages: the same read
+        if read_error is not None:
             row.findings.append(Finding("backup_unreadable", WARNING,
-                                        f"{path.name} cannot be read: {exc.strerror or exc}", sid, None, str(path)))
-    index_data, index_error = scan.index_bytes()
-    if index_error is not None and not isinstance(index_error, FileNotFoundError):
-        try:  # rare: read it again the plain way, for that error's exact wording
-            index_data = (session_dir / INDEX_NAME).read_bytes()
-        except FileNotFoundError:
-            pass
-        except OSError as exc:
-            home_findings.append(Finding("index_unreadable", WARNING, f"_index.json cannot be read: {exc}"))
-    if index_data is not None:
-        if index_error is None:
-            obj, ok = scan.index_object()
-            index_rows = obj if ok and isinstance(obj, list) and all(isinstance(r, dict) for r in obj) else None
-        else:
-            index_rows = parse_index(index_data)
+                                        f"{name} cannot be read: {read_error.removeprefix('cannot read: ')}",
+                                        sid, None, str(session_dir / name)))
+    index_rows: list | None = None
+    index_present = False
+    facts = scan.index_facts()
+    if facts is not None:
+        index_present = True
+        if facts["list"] and facts["all_objects"]:
+            index_rows = facts["rows"]
+    else:
+        index_data, index_error = scan.index_bytes()
+        if index_error is not None and not isinstance(index_error, FileNotFoundError):
+            try:  # rare: read it again the plain way, for that error's exact wording
+                index_data = (session_dir / INDEX_NAME).read_bytes()
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                home_findings.append(Finding("index_unreadable", WARNING, f"_index.json cannot be read: {exc}"))
+        if index_data is not None:
+            index_present = True
+            parsed = parse_index(index_data)
+            if parsed is not None:
+                index_rows = [[r.get("session_id"), r["title"] if isinstance(r.get("title"), str) else None]
+                              for r in parsed]
+    if index_present:
         if index_rows is None:
             home_findings.append(Finding("index_unusable", WARNING,
                                          "_index.json is not a list of rows; hermes rebuilds it on the next save",
                                          None, "rebuild-index", str(session_dir / INDEX_NAME)))
         else:
-            for r in index_rows:
-                rid = r.get("session_id")
+            for rid, title in index_rows:
                 if isinstance(rid, str) and rid:
-                    row = rows.setdefault(rid, SessionRow(rid))
+                    row = rows.get(rid)
+                    if row is None:
+                        row = rows[rid] = SessionRow(rid)
                     row.in_index = True
-                    if not row.title and isinstance(r.get("title"), str):
-                        row.title = r["title"]
+                    if not row.title and title is not None:
+                        row.title = title
     if state_db_reader is not None:
         for profile in home.profile_names():
             db = home.state_db(profile)

@@ -93,7 +93,7 @@ def _row(sid: str, path: str, size: int, mtime: float, has_bak: bool) -> Session
     meta = read_prefix(path, size) or {}
     if not isinstance(meta.get("updated_at"), (int, float)) or isinstance(meta.get("updated_at"), bool):
         meta["updated_at"] = mtime  # hermes stamps the file when it saves: a fair stand-in
-    summary = SidecarSummary(sid, Path(path), size, mtime, meta=meta)
+    summary = SidecarSummary(sid, str(path), size, mtime, meta=meta)
     row = SessionRow(sid, sidecar=summary, has_bak=has_bak)
     title = meta.get("title")
     row.title = title if isinstance(title, str) else ""

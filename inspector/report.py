@@ -6,11 +6,12 @@ import contextlib
 import gc
 import os
 import stat
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from inspector.catalogue import Catalogue, SessionRow, build_catalogue
+from inspector.catalogue import Catalogue, SessionRow, build_catalogue, newest_first
 from inspector.export import format_time
 from inspector.findings import Finding
 from inspector.home import Home
@@ -65,15 +66,49 @@ def hermes_audit(home: Home, scan: SessionDirScan | None = None) -> tuple[dict |
                                       partial_report=None, errors=[str(exc)])
 
 
+class _StateDbPrefetch:
+    """Every profile's :func:`statedb.list_sessions`, read in a second thread from the start of a
+    scan (SQLite lets go of the GIL while a query runs), handed out as the catalogue asks."""
+
+    def __init__(self, home: Home) -> None:
+        self._results: dict[Path, tuple[list[dict] | None, BaseException | None]] = {}
+        self._dbs = [home.state_db(p) for p in home.profile_names()]
+        self._thread = threading.Thread(target=self._run, name="catalogue-state-db", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        for db in self._dbs:
+            try:
+                if db.exists():
+                    self._results[db] = (statedb.list_sessions(db), None)
+            except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+                self._results[db] = (None, exc)
+
+    def __call__(self, db: Path) -> list[dict]:
+        self._thread.join()
+        got = self._results.get(db)
+        if got is None:
+            return statedb.list_sessions(db)
+        records, error = got
+        if error is not None:
+            raise error
+        return records
+
+
+def _catalogue(home: Home, scan: SessionDirScan, now: float, with_hermes_audit: bool):
+    reader = _StateDbPrefetch(home)
+    audit = error = None
+    if with_hermes_audit:
+        audit, error = hermes_audit(home, scan)
+    cat = build_catalogue(home, now=now, state_db_reader=reader,
+                          hermes_audit=audit if error is None else error.partial_report, scan=scan)
+    return cat, audit, error
+
+
 def load_catalogue(home: Home, *, now: float, with_hermes_audit: bool = True) -> Catalogue:
     with _bulk_scan():
         scan = _scan(home)
-        audit = None
-        if with_hermes_audit:
-            audit, error = hermes_audit(home, scan)
-            if error is not None:
-                audit = error.partial_report
-        cat = build_catalogue(home, now=now, state_db_reader=statedb.list_sessions, hermes_audit=audit, scan=scan)
+        cat, _, _ = _catalogue(home, scan, now, with_hermes_audit)
         _save(scan)
         return cat
 
@@ -143,13 +178,12 @@ def full_audit(home: Home, *, now: float) -> dict:
     """hermes' audit (``status``/``summary``/``items``, exactly) plus the inspector's own findings."""
     with _bulk_scan():
         scan = _scan(home)
-        audit, error = hermes_audit(home, scan)
-        cat = build_catalogue(home, now=now, state_db_reader=statedb.list_sessions,
-                              hermes_audit=audit if error is None else error.partial_report, scan=scan)
+        cat, audit, error = _catalogue(home, scan, now, True)
         journal_findings = _journal_findings(home.session_dir, scan.cache)
         _save(scan)
     findings = list(cat.home_findings)
-    for row in cat.sorted_rows():
+    with_findings = [r for r in cat.rows.values() if r.findings]  # the same order as sorted_rows()
+    for row in newest_first(with_findings):
         findings.extend(row.findings)
     findings.extend(journal_findings)
     # hermes' items are reported verbatim above; the inspector key lists only its own findings.
@@ -163,7 +197,7 @@ def full_audit(home: Home, *, now: float) -> dict:
             "profiles": home.profile_names(),
         },
         "sessions": len(cat.rows),
-        "needs_attention": sum(1 for r in cat.rows.values() if r.needs_attention),
+        "needs_attention": sum(1 for r in with_findings if r.needs_attention),
         "findings": [f.to_json() for f in findings],
     }
     if error is not None:

@@ -27,11 +27,6 @@ POLL_S = 0.05
 PARENT_POLL_S = 0.2
 IN_PROCESS_ENV = "HERMES_INSPECTOR_NO_SUBPROCESS"  # "1": scan in the calling thread (debugging)
 
-# What the window reads from a sidecar's metadata (see SessionRow and the session list); the
-# rest of each sidecar's ~60 metadata keys would only cost memory in the window.
-KEEP_META = frozenset({"session_id", "title", "profile", "updated_at", "created_at", "pending_started_at",
-                       "message_count", "active_stream_id", "pending_user_message"})
-
 _lock = threading.Lock()
 _pool: ProcessPoolExecutor | None = None
 
@@ -93,12 +88,6 @@ def prestart() -> None:
         pass
 
 
-def _slim(cat) -> None:
-    for row in cat.rows.values():
-        if row.sidecar is not None and row.sidecar.meta:
-            row.sidecar.meta = {k: v for k, v in row.sidecar.meta.items() if k in KEEP_META}
-
-
 def catalogue_job(home, now: float) -> tuple[bytes, list[bytes], str | None]:
     """In the child: the catalogue as (pickled catalogue without rows, pickled row chunks, the
     session to show first)."""
@@ -109,7 +98,6 @@ def catalogue_job(home, now: float) -> tuple[bytes, list[bytes], str | None]:
     check_readable(home)
     cat = load_catalogue(home, now=now)
     first = first_needing_attention(home, cat)
-    _slim(cat)
     rows = list(cat.rows.values())
     cat.rows = {}
     chunks = [pickle.dumps(rows[i:i + CHUNK_ROWS], protocol=pickle.HIGHEST_PROTOCOL)

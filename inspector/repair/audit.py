@@ -17,6 +17,7 @@ warning instead of crashing.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -33,9 +34,9 @@ from inspector.store.scan import SessionDirScan
 from inspector.store.statedb import read_missing_sidecar_rows, state_db_has_session
 from inspector.store.turn_journal import (
     TurnJournalError,
+    audit_turn_events,
     latest_turn_events,
     pending_turns,
-    read_turn_journal,
     turn_journal_session_ids,
 )
 
@@ -69,6 +70,8 @@ def _live_items(session_dir: Path, live_names: list[str], snap: FileSnapshot, sc
     for name in live_names:
         if name + ".bak" not in baks:
             continue  # hermes' decision is no_backup: no item, and no need to parse the sidecar
+        if scan.message_count(name + ".bak") <= scan.message_count(name):
+            continue  # no_action without looking further (the scan's counts are hermes' _msg_count)
         status = inspect_session_recovery_status(session_dir, _stem(name), snap)
         if status["recommend"] == RESTORE:
             items.append(_item(status["session_id"], "shrunken_live", REPAIRABLE, "restore_from_bak",
@@ -127,8 +130,8 @@ def _index_items(session_dir: Path, live_ids: set[str], deleted_row_ids: set[str
                  snap: FileSnapshot, scan: SessionDirScan) -> list[dict]:
     if not scan.exists("_index.json"):
         return []
-    rows, ok = scan.index_object()
-    index_ids = _index_ids(rows) if ok else set()
+    facts = scan.index_facts()
+    index_ids = {sid for sid, _ in facts["rows"]} if facts is not None else set()
     items = []
     for sid in sorted(index_ids - live_ids):
         if sid in deleted_row_ids or is_durably_tombstoned(session_dir, sid, snap):
@@ -156,8 +159,7 @@ def _state_row_items(rows: list[dict], tombstoned_baks: set[str]) -> list[dict]:
 
 
 def _journal_items_for(session_dir: Path, sid: str, snap: FileSnapshot, scan: SessionDirScan) -> list[dict]:
-    journal = read_turn_journal(session_dir, sid, snap, scan)
-    states = latest_turn_events(journal.events)
+    states = latest_turn_events(audit_turn_events(session_dir, sid, scan))
     name = f"{sid}.json"
     facts, _, error = scan.sidecar(name, want_texts=True)
     live = -1 if error is not None else facts["count"]
@@ -218,14 +220,18 @@ def audit_session_recovery(
     def sidecar_exists(sid: str) -> bool:
         return scan.exists(f"{sid}.json")
 
-    rows = read_missing_sidecar_rows(
-        session_dir, state_db_path, include_empty=True, sidecar_exists=sidecar_exists,
-        is_tombstoned=lambda sid: is_durably_tombstoned(session_dir, sid, snap),
-    )
+    # state.db is read in a second thread while this one looks at the files (SQLite lets go of
+    # the GIL while it runs a query); the items keep hermes' order.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="audit-state-db") as pool:
+        rows_future = pool.submit(
+            read_missing_sidecar_rows, session_dir, state_db_path, include_empty=True,
+            sidecar_exists=sidecar_exists, is_tombstoned=lambda sid: is_durably_tombstoned(session_dir, sid, snap),
+        )
+        tombstoned_baks: set[str] = set()
+        items = _live_items(session_dir, live_names, snap, scan)
+        items += _orphan_items(session_dir, state_db_path, snap, tombstoned_baks, scan)
+        rows = rows_future.result()
     deleted_row_ids = {str(r.get("id") or "") for r in rows if r.get("_state_db_deleted_webui_tombstone")}
-    tombstoned_baks: set[str] = set()
-    items = _live_items(session_dir, live_names, snap, scan)
-    items += _orphan_items(session_dir, state_db_path, snap, tombstoned_baks, scan)
     items += _index_items(session_dir, live_ids, deleted_row_ids, snap, scan)
     items += _state_row_items(rows, tombstoned_baks)
     errors: list[str] = []

@@ -23,17 +23,24 @@ import os
 import stat
 import tempfile
 import time
+import weakref
 from pathlib import Path
 from typing import Any
 
 from inspector.store.jsonfmt import NotARegularFile, fast_loads, read_regular
 from inspector.store.sidecar import pending_retry_marker
+from inspector.store.turn_journal import TURN_JOURNAL_DIR, TurnJournalError, shard_audit_facts
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 RACY_WINDOW_NS = 2_000_000_000
 _MARKER_FLAG = b'"_pending_journal_recovery": true'
-_BULK = frozenset({"messages", "tool_calls", "anchor_activity_scenes", "context_messages"})
-SIDECAR, JOURNAL = "sidecar", "journal"
+SIDECAR, JOURNAL, INDEX, TURN = "sidecar", "journal", "index", "turn"
+_KINDS = (SIDECAR, JOURNAL, INDEX, TURN)
+
+# The metadata keys the catalogue and the session list read from a sidecar (see SessionRow); the
+# rest of a sidecar's ~60 metadata keys would only cost time and memory in every scan.
+CATALOGUE_META = frozenset({"session_id", "title", "profile", "updated_at", "created_at", "pending_started_at",
+                            "message_count", "active_stream_id", "pending_user_message"})
 
 
 def cache_dir() -> Path:
@@ -46,7 +53,10 @@ def cache_dir() -> Path:
 
 
 def stat_key(st: os.stat_result) -> list[int]:
-    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+    """The file's identity. Nanosecond times are split in seconds and nanoseconds so that no
+    number has 19 digits: the cache file then parses with orjson (see ``jsonfmt.fast_loads``)."""
+    m, c = divmod(st.st_mtime_ns, 1_000_000_000), divmod(st.st_ctime_ns, 1_000_000_000)
+    return [st.st_dev, st.st_ino, st.st_size, m[0], m[1], c[0], c[1]]
 
 
 class FactCache:
@@ -54,8 +64,8 @@ class FactCache:
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
-        self.entries: dict[str, dict[str, list]] = {SIDECAR: {}, JOURNAL: {}}
-        self._seen: dict[str, set[str]] = {SIDECAR: set(), JOURNAL: set()}
+        self.entries: dict[str, dict[str, list]] = {kind: {} for kind in _KINDS}
+        self._seen: dict[str, set[str]] = {kind: set() for kind in _KINDS}
         self._dirty = False
         if path is not None:
             self._load()
@@ -79,7 +89,7 @@ class FactCache:
             return
         if not isinstance(obj, dict) or obj.get("version") != CACHE_VERSION:
             return
-        for kind in (SIDECAR, JOURNAL):
+        for kind in _KINDS:
             entries = obj.get(kind)
             if isinstance(entries, dict):
                 self.entries[kind] = entries
@@ -183,7 +193,7 @@ def sidecar_facts(data: bytes, *, want_texts: bool) -> dict:
         messages = []
     if _MARKER_FLAG in data:
         facts["marker"] = pending_retry_marker(messages)
-    meta = {k: v for k, v in obj.items() if k not in _BULK}
+    meta = {k: v for k, v in obj.items() if k in CATALOGUE_META}
     if not isinstance(meta.get("message_count"), int):
         meta["message_count"] = len(messages)
     facts["meta"] = meta
@@ -203,6 +213,11 @@ class SessionDirScan:
         self.session_dir = Path(session_dir)
         self.cache = cache
         self._dir_str = str(self.session_dir)
+        try:
+            self._dir_fd: int | None = os.open(self._dir_str, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            weakref.finalize(self, os.close, self._dir_fd)
+        except (OSError, ValueError, AttributeError):
+            self._dir_fd = None
         existing: set[str] = set()
         self.names: list[str] = []
         try:
@@ -219,6 +234,7 @@ class SessionDirScan:
         self.names.sort()
         self._facts: dict[str, tuple[dict, os.stat_result | None, str | None]] = {}
         self._index: tuple[bytes | None, OSError | None] | None = None
+        self._index_st: os.stat_result | None = None
         self._index_obj: tuple[Any, bool] | None = None
         self._shards: dict[str, list[str]] | None = None
         self._turn: tuple[list[str], set[str], set[str]] | None = None
@@ -249,26 +265,32 @@ class SessionDirScan:
         self._facts[name] = got
         return got
 
+    def _stat(self, name: str) -> os.stat_result | None:
+        """``os.stat`` of a plain name in the folder (relative to the folder's descriptor: no
+        path to build and resolve per file), None when it fails."""
+        try:
+            if self._dir_fd is not None and "/" not in name and name not in (".", ".."):
+                return os.stat(name, dir_fd=self._dir_fd)
+            return os.stat(os.path.join(self._dir_str, name))
+        except (OSError, ValueError):
+            return None
+
     def _read_sidecar(self, name: str, want_texts: bool) -> tuple[dict, os.stat_result | None, str | None]:
-        path = os.path.join(self._dir_str, name)
         started = time.time_ns()
-        if self.cache is not None:
-            try:
-                st = os.stat(path)
-            except OSError:
-                st = None
+        if self.cache is not None:  # cache keys are names: the cache file belongs to this folder
+            st = self._stat(name)
             if st is not None and stat.S_ISREG(st.st_mode):
-                facts = self.cache.get(SIDECAR, path, st)
+                facts = self.cache.get(SIDECAR, name, st)
                 if facts is not None and (not want_texts or "texts" in facts):
                     return facts, st, None
         try:
-            data, st = read_regular(Path(path))
+            data, st = read_regular(Path(os.path.join(self._dir_str, name)))
         except OSError as exc:
             return {"error": None, "meta": {}, "marker": None, "count": -1}, None, \
                 f"cannot read: {exc.strerror or exc}"
         facts = sidecar_facts(data, want_texts=want_texts)
         if self.cache is not None:
-            self.cache.put(SIDECAR, path, st, facts, started)
+            self.cache.put(SIDECAR, name, st, facts, started)
         return facts, st, None
 
     def message_count(self, name: str) -> int:
@@ -282,7 +304,7 @@ class SessionDirScan:
         """``_index.json``'s bytes, or the error reading it (FileNotFoundError when absent)."""
         if self._index is None:
             try:
-                data, _ = read_regular(self.session_dir / "_index.json")
+                data, self._index_st = read_regular(self.session_dir / "_index.json")
                 self._index = (data, None)
             except OSError as exc:
                 self._index = (None, exc)
@@ -300,6 +322,42 @@ class SessionDirScan:
                 except (UnicodeDecodeError, ValueError, RecursionError):
                     self._index_obj = (None, False)
         return self._index_obj
+
+    def index_facts(self) -> dict | None:
+        """What the audit and the catalogue take from ``_index.json``, or None when it is missing
+        or cannot be read (``index_bytes`` has the error).
+
+        ``{"json": parsed, "list": a list, "all_objects": every row an object, "rows": [[session_id,
+        title or None], ...]}`` where ``rows`` are the object rows whose ``session_id`` is a string,
+        in file order, and the title is kept only when it is a string. Cached like sidecar facts:
+        hermes rewrites the index on every save, but an unchanged 20 MB index is not parsed again.
+        """
+        started = time.time_ns()
+        if self.cache is not None:
+            st = self._stat("_index.json")
+            if st is not None and stat.S_ISREG(st.st_mode):
+                facts = self.cache.get(INDEX, "_index.json", st)
+                if facts is not None:
+                    return facts
+        data, error = self.index_bytes()
+        if error is not None:
+            return None
+        obj, ok = self.index_object()
+        rows = []
+        all_objects = True
+        if ok and isinstance(obj, list):
+            for r in obj:
+                if not isinstance(r, dict):
+                    all_objects = False
+                    continue
+                sid = r.get("session_id")
+                if isinstance(sid, str):
+                    title = r.get("title")
+                    rows.append([sid, title if isinstance(title, str) else None])
+        facts = {"json": ok, "list": ok and isinstance(obj, list), "all_objects": all_objects, "rows": rows}
+        if self.cache is not None and self._index_st is not None:
+            self.cache.put(INDEX, "_index.json", self._index_st, facts, started)
+        return facts
 
     # -- turn journals
 
@@ -326,6 +384,31 @@ class SessionDirScan:
             self._turn = (names, files, existing)
         return self._turn
 
+    def turn_shard_facts(self, path: Path) -> dict | None:
+        """:func:`~inspector.store.turn_journal.shard_audit_facts` of one turn-journal shard, None
+        when it does not exist. Raises TurnJournalError (hermes' failure) when it cannot be read."""
+        key = f"{TURN_JOURNAL_DIR}/{path.name}"
+        started = time.time_ns()
+        if self.cache is not None:
+            try:
+                st = os.stat(path)
+            except (OSError, ValueError):
+                st = None
+            if st is not None and stat.S_ISREG(st.st_mode):
+                facts = self.cache.get(TURN, key, st)
+                if facts is not None:
+                    return facts
+        try:
+            data, st = read_regular(path)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise TurnJournalError(f"turn journal {path.name} cannot be read: {exc}") from exc
+        facts = shard_audit_facts(data, path.name)
+        if self.cache is not None:
+            self.cache.put(TURN, key, st, facts, started)
+        return facts
+
     def turn_journal_shards(self, sid: str) -> list[str]:
         """Sorted names matching ``<sid>~*.jsonl`` (``sid`` holds only ``A-Z a-z 0-9 _ . -``)."""
         if self._shards is None:
@@ -338,4 +421,5 @@ class SessionDirScan:
         return self._shards.get(sid, [])
 
 
-__all__ = ["FactCache", "SessionDirScan", "NotARegularFile", "sidecar_facts", "cache_dir", "RACY_WINDOW_NS"]
+__all__ = ["FactCache", "SessionDirScan", "NotARegularFile", "sidecar_facts", "cache_dir", "RACY_WINDOW_NS",
+           "CATALOGUE_META"]

@@ -158,6 +158,38 @@ def read_turn_journal(
     return journal
 
 
+# What hermes' audit reads from an event (``latest_turn_events`` and ``pending_turns``).
+_AUDIT_KEYS = ("turn_id", "event", "created_at", "content")
+
+
+def shard_audit_facts(data: bytes, name: str) -> dict:
+    """One shard reduced to what the audit reads: ``{"error": None, "events": [...]}`` with each
+    object line's ``turn_id``/``event``/``created_at``/``content`` (only the keys it has, values
+    untouched), or ``{"error": message}`` where hermes fails reading the shard. Cacheable."""
+    journal = TurnJournal(session_id="")
+    try:
+        _parse_shard(data, name, journal)
+    except TurnJournalError as exc:
+        return {"error": str(exc)}
+    return {"error": None, "events": [{k: e[k] for k in _AUDIT_KEYS if k in e} for e in journal.events]}
+
+
+def audit_turn_events(session_dir: Path, session_id: str, scan) -> list[dict]:
+    """``read_turn_journal(...).events`` as the audit needs them (see :func:`shard_audit_facts`),
+    each shard read and parsed through ``scan`` (a :class:`~inspector.store.scan.SessionDirScan`,
+    which caches the reduced events by file identity). Raises TurnJournalError where hermes fails."""
+    events: list[dict] = []
+    for shard in shard_paths(session_dir, session_id, scan):
+        facts = scan.turn_shard_facts(shard)
+        if facts is None:
+            continue
+        if facts["error"] is not None:
+            raise TurnJournalError(facts["error"])
+        events.extend(facts["events"])
+    events.sort(key=_safe_ts)
+    return events
+
+
 def _strict_ts(event: dict) -> float:
     value = event.get("created_at") or 0
     try:

@@ -148,3 +148,44 @@ def test_scan_exists_matches_path_exists(tmp_path):
     for name in ("a.json", "d.json", "broken.json", "missing.json", "sub/x.json", "sub/../a.json", ".", ".."):
         assert s.exists(name) == (tmp_path / name).exists(), name
     assert s.live_names() == ["a.json", "broken.json", "d.json"]
+
+
+def test_changed_index_same_size_restored_mtime_is_reread(home):
+    sd = home.session_dir
+    (sd / "a.json").write_bytes(_sidecar("a", 1, title=""))
+    index = sd / "_index.json"
+    index.write_bytes(json.dumps([{"session_id": "a", "title": "one"}, {"session_id": "b", "title": "two"}]).encode())
+    cat = load_catalogue(home, now=time.time())
+    assert cat.rows["a"].title == "one" and cat.rows["b"].in_index
+    assert [i["kind"] for i in full_audit(home, now=time.time())["items"]] == ["index_missing_file"]  # from the cache
+    _rewrite_same_size_and_mtime(index, json.dumps([{"session_id": "a", "title": "uno"},
+                                                    {"session_id": "c", "title": "two"}]).encode())
+    cat = load_catalogue(home, now=time.time())
+    assert cat.rows["a"].title == "uno" and "b" not in cat.rows and cat.rows["c"].in_index
+    assert [i["session_id"] for i in full_audit(home, now=time.time())["items"]] == ["c"]
+    _rewrite_same_size_and_mtime(index, b"[" + b" " * (len(index.read_bytes()) - 2) + b"]")
+    assert not load_catalogue(home, now=time.time()).rows["a"].in_index
+    _rewrite_same_size_and_mtime(index, b"{" + b" " * (len(index.read_bytes()) - 2) + b"}")
+    assert "index_unusable" in [f.kind for f in load_catalogue(home, now=time.time()).home_findings]
+
+
+def test_changed_turn_journal_is_reread(home):
+    sd = home.session_dir
+    (sd / "a.json").write_bytes(_sidecar("a", 1))
+    folder = sd / "_turn_journal"
+    folder.mkdir()
+    shard = folder / "a~1.jsonl"
+    line = {"turn_id": "t1", "event": "submitted", "created_at": 1.0, "content": "hello"}
+    shard.write_bytes(json.dumps(line).encode() + b"\n")
+
+    def pending() -> list[str]:
+        return [i["turn_id"] for i in full_audit(home, now=time.time())["items"]
+                if i["kind"] == "turn_journal_pending_turn"]
+
+    assert pending() == ["t1"]
+    assert pending() == ["t1"]  # from the cache
+    _rewrite_same_size_and_mtime(shard, json.dumps({**line, "turn_id": "t2"}).encode() + b"\n")
+    assert pending() == ["t2"]
+    _rewrite_same_size_and_mtime(shard, b"\xff" * len(shard.read_bytes()))
+    report = full_audit(home, now=time.time())
+    assert report["status"] == "hermes_audit_failed" and "UTF-8" in report["error"]

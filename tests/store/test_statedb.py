@@ -412,3 +412,33 @@ def test_state_db_has_session_ignores_source(tmp_path):
     seed_state_db(db, sid="cli_one", source="cli")
     assert state_db_has_session(db, "cli_one") is True
     assert state_db_has_session(db, "absent") is False
+
+
+def _one_query_records(db: Path) -> list[dict]:
+    """list_sessions as one LEFT JOIN query (what it computed before the join moved to Python)."""
+    with closing(open_readonly(db)) as conn:
+        schema = statedb._read_schema(conn)
+        return [statedb._record(r) for r in conn.execute(statedb._catalogue_sql(schema, one_id=False))]
+
+
+def test_list_sessions_equals_the_single_join_query(tmp_path):
+    db = tmp_path / "state.db"
+    agent_state_db(db)
+    by_id = {r["id"]: r for r in _one_query_records(db)}
+    got = list_sessions(db)
+    assert len(got) == len(by_id) and {r["id"]: r for r in got} == by_id
+    assert EXTENDED_DB.exists()
+    assert {r["id"]: r for r in list_sessions(EXTENDED_DB)} == {r["id"]: r for r in _one_query_records(EXTENDED_DB)}
+
+
+def test_list_sessions_join_keeps_sql_equality(tmp_path):
+    db = custom_state_db(
+        tmp_path / "s.db", "CREATE TABLE sessions (id, source TEXT, started_at REAL)",
+        "CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id, role TEXT, content TEXT, timestamp REAL)",
+        [{"id": "a", "source": "webui", "started_at": 1.0}, {"id": None, "source": "webui", "started_at": 2.0},
+         {"id": 7, "source": "cli", "started_at": 3.0}],
+        [{"session_id": "a", "role": "user", "content": "x", "timestamp": 4.0},
+         {"session_id": None, "role": "user", "content": "y", "timestamp": 9.0},
+         {"session_id": 7.0, "role": "user", "content": "z", "timestamp": 5.0},
+         {"session_id": "7", "role": "user", "content": "w", "timestamp": 6.0}])
+    assert list_sessions(db) == _one_query_records(db)
