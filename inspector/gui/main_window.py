@@ -86,6 +86,7 @@ DEBOUNCE_MS = 500
 MAX_RECENT = 8
 MAX_FINDINGS_SHOWN = 5
 FIRST_ROWS = 200  # the quick look shows the newest sessions first, then all of them
+QUICK_ALL_AFTER_MS = 1500  # ... all of them only when the complete catalogue is not in by then
 
 
 def _plain(text: str = "", name: str = "", wrap: bool = True) -> QLabel:
@@ -327,6 +328,7 @@ class MainWindow(QMainWindow):
         self._pending_select: str | None = None
         self._auto_select = True
         self._loaded = False
+        self._restoring = False  # the list is putting the current row back after new rows came
 
         self.model = SessionTableModel(self)
         self.proxy = SessionFilterProxy(self)
@@ -585,7 +587,7 @@ class MainWindow(QMainWindow):
 
         def work(token, progress):
             cat, first = load_catalogue_offloaded(home, time.time(), token.check)
-            return cat, first, SessionTableModel.prepare(cat.sorted_rows(), sort, token.check)
+            return cat, first, SessionTableModel.prepare(cat.sorted_rows(), sort, token.check), sort
 
         self.runner.start("catalogue", work, self._on_catalogue, label="Checking health…",
                           on_error=self._on_catalogue_error)
@@ -604,12 +606,36 @@ class MainWindow(QMainWindow):
     def _on_quick_rows(self, home: Home, entries: list, limit: int | None) -> None:
         if self.catalogue is not None or self.home is not home or not self.runner.is_busy("catalogue"):
             return  # the complete catalogue is in (or failed): it wins
-        self.model.set_rows(entries, checking=True)
+        self._set_rows(entries, checking=True)
         n = self.model.rowCount()
         more = "+" if limit is not None and n >= limit else ""
         self.home_label.setText(safe_text(f"{n}{more} sessions · checking health… · {home.session_dir}"))
         if limit is not None and n >= limit:
-            self._start_quick(home, None)  # then all of them, while the health check runs
+            # then all of them, unless the health check is done first (it usually is: reading
+            # every file's first bytes here would only compete with it, and stall the window)
+            QTimer.singleShot(QUICK_ALL_AFTER_MS, lambda: self._quick_all(home))
+
+    def _quick_all(self, home: Home) -> None:
+        if self.catalogue is None and self.home is home and self.runner.is_busy("catalogue"):
+            self._start_quick(home, None)
+
+    def _set_rows(self, entries: list, *, checking: bool = False, sorted_by=False) -> None:
+        """Give the list new rows; the current session stays current (without reloading it)."""
+        if not self.model.replaces_by_reset(sorted_by):
+            self.model.set_rows(entries, checking=checking, sorted_by=sorted_by)
+            return
+        current = self.current_session_id()
+        self._restoring = True
+        try:
+            self.model.set_rows(entries, checking=checking, sorted_by=sorted_by)
+            pos = self.model.position(current) if current is not None else None
+            index = self.proxy.mapFromSource(self.model.index(pos, 0)) if pos is not None else QModelIndex()
+            if index.isValid():
+                self.table.selectionModel().setCurrentIndex(
+                    index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+                self.table.scrollTo(index)
+        finally:
+            self._restoring = False
 
     def refresh(self) -> None:
         """Rescan the list and reload the shown session (files changed, or F5)."""
@@ -627,11 +653,11 @@ class MainWindow(QMainWindow):
         self._maybe_settled()
 
     def _on_catalogue(self, result: tuple[Catalogue, str | None, list]) -> None:
-        cat, self._first_attention, entries = result
+        cat, self._first_attention, entries, sorted_by = result
         self.runner.cancel("quick")
         self.catalogue = cat
         self._loaded = True
-        self.model.set_rows(entries)
+        self._set_rows(entries, sorted_by=sorted_by)
         self._fill_profiles(cat)
         attention = sum(1 for r in cat.rows.values() if r.needs_attention)
         text = f"{len(cat.rows)} sessions · {attention} need attention · {self.home.session_dir}"
@@ -698,7 +724,7 @@ class MainWindow(QMainWindow):
 
     def _on_current_row(self, current: QModelIndex, _previous: QModelIndex) -> None:
         sid = current.data(SESSION_ID_ROLE) if current.isValid() else None
-        if sid is None:
+        if sid is None or self._restoring:
             return
         if self.data is not None and self.data.session_id == sid and not self.runner.is_busy("detail"):
             return
