@@ -49,6 +49,7 @@ class Spec:
     target_rss_mb: float | None = None
     variant: str = "fresh"
     group: str = ""
+    cold: bool = False  # without the inspector's fact cache (HERMES_INSPECTOR_NO_CACHE=1): a first open
 
 
 def specs(quick: bool = False) -> list[Spec]:
@@ -62,6 +63,9 @@ def specs(quick: bool = False) -> list[Spec]:
         Spec("catalogue", "2. catalogue complete with health", ["gui_list", "--stage", "complete"],
              target_s=1.0, target_rss_mb=400, group="gui"),
         Spec("audit", "3. hermes-inspector audit --json", ["cli-audit"], target_s=0.6),
+        Spec("catalogue.cold", "   2. without the fact cache (first open)", ["gui_list", "--stage", "complete"],
+             cold=True, group="gui"),
+        Spec("audit.cold", "   3. without the fact cache (first run)", ["cli-audit"], cold=True),
         Spec("journal.first", "4. 200k journal: first events", ["gui_journal"], key="first", target_s=0.2,
              group="gui"),
         Spec("journal.indexed", "4. 200k journal: fully indexed", ["gui_journal"], key="indexed", target_s=2.0,
@@ -146,9 +150,41 @@ def warm_page_cache(*homes: Path) -> float:
     return time.perf_counter() - t0
 
 
-def run_worker(args: list[str], home: Path) -> dict:
+STATE_DIR: Path | None = None  # the inspector's state (fact cache) for this benchmark run only
+
+
+def worker_env(cold: bool = False, **extra: str) -> dict[str, str]:
+    """The environment of every measured process: the inspector as installed, which means with
+    compiled bytecode. ``PYTHONDONTWRITEBYTECODE`` (set on some CI and sandbox machines) would
+    make every start compile the whole package from source again, which no installed copy
+    does (pip compiles at install time); see :func:`compile_bytecode`."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "HERMES_INSPECTOR_NO_CACHE")}
+    if STATE_DIR is not None:
+        env["HERMES_INSPECTOR_STATE_DIR"] = str(STATE_DIR)
+    if cold:
+        env["HERMES_INSPECTOR_NO_CACHE"] = "1"
+    env.update(extra)
+    return env
+
+
+def warm_fact_cache(*homes: Path) -> None:
+    """One untimed catalogue and audit of each home, so the inspector's per-file fact cache (kept
+    in this run's own state folder) is as a second open of the same home finds it."""
+    for home in homes:
+        run_worker(["core_catalogue"], home)
+        subprocess.run([PYTHON, "-m", "inspector", "audit", "--home", str(home), "--json"], cwd=ROOT,
+                       env=worker_env(), capture_output=True, check=False, timeout=MEASURE_TIMEOUT)
+
+
+def compile_bytecode() -> None:
+    """Compile the package once before measuring, as ``pip install`` does (``__pycache__`` is ignored by git)."""
+    subprocess.run([PYTHON, "-m", "compileall", "-q", str(ROOT / "inspector"), str(BENCH)],
+                   check=False, env=worker_env(), cwd=ROOT, capture_output=True)
+
+
+def run_worker(args: list[str], home: Path, cold: bool = False) -> dict:
     cmd = [PYTHON, str(BENCH / "measure.py"), *args, "--home", str(home)]
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "BENCH_FAST_EXIT": "1"}
+    env = worker_env(cold, QT_QPA_PLATFORM="offscreen", BENCH_FAST_EXIT="1")
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=MEASURE_TIMEOUT, env=env, cwd=ROOT)
     except subprocess.TimeoutExpired:
@@ -167,12 +203,12 @@ def _normalise_audit(out: dict) -> str:
     return _MIN_OLD.sub("N min old", json.dumps(out, sort_keys=True))
 
 
-def run_audit(home: Path, reference: Path | None) -> dict:
+def run_audit(home: Path, reference: Path | None, cold: bool = False) -> dict:
     """``hermes-inspector audit --home H --json`` timed from outside, start-up included."""
     cmd = [PYTHON, "-m", "inspector", "audit", "--home", str(home), "--json"]
     with tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, cwd=ROOT)
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, cwd=ROOT, env=worker_env(cold))
         stdout = proc.stdout.read()
         # wait4 gives this child's own rusage: its peak RSS, not the largest of all children so far
         _pid, status, usage = os.wait4(proc.pid, 0)
@@ -221,14 +257,14 @@ def measure(home: Path, repeat: int, only: set[str] | None, quick: bool, log) ->
         if only and not any(spec.id.startswith(o) for o in only):
             continue
         target_home = generate.ensure_variant(home, spec.variant)
-        key = (tuple(spec.worker), spec.variant)
+        key = (tuple(spec.worker), spec.variant, spec.cold)
         if key not in worker_cache:
             runs = []
             for i in range(repeat):
                 if spec.worker == ["cli-audit"]:
-                    run = run_audit(target_home, reference)
+                    run = run_audit(target_home, reference, spec.cold)
                 else:
-                    run = run_worker(spec.worker, target_home)
+                    run = run_worker(spec.worker, target_home, spec.cold)
                 runs.append(run)
                 log(f"  {spec.id} run {i + 1}/{repeat}: "
                     + (f"{run['seconds'].get(spec.key, float('nan')):.3f} s" if run.get("ok")
@@ -347,8 +383,13 @@ def run_once(args, sessions: int, log) -> dict:
     generated_now = generate.read_manifest(target) is None
     home, manifest = generate.ensure_home(sessions, args.seed, args.journal_events, log=log, out=target)
     homes = [home] + [generate.ensure_variant(home, v) for v in ("noindex", "stale")]
+    global STATE_DIR
+    STATE_DIR = Path(tempfile.mkdtemp(prefix="bench-inspector-state-"))
+    compile_bytecode()
     warm = warm_page_cache(*homes)
-    log(f"page cache warmed in {warm:.1f} s; measuring {sessions} sessions, {args.repeat} run(s) each")
+    log(f"page cache warmed in {warm:.1f} s; filling the inspector's fact cache (state in {STATE_DIR})")
+    warm_fact_cache(*homes)
+    log(f"measuring {sessions} sessions, {args.repeat} run(s) each")
     only = set(args.only.split(",")) if args.only else None
     results = measure(home, args.repeat, only, args.quick, log)
     report = {
@@ -364,6 +405,7 @@ def run_once(args, sessions: int, log) -> dict:
     if not args.keep and generated_now:
         for path in homes:
             shutil.rmtree(path, ignore_errors=True)
+    shutil.rmtree(STATE_DIR, ignore_errors=True)
     return report
 
 

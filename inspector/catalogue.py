@@ -113,9 +113,22 @@ class SessionRow:
     def state_db_messages(self) -> int | None:
         return None if self.state_db is None else self.state_db.get("messages")
 
+    # last_activity worked out once the row is complete (rows are not changed after the catalogue
+    # is built; the list sorts 10,000 rows by it several times)
+    _activity: float | None | bool = field(default=False, repr=False, compare=False)
+
     @property
     def last_activity(self) -> float | None:
         """The newest of the sidecar's ``updated_at``/``pending_started_at`` and state.db's activity."""
+        if self._activity is not False:
+            return self._activity
+        return self.compute_last_activity()
+
+    def freeze(self) -> None:
+        """Keep :attr:`last_activity` from now on (call when the row is complete)."""
+        self._activity = self.compute_last_activity()
+
+    def compute_last_activity(self) -> float | None:
         best = None
         sc = self.sidecar
         if sc is not None and not sc.error:
@@ -320,6 +333,7 @@ def build_catalogue(
                         if not row.title and isinstance(rec.get("title"), str):
                             row.title = rec["title"]
     for row in rows.values():
+        row.freeze()
         _sidecar_findings(row, now)
         if not is_safe_session_id(row.session_id):
             row.findings.append(Finding("unsafe_session_id", ERROR,

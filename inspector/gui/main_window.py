@@ -587,7 +587,8 @@ class MainWindow(QMainWindow):
 
         def work(token, progress):
             cat, first = load_catalogue_offloaded(home, time.time(), token.check)
-            return cat, first, SessionTableModel.prepare(cat.sorted_rows(), sort, token.check), sort
+            rows = cat.sorted_rows() if sort is None else list(cat.rows.values())  # prepare sorts them
+            return cat, first, SessionTableModel.prepare(rows, sort, token.check), sort
 
         self.runner.start("catalogue", work, self._on_catalogue, label="Checking health…",
                           on_error=self._on_catalogue_error)
