@@ -20,7 +20,8 @@ from inspector.store.journal import (
     parse_journal_bytes,
     run_summary,
 )
-from inspector.store.jsonfmt import RawFile, loads_bytes, read_raw, read_regular
+from inspector.store.jsonfmt import RawFile, loads_bytes, loads_or_none, read_raw, read_regular
+from inspector.store.scan import FactCache, SessionDirScan
 from inspector.store.sidecar import (
     SidecarError,
     count_messages_in_bytes,
@@ -202,6 +203,37 @@ def _load_bak(detail: SessionDetail, bak: Path) -> None:
         detail.bak_messages = count_messages_in_bytes(raw.data)
 
 
+def find_index_row(session_dir: Path, session_id: str) -> dict | None:
+    """The first ``_index.json`` row of ``session_id`` when the index is a list of rows, else None.
+
+    The shared scan's cached facts tell whether the index is usable and holds the id; the row
+    itself is then parsed alone from hermes' indented layout (a 20 MB index is not parsed to
+    show one row), and the whole file only when that layout is not found.
+    """
+    facts = SessionDirScan(session_dir, FactCache.for_session_dir(session_dir)).index_facts()
+    if facts is None or not (facts["list"] and facts["all_objects"]):
+        return None
+    if not any(rid == session_id for rid, _ in facts["rows"]):
+        return None
+    try:
+        data, _ = read_regular(index_path(session_dir))
+    except OSError:
+        return None
+    if is_safe_session_id(session_id):  # nothing to escape: the id is written as it is
+        needle = b'"session_id": "' + session_id.encode() + b'"'
+        pos = data.find(needle)
+        while pos >= 0:
+            start, end = data.rfind(b"\n  {", 0, pos), data.find(b"\n  }", pos)
+            row = loads_or_none(data[start + 3:end + 4]) if start >= 0 and end >= 0 else None
+            if isinstance(row, dict) and row.get("session_id") == session_id:
+                return row
+            pos = data.find(needle, pos + 1)
+    for r in parse_index(data) or []:
+        if r.get("session_id") == session_id:
+            return r
+    return None
+
+
 def load_detail(home: Home, session_id: str) -> SessionDetail:
     """Read everything about one session. Never writes; problems become findings."""
     detail = SessionDetail(session_id=session_id)
@@ -220,15 +252,7 @@ def load_detail(home: Home, session_id: str) -> SessionDetail:
         return detail
     _load_sidecar(detail, session_dir)
     _load_bak(detail, session_dir / f"{session_id}.json.bak")
-    try:
-        raw_index = read_raw(index_path(session_dir))
-        rows = parse_index(raw_index.data) if raw_index is not None else None
-    except OSError:
-        rows = None
-    for r in rows or []:
-        if r.get("session_id") == session_id:
-            detail.index_row = r
-            break
+    detail.index_row = find_index_row(session_dir, session_id)
     _load_state_db(detail, home)
     _load_core(detail, home)
     _load_runs(detail, session_dir)
