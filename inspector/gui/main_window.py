@@ -50,7 +50,7 @@ from inspector.findings import Finding
 from inspector.gui.flow_layout import FlowLayout, wrap_policy
 from inspector.gui.history_dialog import HistoryDialog
 from inspector.gui.journal_view import JournalView
-from inspector.gui.offload import load_catalogue_offloaded, prestart
+from inspector.gui.offload import load_catalogue_offloaded, prestart, run_offloaded
 from inspector.gui.preview_dialog import PreviewDialog
 from inspector.gui.raw_view import RawView
 from inspector.gui.resources import health_icon, icon
@@ -851,8 +851,14 @@ class MainWindow(QMainWindow):
         recommended = recommended_actions(data.detail, (self.catalogue.home_findings if self.catalogue else [])
                                           + self._row_findings(data.session_id))
         sid = data.session_id
-        self.runner.start("plans", lambda token, progress: plan_session_actions(home, sid, recommended, token.check),
-                          self._on_plans, label="Planning repairs…",
+
+        def work(token, progress):
+            # in the child process: a plan reads and rewrites _index.json (tens of MB in a big
+            # home), long C calls that would hold the window's GIL
+            return run_offloaded(plan_session_actions, home, sid, recommended, check=token.check,
+                                 drop_on_cancel=False)
+
+        self.runner.start("plans", work, self._on_plans, label="Planning repairs…",
                           on_error=lambda msg: self.statusBar().showMessage(one_line(msg, 200), 10000))
 
     def _row_findings(self, sid: str) -> list[Finding]:

@@ -21,10 +21,13 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
+from typing import TypeVar
 
+T = TypeVar("T")
 CHUNK_ROWS = 400
 POLL_S = 0.05
 PARENT_POLL_S = 0.2
+WORKERS = 2  # the catalogue and a session's repair plans can be worked out side by side
 IN_PROCESS_ENV = "HERMES_INSPECTOR_NO_SUBPROCESS"  # "1": scan in the calling thread (debugging)
 
 _lock = threading.Lock()
@@ -55,7 +58,7 @@ def _executor() -> ProcessPoolExecutor:
     global _pool
     with _lock:
         if _pool is None:
-            _pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+            _pool = ProcessPoolExecutor(max_workers=WORKERS, mp_context=multiprocessing.get_context("spawn"),
                                         initializer=_child_init, initargs=(os.getpid(),))
         return _pool
 
@@ -116,34 +119,42 @@ def _assemble(head: bytes, chunks: list[bytes], check: Callable[[], None]):
     return cat
 
 
-def load_catalogue_offloaded(home, now: float, check: Callable[[], None] = lambda: None):
-    """``(catalogue, session to show first)``, computed in the child process. ``check`` raises
-    to cancel (the child's work is then abandoned). An error in the child is raised here, with
-    its message; a child that dies raises ``BrokenProcessPool``."""
+def run_offloaded(fn: Callable[..., T], *args, check: Callable[[], None] = lambda: None,
+                  drop_on_cancel: bool = True) -> T:
+    """``fn(*args)`` computed in a child process (``fn`` and its arguments and result must pickle).
+
+    ``check`` raises to cancel. A cancelled job that already runs is abandoned: with
+    ``drop_on_cancel`` its process is let go (a long scan nobody wants must not hold up the
+    next one); without, it finishes in the background (short jobs, cancelled often). An error
+    in the child is raised here, with its message; a child that dies raises ``BrokenProcessPool``.
+    """
     if os.environ.get(IN_PROCESS_ENV) == "1":
-        head, chunks, first = catalogue_job(home, now)
-        return _assemble(head, chunks, check), first
+        return fn(*args)
     pool = _executor()
     try:
-        future = pool.submit(catalogue_job, home, now)
+        future = pool.submit(fn, *args)
     except RuntimeError:  # shut down or broken since: start a fresh one
         _drop_pool(pool)
         pool = _executor()
-        future = pool.submit(catalogue_job, home, now)
+        future = pool.submit(fn, *args)
     while True:
         try:
             check()
         except BaseException:
-            if not future.cancel():
+            if not future.cancel() and drop_on_cancel:
                 _drop_pool(pool)  # the child is busy with work nobody wants: do not queue behind it
             raise
         try:
-            head, chunks, first = future.result(timeout=POLL_S)
-            break
+            return future.result(timeout=POLL_S)
         except FutureTimeout:
             continue
         except Exception as exc:
             if type(exc).__name__ == "BrokenProcessPool":
                 _drop_pool(pool)
             raise
+
+
+def load_catalogue_offloaded(home, now: float, check: Callable[[], None] = lambda: None):
+    """``(catalogue, session to show first)``, computed in the child process (see :func:`run_offloaded`)."""
+    head, chunks, first = run_offloaded(catalogue_job, home, now, check=check)
     return _assemble(head, chunks, check), first
