@@ -31,7 +31,7 @@ from inspector.store.backup import (
 from inspector.store.files import FileSnapshot
 from inspector.store.jsonfmt import loads_or_none
 from inspector.store.scan import SessionDirScan
-from inspector.store.statedb import read_missing_sidecar_rows, state_db_has_session
+from inspector.store.statedb import SessionPresence, read_missing_sidecar_rows
 from inspector.store.turn_journal import (
     TurnJournalError,
     audit_turn_events,
@@ -99,19 +99,23 @@ def _orphan_paths(session_dir: Path, scan: SessionDirScan) -> list[Path]:
 def _orphan_items(session_dir: Path, state_db: Path | None, snap: FileSnapshot,
                   tombstoned_baks: set[str], scan: SessionDirScan) -> list[dict]:
     items = []
-    for bak in _orphan_paths(session_dir, scan):
-        sid = session_id_of_bak(bak)
-        count = message_count(snap, bak)
-        if count < 0:
-            items.append(_item(sid, "malformed_orphan_backup", UNSAFE, "manual_review", -1, count))
-        elif is_durably_tombstoned(session_dir, sid, snap):
-            tombstoned_baks.add(sid)
-            items.append(_item(sid, "state_db_deleted_webui_tombstone", UNSAFE, "deleted_session_skipped",
-                               -1, count))
-        elif state_db_has_session(state_db, sid):
-            items.append(_item(sid, "orphan_backup", REPAIRABLE, "restore_from_bak", -1, count))
-        else:
-            items.append(_item(sid, "orphan_backup_without_state_row", UNSAFE, "manual_review", -1, count))
+    orphans = _orphan_paths(session_dir, scan)
+    if not orphans:
+        return items
+    with SessionPresence(state_db) as has_session:  # hermes' state_db_has_session, one connection
+        for bak in orphans:
+            sid = session_id_of_bak(bak)
+            count = message_count(snap, bak)
+            if count < 0:
+                items.append(_item(sid, "malformed_orphan_backup", UNSAFE, "manual_review", -1, count))
+            elif is_durably_tombstoned(session_dir, sid, snap):
+                tombstoned_baks.add(sid)
+                items.append(_item(sid, "state_db_deleted_webui_tombstone", UNSAFE, "deleted_session_skipped",
+                                   -1, count))
+            elif has_session(sid):
+                items.append(_item(sid, "orphan_backup", REPAIRABLE, "restore_from_bak", -1, count))
+            else:
+                items.append(_item(sid, "orphan_backup_without_state_row", UNSAFE, "manual_review", -1, count))
     return items
 
 

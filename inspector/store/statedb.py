@@ -532,6 +532,46 @@ def state_db_has_session(
         return True
 
 
+class SessionPresence:
+    """:func:`state_db_has_session` for many ids over one connection, with the same answers
+    (fail-open: True when the file is missing, has no ``sessions`` table, or on any error).
+    Each query runs on its own (autocommit), as hermes' fresh connection per call would see it.
+    Use as a context manager."""
+
+    def __init__(self, state_db_path: Path | None, *, timeout: float | None = None) -> None:
+        self._conn: sqlite3.Connection | None = None
+        self._open = False  # False: every answer is True (missing file, no table, cannot open)
+        if state_db_path is None or not Path(state_db_path).exists():
+            return
+        try:
+            self._conn = open_readonly(state_db_path, HERMES_TIMEOUT if timeout is None else timeout)
+            found = self._conn.execute(
+                "select 1 from sqlite_master where type='table' and name='sessions'"
+            ).fetchone()
+            self._open = found is not None
+        except Exception:  # fail open, as hermes does
+            self._open = False
+
+    def __call__(self, session_id: str) -> bool:
+        if not self._open or self._conn is None:
+            return True
+        try:
+            return self._conn.execute("select 1 from sessions where id = ? limit 1", (session_id,)).fetchone() is not None
+        except Exception:  # fail open, as hermes does
+            return True
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def __enter__(self) -> SessionPresence:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 def probe(path: Path | str | None, timeout: float | None = None) -> str | None:
     """None when ``path`` reads as a database with a sessions table, else why not (for warnings)."""
     if path is None:

@@ -442,3 +442,14 @@ def test_list_sessions_join_keeps_sql_equality(tmp_path):
          {"session_id": 7.0, "role": "user", "content": "z", "timestamp": 5.0},
          {"session_id": "7", "role": "user", "content": "w", "timestamp": 6.0}])
     assert list_sessions(db) == _one_query_records(db)
+
+
+def test_session_presence_answers_as_state_db_has_session(tmp_path):
+    db = tmp_path / "state.db"
+    ids = agent_state_db(db)
+    no_table = custom_state_db(tmp_path / "other.db", "CREATE TABLE other (id TEXT)", None, [])
+    cases = [db, no_table, _garbage(tmp_path / "garbage.db"), tmp_path / "missing.db", None]
+    for path in cases:
+        with statedb.SessionPresence(path) as has:
+            for sid in [*ids.values(), "nope", ""]:
+                assert has(sid) == state_db_has_session(path, sid), (path, sid)
