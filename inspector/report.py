@@ -27,6 +27,7 @@ from inspector.store.journal import (
 from inspector.store.journal_raw import RawJournal
 from inspector.store.jsonfmt import read_regular
 from inspector.store.scan import JOURNAL, FactCache, SessionDirScan
+from inspector.store.turn_journal import turn_journal_session_ids
 from inspector.textsafe import one_line, safe_text
 
 
@@ -96,6 +97,10 @@ class _StateDbPrefetch:
 
 
 def _catalogue(home: Home, scan: SessionDirScan, now: float, with_hermes_audit: bool):
+    # every sidecar and .bak is parsed up front (in two processes when the cache knows few of
+    # them); the user texts only of sessions with a turn journal (hermes' audit compares them)
+    texts_for = {f"{sid}.json" for sid in turn_journal_session_ids(home.session_dir, scan)}
+    scan.prefetch(scan.live_names() + scan.bak_names(), texts_for)
     reader = _StateDbPrefetch(home)
     audit = error = None
     if with_hermes_audit:

@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
 import os
 import stat
+import sys
 import tempfile
 import time
 import weakref
@@ -200,6 +202,31 @@ def sidecar_facts(data: bytes, *, want_texts: bool) -> dict:
     return facts
 
 
+PARALLEL_MIN_FILES = 256  # fewer files than this are parsed in this process only
+
+
+def _can_fork() -> bool:
+    """A forked helper is safe here: a POSIX fork, and no Qt in this process (a process that has
+    started Qt must never fork; the window scans in a spawned child, where this is true)."""
+    return (hasattr(os, "fork") and "fork" in multiprocessing.get_all_start_methods()
+            and "PySide6.QtCore" not in sys.modules)
+
+
+def _read_sidecars(dir_str: str, names: list[tuple[str, bool]]) -> list[tuple]:
+    """``(name, facts, stat, read error, read started ns)`` of each ``(name, want_texts)``."""
+    out = []
+    for name, want_texts in names:
+        started = time.time_ns()
+        try:
+            data, st = read_regular(Path(os.path.join(dir_str, name)))
+        except OSError as exc:
+            out.append((name, {"error": None, "meta": {}, "marker": None, "count": -1}, None,
+                        f"cannot read: {exc.strerror or exc}", started))
+            continue
+        out.append((name, sidecar_facts(data, want_texts=want_texts), st, None, started))
+    return out
+
+
 def _stem(name: str) -> str:
     """``PurePath(name).stem``."""
     i = name.rfind(".")
@@ -283,15 +310,49 @@ class SessionDirScan:
                 facts = self.cache.get(SIDECAR, name, st)
                 if facts is not None and (not want_texts or "texts" in facts):
                     return facts, st, None
-        try:
-            data, st = read_regular(Path(os.path.join(self._dir_str, name)))
-        except OSError as exc:
-            return {"error": None, "meta": {}, "marker": None, "count": -1}, None, \
-                f"cannot read: {exc.strerror or exc}"
-        facts = sidecar_facts(data, want_texts=want_texts)
-        if self.cache is not None:
+        ((_, facts, st, error, started),) = _read_sidecars(self._dir_str, [(name, want_texts)])
+        if error is None and self.cache is not None:
             self.cache.put(SIDECAR, name, st, facts, started)
-        return facts, st, None
+        return facts, st, error
+
+    def prefetch(self, names: list[str], texts_for: set[str] | frozenset[str] = frozenset()) -> int:
+        """Read and parse, ahead of :meth:`sidecar`, the files among ``names`` the cache does not
+        answer for (``texts_for``: names whose user texts are wanted too). When there are many
+        (a first open), a forked second process parses half of them, so both cores work.
+        Returns how many files were parsed here (0 when there was nothing to do or too little
+        to be worth a second process: :meth:`sidecar` then reads them one by one)."""
+        todo: list[tuple[int, str, bool]] = []
+        for name in names:
+            want = name in texts_for
+            got = self._facts.get(name)
+            if got is not None and (not want or "texts" in got[0]):
+                continue
+            st = self._stat(name)
+            if self.cache is not None and st is not None and stat.S_ISREG(st.st_mode):
+                facts = self.cache.get(SIDECAR, name, st)
+                if facts is not None and (not want or "texts" in facts):
+                    self._facts[name] = (facts, st, None)
+                    continue
+            todo.append((st.st_size if st is not None else 0, name, want))
+        if len(todo) < PARALLEL_MIN_FILES or not _can_fork():
+            return 0
+        todo.sort(reverse=True)  # largest first, dealt out in turn: the halves weigh about the same
+        theirs_todo = [(n, w) for _, n, w in todo[0::2]]
+        mine_todo = [(n, w) for _, n, w in todo[1::2]]
+        try:
+            ctx = multiprocessing.get_context("fork")
+            with ctx.Pool(1) as pool:
+                pending = pool.apply_async(_read_sidecars, (self._dir_str, theirs_todo))
+                mine = _read_sidecars(self._dir_str, mine_todo)
+                theirs = pending.get()
+        except Exception:  # noqa: BLE001 - a second process is an optimisation: do it here instead
+            mine = _read_sidecars(self._dir_str, mine_todo)
+            theirs = _read_sidecars(self._dir_str, theirs_todo)
+        for name, facts, st, error, started in mine + theirs:
+            self._facts[name] = (facts, st, error)
+            if error is None and self.cache is not None:
+                self.cache.put(SIDECAR, name, st, facts, started)
+        return len(todo)
 
     def message_count(self, name: str) -> int:
         """hermes' ``_msg_count`` of ``<name>`` (-1 when missing or unreadable)."""

@@ -189,3 +189,37 @@ def test_changed_turn_journal_is_reread(home):
     _rewrite_same_size_and_mtime(shard, b"\xff" * len(shard.read_bytes()))
     report = full_audit(home, now=time.time())
     assert report["status"] == "hermes_audit_failed" and "UTF-8" in report["error"]
+
+
+def test_prefetch_in_two_processes_gives_the_same_facts(tmp_path, monkeypatch):
+    monkeypatch.setattr(scan_mod, "PARALLEL_MIN_FILES", 2)
+    monkeypatch.setattr(scan_mod, "_can_fork", lambda: True)  # the test process has PySide6 loaded
+    for i in range(12):
+        (tmp_path / f"s{i}.json").write_bytes(_sidecar(f"s{i}", i, title=f"t{i}"))
+    (tmp_path / "torn.json").write_bytes(_sidecar("torn", 3)[:40])
+    (tmp_path / "latin.json").write_bytes(b'{"title": "\xe9"}')
+    (tmp_path / "dir.json").mkdir()
+    names = sorted(p.name for p in tmp_path.iterdir())
+    texts = {"s3.json", "torn.json"}
+    parallel = SessionDirScan(tmp_path)
+    assert parallel.prefetch(names, texts) == len(names)
+    one_by_one = SessionDirScan(tmp_path)
+    for name in names:
+        want = name in texts
+        got, expected = parallel.sidecar(name, want_texts=want), one_by_one.sidecar(name, want_texts=want)
+        assert got[0] == expected[0] and got[2] == expected[2], name
+        assert (got[1] is None) == (expected[1] is None)
+    assert parallel.sidecar("s3.json", want_texts=True)[0]["texts"] == ["m0", "m1", "m2"]
+
+
+def test_prefetch_uses_the_cache_and_skips_small_work(home, monkeypatch):
+    for i in range(3):
+        (home.session_dir / f"s{i}.json").write_bytes(_sidecar(f"s{i}", 1))
+    names = [f"s{i}.json" for i in range(3)]
+    assert SessionDirScan(home.session_dir).prefetch(names) == 0  # too few for a second process
+    monkeypatch.setattr(scan_mod, "PARALLEL_MIN_FILES", 1)
+    monkeypatch.setattr(scan_mod, "_can_fork", lambda: True)
+    cache = FactCache(home.base / "cache.json")
+    assert SessionDirScan(home.session_dir, cache).prefetch(names) == 3
+    cache.save()
+    assert SessionDirScan(home.session_dir, FactCache(home.base / "cache.json")).prefetch(names) == 0
