@@ -76,6 +76,12 @@ def _count(value: int | None) -> str:
     return "–" if value is None else str(value)
 
 
+class PreparedRows(list):
+    """Rows from :meth:`SessionTableModel.prepare`: entries in order, and each id's position."""
+
+    positions: dict[str, int] | None = None
+
+
 class _Entry:
     """One row; its cells and sort keys are worked out on first use and then kept (the view asks
     for the same cells many times, but only for the rows on screen: a 10,000-row fill stays cheap)."""
@@ -272,7 +278,7 @@ class SessionTableModel(QAbstractTableModel):
         """Rows as the model keeps them, with the sort key of ``sort``'s column worked out and
         sorted by it: safe to call on a worker thread, so :meth:`set_rows` has less to do on the
         GUI thread."""
-        entries = []
+        entries = PreparedRows()
         for i, r in enumerate(rows):
             if i % 1000 == 0:
                 check()
@@ -281,6 +287,7 @@ class SessionTableModel(QAbstractTableModel):
             column, order = sort
             entries.sort(key=lambda e: (e.key(column), e.row.session_id),
                          reverse=order == Qt.SortOrder.DescendingOrder)
+        entries.positions = {e.row.session_id: i for i, e in enumerate(entries)}
         return entries
 
     @property
@@ -303,7 +310,11 @@ class SessionTableModel(QAbstractTableModel):
             self.beginResetModel()
             self._checking = checking
             self._rows = entries
-            self._reindex()
+            positions = getattr(rows, "positions", None)
+            if positions is not None and len(positions) == len(entries):
+                self._pos = positions  # worked out by prepare(), off the GUI thread
+            else:
+                self._reindex()
             self.endResetModel()
             if self._sort is not None and sorted_by != self._sort:
                 self.sort(*self._sort)
