@@ -8,6 +8,8 @@ overrides become visible escapes such as ``\\x1b``.
 
 from __future__ import annotations
 
+import re
+
 _KEEP = {"\n", "\t"}
 
 
@@ -26,11 +28,18 @@ def _unsafe(ch: str) -> bool:
     return (code < 0x20 and ch not in _KEEP) or 0x7F <= code <= 0x9F or code in (0x2028, 0x2029) or code in _BIDI
 
 
+# The same set as _unsafe(), as one character class: searching a long message runs in C.
+_UNSAFE_RE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029"
+    + "".join(re.escape(chr(c)) for c in sorted(_BIDI)) + "]"
+)
+
+
 def safe_text(text: str) -> str:
     """``text`` with terminal-control characters escaped (newline and tab kept)."""
-    if not any(_unsafe(ch) for ch in text):
+    if _UNSAFE_RE.search(text) is None:
         return text
-    return "".join(_escape(ch) if _unsafe(ch) else ch for ch in text)
+    return _UNSAFE_RE.sub(lambda m: _escape(m.group()), text)
 
 
 def one_line(text: object, limit: int = 120) -> str:

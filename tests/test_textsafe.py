@@ -18,3 +18,13 @@ def test_one_line_collapses_whitespace_and_truncates() -> None:
     assert one_line("a\n\n b", 10) == "a b"
     assert one_line("x" * 20, 10) == "x" * 9 + "…"
     assert one_line(None) == ""
+
+
+def test_the_fast_search_escapes_exactly_the_unsafe_characters():
+    from inspector.textsafe import _escape, _unsafe, safe_text
+
+    every = "".join(chr(c) for c in range(0x3000))
+    assert safe_text(every) == "".join(_escape(ch) if _unsafe(ch) else ch for ch in every)
+    for c in range(0x3000):
+        ch = chr(c)
+        assert (safe_text(ch) != ch) == _unsafe(ch), hex(c)

@@ -44,7 +44,7 @@ from inspector.textsafe import one_line, safe_text
 
 CONTENT_LIMIT = 50_000  # characters of one message rendered; the Raw tab has everything
 TOOL_PREVIEW_LINES = 12
-RENDER_WINDOW = 400  # newest messages rendered at first; older ones on request (keeps the GUI quick)
+RENDER_WINDOW = 150  # newest messages rendered at first; older ones on request (keeps the GUI thread under ~50 ms)
 SIDECAR = "sidecar"
 
 
