@@ -32,8 +32,9 @@ from inspector.textsafe import one_line, safe_text
 
 
 @contextlib.contextmanager
-def _bulk_scan() -> Iterator[None]:
-    """No garbage collection while a scan builds many small dicts (nothing in them is cyclic)."""
+def gc_paused() -> Iterator[None]:
+    """No garbage collection while many small objects are built at once (a scan's dicts, a pickled
+    catalogue): none of them is cyclic, and the collector would walk them again and again."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -111,7 +112,7 @@ def _catalogue(home: Home, scan: SessionDirScan, now: float, with_hermes_audit: 
 
 
 def load_catalogue(home: Home, *, now: float, with_hermes_audit: bool = True) -> Catalogue:
-    with _bulk_scan():
+    with gc_paused():
         scan = _scan(home)
         cat, _, _ = _catalogue(home, scan, now, with_hermes_audit)
         _save(scan)
@@ -181,7 +182,7 @@ def _journal_findings(session_dir: Path, cache: FactCache | None = None) -> list
 
 def full_audit(home: Home, *, now: float) -> dict:
     """hermes' audit (``status``/``summary``/``items``, exactly) plus the inspector's own findings."""
-    with _bulk_scan():
+    with gc_paused():
         scan = _scan(home)
         cat, audit, error = _catalogue(home, scan, now, True)
         journal_findings = _journal_findings(home.session_dir, scan.cache)

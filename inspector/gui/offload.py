@@ -23,6 +23,8 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TypeVar
 
+from inspector.report import gc_paused
+
 T = TypeVar("T")
 CHUNK_ROWS = 400
 POLL_S = 0.05
@@ -103,9 +105,10 @@ def catalogue_job(home, now: float) -> tuple[bytes, list[bytes], str | None]:
     first = first_needing_attention(home, cat)
     rows = list(cat.rows.values())
     cat.rows = {}
-    chunks = [pickle.dumps(rows[i:i + CHUNK_ROWS], protocol=pickle.HIGHEST_PROTOCOL)
-              for i in range(0, len(rows), CHUNK_ROWS)]
-    return pickle.dumps(cat, protocol=pickle.HIGHEST_PROTOCOL), chunks, first
+    with gc_paused():
+        chunks = [pickle.dumps(rows[i:i + CHUNK_ROWS], protocol=pickle.HIGHEST_PROTOCOL)
+                  for i in range(0, len(rows), CHUNK_ROWS)]
+        return pickle.dumps(cat, protocol=pickle.HIGHEST_PROTOCOL), chunks, first
 
 
 def _assemble(head: bytes, chunks: list[bytes], check: Callable[[], None]):
@@ -113,7 +116,9 @@ def _assemble(head: bytes, chunks: list[bytes], check: Callable[[], None]):
     rows = {}
     for blob in chunks:
         check()
-        for row in pickle.loads(blob):
+        with gc_paused():  # 400 rows of small objects: the collector would walk them again and again
+            part = pickle.loads(blob)
+        for row in part:
             rows[row.session_id] = row
     cat.rows = rows
     return cat
