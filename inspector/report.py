@@ -21,8 +21,8 @@ from inspector.store import statedb
 from inspector.store.journal import (
     RUN_JOURNAL_DIR,
     JournalUnreadable,
+    dropped_lines,
     is_valid_journal_id,
-    parse_journal_bytes,
 )
 from inspector.store.journal_raw import RawJournal
 from inspector.store.jsonfmt import read_regular
@@ -142,8 +142,8 @@ def _journal_facts(path: Path, cache: FactCache | None) -> dict | None:
     except OSError as exc:
         return {"unreadable": str(exc), "malformed": 0, "first": None}
     try:
-        malformed = parse_journal_bytes(data).malformed
-        facts = {"unreadable": None, "malformed": len(malformed), "first": malformed[0]["line"] if malformed else None}
+        count, first = dropped_lines(data)
+        facts = {"unreadable": None, "malformed": count, "first": first}
     except JournalUnreadable as exc:
         facts = {"unreadable": str(exc), "malformed": 0, "first": None}
     if cache is not None:

@@ -223,3 +223,21 @@ def test_summary_never_fails_on_arbitrary_lines(lines: list[bytes]) -> None:
         return
     summary = run_summary(SID, RUN, parsed.events)
     assert summary["event_count"] == len(parsed.events)
+
+
+@pytest.mark.parametrize("data", [
+    b"", b"\n\n", b'{"seq": 1}\n', b'{"seq": 1}\nnot json\n[1]\n\n{"seq": 2}\n"x"\n',
+    b'{"a": 1}\r\n{"b": "\xe2\x80\xa8"}\n{"c"', b'{"n": 123456789012345678901234567890}\nnull\n',
+])
+def test_dropped_lines_counts_what_parse_skips(data):
+    from inspector.store.journal import dropped_lines, parse_journal_bytes
+
+    malformed = parse_journal_bytes(data).malformed
+    assert dropped_lines(data) == (len(malformed), malformed[0]["line"] if malformed else None)
+
+
+def test_dropped_lines_refuses_invalid_utf8_like_parse():
+    from inspector.store.journal import JournalUnreadable, dropped_lines
+
+    with pytest.raises(JournalUnreadable):
+        dropped_lines(b'{"a": 1}\n\xff\n')
