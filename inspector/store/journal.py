@@ -52,22 +52,49 @@ class ParsedJournal:
     malformed: list[dict] = field(default_factory=list)
 
 
+BLOCK_BYTES = 1 << 22
+
+
+def _blocks(data: bytes) -> Iterator[tuple[int, int]]:
+    """``(start, end)`` of consecutive pieces of about :data:`BLOCK_BYTES`, each ending just after
+    a ``\n`` (or at the end). A UTF-8 sequence never holds byte 0x0A and every line break
+    ``str.splitlines`` knows is one character or ``\r\n``, so decoding and splitting the pieces
+    one by one gives the very lines (and the first bad byte) of decoding the whole file."""
+    start, size = 0, len(data)
+    while start < size:
+        end = start + BLOCK_BYTES
+        if end >= size:
+            end = size
+        else:
+            newline = data.find(b"\n", end - 1)
+            end = size if newline < 0 else newline + 1
+        yield start, end
+        start = end
+
+
 def _records(data: bytes) -> Iterator[tuple[int, str, dict | None]]:
     """``(line number, line, the object or None when hermes skips the line)`` of every non-blank
-    line, as ``read_run_events`` sees them. Raises JournalUnreadable for invalid UTF-8."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise JournalUnreadable(f"not valid UTF-8 at byte {exc.start}: the whole journal is unreadable") from exc
-    safe = orjson_safe(data)  # checked once for the whole file, not per line
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
+    line, as ``read_run_events`` sees them (the whole file decoded as UTF-8 and split with
+    ``str.splitlines``), a few MB at a time. Raises JournalUnreadable for invalid UTF-8 (events
+    of earlier lines may have been yielded by then: callers drop what they gathered)."""
+    view = memoryview(data)
+    number = 0
+    for start, end in _blocks(data):
         try:
-            obj = fast_loads(line, checked=True) if safe else json.loads(line)
-        except (ValueError, RecursionError):
-            obj = None
-        yield number, line, obj if isinstance(obj, dict) else None
+            text = str(view[start:end], "utf-8")
+        except UnicodeDecodeError as exc:
+            raise JournalUnreadable(f"not valid UTF-8 at byte {start + exc.start}: "
+                                    "the whole journal is unreadable") from exc
+        safe = orjson_safe(data[start:end])  # checked once per piece, not per line
+        for line in text.splitlines():
+            number += 1
+            if not line.strip():
+                continue
+            try:
+                obj = fast_loads(line, checked=True) if safe else json.loads(line)
+            except (ValueError, RecursionError):
+                obj = None
+            yield number, line, obj if isinstance(obj, dict) else None
 
 
 def parse_journal_bytes(data: bytes) -> ParsedJournal:

@@ -241,3 +241,22 @@ def test_dropped_lines_refuses_invalid_utf8_like_parse():
 
     with pytest.raises(JournalUnreadable):
         dropped_lines(b'{"a": 1}\n\xff\n')
+
+
+@pytest.mark.parametrize("block", [1, 2, 3, 5, 7, 64])
+def test_reading_in_pieces_gives_the_lines_of_the_whole_file(block, monkeypatch):
+    from inspector.store import journal as journal_mod
+
+    data = ('{"seq": 1}\r\n{"seq": 2, "t": "a\u2028b"}\n\n{"x": "\u00e9\u2603"}\rnot json\x0c{"seq": 3}\n'
+            '{"n": 123456789012345678901234567890}\x85[1]\n{"seq": 4}').encode()
+    whole = journal_mod.parse_journal_bytes(data)
+    monkeypatch.setattr(journal_mod, "BLOCK_BYTES", block)
+    assert journal_mod.parse_journal_bytes(data) == whole
+    bad = data[:30] + b"\xff" + data[30:]
+    monkeypatch.setattr(journal_mod, "BLOCK_BYTES", 1 << 22)
+    with pytest.raises(journal_mod.JournalUnreadable) as expected:
+        journal_mod.parse_journal_bytes(bad)
+    monkeypatch.setattr(journal_mod, "BLOCK_BYTES", block)
+    with pytest.raises(journal_mod.JournalUnreadable) as got:
+        journal_mod.parse_journal_bytes(bad)
+    assert str(got.value) == str(expected.value)
