@@ -13,6 +13,9 @@ the agent's core transcript, C empty messages without one.
 
 from __future__ import annotations
 
+import os
+import re
+import stat
 from collections.abc import Callable
 from typing import Any
 
@@ -35,15 +38,16 @@ from inspector.repair.pending_turn import (
     context_only_recovered_turn,
     recovered_ts,
 )
-from inspector.repair.save import save_session
+from inspector.repair.save import save_session, sidecar_names
 from inspector.repair.session_source import load_session_for_repair
 from inspector.store.index import index_path
-from inspector.store.jsonfmt import RawFile, loads_bytes
-from inspector.store.sidecar import LoadedSession, sidecar_paths
+from inspector.store.jsonfmt import RawFile, loads_bytes, loads_bytes_fast
+from inspector.store.sidecar import LoadedSession, is_safe_session_id
 
 NAME = "repair-interrupted"
 GRACE_SECONDS = 30  # _REPAIR_STALE_PENDING_GRACE_SECONDS
 CONTINUATION_HEAD_CHARS = 4096
+MAX_SOURCES_NAMED = 5
 
 CoreReader = Callable[[], RawFile | None]
 
@@ -264,28 +268,81 @@ def _grace_not_elapsed(data: dict, now: float) -> bool:
     return bool(started) and now - started < GRACE_SECONDS
 
 
+def _read_head(path: str, size: int, upto: int) -> bytes | None:
+    """The first ``size`` bytes of a regular file (fewer at its end), continued up to ``upto``
+    bytes unless those are all ASCII; None for anything but a readable regular file.
+
+    Opened non-blocking and checked with fstat, so a FIFO named like a sidecar cannot block.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except (OSError, ValueError):
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks, got, want = [], 0, size
+        while got < want:
+            chunk = os.read(fd, want - got)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+            if got == size and want == size and not b"".join(chunks).isascii():
+                want = upto
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _index_may_name_parent(data: bytes, sid: Any) -> bool:
+    """False only when no index row can hold ``"parent_session_id": sid`` (then no parse is needed).
+
+    A safe id is written literally unless the text uses ``\\u`` escapes, and a key token is a
+    quote, the name, a quote, optional JSON whitespace, a colon; inside a string every quote is
+    escaped, so a match can only be a real key (of a row or of a nested object: then parse).
+    """
+    if not is_safe_session_id(sid) or b"\\u" in data:
+        return True
+    pattern = rb'"parent_session_id"\s*:\s*"' + sid.encode("ascii") + rb'"'
+    return re.search(pattern, data) is not None
+
+
 def _continuation_sources(ctx: RepairContext, sid: str) -> list[str]:
+    """Where hermes would find a compression continuation of ``sid``: the index, sidecar heads.
+
+    At most :data:`MAX_SOURCES_NAMED` are gathered (the warning names no more); the search
+    stops there.
+    """
     found = []
     try:
-        rows = loads_bytes(ctx.snapshot.data(index_path(ctx.session_dir)) or b"[]")
-    except (ValueError, OSError, RecursionError):
-        rows = []
-    if isinstance(rows, list) and any(isinstance(r, dict) and r.get("parent_session_id") == sid
-                                      and r.get("session_id") != sid for r in rows):
-        found.append("_index.json")
+        data = ctx.snapshot.data(index_path(ctx.session_dir)) or b"[]"
+    except OSError:
+        data = b"[]"
+    if _index_may_name_parent(data, sid):
+        try:
+            rows = loads_bytes_fast(data)
+        except (ValueError, RecursionError):
+            rows = []
+        if isinstance(rows, list) and any(isinstance(r, dict) and r.get("parent_session_id") == sid
+                                          and r.get("session_id") != sid for r in rows):
+            found.append("_index.json")
     needle = f'"parent_session_id": "{sid}"'
-    for path in sidecar_paths(ctx.session_dir):
-        if path.stem == sid:
+    own = f"{sid}.json"
+    sdir = str(ctx.session_dir)
+    for name in sidecar_names(ctx.session_dir):
+        if len(found) >= MAX_SOURCES_NAMED:
+            break
+        if name == own:  # Path(name).stem == sid (hermes skips the session itself)
             continue
         # Only the head matters (hermes reads 4096 characters); read it directly rather than
         # caching whole sidecars that the plan never writes.
-        try:
-            with open(path, "rb") as fh:
-                head = fh.read(CONTINUATION_HEAD_CHARS * 4).decode("utf-8", errors="ignore")
-        except OSError:
-            continue
-        if needle in head[:CONTINUATION_HEAD_CHARS]:
-            found.append(path.name)
+        # 4096 ASCII bytes are the first 4096 characters; otherwise up to 4 bytes a character.
+        head = _read_head(os.path.join(sdir, name), CONTINUATION_HEAD_CHARS, CONTINUATION_HEAD_CHARS * 4)
+        if head is not None and needle in head.decode("utf-8", errors="ignore")[:CONTINUATION_HEAD_CHARS]:
+            found.append(name)
     return found
 
 
@@ -303,7 +360,7 @@ def guard_warnings(ctx: RepairContext, data: dict) -> list[str]:
                    "hermes' get_session would wait (the stream may still be finishing)")
     sources = _continuation_sources(ctx, sid)
     if sources:
-        out.append("a compression continuation of this session exists (" + ", ".join(sources[:5])
+        out.append("a compression continuation of this session exists (" + ", ".join(sources[:MAX_SOURCES_NAMED])
                    + "); hermes' get_session skips the repair for its parent")
     return out
 

@@ -13,11 +13,9 @@ from pathlib import Path
 
 from inspector.plan import FileChange, Plan
 from inspector.repair.context import RepairContext
-from inspector.repair.save import IndexRebuildError, rebuilt_index_bytes
-from inspector.store.backup import live_sidecar_paths, read_bytes
+from inspector.repair.save import IndexRebuildError, rebuild_index_from_sidecars
 from inspector.store.index import INDEX_NAME
 from inspector.store.jsonfmt import loads_or_none
-from inspector.store.sidecar import SidecarError, parse_sidecar_bytes
 
 NAME = "rebuild-index"
 
@@ -30,27 +28,34 @@ def index_row_ids(data: bytes | None) -> list[str] | None:
     return [str(r.get("session_id")) for r in rows if isinstance(r, dict) and r.get("session_id")]
 
 
-def _sidecar_warnings(ctx: RepairContext) -> list[str]:
-    out, empty_ws = [], 0
-    for path in live_sidecar_paths(ctx.session_dir):
-        data = read_bytes(ctx.snapshot, path)
-        try:
-            obj = parse_sidecar_bytes(data if data is not None else b"")
-        except (SidecarError, RecursionError):
-            continue  # reported by the rebuild itself (skipped files)
+class _SidecarWarnings:
+    """What the preview says about the sidecars, gathered while the rebuild parses each one.
+
+    Sees every sidecar that reads and parses as an object (the others are named by the
+    rebuild's own skipped lines), in folder order.
+    """
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.empty_ws = 0
+
+    def __call__(self, path: Path, obj: dict) -> None:
         sid = obj.get("session_id")
         if not sid:
-            out.append(f"{path.name} has no session_id: hermes would invent a random id for its row; "
-                       "the inspector leaves it out")
+            self.lines.append(f"{path.name} has no session_id: hermes would invent a random id for its row; "
+                              "the inspector leaves it out")
         elif sid != path.stem:
-            out.append(f"{path.name} says session_id {sid!r}: its row is keyed {sid!r}, so the audit keeps "
-                       "reporting index drift for it [Q7]")
+            self.lines.append(f"{path.name} says session_id {sid!r}: its row is keyed {sid!r}, so the audit "
+                              "keeps reporting index drift for it [Q7]")
         if not isinstance(obj.get("workspace"), str) or not obj.get("workspace"):
-            empty_ws += 1
-    if empty_ws:
-        out.append(f"{empty_ws} sidecar(s) have an empty workspace; their rows get hermes' working "
-                   f"directory ({ctx.cwd}) [Q10]")
-    return out
+            self.empty_ws += 1
+
+    def warnings(self, ctx: RepairContext) -> list[str]:
+        out = list(self.lines)
+        if self.empty_ws:
+            out.append(f"{self.empty_ws} sidecar(s) have an empty workspace; their rows get hermes' working "
+                       f"directory ({ctx.cwd}) [Q10]")
+        return out
 
 
 def _diff_lines(before: list[str] | None, after: list[str], existed: bool) -> list[str]:
@@ -77,22 +82,23 @@ def plan(ctx: RepairContext, session_id: str | None = None) -> Plan:
         p.summary.append(f"no sessions folder at {sdir}: nothing to rebuild")
         return p
     path = sdir / INDEX_NAME
+    seen = _SidecarWarnings()
     try:
         raw = ctx.snapshot.read(path)
         skipped: list[str] = []
-        after = rebuilt_index_bytes(ctx.save_context(), skipped=skipped)
+        rebuilt = rebuild_index_from_sidecars(ctx.save_context(), skipped=skipped, observe=seen)
     except OSError as exc:
         p.refusal = f"cannot read the sessions folder: {exc}"
         return p
     except IndexRebuildError as exc:
         p.refusal = f"hermes' index rebuild would fail here, so nothing is written: {exc}"
         return p
-    after_ids = index_row_ids(after) or []
+    after, after_ids = rebuilt.data, rebuilt.row_ids  # = index_row_ids(after)
     before_ids = index_row_ids(raw.data) if raw is not None else None
     if session_id is not None:
         p.summary.append("rebuild-index is home-wide: the whole index is rebuilt")
     p.warnings.extend(skipped)
-    p.warnings.extend(_sidecar_warnings(ctx))
+    p.warnings.extend(seen.warnings(ctx))
     rows_before = len(before_ids) if before_ids is not None else None
     p.result = {"rows_before": rows_before, "rows_after": len(after_ids)}
     if raw is not None and raw.data == after:

@@ -27,5 +27,13 @@ class FileSnapshot:
         raw = self.read(path)
         return raw.data if raw is not None else None
 
+    def peek(self, path: Path) -> tuple[bool, bytes | None]:
+        """``(True, bytes or None when missing)`` when this snapshot already read ``path``, else
+        ``(False, None)`` without reading it."""
+        if path not in self._cache:
+            return False, None
+        raw = self._cache[path]
+        return True, raw.data if raw is not None else None
+
     def exists(self, path: Path) -> bool:
         return self.read(path) is not None

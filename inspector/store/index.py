@@ -9,11 +9,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from inspector.store.jsonfmt import dumps_pretty, loads_or_none
-from inspector.store.sidecar import LoadedSession
+from inspector.store.jsonfmt import dumps_pretty_fast, loads_bytes_fast, loads_or_none
+from inspector.store.sidecar import (
+    _BOOL_KEYS,
+    _DICT_KEYS,
+    _META_DEFAULTS,
+    _ZERO_IF_NULL,
+    LoadedSession,
+    _positive_int_or_none,
+    _strip_or_none,
+    resolve_path,
+)
 
 INDEX_NAME = "_index.json"
 
@@ -116,6 +126,23 @@ def parse_index(data: bytes | None) -> list[dict] | None:
     return obj
 
 
+def parse_index_exact(data: bytes | None) -> list[dict] | None:
+    """:func:`parse_index` with exactly the stdlib's verdict, also on pathologically deep rows.
+
+    (:func:`parse_index` may accept a row nested 1,000 levels deep that hermes' ``json.loads``
+    rejects; the save path must take hermes' branch, so it uses this one.)
+    """
+    if data is None:
+        return None
+    try:
+        obj = loads_bytes_fast(data)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    if not isinstance(obj, list) or not all(isinstance(r, dict) for r in obj):
+        return None
+    return obj
+
+
 def index_after_save(existing: list[dict], saved: LoadedSession, sidecar_exists) -> bytes:
     """The index bytes after ``Session.save`` of ``saved`` (the fast path).
 
@@ -138,22 +165,122 @@ def index_after_save(existing: list[dict], saved: LoadedSession, sidecar_exists)
             rows.append(row)
     if not replaced:
         rows.append(new_row)
-    return dumps_pretty(sort_rows(rows))
+    return dumps_pretty_fast(sort_rows(rows))
+
+
+def rebuild_rows(rows: Iterable[dict]) -> list[dict]:
+    """The rows of a full rebuild from ``compact()`` rows in directory order.
+
+    Keyed by the ``session_id`` inside each row (rows without one are left out); of two rows
+    with the same id the one with the larger ``message_count`` wins, in the first one's place.
+    """
+    best: dict[str, tuple[int, dict]] = {}
+    for row in rows:
+        sid = row["session_id"]
+        if not sid:
+            continue
+        count = row["message_count"] if isinstance(row["message_count"], int) else 0
+        if sid not in best or count > best[sid][0]:
+            best[sid] = (count, row)
+    return sort_rows([row for _, row in best.values()])
 
 
 def rebuild_index(sessions: list[LoadedSession]) -> bytes:
     """Index bytes of a full rebuild from the given loaded sidecars (in directory order)."""
-    best: dict[str, tuple[int, dict]] = {}
-    for sess in sessions:
-        sid = sess.session_id
-        if not sid:
-            continue
-        row = compact(sess)
-        count = row["message_count"] if isinstance(row["message_count"], int) else 0
-        if sid not in best or count > best[sid][0]:
-            best[sid] = (count, row)
-    return dumps_pretty(sort_rows([row for _, row in best.values()]))
+    return dumps_pretty_fast(rebuild_rows(compact(sess) for sess in sessions if sess.session_id))
 
 
 def index_path(session_dir: Path) -> Path:
     return session_dir / INDEX_NAME
+
+
+# ---------------------------------------------------------------- rows straight from parsed sidecars
+
+
+_CONTAINER_DEFAULTS = tuple((k, d) for k, d in _META_DEFAULTS if isinstance(d, (list, dict)))
+
+
+class PathResolver:
+    """:func:`~inspector.store.sidecar.resolve_path` against one ``cwd``, each value resolved once.
+
+    A full rebuild resolves two paths per sidecar, nearly all the same few workspaces; one
+    resolver per rebuild answers each distinct value from one ``realpath`` (an error is kept and
+    raised again), i.e. one consistent view of the file system for the whole rebuild.
+    """
+
+    def __init__(self, cwd: Path) -> None:
+        self.cwd = cwd
+        self._done: dict[str, tuple[str | None, Exception | None]] = {}
+
+    def __call__(self, value: str) -> str:
+        got = self._done.get(value)
+        if got is None:
+            try:
+                got = (resolve_path(value, self.cwd), None)
+            except Exception as exc:  # noqa: BLE001 - re-raised below, every time it is asked
+                got = (None, exc)
+            self._done[value] = got
+        if got[1] is not None:
+            raise got[1].with_traceback(None)
+        return got[0]
+
+
+def load_for_index(raw: dict, *, now: float, resolve: Callable[[str], str]) -> LoadedSession:
+    """:func:`~inspector.store.sidecar.load_session` of a parsed sidecar, for ``compact()``.
+
+    The same coercions in the same order (so the same value, or the same exception), with the
+    paths resolved by ``resolve`` (a :class:`PathResolver`) and without ``dropped_keys``.
+    ``tests/store/test_index_rows.py`` holds it to ``load_session`` on every fixture and on
+    generated sidecars.
+    """
+    get = raw.get
+    data: dict[str, Any] = {key: get(key, default) for key, default in _META_DEFAULTS}
+    for key, default in _CONTAINER_DEFAULTS:
+        if key not in raw:
+            data[key] = type(default)()  # a fresh [] / {} per session, as Session.__init__ makes
+    if not data["session_id"]:
+        data["session_id"] = None
+    for key in _BOOL_KEYS:
+        data[key] = bool(data[key])
+    for key in _ZERO_IF_NULL:
+        if data[key] is None:
+            data[key] = 0
+    for key in _DICT_KEYS:
+        if not isinstance(data[key], dict):
+            data[key] = {}
+    if isinstance(data["model_provider"], str):
+        data["model_provider"] = data["model_provider"].strip().lower()
+    if not data["project_id"]:
+        data["project_id"] = None
+    for key in ("created_at", "updated_at"):
+        if not data[key]:
+            data[key] = now
+    data["post_compression_context_tokens_estimate"] = _positive_int_or_none(
+        data["post_compression_context_tokens_estimate"]
+    )
+    for key in ("compression_recovery_source_session_id", "compression_recovery_action"):
+        data[key] = _strip_or_none(data[key])
+    if not isinstance(data["gateway_routing"], dict):
+        data["gateway_routing"] = None
+    if not isinstance(data["gateway_routing_history"], list):
+        data["gateway_routing_history"] = []
+    if data["pending_attachments"] is None:
+        data["pending_attachments"] = []
+    ws = data["workspace"]
+    data["workspace"] = resolve(ws if isinstance(ws, str) else "")
+    cws = data["created_workspace"]
+    data["created_workspace"] = resolve(cws) if isinstance(cws, str) and cws else data["workspace"]
+    for key in ("worktree_path", "worktree_repo_root"):
+        if isinstance(data[key], str) and data[key]:
+            data[key] = resolve(data[key])
+    messages = raw.get("messages")
+    tool_calls = raw.get("tool_calls")
+    scenes = raw.get("anchor_activity_scenes")
+    context = raw.get("context_messages")
+    data["messages"] = messages if isinstance(messages, list) else []
+    data["tool_calls"] = tool_calls if isinstance(tool_calls, list) else []
+    data["anchor_activity_scenes"] = scenes if isinstance(scenes, dict) else {}
+    data["context_messages"] = context if isinstance(context, list) else []
+    hint = raw.get("message_count")
+    count_hint = hint if isinstance(hint, int) and not isinstance(hint, bool) and hint >= 0 else None
+    return LoadedSession(data=data, count_hint=count_hint)

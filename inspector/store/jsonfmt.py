@@ -14,7 +14,9 @@ import hashlib
 import json
 import os
 import stat
+import sys
 from dataclasses import dataclass
+from itertools import compress
 from pathlib import Path
 from typing import Any
 
@@ -156,3 +158,434 @@ def read_raw(path: Path, max_bytes: int | None = None) -> RawFile | None:
 
 def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+# ---------------------------------------------------------------- fast exact indent=2 writer
+#
+# ``json.dumps(obj, ensure_ascii=False, indent=2)`` runs the stdlib's pure-Python encoder (its C
+# encoder ignores ``indent``): about 0.1 ms per ``_index.json`` row, a second for 10,000 rows.
+# Two writers give the same text, same bytes, faster:
+#
+# * :func:`dumps_pretty_fast` lets orjson (``OPT_INDENT_2``) write every subtree it provably
+#   writes like the stdlib (see the comment above :func:`_orjson_escapes_like_stdlib`), a
+#   subtree below the top shifted right line by line: in this layout a value at indent level
+#   ``L`` is its own ``json.dumps(value, indent=2)`` with every line after the first indented
+#   by ``L - 1`` more levels, whatever its neighbours (``tests/store/test_jsonfmt_fast.py``);
+# * :func:`pretty_text`, its fallback, writes a container whose children are all scalars or
+#   empty containers ("flat": an index row, a message) with the stdlib's *C* encoder, item
+#   separator ``",\n" + indent`` and the brackets re-wrapped: with no nested non-empty container
+#   there is exactly one indentation level inside, no raw newline can come from a string (every
+#   control character is escaped), and scalars are encoded by the very functions the
+#   pure-Python encoder calls (``float.__repr__``, ``int.__repr__``, ``c_encode_basestring``,
+#   ``NaN``/``Infinity``); any other container is walked here item by item, emitting what
+#   ``_make_iterencode`` yields (``"{" + "\n" + indent``, ``",\n" + indent`` between items,
+#   ``": "`` after keys, ``"\n" + outer indent + "}"``; ``"{}"``/``"[]"`` for empty ones).
+#
+# Anything outside plain JSON data - another type or subclass, a non-``str`` key, nesting deeper
+# than :data:`FAST_DUMP_MAX_DEPTH` (hence also a reference cycle) - and any error falls back to
+# ``json.dumps`` itself, so exceptions (``UnicodeEncodeError`` on the final UTF-8 encoding
+# included: it is raised on the same complete text) are the stdlib's own.
+
+FAST_DUMP_MAX_DEPTH = 100
+_FLAT_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+try:
+    from json.encoder import c_encode_basestring as _c_encode_str
+    from json.encoder import c_make_encoder as _c_make_encoder
+except ImportError:  # pragma: no cover - CPython always has the accelerator
+    _c_make_encoder = _c_encode_str = None
+
+_FLAT_ENCODERS: dict[int, Any] = {}
+_INDENT = "  "
+
+
+class _NotFast(Exception):
+    """The value needs the stdlib's own encoder (see the comment above)."""
+
+
+def _refuse_default(obj: Any) -> Any:
+    raise _NotFast
+
+
+def _flat_encoder(level: int) -> Any:
+    enc = _FLAT_ENCODERS.get(level)
+    if enc is None:
+        enc = _c_make_encoder(None, _refuse_default, _c_encode_str, None, ": ",
+                              ",\n" + _INDENT * level, False, False, True)
+        _FLAT_ENCODERS[level] = enc
+    return enc
+
+
+def _float_text(value: float) -> str:
+    if value != value:
+        return "NaN"
+    if value == float("inf"):
+        return "Infinity"
+    if value == -float("inf"):
+        return "-Infinity"
+    return float.__repr__(value)
+
+
+def _emit(obj: Any, level: int, out: list[str]) -> None:
+    """Append the text of the non-empty dict or list ``obj`` whose items sit at ``level``."""
+    if level > FAST_DUMP_MAX_DEPTH:
+        raise _NotFast
+    is_dict = type(obj) is dict
+    values = obj.values() if is_dict else obj
+    flat = True
+    for v in values:
+        tv = type(v)
+        if tv in _FLAT_SCALARS:
+            continue
+        if tv is dict or tv is list:
+            if v:
+                flat = False
+            continue
+        raise _NotFast
+    if is_dict:
+        for k in obj:
+            if type(k) is not str:
+                raise _NotFast
+    close = "\n" + _INDENT * (level - 1) + ("}" if is_dict else "]")
+    if flat:
+        text = "".join(_flat_encoder(level)(obj, 0))
+        out.append(text[0] + "\n" + _INDENT * level + text[1:-1] + close)
+        return
+    sep = "\n" + _INDENT * level
+    out.append("{" if is_dict else "[")
+    items = obj.items() if is_dict else ((None, v) for v in obj)
+    for k, v in items:
+        out.append(sep)
+        sep = ",\n" + _INDENT * level
+        if is_dict:
+            out.append(_c_encode_str(k))
+            out.append(": ")
+        tv = type(v)
+        if tv is str:
+            out.append(_c_encode_str(v))
+        elif v is None:
+            out.append("null")
+        elif v is True:
+            out.append("true")
+        elif v is False:
+            out.append("false")
+        elif tv is int:
+            out.append(int.__repr__(v))
+        elif tv is float:
+            out.append(_float_text(v))
+        elif v:
+            _emit(v, level + 1, out)
+        else:
+            out.append("{}" if tv is dict else "[]")
+    out.append(close)
+
+
+def pretty_text(obj: Any) -> str:
+    """Exactly ``json.dumps(obj, ensure_ascii=False, indent=2)``, faster for dicts and lists."""
+    if _c_make_encoder is not None and type(obj) in (dict, list) and obj:
+        out: list[str] = []
+        try:
+            _emit(obj, 1, out)
+        except Exception:  # noqa: BLE001 - _NotFast or anything odd: the stdlib decides (and raises)
+            pass
+        else:
+            return "".join(out)
+    return json.dumps(obj, ensure_ascii=False, indent=2)
+
+
+# orjson writes a value exactly as the stdlib does when: every string (its escaping agrees with
+# ``c_encode_basestring`` code point by code point; checked once per process on all of Unicode,
+# see :func:`_orjson_escapes_like_stdlib`, and it refuses lone surrogates), every ``int`` (plain
+# digits; it refuses those beyond 64 bits), ``true``/``false``/``null``, and its ``OPT_INDENT_2``
+# layout (two spaces per level, ``": "``, ``"{}"``/``"[]"`` for empty containers, no trailing
+# newline). Floats differ (``1e-05`` vs ``1e-5``, ``NaN`` vs ``null``), so every float is checked
+# one by one; and anything but plain JSON data is left to the stdlib.
+_ORJSON_ESCAPES_OK: bool | None = None
+_PLAIN_SCALARS = frozenset({str, int, bool, type(None)})
+
+
+def _every_code_point() -> str:
+    """Every Unicode scalar value once, in order (U+0000..U+10FFFF without the surrogates)."""
+    n = 0x110000  # 17 planes of 65,536: its UTF-32-LE bytes, built a byte column at a time
+    buf = bytearray(4 * n)
+    buf[0::4] = bytes(range(256)) * (n // 256)
+    buf[1::4] = b"".join(bytes([i]) * 256 for i in range(256)) * (n // 65536)
+    buf[2::4] = b"".join(bytes([p]) * 65536 for p in range(17))
+    return bytes(buf).decode("utf-32-le", "ignore")  # "ignore" drops exactly the surrogates
+
+
+def _orjson_escapes_like_stdlib() -> bool:
+    global _ORJSON_ESCAPES_OK
+    if _ORJSON_ESCAPES_OK is None:
+        ok = False
+        if _orjson is not None and _c_encode_str is not None:
+            try:
+                text = _every_code_point()
+                sample = {"k\n\"": ["\u2028\x7f\x00é", {}, [], {"a": [1, -2, 18446744073709551615, True, None, {}]}]}
+                ok = (_orjson.dumps(text) == _c_encode_str(text).encode("utf-8")
+                      and _orjson.dumps(sample, option=_orjson.OPT_INDENT_2)
+                      == json.dumps(sample, ensure_ascii=False, indent=2).encode("utf-8"))
+            except Exception:  # noqa: BLE001 - any surprise: never use orjson to write
+                ok = False
+        _ORJSON_ESCAPES_OK = ok
+    return _ORJSON_ESCAPES_OK
+
+
+def _orjson_writes_like_stdlib(obj: Any, limit: int) -> bool:
+    """Whether ``obj`` (a dict or list) holds only values orjson writes exactly as the stdlib.
+
+    Each float is compared on its own (a float's text does not depend on where it stands).
+    """
+    dumps, float_repr, scalars = _orjson.dumps, float.__repr__, _PLAIN_SCALARS
+    stack = [(obj, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return False
+        if type(node) is dict:
+            for k in node:
+                if type(k) is not str:
+                    return False
+            values: Any = node.values()
+        else:
+            values = node
+        for v in values:
+            t = type(v)
+            if t in scalars:
+                continue
+            if t is float:
+                if dumps(v) != float_repr(v).encode("ascii"):
+                    return False
+            elif t is dict or t is list:
+                if v:
+                    stack.append((v, depth + 1))
+            else:
+                return False
+    return True
+
+
+_WHOLE_MAX_ITEMS = 256
+
+
+def _scalar_bytes(v: Any) -> bytes:
+    t = type(v)
+    if t is str:
+        return _c_encode_str(v).encode("utf-8")
+    if v is None:
+        return b"null"
+    if v is True:
+        return b"true"
+    if v is False:
+        return b"false"
+    if t is int:
+        return int.__repr__(v).encode("ascii")
+    if t is float:
+        return _float_text(v).encode("ascii")
+    raise _NotFast
+
+
+def _emit_bytes(obj: Any, level: int, out: list[bytes]) -> None:
+    """Append the bytes of the non-empty dict or list ``obj`` whose items sit at ``level``.
+
+    The largest subtrees orjson writes exactly as the stdlib are written by orjson (every line
+    after the first shifted right by ``level - 1`` levels: its raw newlines are all layout, a
+    string never holds one); the others are split here, item by item, down to those subtrees.
+    A container of more than :data:`_WHOLE_MAX_ITEMS` items (the index's list of rows, a long
+    transcript) is split without trying it whole, so one odd float costs one item's walk twice,
+    not the whole tree's.
+    """
+    if level > FAST_DUMP_MAX_DEPTH:
+        raise _NotFast
+    if len(obj) <= _WHOLE_MAX_ITEMS and _orjson_writes_like_stdlib(obj, FAST_DUMP_MAX_DEPTH - level + 1):
+        data = _orjson.dumps(obj, option=_orjson.OPT_INDENT_2)
+        out.append(data if level == 1 else data.replace(b"\n", b"\n" + b"  " * (level - 1)))
+        return
+    if type(obj) is dict:
+        for k in obj:
+            if type(k) is not str:
+                raise _NotFast
+        items: Any = obj.items()
+        out.append(b"{")
+    elif type(obj) is list:
+        items = ((None, v) for v in obj)
+        out.append(b"[")
+    else:
+        raise _NotFast
+    sep = b"\n" + b"  " * level
+    nxt = b",\n" + b"  " * level
+    for k, v in items:
+        out.append(sep)
+        sep = nxt
+        if k is not None:
+            out.append(_c_encode_str(k).encode("utf-8"))
+            out.append(b": ")
+        tv = type(v)
+        if (tv is dict or tv is list) and v:
+            _emit_bytes(v, level + 1, out)
+        elif tv is dict:
+            out.append(b"{}")
+        elif tv is list:
+            out.append(b"[]")
+        else:
+            out.append(_scalar_bytes(v))
+    out.append(b"\n" + b"  " * (level - 1) + (b"}" if type(obj) is dict else b"]"))
+
+
+def dumps_pretty_fast(obj: Any) -> bytes:
+    """Exactly :func:`dumps_pretty` (same bytes, same exceptions), without its pure-Python encoder.
+
+    orjson writes every subtree of plain JSON data whose floats it formats like
+    ``float.__repr__`` (see above), the rest is assembled here from the stdlib's own scalar
+    encoders; whatever cannot be (another type, a non-``str`` key, too deep, a lone surrogate)
+    goes through :func:`pretty_text`, whose own fallback is ``json.dumps``.
+    """
+    if type(obj) in (dict, list) and obj and _orjson is not None and _orjson_escapes_like_stdlib():
+        out: list[bytes] = []
+        try:
+            _emit_bytes(obj, 1, out)
+        except Exception:  # noqa: BLE001 - _NotFast, a lone surrogate...: the slower exact path decides
+            pass
+        else:
+            return b"".join(out)
+    return pretty_text(obj).encode("utf-8")
+
+
+# ---------------------------------------------------------------- fast exact parse of a whole file
+
+# One translation gives both orjson_safe()'s digit runs and a bound on the nesting depth: every
+# digit becomes "9", "[" and "{" become "[", everything else a space.
+_SCAN_MAP = bytes(0x39 if 0x30 <= b <= 0x39 else 0x5B if b in (0x5B, 0x7B) else 0x20 for b in range(256))
+_PARSE_DEPTH_MARGIN = 100
+
+
+def safe_parse_depth() -> int:
+    """A nesting depth the stdlib's ``json.loads`` surely parses when called from about here.
+
+    Its C scanner counts each nesting level against the recursion limit, on top of the frames
+    already on the stack; a margin of :data:`_PARSE_DEPTH_MARGIN` covers the calls in between.
+    """
+    frames, frame = 0, sys._getframe()
+    while frame is not None:
+        frames += 1
+        frame = frame.f_back
+    return max(0, sys.getrecursionlimit() - frames - _PARSE_DEPTH_MARGIN)
+
+
+_CONTAINER_TYPES = frozenset({dict, list})
+
+
+def nesting_exceeds(obj: Any, limit: int) -> bool:
+    """Whether ``obj`` nests dicts/lists more than ``limit`` levels deep (``[]`` is one level)."""
+    if type(obj) not in _CONTAINER_TYPES:
+        return False
+    is_container = _CONTAINER_TYPES.__contains__
+    level, depth = [obj], 1
+    while level:
+        if depth > limit:
+            return True
+        nxt: list = []
+        for node in level:  # the children that are containers, picked out in C
+            values = node.values() if type(node) is dict else node
+            nxt.extend(compress(values, map(is_container, map(type, values))))
+        level, depth = nxt, depth + 1
+    return False
+
+
+def long_digit_runs_only_in_strings(data: bytes, scan: bytes, first: int) -> bool:
+    """Whether every run of 19+ digits of the *valid* JSON text ``data`` lies inside a string.
+
+    ``scan`` is ``data.translate(_SCAN_MAP)`` and ``first`` the first run's offset in it. In
+    valid JSON a backslash only occurs inside a string, starting an escape; with the ``\\\\``
+    pairs blanked out (left to right, as a parser reads them) a quote is escaped exactly when a
+    backslash precedes it, so the quotes that delimit strings before an offset are the quotes
+    minus the ``\\"`` pairs, and an odd number means the offset is inside a string. (Runs
+    inside strings are parsed alike by orjson and the stdlib; a number token of 19+ digits is
+    not.) Offsets are always digits, so no ``\\"`` pair straddles two counting windows.
+    """
+    text = data.replace(b"\\\\", b"__")
+    quotes = 0
+    prev = 0
+    at = first
+    while at >= 0:
+        quotes += text.count(b'"', prev, at) - text.count(b'\\"', prev, at)
+        if quotes % 2 == 0:
+            return False
+        prev = at
+        at = scan.find(_LONG_RUN, at + len(_LONG_RUN))
+    return True
+
+
+_ORJSON_MAX_DEPTH = 1024
+_ORJSON_DEPTH_CHECKED: bool | None = None
+_NOT_PARSED = object()
+
+
+def _orjson_depth_limit_is_known() -> bool:
+    """Whether this orjson accepts exactly :data:`_ORJSON_MAX_DEPTH` nested arrays/objects."""
+    global _ORJSON_DEPTH_CHECKED
+    if _ORJSON_DEPTH_CHECKED is None:
+        def parses(text: bytes) -> bool:
+            try:
+                _orjson.loads(text)
+                return True
+            except (ValueError, TypeError):
+                return False
+
+        n = _ORJSON_MAX_DEPTH
+        _ORJSON_DEPTH_CHECKED = (
+            _orjson is not None
+            and parses(b"[" * (n - 1) + b"{}" + b"]" * (n - 1)) and not parses(b"[" * n + b"{}" + b"]" * n)
+            and parses(b'{"a":' * n + b"1" + b"}" * n) and not parses(b'{"a":' * (n + 1) + b"1" + b"}" * (n + 1))
+        )
+    return _ORJSON_DEPTH_CHECKED
+
+
+def _orjson_loads_within(data: bytes, limit: int) -> Any:
+    """orjson's value of ``data`` if it nests at most ``limit`` levels, else :data:`_NOT_PARSED`.
+
+    orjson refuses more than 1,024 levels, so ``data`` wrapped in ``k = 1024 - limit`` arrays
+    parses only when ``data`` itself nests at most ``limit`` levels: the depth bound costs no
+    walk. The wrapping cannot make invalid text valid: when the result is ``k`` arrays of one
+    element each, the text ends in ``k`` closing brackets that close exactly those arrays, so
+    ``data`` is whitespace, one JSON value, whitespace - that value.
+    """
+    k = _ORJSON_MAX_DEPTH - limit
+    try:
+        obj = _orjson.loads(b"[" * k + data + b"]" * k)
+    except (ValueError, TypeError):
+        return _NOT_PARSED
+    for _ in range(k):
+        if type(obj) is not list or len(obj) != 1:
+            return _NOT_PARSED
+        obj = obj[0]
+    return obj
+
+
+def loads_bytes_fast(data: bytes, depth_limit: int | None = None) -> Any:
+    """Exactly :func:`loads_bytes` (the same value, or the same exception), parsed by orjson where
+    that is known to agree.
+
+    On top of :func:`fast_loads`' rules (a run of 19+ digits goes to the stdlib, here only when it
+    is not inside a string: tool-call ids are), a document nested deeper than
+    ``depth_limit`` (default :func:`safe_parse_depth`) goes to the stdlib: orjson accepts up to
+    1,024 levels, the stdlib raises ``RecursionError`` somewhat below 1,000 depending on the
+    caller's stack (and hermes then skips the file). The ``[`` + ``{`` bytes bound the depth; a
+    document with more of them than the limit is parsed inside extra arrays so that orjson's own
+    depth limit does the check (:func:`_orjson_loads_within`).
+    """
+    if _orjson is not None:
+        scan = data.translate(_SCAN_MAP)
+        limit = safe_parse_depth() if depth_limit is None else depth_limit
+        if limit >= _ORJSON_MAX_DEPTH or len(data) <= limit or scan.count(b"[") <= limit:
+            obj = _orjson_loads_within(data, _ORJSON_MAX_DEPTH)  # no deeper than the limit anyway
+        elif limit > 0 and _orjson_depth_limit_is_known():
+            obj = _orjson_loads_within(data, limit)
+        else:
+            obj = _orjson_loads_within(data, _ORJSON_MAX_DEPTH)
+            if obj is not _NOT_PARSED and nesting_exceeds(obj, limit):
+                obj = _NOT_PARSED
+        if obj is not _NOT_PARSED:
+            first = scan.find(_LONG_RUN)
+            if first < 0 or long_digit_runs_only_in_strings(data, scan, first):
+                return obj
+    return loads_bytes(data)
