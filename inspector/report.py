@@ -26,7 +26,7 @@ from inspector.store.journal import (
 )
 from inspector.store.journal_raw import RawJournal
 from inspector.store.jsonfmt import read_regular
-from inspector.store.scan import JOURNAL, FactCache, SessionDirScan
+from inspector.store.scan import JOURNAL, STATE_DB, FactCache, SessionDirScan
 from inspector.store.turn_journal import turn_journal_session_ids
 from inspector.textsafe import one_line, safe_text
 
@@ -72,9 +72,10 @@ class _StateDbPrefetch:
     """Every profile's :func:`statedb.list_sessions`, read in a second thread from the start of a
     scan (SQLite lets go of the GIL while a query runs), handed out as the catalogue asks."""
 
-    def __init__(self, home: Home) -> None:
+    def __init__(self, home: Home, cache: FactCache | None = None) -> None:
         self._results: dict[Path, tuple[list[dict] | None, BaseException | None]] = {}
         self._dbs = [home.state_db(p) for p in home.profile_names()]
+        self._cache = cache
         self._thread = threading.Thread(target=self._run, name="catalogue-state-db", daemon=True)
         self._thread.start()
 
@@ -82,9 +83,26 @@ class _StateDbPrefetch:
         for db in self._dbs:
             try:
                 if db.exists():
-                    self._results[db] = (statedb.list_sessions(db), None)
+                    self._results[db] = (self._read(db), None)
             except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
                 self._results[db] = (None, exc)
+
+    def _read(self, db: Path) -> list[dict]:
+        """The records, from the fact cache while the database and its WAL and rollback journal
+        are the files they were (same device, inode, size, mtime and ctime: every commit changes
+        one of them), else read (read-only, as always) and kept for next time."""
+        if self._cache is None:
+            return statedb.list_sessions(db)
+        started = time.time_ns()
+        stats = [_stat_or_none(Path(f"{db}{suffix}")) for suffix in ("", "-wal", "-journal")]
+        if stats[0] is not None:
+            facts = self._cache.get_for(STATE_DB, str(db), stats)
+            if facts is not None and isinstance(facts.get("records"), list):
+                return facts["records"]
+        records = statedb.list_sessions(db)
+        if stats[0] is not None and _plain_records(records):
+            self._cache.put_for(STATE_DB, str(db), stats, {"records": records}, started)
+        return records
 
     def __call__(self, db: Path) -> list[dict]:
         self._thread.join()
@@ -97,12 +115,34 @@ class _StateDbPrefetch:
         return records
 
 
+def _stat_or_none(path: Path) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except (OSError, ValueError):
+        return None
+
+
+def _plain_records(records: list[dict]) -> bool:
+    """Whether the records survive a JSON round trip unchanged (no blobs, no odd text)."""
+    for rec in records:
+        for value in rec.values():
+            if value is None or value.__class__ in (int, float):
+                continue
+            if value.__class__ is not str:
+                return False
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                return False
+    return True
+
+
 def _catalogue(home: Home, scan: SessionDirScan, now: float, with_hermes_audit: bool):
     # every sidecar and .bak is parsed up front (in two processes when the cache knows few of
     # them); the user texts only of sessions with a turn journal (hermes' audit compares them)
     texts_for = {f"{sid}.json" for sid in turn_journal_session_ids(home.session_dir, scan)}
     scan.prefetch(scan.live_names() + scan.bak_names(), texts_for)
-    reader = _StateDbPrefetch(home)
+    reader = _StateDbPrefetch(home, scan.cache)
     audit = error = None
     if with_hermes_audit:
         audit, error = hermes_audit(home, scan)

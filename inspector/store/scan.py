@@ -36,8 +36,8 @@ from inspector.store.turn_journal import TURN_JOURNAL_DIR, TurnJournalError, sha
 CACHE_VERSION = 2
 RACY_WINDOW_NS = 2_000_000_000
 _MARKER_FLAG = b'"_pending_journal_recovery": true'
-SIDECAR, JOURNAL, INDEX, TURN = "sidecar", "journal", "index", "turn"
-_KINDS = (SIDECAR, JOURNAL, INDEX, TURN)
+SIDECAR, JOURNAL, INDEX, TURN, STATE_DB = "sidecar", "journal", "index", "turn", "state_db"
+_KINDS = (SIDECAR, JOURNAL, INDEX, TURN, STATE_DB)
 
 # The metadata keys the catalogue and the session list read from a sidecar (see SessionRow); the
 # rest of a sidecar's ~60 metadata keys would only cost time and memory in every scan.
@@ -110,6 +110,25 @@ class FactCache:
             self.entries[kind].pop(path, None)  # too recent: the same key could still hide a change
             return
         self.entries[kind][path] = [stat_key(st), facts]
+        self._dirty = True
+
+    def get_for(self, kind: str, path: str, stats: list[os.stat_result | None]) -> dict | None:
+        """:meth:`get` for facts derived from several files at once (None: a file that is absent)."""
+        self._seen[kind].add(path)
+        entry = self.entries[kind].get(path)
+        key = [stat_key(st) if st is not None else None for st in stats]
+        if isinstance(entry, list) and len(entry) == 2 and entry[0] == key and isinstance(entry[1], dict):
+            return entry[1]
+        return None
+
+    def put_for(self, kind: str, path: str, stats: list[os.stat_result | None], facts: dict,
+                read_started_ns: int) -> None:
+        """:meth:`put` for facts derived from several files (``stats`` taken before reading them)."""
+        self._seen[kind].add(path)
+        if any(st is not None and st.st_ctime_ns >= read_started_ns - RACY_WINDOW_NS for st in stats):
+            self.entries[kind].pop(path, None)
+            return
+        self.entries[kind][path] = [[stat_key(st) if st is not None else None for st in stats], facts]
         self._dirty = True
 
     def save(self) -> None:

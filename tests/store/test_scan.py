@@ -223,3 +223,28 @@ def test_prefetch_uses_the_cache_and_skips_small_work(home, monkeypatch):
     assert SessionDirScan(home.session_dir, cache).prefetch(names) == 3
     cache.save()
     assert SessionDirScan(home.session_dir, FactCache(home.base / "cache.json")).prefetch(names) == 0
+
+
+@pytest.mark.parametrize("journal", ["wal", "delete"])
+def test_state_db_records_are_cached_until_the_database_changes(home, journal):
+    import sqlite3
+
+    from tests.recovery_helpers import agent_state_db
+
+    db = home.state_db()
+    ids = agent_state_db(db, journal=journal)
+    web = ids["webui"]
+    first = load_catalogue(home, now=time.time()).rows[web].state_db
+    again = load_catalogue(home, now=time.time()).rows[web].state_db  # from the cache
+    assert again == first
+    (cache_file,) = cache_dir().glob("scan-*.json")
+    assert str(db) in json.loads(cache_file.read_text())["state_db"]
+    conn = sqlite3.connect(db)
+    if journal == "wal":
+        conn.execute("PRAGMA wal_autocheckpoint=0")  # the change stays in the -wal file
+    conn.execute("UPDATE sessions SET title = 'renamed' WHERE id = ?", (web,))
+    conn.commit()
+    try:
+        assert load_catalogue(home, now=time.time()).rows[web].state_db["title"] == "renamed"
+    finally:
+        conn.close()
