@@ -84,13 +84,22 @@ def _shutdown() -> None:
 
 
 def prestart() -> None:
-    """Start the child process now (it imports the core once), so the first scan does not wait."""
+    """Start the child processes now (each imports the core once), so the first scan and the first
+    plans do not wait, and nothing is spawned (or imported for spawning) while the window works."""
     if os.environ.get(IN_PROCESS_ENV) == "1":
         return
     try:
-        _executor().submit(int)
+        pool = _executor()
+        for _ in range(WORKERS):  # two jobs at once: the pool starts a process for each
+            pool.submit(_warm_up)
     except Exception:  # noqa: BLE001 - starting early is an optimisation only
         pass
+
+
+def _warm_up() -> None:
+    """In a child: import what its jobs need, while nobody waits for it."""
+    import inspector.gui.session_data  # noqa: F401
+    import inspector.report  # noqa: F401
 
 
 def catalogue_job(home, now: float) -> tuple[bytes, list[bytes], str | None]:
