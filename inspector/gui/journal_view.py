@@ -114,23 +114,44 @@ def event_detail_text(line: RawLine, became: str | None = None) -> str:
     return safe_text("\n".join(head) + "\n\n" + body)
 
 
+_DISPLAY = int(Qt.ItemDataRole.DisplayRole)
+_DECORATION = int(Qt.ItemDataRole.DecorationRole)
+_TOOLTIP = int(Qt.ItemDataRole.ToolTipRole)
+_BACKGROUND = int(Qt.ItemDataRole.BackgroundRole)
+_FOREGROUND = int(Qt.ItemDataRole.ForegroundRole)
+_ALIGNMENT = int(Qt.ItemDataRole.TextAlignmentRole)
+_LINE = int(LINE_ROLE)
+_ALIGN_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+_RIGHT_ALIGNED = frozenset({EventColumn.LINE, EventColumn.SEQ})
+_NOTE_TIPS = frozenset({EventColumn.NOTES, EventColumn.SEQ, EventColumn.LINE, EventColumn.EVENT})
+_ITEM_FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemNeverHasChildren
+_HORIZONTAL = Qt.Orientation.Horizontal
+
+
 class JournalEventsModel(QAbstractTableModel):
-    """Rows = physical lines of one run journal; parsed lazily, with a small cache."""
+    """Rows = physical lines of one run journal; parsed lazily, with a small cache.
+
+    Painting asks ``data()`` for seven roles of every visible cell, so a row's cells are worked
+    out once (``_entry``) and ``data()`` only looks them up."""
 
     CACHE = 4096
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self._raw: RawJournal | None = None
-        self._limit: int | None = None
-        self._cache: OrderedDict[int, tuple[RawLine, tuple[str, ...]]] = OrderedDict()
+        self._rows = 0
+        self._cache: OrderedDict[int, tuple[RawLine, tuple[str, ...], bool]] = OrderedDict()
         self._highlight: frozenset[int] = frozenset()
 
     def set_journal(self, raw: RawJournal | None, limit: int | None = None) -> None:
         """Show a journal; ``limit`` exposes only its first lines (a glance while the rest is read)."""
+        rows = 0 if raw is None else len(raw) if limit is None else min(limit, len(raw))
+        if raw is not None and raw is self._raw and rows == self._rows:
+            self.set_highlight(set())  # the same journal again (its index now shared with the session)
+            return
         self.beginResetModel()
         self._raw = raw
-        self._limit = limit
+        self._rows = rows
         self._cache.clear()
         self._highlight = frozenset()
         self.endResetModel()
@@ -143,45 +164,42 @@ class JournalEventsModel(QAbstractTableModel):
         old, self._highlight = self._highlight, frozenset(rows)
         last = self.columnCount() - 1
         for row in sorted(old ^ self._highlight):
-            if 0 <= row < self.rowCount():
+            if 0 <= row < self._rows:
                 self.dataChanged.emit(self.index(row, 0), self.index(row, last), [Qt.ItemDataRole.BackgroundRole])
 
     def highlighted(self) -> frozenset[int]:
         return self._highlight
 
     def rowCount(self, parent: Index = ROOT) -> int:
-        if parent.isValid() or self._raw is None:
-            return 0
-        return len(self._raw) if self._limit is None else min(self._limit, len(self._raw))
+        return 0 if parent.isValid() else self._rows
 
     def columnCount(self, parent: Index = ROOT) -> int:
         return 0 if parent.isValid() else len(EventColumn.HEADERS)
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation != Qt.Orientation.Horizontal or not 0 <= section < len(EventColumn.HEADERS):
+        if orientation != _HORIZONTAL or not 0 <= section < len(EventColumn.HEADERS):
             return None
-        if role == Qt.ItemDataRole.DisplayRole:
+        if role == _DISPLAY:
             return EventColumn.HEADERS[section]
-        if role == Qt.ItemDataRole.ToolTipRole:
+        if role == _TOOLTIP:
             return EventColumn.TOOLTIPS[section]
         return None
 
     def flags(self, index: Index) -> Qt.ItemFlag:
         if not index.isValid():
             return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemNeverHasChildren
+        return _ITEM_FLAGS
 
     def line(self, row: int) -> RawLine | None:
         entry = self._entry(row)
         return entry[0] if entry else None
 
-    def _entry(self, row: int) -> tuple[RawLine, tuple[str, ...]] | None:
-        if self._raw is None or not 0 <= row < self.rowCount():
-            return None
+    def _entry(self, row: int) -> tuple[RawLine, tuple[str, ...], bool] | None:
         hit = self._cache.get(row)
         if hit is not None:
-            self._cache.move_to_end(row)
             return hit
+        if self._raw is None or not 0 <= row < self._rows:
+            return None
         line = self._raw.line(row)
         value = line.value if isinstance(line.value, dict) else None
         if value is not None and line.is_event:
@@ -193,48 +211,48 @@ class JournalEventsModel(QAbstractTableModel):
             reason = f"DROPPED ({line.dropped}): " if line.dropped else ""
             cells = (str(line.number), "", "", "(dropped)" if line.dropped else "", "",
                      one_line(reason + repr(raw_text)[1:-1], 240), one_line(line_notes(line), 200))
-        entry = (line, cells)
+        entry = (line, cells, bool(line.anomalies) and line.dropped is None)
         self._cache[row] = entry
         if len(self._cache) > self.CACHE:
-            self._cache.popitem(last=False)
+            self._cache.popitem(last=False)  # the oldest parsed: a plain FIFO is enough for scrolling
         return entry
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid():
-            return None
         entry = self._entry(index.row())
         if entry is None:
             return None
-        line, cells = entry
         col = index.column()
-        if role == Qt.ItemDataRole.DisplayRole:
+        if role == _DISPLAY:
+            cells = entry[1]
             return cells[col] if 0 <= col < len(cells) else None
-        if role == Qt.ItemDataRole.DecorationRole and col == EventColumn.SEQ and line.anomalies \
-                and line.dropped is None:
-            return health_icon("warning")
-        if role == Qt.ItemDataRole.ToolTipRole:
-            if col in (EventColumn.NOTES, EventColumn.SEQ, EventColumn.LINE, EventColumn.EVENT) and cells[-1]:
-                return plain_tooltip(safe_text(line_notes(line)))
-            if col == EventColumn.PAYLOAD and line.is_event:
-                return plain_tooltip(payload_preview(line.value, 800))
-            if col == EventColumn.PAYLOAD and line.dropped:
-                return plain_tooltip(safe_text(f"hermes drops this line: {line.dropped}"))
-            if col == EventColumn.TIME and isinstance(line.value, dict):
-                created = line.value.get("created_at")
-                return plain_tooltip(safe_text(f"{created}")) if created is not None else None
-            return None
-        if role == Qt.ItemDataRole.BackgroundRole:
+        if role == _DECORATION:
+            return health_icon("warning") if col == EventColumn.SEQ and entry[2] else None
+        if role == _BACKGROUND:
             if index.row() in self._highlight:
                 return QBrush(colours().highlight)
-            if line.dropped is not None:
-                return QBrush(colours().dropped_background)
-            return None
-        if role == Qt.ItemDataRole.ForegroundRole and line.dropped is not None:
-            return QBrush(colours().dropped_text)
-        if role == LINE_ROLE:
-            return line
-        if role == Qt.ItemDataRole.TextAlignmentRole and col in (EventColumn.LINE, EventColumn.SEQ):
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            return QBrush(colours().dropped_background) if entry[0].dropped is not None else None
+        if role == _FOREGROUND:
+            return QBrush(colours().dropped_text) if entry[0].dropped is not None else None
+        if role == _ALIGNMENT:
+            return _ALIGN_RIGHT if col in _RIGHT_ALIGNED else None
+        if role == _TOOLTIP:
+            return self._tooltip(entry, col)
+        if role == _LINE:
+            return entry[0]
+        return None
+
+    @staticmethod
+    def _tooltip(entry: tuple[RawLine, tuple[str, ...], bool], col: int) -> str | None:
+        line, cells, _ = entry
+        if col in _NOTE_TIPS and cells[-1]:
+            return plain_tooltip(safe_text(line_notes(line)))
+        if col == EventColumn.PAYLOAD and line.is_event:
+            return plain_tooltip(payload_preview(line.value, 800))
+        if col == EventColumn.PAYLOAD and line.dropped:
+            return plain_tooltip(safe_text(f"hermes drops this line: {line.dropped}"))
+        if col == EventColumn.TIME and isinstance(line.value, dict):
+            created = line.value.get("created_at")
+            return plain_tooltip(safe_text(f"{created}")) if created is not None else None
         return None
 
 
@@ -322,19 +340,45 @@ class JournalView(QWidget):
     # ------------------------------------------------------------ data
 
     def show_glance(self, glance: JournalGlance) -> None:
-        """Show a big journal's first lines while the session is still being read."""
+        """Show a big journal while the session is still being read: its first lines, then (a
+        second call, ``glance.complete``) all of them. Keeps the selected row and scroll position."""
+        run = glance.run
+        same = self._data is None and self._run is not None and self._run.run_id == run.run_id
+        row = self.table.currentIndex().row() if same else -1
+        scroll = self.table.verticalScrollBar().value() if same else 0
         self._data = None
         self._quiet = True
         self.runs.clear()
-        self.runs.addItem(f"{run_label(glance.run)} (reading…)", glance.run.run_id)
+        short = run.run_id if len(run.run_id) <= 14 else run.run_id[:12] + "…"
+        self.runs.addItem(f"{short} · reading…", run.run_id)
+        self.runs.setItemData(0, plain_tooltip(f"{run.run_id}\n{run.info.path}"), Qt.ItemDataRole.ToolTipRole)
         self.runs.setEnabled(False)
         self._quiet = False
-        self._run = glance.run
-        self.model.set_journal(glance.run.raw, limit=glance.ready_rows)
-        self.detail.clear()
-        total = len(glance.run.raw) if glance.run.raw is not None else 0
-        self.status.setText(f"{glance.run.info.path.name} · {glance.run.info.size:,} bytes · showing the first "
-                            f"{glance.ready_rows:,} of {total:,} lines while the whole journal is read…")
+        self._run = run
+        self.model.set_journal(run.raw, limit=None if glance.complete else glance.ready_rows)
+        self.table.setColumnHidden(EventColumn.LINE, not (run.dropped_lines or run.odd_lines))
+        if 0 <= row < self.model.rowCount():
+            self._quiet = True
+            self.select_row(row)
+            self._quiet = False
+            self.table.verticalScrollBar().setValue(scroll)
+        else:
+            self.detail.clear()
+        head = f"{run.info.path.name} · {run.info.size:,} bytes"
+        if glance.complete:
+            parts = [head, f"{self.model.rowCount():,} lines"]
+            if run.raw is not None and run.raw.unreadable:
+                parts.append(f"hermes cannot read it: {run.raw.unreadable}")
+            elif run.dropped_lines:
+                parts.append(f"{run.dropped_lines} not read as events by hermes (red)")
+            if run.odd_lines:
+                parts.append(f"{run.odd_lines} with notes (⚠)")
+            parts.append("reading the rest of the session…")
+            self.status.setText(safe_text(" · ".join(parts)))
+        else:
+            self.status.setText(safe_text(f"{head} · showing its first {glance.ready_rows:,} lines while every "
+                                          "line is checked…"))
+        self.status.setToolTip(plain_tooltip(str(run.info.path)))
 
     def set_data(self, data: SessionData | None) -> None:
         """Show a session's runs (keeps the selected run, row and scroll position when it still exists)."""
@@ -422,7 +466,7 @@ class JournalView(QWidget):
         self.model.set_highlight(set(rows))
         if rows:
             self._quiet = True
-            target = self.model.index(rows[0], 0)
+            target = self._row_index(rows[0])
             self.table.scrollTo(target, QAbstractItemView.ScrollHint.PositionAtTop)
             self.table.selectionModel().setCurrentIndex(
                 target, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
@@ -430,8 +474,12 @@ class JournalView(QWidget):
             self._show_detail(rows[0])
         return rows
 
+    def _row_index(self, row: int) -> QModelIndex:
+        # a cell of a shown column: scrollTo() ignores cells of hidden ones (the line column often is)
+        return self.model.index(row, EventColumn.SEQ)
+
     def select_row(self, row: int) -> None:
-        index = self.model.index(row, 0)
+        index = self._row_index(row)
         self.table.scrollTo(index)
         self.table.selectionModel().setCurrentIndex(
             index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)

@@ -113,15 +113,26 @@ def replay_segments(events: Iterable[tuple[int, dict]]) -> tuple[list[Segment], 
     return segments, tools
 
 
-def link_run(messages: list, tool_calls: Any, run_id: str, events: Iterable[tuple[int, dict]]) -> RunLinks:
-    """Links between one run's events (``(table row, event)`` pairs) and the transcript rows."""
-    links = RunLinks()
+def _linkable(messages: list, tool_calls: Any, run_id: str) -> tuple[list[int], dict, dict]:
+    """The transcript rows tagged with this run, rows by ``_recovered_event_id``, and the tool cards."""
     tagged = [i for i, m in enumerate(messages)
               if isinstance(m, dict) and m.get("_recovered_stream_id") == run_id and m.get("role") == "assistant"]
     by_event_id = {m.get("_recovered_event_id"): i for i, m in enumerate(messages)
                    if isinstance(m, dict) and m.get("_recovered_event_id")}
     cards = [c for c in tool_calls if isinstance(c, dict)] if isinstance(tool_calls, list) else []
     run_cards = {c.get("tid"): c for c in cards if c.get("_recovered_stream_id") in (run_id, None)}
+    return tagged, by_event_id, run_cards
+
+
+def needs_events(messages: list, tool_calls: Any, run_id: str) -> bool:
+    """Whether :func:`link_run` can find any link for this run (else it needs no events at all)."""
+    return any(_linkable(messages, tool_calls, run_id))
+
+
+def link_run(messages: list, tool_calls: Any, run_id: str, events: Iterable[tuple[int, dict]]) -> RunLinks:
+    """Links between one run's events (``(table row, event)`` pairs) and the transcript rows."""
+    links = RunLinks()
+    tagged, by_event_id, run_cards = _linkable(messages, tool_calls, run_id)
     if not tagged and not by_event_id and not run_cards:
         return links
     materialized = list(events)

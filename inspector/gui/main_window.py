@@ -59,7 +59,8 @@ from inspector.gui.session_data import (
     JournalGlance,
     SessionData,
     glance_journal,
-    load_session_data,
+    index_glance,
+    load_session_data_offloaded,
     plan_applies,
     plan_session_actions,
     plan_tooltip,
@@ -588,7 +589,11 @@ class MainWindow(QMainWindow):
         def work(token, progress):
             cat, first = load_catalogue_offloaded(home, time.time(), token.check)
             rows = cat.sorted_rows() if sort is None else list(cat.rows.values())  # prepare sorts them
-            return cat, first, SessionTableModel.prepare(rows, sort, token.check), sort
+            entries = SessionTableModel.prepare(rows, sort, token.check)
+            # what the GUI thread would otherwise count over every row
+            attention = sum(1 for r in rows if r.needs_attention)
+            profiles = list(dict.fromkeys(r.profile for r in rows))
+            return cat, first, entries, sort, attention, profiles
 
         self.runner.start("catalogue", work, self._on_catalogue, label="Checking health…",
                           on_error=self._on_catalogue_error)
@@ -653,14 +658,13 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(one_line(message, 200), 10000)
         self._maybe_settled()
 
-    def _on_catalogue(self, result: tuple[Catalogue, str | None, list]) -> None:
-        cat, self._first_attention, entries, sorted_by = result
+    def _on_catalogue(self, result: tuple) -> None:
+        cat, self._first_attention, entries, sorted_by, attention, profiles = result
         self.runner.cancel("quick")
         self.catalogue = cat
         self._loaded = True
         self._set_rows(entries, sorted_by=sorted_by)
-        self._fill_profiles(cat)
-        attention = sum(1 for r in cat.rows.values() if r.needs_attention)
+        self._fill_profiles(profiles)
         text = f"{len(cat.rows)} sessions · {attention} need attention · {self.home.session_dir}"
         if cat.home_findings:
             text += "\n" + "\n".join(f"{f.severity}: {one_line(f.message, 160)}" for f in cat.home_findings[:3])
@@ -680,11 +684,11 @@ class MainWindow(QMainWindow):
             self.view.header.set_data(self.data, row.where)
             self.view.findings.set_findings(merge_findings(self.data.detail.findings, list(row.findings)))
 
-    def _fill_profiles(self, cat: Catalogue) -> None:
+    def _fill_profiles(self, row_profiles: list[str]) -> None:
         names = list(self.home.profile_names()) if self.home else []
-        for r in cat.rows.values():
-            if r.profile not in names:
-                names.append(r.profile)
+        for profile in row_profiles:
+            if profile not in names:
+                names.append(profile)
         current = self.profile.currentData()
         self.profile.blockSignals(True)
         self.profile.clear()
@@ -801,11 +805,13 @@ class MainWindow(QMainWindow):
         if home is None:
             return
         self.runner.cancel("plans")
-        self.runner.start("detail", lambda token, progress: load_session_data(home, session_id, token.check, progress),
-                          self._show_session, label="Reading session…",
+        self.runner.cancel("journal")
+        self.runner.start("detail", lambda token, progress: load_session_data_offloaded(
+            home, session_id, token.check, progress), self._show_session, label="Reading session…",
                           on_error=lambda msg: self.statusBar().showMessage(one_line(msg, 200), 10000))
         if self.data is None or self.data.session_id != session_id:
-            # A big journal is shown at once from its first lines; the full read replaces it.
+            # A big journal is shown at once from its first lines, then with every line checked
+            # (_show_glance); the full read of the session replaces it.
             prefer = self._streams_of(session_id)
             self.runner.start("glance", lambda token, progress: glance_journal(
                 home.session_dir, session_id, prefer, token.check), self._show_glance)
@@ -829,10 +835,15 @@ class MainWindow(QMainWindow):
             return  # the full session is already shown
         row = self.model.row_for(glance.session_id)
         self.view.show_glance(glance, row.title if row else "")
+        if not glance.complete:
+            self.runner.start("journal", lambda token, progress: index_glance(glance, token.check),
+                              self._show_glance, label="Checking the run journal…")
 
     def _show_session(self, data: SessionData | None) -> None:
         same = data is not None and self.data is not None and data.session_id == self.data.session_id
         selected = self.view.transcript.selected_message() if same else -1
+        if data is not None:
+            self.runner.cancel("journal")  # the session's own read has every line checked
         self.data = data
         self.plans = None
         row = self.model.row_for(data.session_id) if data is not None else None

@@ -1,14 +1,26 @@
 """What the session view shows, gathered off the GUI thread. Pure Python, no Qt.
 
 :func:`load_session_data` reads one session (via :func:`inspector.session_detail.load_detail`),
-indexes each run journal line by line (:class:`inspector.store.journal_raw.RawJournal`) and
+indexes each run journal line by line (:func:`inspector.store.journal_raw.index_journal`) and
 links journal events to transcript rows. :func:`plan_session_actions` plans the repairs the
 session view offers, with the same core calls as ``hermes-inspector repair``.
 :func:`search_messages` finds sessions whose message text contains a query.
+
+The window calls the ``*_offloaded`` variants, which do the same work in a child process
+(:mod:`inspector.gui.session_jobs`): a big journal's bytes are not sent back but read here, and
+the child's index is attached only to bytes that hash the same. A big journal is shown in two
+stages: :func:`glance_journal` reads its first lines (a few milliseconds), then
+:func:`index_glance` has every line of it checked while the rest of the session is read.
 """
 
 from __future__ import annotations
 
+import errno
+import hashlib
+import os
+import stat
+import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,13 +28,14 @@ from pathlib import Path
 from inspector.actions import default_clock, make_context, plan_action
 from inspector.catalogue import Catalogue
 from inspector.export import message_text
-from inspector.gui.links import RunLinks, link_run
+from inspector.gui import session_jobs
+from inspector.gui.links import RunLinks, link_run, needs_events
 from inspector.home import Home
 from inspector.plan import Plan
 from inspector.session_detail import RunInfo, SessionDetail, load_detail
 from inspector.store.journal import is_valid_journal_id, journal_path, list_runs
-from inspector.store.journal_raw import RawJournal
-from inspector.store.jsonfmt import loads_bytes
+from inspector.store.journal_raw import JournalIndex, RawJournal, index_journal
+from inspector.store.jsonfmt import loads_bytes, read_regular
 
 # The session view's buttons, in display order: action name -> label.
 ACTIONS: dict[str, str] = {
@@ -91,49 +104,46 @@ class SessionData:
         return None
 
 
-def scan_journal(raw: RawJournal, check: Check = lambda: None, run: RunData | None = None,
-                 progress: Progress | None = None) -> list[tuple[int, dict]]:
-    """``(table row, event)`` for every event hermes reads, in file order (a torn line can hold
-    several fragments hermes reads as events).
+def _index_run(run: RunData, messages: list, tool_calls: object, check: Check) -> None:
+    """Read and index one run journal (every line's verdict, the counts) and link it to the transcript."""
+    info = run.info
+    try:
+        data, _ = read_regular(info.path)
+    except OSError as exc:
+        run.raw_error = f"cannot read {info.path}: {exc.strerror or exc}"
+        return
+    events: list[tuple[int, dict]] | None = [] if needs_events(messages, tool_calls, info.run_id) else None
+    index = index_journal(data, session_id=info.path.parent.name, run_id=info.path.stem, check=check, events=events)
+    run.raw = RawJournal(data, session_id=info.path.parent.name, run_id=info.path.stem, path=info.path, index=index)
+    if events is not None:
+        run.links = link_run(messages, tool_calls, info.run_id, events)
+    _take_counts(run, index)
 
-    Walking every line here, in the worker, also builds the journal's seq table, so the table
-    view's first look at a line deep in a 200,000-line file does not parse the lines before it
-    on the GUI thread.
-    """
-    events: list[tuple[int, dict]] = []
-    for i in range(len(raw)):
-        if i % 5000 == 0:
-            check()
-            if progress is not None and i:
-                progress(i, len(raw))
-        line = raw.line(i)
-        if run is not None:
-            run.dropped_lines += line.dropped is not None
-            run.odd_lines += bool(line.anomalies)
-        for ev in line.hermes_events:
-            if isinstance(ev, dict):
-                events.append((i, ev))
-    return events
+
+def _take_counts(run: RunData, index: JournalIndex) -> None:
+    run.dropped_lines = index.stats["dropped"]
+    run.odd_lines = index.stats["anomalous"]
+    run.last_time = index.last_time
 
 
 def load_session_data(home: Home, session_id: str, check: Check = lambda: None,
-                      progress: Progress | None = None) -> SessionData:
+                      progress: Progress | None = None, apart: frozenset[Path] = frozenset()) -> SessionData:
     """Everything the session view shows about one session. ``check`` raises to cancel;
-    ``progress(done, total)`` reports the journal lines read."""
+    ``progress(done, total)`` reports the run journals read. Run journals in ``apart`` are left
+    unread (``raw`` None without a ``raw_error``) unless their events are needed for the links:
+    the caller indexes them by other means.
+
+    The view never lists hermes' parsed events (``RunInfo.events``: its table shows every line
+    from the raw index), so they are dropped here: a 200,000-event run would keep 200,000 dicts."""
     detail = load_detail(home, session_id)
     check()
     runs: list[RunData] = []
     tool_calls = (detail.sidecar or {}).get("tool_calls")
-    for info in detail.runs:
+    for n, info in enumerate(detail.runs, start=1):
+        info.events = []
         run = RunData(info)
-        try:
-            run.raw = RawJournal.from_path(info.path)
-        except OSError as exc:
-            run.raw_error = f"cannot read {info.path}: {exc.strerror or exc}"
-        if run.raw is not None:
-            events = scan_journal(run.raw, check, run, progress)
-            run.links = link_run(detail.messages, tool_calls, info.run_id, events)
-            run.last_time = max((t for _, ev in events if _is_time(t := ev.get("created_at"))), default=0.0)
+        if info.path not in apart or needs_events(detail.messages, tool_calls, info.run_id):
+            _index_run(run, detail.messages, tool_calls, check)
         if not run.last_time:
             try:
                 run.last_time = info.path.stat().st_mtime
@@ -141,12 +151,250 @@ def load_session_data(home: Home, session_id: str, check: Check = lambda: None,
                 pass
         runs.append(run)
         check()
+        if progress is not None:
+            progress(n, len(detail.runs))
     runs.sort(key=lambda r: (r.last_time, r.run_id))  # oldest first; run ids are random hex
     return SessionData(detail=detail, runs=runs)
 
 
-def _is_time(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+# ---------------------------------------------------------------- in child processes
+
+SHIP_BYTES_MAX = 1 << 20  # a journal up to this size comes back with its bytes; a bigger one is read here
+APART_MIN_BYTES = 2_000_000  # a run journal this big is indexed by a job of its own, side by side
+_Shipped = tuple[JournalIndex, bytes | None] | None
+
+
+def _session_job(home: Home, session_id: str, apart: frozenset[Path], check: Check
+                 ) -> tuple[SessionData, list[_Shipped]]:
+    """In the child: the session's data, each run's raw journal taken apart into (index, bytes or
+    None when the window reads them itself); None for a run left unread (``apart``) or unreadable."""
+    data = load_session_data(home, session_id, check, apart=apart)
+    shipped: list[_Shipped] = []
+    for run in data.runs:
+        raw, run.raw = run.raw, None
+        if raw is None or raw.indexed is None:
+            shipped.append(None)
+            continue
+        index = raw.indexed
+        if len(raw.data) > SHIP_BYTES_MAX:
+            index.digest = _digest(raw.data)
+            shipped.append((index, None))
+        else:
+            shipped.append((index, raw.data))
+    return data, shipped
+
+
+class JournalChanged(Exception):
+    """The journal's bytes here are not the ones the child indexed (it was rewritten meanwhile)."""
+
+
+def load_session_data_offloaded(home: Home, session_id: str, check: Check = lambda: None,
+                                progress: Progress | None = None) -> SessionData:
+    """:func:`load_session_data`, worked out in child processes (see :mod:`inspector.gui.session_jobs`).
+
+    Each big run journal is indexed by a job of its own, started first and shared with
+    :func:`index_glance`, while another child reads the rest of the session."""
+    apart = _big_runs(home.session_dir, session_id)
+    shared = {path: _SharedIndex.join(path) for path in apart}
+    try:
+        for _attempt in range(3):
+            data, shipped = session_jobs.run_job(_session_job, home, session_id, frozenset(apart), check=check)
+            try:
+                _attach(data, shipped, shared, check)
+                break
+            except JournalChanged:
+                continue  # rewritten between two reads: read the session again
+        else:
+            raise JournalChanged("a run journal kept changing while it was read; try again")
+    finally:
+        for entry in shared.values():
+            entry.leave()
+    data.runs.sort(key=lambda r: (r.last_time, r.run_id))
+    return data
+
+
+def _big_runs(session_dir: Path, session_id: str) -> list[Path]:
+    if not is_valid_journal_id(session_id):
+        return []
+    out = []
+    for path in list_runs(session_dir, session_id):
+        try:
+            if path.stat().st_size >= APART_MIN_BYTES:
+                out.append(path)
+        except OSError:
+            pass
+    return out
+
+
+def _attach(data: SessionData, shipped: list[_Shipped], shared: dict[Path, _SharedIndex], check: Check) -> None:
+    """Give each run its raw journal: the child's index on the bytes read here, or a shared index."""
+    for run, item in zip(data.runs, shipped, strict=True):
+        path = run.info.path
+        if item is not None:
+            index, raw_bytes = item
+            if raw_bytes is None:
+                raw_bytes = _bytes_indexed(path, index, check)
+            run.raw = RawJournal(raw_bytes, session_id=path.parent.name, run_id=path.stem, path=path, index=index)
+        elif run.raw_error is None and path in shared:
+            try:
+                run.raw = shared[path].wait(check)
+            except IndexFailed as exc:
+                run.raw_error = str(exc)
+                continue
+            mtime = run.last_time  # the file's mtime (the child had no events to date it by)
+            _take_counts(run, run.raw.indexed)
+            run.last_time = run.last_time or mtime
+
+
+def _digest(data: bytes) -> bytes:
+    return hashlib.sha1(data, usedforsecurity=False).digest()
+
+
+def _read_prefix(path: Path, size: int) -> bytes:
+    """The first ``size`` bytes of a regular file (fewer if it is shorter now); the reads run
+    without the GIL."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        chunks = []
+        got = 0
+        while got < size:
+            chunk = os.pread(fd, size - got, got)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+    finally:
+        os.close(fd)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def _bytes_indexed(path: Path, index: JournalIndex, check: Check) -> bytes:
+    """The bytes a child indexed (``index.size`` bytes hashing to ``index.digest``), read here."""
+    check()
+    try:
+        data = _read_prefix(path, index.size)  # a journal only grows: its first bytes are the indexed ones
+    except OSError as exc:
+        raise JournalChanged(str(exc)) from exc
+    if len(data) != index.size or _digest(data) != index.digest:
+        raise JournalChanged(f"{path} changed while it was read")
+    return data
+
+
+def _index_job(path: Path, size: int, session_id: str, run_id: str, check: Check) -> JournalIndex:
+    """In the child: every line of the first ``size`` bytes of a journal checked."""
+    return index_journal(_read_prefix(path, size), session_id=session_id, run_id=run_id, check=check,
+                         digest=True)
+
+
+def index_whole_journal(path: Path, check: Check = lambda: None) -> RawJournal:
+    """A journal file indexed in a child and read here meanwhile, up to the size it had when the
+    child was asked (a journal only grows). The child's index is kept only for bytes that hash the
+    same as the ones read here."""
+    for _attempt in range(3):
+        size = os.stat(path).st_size
+        job = session_jobs.start_job(_index_job, path, size, path.parent.name, path.stem)
+        try:
+            data = _read_prefix(path, size)  # meanwhile
+            digest = _digest(data)
+        except BaseException:
+            job.cancel()
+            raise
+        index = job.wait(check)
+        if index.size == len(data) and index.digest == digest:
+            return RawJournal(data, session_id=path.parent.name, run_id=path.stem, path=path, index=index)
+    raise JournalChanged(f"{path} kept changing while it was read; try again")
+
+
+class IndexFailed(Exception):
+    """A shared index could not be made; the message says why, in words."""
+
+
+class _SharedIndex:
+    """One journal file being indexed (:func:`index_whole_journal`, in a thread of its own) for
+    everyone who asks meanwhile: the glance and the session's read share it. When everyone who
+    joined has left it is forgotten (and cancelled if it is not finished), so it never keeps a
+    journal's bytes alive for nobody."""
+
+    _entries: dict[Path, _SharedIndex] = {}
+    _lock = threading.Lock()
+
+    def __init__(self, path: Path, stamp: tuple | None):
+        self.path = path
+        self.stamp = stamp
+        self.users = 0
+        self.cancelled = False
+        self.done = threading.Event()
+        self.raw: RawJournal | None = None
+        self.error: BaseException | None = None
+
+    @classmethod
+    def join(cls, path: Path) -> _SharedIndex:
+        stamp = _stamp(path)
+        with cls._lock:
+            entry = cls._entries.get(path)
+            if entry is None or entry.cancelled or (entry.done.is_set()
+                                                    and (entry.error is not None or entry.stamp != stamp)):
+                entry = cls(path, stamp)
+                cls._entries[path] = entry
+                threading.Thread(target=entry._run, name="journal-index", daemon=True).start()
+            entry.users += 1
+            return entry
+
+    def leave(self) -> None:
+        with self._lock:
+            self.users -= 1
+            if self.users <= 0 and self._entries.get(self.path) is self:
+                del self._entries[self.path]
+
+    def _check(self) -> None:
+        with self._lock:
+            if self.users <= 0:
+                self.cancelled = True
+                raise session_jobs.JobCancelled()
+
+    def _run(self) -> None:
+        _background_thread()
+        try:
+            self.raw = index_whole_journal(self.path, self._check)
+        except BaseException as exc:  # noqa: BLE001 - handed to whoever waits
+            self.error = exc
+        finally:
+            self.done.set()
+
+    def wait(self, check: Check) -> RawJournal:
+        """The indexed journal; ``check`` raises to stop waiting. :class:`IndexFailed` says why
+        there is none."""
+        while not self.done.wait(session_jobs.POLL_S):
+            check()
+        error = self.error
+        if isinstance(error, OSError):
+            raise IndexFailed(f"cannot read {self.path}: {error.strerror or error}")
+        if error is not None:
+            raise IndexFailed(f"cannot index {self.path}: {error}")
+        assert self.raw is not None
+        return self.raw
+
+
+def _background_thread() -> None:
+    """Lower this thread's CPU priority: reading and hashing a big journal must not slow down the
+    window's own thread, which paints meanwhile. Only on Linux, where a thread id names the thread
+    (elsewhere the same call would name a process)."""
+    if sys.platform.startswith("linux"):
+        try:
+            tid = threading.get_native_id()
+            os.setpriority(os.PRIO_PROCESS, tid, min(os.getpriority(os.PRIO_PROCESS, tid) + 10, 19))
+        except (AttributeError, OSError):
+            pass
+
+
+def _stamp(path: Path) -> tuple | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
 def first_needing_attention(home: Home, catalogue: Catalogue) -> str | None:
@@ -170,26 +418,31 @@ def first_needing_attention(home: Home, catalogue: Catalogue) -> str | None:
 
 
 GLANCE_MIN_BYTES = 4_000_000  # below this the full load is quick; no glance needed
-GLANCE_ROWS = 2_000
+GLANCE_ROWS = 1_000
+GLANCE_READ = 256 * 1024  # the first read of a glance; more only when these lines are longer
 
 
 @dataclass
 class JournalGlance:
-    """A big journal's first lines, shown while the whole session is still being read.
+    """A big journal shown while the whole session is still being read.
 
-    Only ``ready_rows`` lines may be shown: their seq checks are already computed, so looking
-    at them costs the GUI thread nothing (a deeper line would make it parse everything above).
+    First (``complete`` False) only its first ``ready_rows`` lines, read from the start of the
+    file: each line's checks need only the lines above it, so they are exact, except that an
+    invalid byte further on would make hermes drop every line. Then (``complete``, from
+    :func:`index_glance`) every line, with the whole file checked.
     """
 
     session_id: str
     run: RunData
     ready_rows: int
+    complete: bool = False
 
 
 def glance_journal(session_dir: Path, session_id: str, prefer: list[str], check: Check = lambda: None,
                    rows: int = GLANCE_ROWS, min_bytes: int = GLANCE_MIN_BYTES) -> JournalGlance | None:
-    """The run the view will show first (``prefer``-red ids, else the newest file), indexed, with
-    its first ``rows`` lines checked; None when the session's journals are small or absent."""
+    """The run the view will show first (``prefer``-red ids, else the newest file) with its first
+    ``rows`` lines read; None when the session's journals are small or absent. Only a few
+    hundred kilobytes are read and nothing is parsed yet: the view parses the lines it shows."""
     if not is_valid_journal_id(session_id):
         return None
     stats = []
@@ -209,13 +462,45 @@ def glance_journal(session_dir: Path, session_id: str, prefer: list[str], check:
     path, size = pick
     check()
     try:
-        raw = RawJournal.from_path(path)
+        head = _read_head(path, rows)
     except OSError:
         return None
-    ready = min(rows, len(raw))
-    for i in range(ready):
-        raw.line(i)  # builds the seq-check prefix for exactly these lines, here in the worker
-    return JournalGlance(session_id, RunData(RunInfo(path.stem, path, size, None), raw=raw), ready)
+    raw = RawJournal(head, session_id=path.parent.name, run_id=path.stem, path=path)
+    return JournalGlance(session_id, RunData(RunInfo(path.stem, path, size, None), raw=raw), min(rows, len(raw)))
+
+
+def _read_head(path: Path, rows: int) -> bytes:
+    """The file's first ``rows`` complete lines (all of it when it is shorter)."""
+    want = GLANCE_READ
+    while True:
+        data = _read_prefix(path, want)
+        if len(data) < want:
+            return data  # the whole file
+        cut, pos = 0, 0
+        for _ in range(rows):
+            nl = data.find(b"\n", pos)
+            if nl < 0:
+                break
+            cut = pos = nl + 1
+        else:
+            return data[:cut]
+        if want >= 64 * GLANCE_READ and cut:
+            return data[:cut]  # very long lines: show the complete ones read so far
+        want *= 4
+
+
+def index_glance(glance: JournalGlance, check: Check = lambda: None) -> JournalGlance:
+    """The glanced run with every line checked (the whole file, indexed in a child process; the
+    same job the session's own read waits for)."""
+    info = glance.run.info
+    entry = _SharedIndex.join(info.path)
+    try:
+        raw = entry.wait(check)
+    finally:
+        entry.leave()
+    run = RunData(RunInfo(info.run_id, info.path, len(raw.data), None), raw=raw)
+    _take_counts(run, raw.indexed)
+    return JournalGlance(glance.session_id, run, len(raw), complete=True)
 
 
 def recommended_actions(detail: SessionDetail, extra_findings: list | None = None) -> set[str]:

@@ -12,7 +12,7 @@ import time
 from PySide6.QtCore import QElapsedTimer, QTimer
 
 from inspector.gui.journal_view import EventColumn, JournalView
-from inspector.gui.session_data import SessionData, glance_journal, load_session_data
+from inspector.gui.session_data import SessionData, glance_journal, index_glance, load_session_data
 from inspector.gui.transcript_view import RENDER_WINDOW, TranscriptView
 from inspector.home import locate_home
 from inspector.session_detail import SessionDetail
@@ -160,8 +160,14 @@ def test_a_big_journal_is_glanced_at_first_then_shown_whole(qtbot, demo, demo_ho
     qtbot.addWidget(view)
     view.show_glance(glance)
     assert view.model.rowCount() == 500  # only lines whose checks are done are reachable
-    assert "showing the first 500 of 10,000 lines" in view.status.text()
+    assert "showing its first 500 lines" in view.status.text()
+    assert not glance.complete and len(glance.run.raw.data) < glance.run.info.size  # only the head was read
     view.select_row(123)
+    whole = index_glance(glance)  # then every line, checked in a child process
+    assert whole.complete and whole.run.raw.indexed is not None
+    view.show_glance(whole)
+    assert view.model.rowCount() == 10_000 and "10,000 lines" in view.status.text()
+    assert view.table.currentIndex().row() == 123
     view.set_data(load_session_data(demo_home, sid))
     assert view.model.rowCount() == 10_000
     assert view.table.currentIndex().row() == 123  # the user's place survives the full load

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import pickle
 import time
 from pathlib import Path
 
@@ -11,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from inspector.store.journal import JournalUnreadable, parse_journal_bytes
-from inspector.store.journal_raw import RawJournal, list_session_runs, torn_line_numbers
+from inspector.store.journal_raw import RawJournal, index_journal, list_session_runs, torn_line_numbers
 
 SID = "a1b2c3d4e5f6"
 RUN = "7c8b4108d52b4aba9af362d3a54f47ac"
@@ -212,3 +214,96 @@ def test_raw_view_never_fails(data: bytes) -> None:
     for i in range(len(journal)):
         journal.line(i)
     journal.stats()
+
+
+# ---------------------------------------------------------------- the whole-file index
+
+
+def _lines(journal: RawJournal, order: list[int] | None = None) -> list[tuple]:
+    order = list(range(len(journal))) if order is None else order
+    seen = {i: journal.line(i) for i in order}
+    return [(seen[i].offset, seen[i].length, seen[i].data, seen[i].dropped, seen[i].anomalies, seen[i].parse_error,
+             repr(seen[i].value), repr(seen[i].hermes_events)) for i in range(len(journal))]
+
+
+_index_pieces = st.one_of(
+    _pieces,
+    st.builds(lambda s: rec(s, sid="other"), st.integers(1, 4)),
+    st.builds(lambda s: rec(s, run="elsewhere"), st.integers(1, 4)),
+    st.builds(lambda s: rec(s, event_id="x"), st.integers(1, 4)),
+    st.builds(lambda s: rec(s, payload=[1]), st.integers(1, 4)),  # type: ignore[arg-type]
+    st.builds(lambda s, v: rec(s, payload={"n": v}), st.integers(1, 4), st.sampled_from([2**70, -(2**65), 10**19])),
+    st.sampled_from([rec(None), rec(True), rec(1.0), rec(2**70), rec(3, "done"), b'{"seq":1}\r\n', b'{"x":1e400}\n',
+                     b'{"x":NaN}\n', b'"\\ud800"\n', b'{"a":"\\ud800"}\n', b"\xc2\x85", b"\xc3\xa9\n", b" \n"]),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_index_pieces, max_size=12), st.booleans(), st.randoms(use_true_random=False))
+def test_the_index_gives_every_line_exactly_what_reading_it_alone_gives(pieces: list[bytes], named: bool,
+                                                                        rnd) -> None:
+    data = b"".join(pieces)
+    ids = {"session_id": SID, "run_id": RUN} if named else {}
+    lazy = RawJournal(data, **ids)
+    order = list(range(len(lazy)))
+    rnd.shuffle(order)  # lazily, the seq checks of a line are worked out from the lines above it
+    events: list[tuple[int, dict]] = []
+    index = index_journal(data, events=events, **ids)
+    indexed = RawJournal(data, index=index, **ids)
+    assert (indexed.unreadable, indexed.bad_byte_offset) == (lazy.unreadable, lazy.bad_byte_offset)
+    assert _lines(indexed) == _lines(lazy, order)
+    lines = list(lazy)
+    assert index.stats == {"lines": len(lines), "events": sum(line.is_event for line in lines),
+                           "dropped": sum(not line.is_event for line in lines),
+                           "torn": sum(bool(line.dropped and line.dropped.startswith("torn")) for line in lines),
+                           "anomalous": sum(bool(line.anomalies) for line in lines)}
+    assert repr(events) == repr([(line.index, ev) for line in lines for ev in line.hermes_events])
+    times = [t for _, ev in events if isinstance(t := ev.get("created_at"), (int, float))
+             and not isinstance(t, bool) and t > 0]
+    assert index.last_time == max(times, default=0.0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["a", "é", "\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\r",
+                                 "\r\n", "\n", "€", "\u2027", "\u202a"]), max_size=30))
+def test_torn_lines_are_found_in_the_bytes_as_in_the_text(chars: list[str]) -> None:
+    text = "".join(chars)
+    journal = RawJournal(text.encode("utf-8"))
+    assert sorted(journal._torn) == [n - 1 for n in torn_line_numbers(text)]
+
+
+def test_numbers_orjson_would_round_and_deep_lines_are_read_by_the_stdlib() -> None:
+    deep = b'{"seq":2,"payload":' + b"[" * 950 + b"]" * 950 + b"}\n"
+    data = rec(1, payload={"n": 123456789012345678901234567890}) + deep
+    for journal in (RawJournal(data), RawJournal(data, index=index_journal(data))):
+        assert journal.line(0).value["payload"]["n"] == 123456789012345678901234567890
+        first = journal.line(1)
+        try:
+            expected = json.loads(deep)
+        except RecursionError:
+            assert first.dropped.startswith("not JSON")
+        else:
+            assert first.value == expected
+
+
+def test_an_invalid_byte_late_in_the_file_makes_every_line_dropped() -> None:
+    data = rec(1) + rec(2) + b'{"bad": "\xff"}\n' + rec(3).replace(b"\n", b"\r\n")
+    index = index_journal(data)
+    assert index.unreadable and index.bad_byte_offset == data.index(b"\xff")
+    assert index.stats == {"lines": 4, "events": 0, "dropped": 4, "torn": 0, "anomalous": 1}
+    journal = RawJournal(data, index=index)
+    assert "this line holds the invalid byte" in journal.line(2).dropped
+    assert journal.line(3).anomalies == ("CRLF line end",)
+
+
+def test_an_index_is_small_and_only_fits_its_own_bytes() -> None:
+    data = b"".join(rec(i) for i in range(1, 10_001)) + rec(7)
+    index = index_journal(data, session_id=SID, run_id=RUN, digest=True)
+    assert index.stats["anomalous"] == 1 and list(index.seq_notes) == [10_000]
+    assert index.digest == hashlib.sha1(data).digest()
+    assert len(pickle.dumps(index)) < 100_000  # offsets and the few notes: no bytes, no parsed records
+    with pytest.raises(ValueError):
+        RawJournal(data + rec(8), index=index)
+    journal = RawJournal(data, session_id=SID, run_id=RUN, index=index)
+    assert journal.stats() == index.stats and journal.indexed is index
+    assert "duplicate seq 7 (first on line 7)" in journal.line(10_000).anomalies

@@ -1,0 +1,191 @@
+"""The session view's work in child processes: results, errors, cancelling, and the journal
+read in two stages (a glance at its head, then every line checked in a child). No Qt needed."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import pickle
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from inspector.gui import session_data, session_jobs
+from inspector.gui.session_data import (
+    JournalChanged,
+    glance_journal,
+    index_glance,
+    load_session_data,
+    load_session_data_offloaded,
+)
+from inspector.gui.workers import Cancelled
+from inspector.home import locate_home
+
+# ---------------------------------------------------------------- jobs (module level: the child imports them)
+
+
+def _echo(value, check):
+    return value, os.getpid()
+
+
+def _boom(check):
+    raise ValueError("boom in the child")
+
+
+def _big(n, check):
+    return {"blob": b"x" * n, "n": n}
+
+
+def _spin(marker, check):
+    Path(marker).write_text("started")
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        check()
+        time.sleep(0.01)
+    return "never cancelled"
+
+
+def _job_files() -> set[str]:
+    return {name for folder in (session_jobs.SHM, tempfile.gettempdir())
+            for name in glob.glob(os.path.join(folder, "hermes-inspector-job-*"))}
+
+
+def test_a_job_runs_in_a_child_and_hands_back_its_result() -> None:
+    value, pid = session_jobs.run_job(_echo, {"a": [1, 2.5, "é", None]})
+    assert value == {"a": [1, 2.5, "é", None]}
+    assert pid != os.getpid()
+
+
+def test_a_big_result_comes_back_whole_and_leaves_no_file() -> None:
+    before = _job_files()
+    n = session_jobs.INLINE_MAX + 12345
+    result = session_jobs.run_job(_big, n)
+    assert result["n"] == n and result["blob"] == b"x" * n
+    assert _job_files() == before
+
+
+def test_an_error_in_the_child_is_raised_here() -> None:
+    with pytest.raises(ValueError, match="boom in the child"):
+        session_jobs.run_job(_boom)
+
+
+def test_cancelling_stops_the_job_in_the_child(tmp_path) -> None:
+    marker = tmp_path / "started"
+    stop = threading.Event()
+
+    def check():
+        if stop.is_set():
+            raise Cancelled()
+
+    job = session_jobs.start_job(_spin, str(marker))
+    deadline = time.monotonic() + 30
+    while not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    stop.set()
+    with pytest.raises(Cancelled):
+        job.wait(check)
+    # the child saw its flag and stopped: the pool runs the next job at once
+    assert session_jobs.run_job(_echo, 1)[0] == 1
+    with pytest.raises(session_jobs.JobCancelled):
+        job._future.result(timeout=10)
+
+
+def test_in_process_mode_runs_in_the_calling_thread(monkeypatch) -> None:
+    monkeypatch.setenv(session_jobs.IN_PROCESS_ENV, "1")
+    assert session_jobs.run_job(_echo, 7) == (7, os.getpid())
+
+
+def test_gentle_loads_is_pickle_loads() -> None:
+    value = {"rows": [{"i": i, "text": "t" * (i % 50)} for i in range(20_000)], "blob": os.urandom(3 << 20),
+             "nested": [[[]]], "float": 1e-300}
+    assert session_jobs.gentle_loads(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)) == value
+    assert session_jobs.gentle_loads(pickle.dumps(value, protocol=0)) == value
+
+
+# ---------------------------------------------------------------- a session's data, from a child
+
+
+def _journal(path: Path, sid: str, run: str, events: int) -> bytes:
+    lines = []
+    for seq in range(1, events + 1):
+        rec = {"version": 1, "event_id": f"{run}:{seq}", "seq": seq, "run_id": run, "session_id": sid,
+               "event": "token", "type": "token", "created_at": 1_700_000_000 + seq / 1000, "terminal": False,
+               "terminal_state": None, "payload": {"text": f"word{seq} "}}
+        lines.append(json.dumps(rec, separators=(",", ":")))
+    data = ("\n".join(lines) + "\n").encode()
+    path.write_bytes(data)
+    return data
+
+
+def _same(a, b) -> None:
+    assert [r.run_id for r in a.runs] == [r.run_id for r in b.runs]
+    for x, y in zip(a.runs, b.runs, strict=True):
+        assert (x.dropped_lines, x.odd_lines, x.last_time, x.raw_error) == \
+               (y.dropped_lines, y.odd_lines, y.last_time, y.raw_error)
+        assert x.links == y.links
+        assert (x.raw is None) == (y.raw is None)
+        if x.raw is not None:
+            assert x.raw.data == y.raw.data and x.raw.stats() == y.raw.stats()
+            for i in range(len(x.raw)):
+                assert x.raw.line(i) == y.raw.line(i)
+    assert a.detail.messages == b.detail.messages
+
+
+def test_the_offloaded_session_is_the_same_as_the_one_read_here(demo, demo_home) -> None:
+    for sid in demo.sessions.values():
+        _same(load_session_data_offloaded(demo_home, sid), load_session_data(demo_home, sid))
+
+
+def test_a_big_journal_is_indexed_once_for_the_glance_and_the_session(demo, demo_home, monkeypatch) -> None:
+    sid = demo.sessions["lost_response"]
+    run = "0123456789abcdef0123456789abcdef"
+    folder = demo.session_dir / "_run_journal" / sid
+    _journal(folder / f"{run}.jsonl", sid, run, 5_000)
+    monkeypatch.setattr(session_data, "APART_MIN_BYTES", 100_000)
+    glance = glance_journal(demo.session_dir, sid, [run], rows=100, min_bytes=0)
+    assert glance.run.run_id == run and not glance.complete and glance.ready_rows == 100
+    # as in the window: the session's read has joined the journal's index when the glance asks for it
+    holder = session_data._SharedIndex.join(glance.run.info.path)
+    whole = index_glance(glance)
+    assert whole.complete and len(whole.run.raw) == 5_000 and whole.run.raw.stats()["events"] == 5_000
+    data = load_session_data_offloaded(demo_home, sid)
+    holder.leave()
+    big = next(r for r in data.runs if r.run_id == run)
+    assert big.raw is whole.run.raw  # one index and one copy of the bytes, shared
+    assert big.last_time == pytest.approx(1_700_000_005.0)
+    assert not session_data._SharedIndex._entries  # nobody needs it any more: nothing kept alive
+    _same(data, load_session_data(demo_home, sid))
+
+
+def test_a_journal_rewritten_between_two_reads_is_not_shown_with_the_wrong_index(demo, demo_home) -> None:
+    sid = demo.sessions["lost_response"]
+    path = demo.session_dir / "_run_journal" / sid / "0123456789abcdef0123456789abcdef.jsonl"
+    data = _journal(path, sid, path.stem, 5_000)
+    index = session_data.index_journal(data, digest=True)
+    path.write_bytes(data.replace(b"word1 ", b"WORD1 "))  # same size, other bytes
+    with pytest.raises(JournalChanged):
+        session_data._bytes_indexed(path, index, lambda: None)
+    path.write_bytes(data + data[:100])  # grew since: its first bytes are still the indexed ones
+    assert session_data._bytes_indexed(path, index, lambda: None) == data
+
+
+def test_a_glance_reads_only_the_head(demo, demo_home) -> None:
+    sid = demo.sessions["lost_response"]
+    run = "0123456789abcdef0123456789abcdef"
+    data = _journal(demo.session_dir / "_run_journal" / sid / f"{run}.jsonl", sid, run, 20_000)
+    glance = glance_journal(demo.session_dir, sid, [run], rows=300, min_bytes=0)
+    head = glance.run.raw.data
+    assert data.startswith(head) and head.count(b"\n") == 300 and head.endswith(b"\n")
+    assert glance.run.info.size == len(data)
+    assert all(glance.run.raw.line(i).is_event and not glance.run.raw.line(i).anomalies for i in range(300))
+
+
+def test_the_home_folder_stays_untouched(demo, demo_home) -> None:
+    before = {p: p.read_bytes() for p in Path(demo.home).rglob("*") if p.is_file()}
+    for sid in demo.sessions.values():
+        load_session_data_offloaded(locate_home(demo.home), sid)
+    assert {p: p.read_bytes() for p in Path(demo.home).rglob("*") if p.is_file()} == before
