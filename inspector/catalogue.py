@@ -339,12 +339,19 @@ def build_catalogue(
             row.findings.append(Finding("unsafe_session_id", ERROR,
                                         f"the id {row.session_id!r} is not safe as a file name; the inspector "
                                         "will not build paths from it", row.session_id))
+    cat = Catalogue(rows=rows, home_findings=home_findings)
     if hermes_audit is not None:
-        for item in hermes_audit.get("items", []):
-            finding = from_hermes_item(item)
-            sid = finding.session_id
-            if isinstance(sid, str) and sid in rows:
-                rows[sid].findings.append(finding)
-            else:
-                home_findings.append(finding)
-    return Catalogue(rows=rows, home_findings=home_findings, hermes_audit=hermes_audit)
+        add_hermes_audit(cat, hermes_audit)
+    return cat
+
+
+def add_hermes_audit(cat: Catalogue, hermes_audit: dict) -> None:
+    """Attach hermes' audit items to their sessions' rows (or to the home) as findings."""
+    cat.hermes_audit = hermes_audit
+    for item in hermes_audit.get("items", []):
+        finding = from_hermes_item(item)
+        sid = finding.session_id
+        if isinstance(sid, str) and sid in cat.rows:
+            cat.rows[sid].findings.append(finding)
+        else:
+            cat.home_findings.append(finding)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import multiprocessing
 import os
 import stat
 import threading
@@ -11,7 +12,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from inspector.catalogue import Catalogue, SessionRow, build_catalogue, newest_first
+from inspector.catalogue import Catalogue, SessionRow, add_hermes_audit, build_catalogue, newest_first
 from inspector.export import format_time
 from inspector.findings import Finding
 from inspector.home import Home
@@ -26,7 +27,7 @@ from inspector.store.journal import (
 )
 from inspector.store.journal_raw import RawJournal
 from inspector.store.jsonfmt import read_regular
-from inspector.store.scan import JOURNAL, STATE_DB, FactCache, SessionDirScan
+from inspector.store.scan import JOURNAL, STATE_DB, TURN, FactCache, SessionDirScan, can_fork
 from inspector.store.turn_journal import turn_journal_session_ids
 from inspector.textsafe import one_line, safe_text
 
@@ -124,6 +125,9 @@ def _slim_records(records: list[dict]) -> list[dict]:
     return [{k: rec.get(k) for k in CATALOGUE_RECORD_KEYS} for rec in records]
 
 
+AUDIT_ASIDE_MIN_FILES = 512  # smaller sessions folders: hermes' audit runs here, after the catalogue
+
+
 def _stat_or_none(path: Path) -> os.stat_result | None:
     try:
         return os.stat(path)
@@ -151,13 +155,68 @@ def _catalogue(home: Home, scan: SessionDirScan, now: float, with_hermes_audit: 
     # them); the user texts only of sessions with a turn journal (hermes' audit compares them)
     texts_for = {f"{sid}.json" for sid in turn_journal_session_ids(home.session_dir, scan)}
     scan.prefetch(scan.live_names() + scan.bak_names(), texts_for)
+    # hermes' audit runs in a forked copy of this process (it shares the facts just read) while
+    # this one builds the catalogue: both cores work. Forked before any thread starts.
+    pending = _start_audit_aside(home, scan) if with_hermes_audit else None
     reader = _StateDbPrefetch(home, scan.cache)
+    cat = build_catalogue(home, now=now, state_db_reader=reader, scan=scan)
     audit = error = None
     if with_hermes_audit:
-        audit, error = hermes_audit(home, scan)
-    cat = build_catalogue(home, now=now, state_db_reader=reader,
-                          hermes_audit=audit if error is None else error.partial_report, scan=scan)
+        audit, error = _finish_audit(home, scan, pending)
+        add_hermes_audit(cat, audit if error is None else error.partial_report)
     return cat, audit, error
+
+
+_ASIDE: tuple[Home, SessionDirScan] | None = None  # what the forked copy audits (inherited, not sent)
+
+
+def _audit_job() -> tuple:
+    """In the forked copy: hermes' audit, with its error taken apart (it does not pickle whole)
+    and the turn-journal facts it looked at, for this process's cache."""
+    home, scan = _ASIDE
+    audit, error = hermes_audit(home, scan)
+    turn = {}
+    if scan.cache is not None:
+        entries = scan.cache.entries[TURN]
+        turn = {p: entries[p] for p in scan.cache.seen(TURN) if p in entries}
+    if error is None:
+        return audit, None, turn
+    return None, (str(error), error.partial_report, list(error.errors)), turn
+
+
+def _start_audit_aside(home: Home, scan: SessionDirScan):
+    """``(pool, pending result)`` of :func:`_audit_job` in a forked process, or None when this
+    process may not fork (see ``scan.can_fork``) or the home is too small to be worth it."""
+    global _ASIDE
+    if len(scan.names) < AUDIT_ASIDE_MIN_FILES or not can_fork():
+        return None
+    _ASIDE = (home, scan)  # the fork below copies it: the scan's facts are not pickled and sent
+    try:
+        pool = multiprocessing.get_context("fork").Pool(1)
+    except (OSError, ValueError):
+        return None
+    finally:
+        _ASIDE = None
+    return pool, pool.apply_async(_audit_job)
+
+
+def _finish_audit(home: Home, scan: SessionDirScan, pending) -> tuple[dict | None, HermesAuditError | None]:
+    if pending is not None:
+        pool, result = pending
+        try:
+            audit, error, turn = result.get()
+        except Exception:  # noqa: BLE001 - the copy failed: do it here (it raises what it raises)
+            pass
+        else:
+            if scan.cache is not None:
+                scan.cache.adopt(TURN, turn)
+            if error is None:
+                return audit, None
+            message, partial, errors = error
+            return None, HermesAuditError(message, partial_report=partial, errors=errors)
+        finally:
+            pool.terminate()
+    return hermes_audit(home, scan)
 
 
 def load_catalogue(home: Home, *, now: float, with_hermes_audit: bool = True) -> Catalogue:

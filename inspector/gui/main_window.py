@@ -47,10 +47,11 @@ from PySide6.QtWidgets import (
 from inspector.catalogue import Catalogue, list_sidecar_paths
 from inspector.export import format_time, transcript_json_bytes, transcript_markdown
 from inspector.findings import Finding
+from inspector.gui import session_jobs
 from inspector.gui.flow_layout import FlowLayout, wrap_policy
 from inspector.gui.history_dialog import HistoryDialog
 from inspector.gui.journal_view import JournalView
-from inspector.gui.offload import load_catalogue_offloaded, prestart, run_offloaded
+from inspector.gui.offload import load_catalogue_offloaded, prestart
 from inspector.gui.preview_dialog import PreviewDialog
 from inspector.gui.raw_view import RawView
 from inspector.gui.resources import health_icon, icon
@@ -319,7 +320,7 @@ class MainWindow(QMainWindow):
         self.setWindowIcon(icon("app"))
         self.settings = settings if settings is not None else QSettings()
         self.runner = runner or TaskRunner(self)
-        prestart()  # the child process that scans homes starts (and imports the core) meanwhile
+        prestart()  # the child processes (catalogue, sessions, plans) start and import the core meanwhile
         self.home: Home | None = None
         self.catalogue: Catalogue | None = None
         self.data: SessionData | None = None
@@ -866,8 +867,7 @@ class MainWindow(QMainWindow):
         def work(token, progress):
             # in the child process: a plan reads and rewrites _index.json (tens of MB in a big
             # home), long C calls that would hold the window's GIL
-            return run_offloaded(plan_session_actions, home, sid, recommended, check=token.check,
-                                 drop_on_cancel=False)
+            return session_jobs.run_job(plan_session_actions, home, sid, recommended, check=token.check)
 
         self.runner.start("plans", work, self._on_plans, label="Planning repairs…",
                           on_error=lambda msg: self.statusBar().showMessage(one_line(msg, 200), 10000))

@@ -1,5 +1,5 @@
-"""The session view's heavy work (reading a session, indexing a run journal, planning repairs)
-in child processes, so the window's Python never waits for it.
+"""The window's heavy work (the catalogue, reading a session, indexing a run journal, planning
+repairs) in child processes, so the window's Python never waits for it.
 
 A thread of the window that parses a 200,000-line journal or plans a repair holds the GIL most
 of the time, and every call Qt makes into Python while painting then waits for it: the window
@@ -108,6 +108,7 @@ def _run_in_child(slot: int, fn: Callable[..., Any], args: tuple) -> tuple[str, 
 
 def _warm() -> None:
     """Nothing: it only makes the pool start one more child (which imports the core meanwhile)."""
+    import inspector.gui.offload  # noqa: F401
     import inspector.gui.session_data  # noqa: F401
 
 
@@ -131,6 +132,12 @@ def _executor() -> tuple[ProcessPoolExecutor, Any]:
         for _ in range(WORKERS):
             pool.submit(_warm)
     return pool, flags
+
+
+def start_pool() -> None:
+    """Start the children now (the window calls this while it builds itself)."""
+    if not in_process():
+        _executor()
 
 
 def _drop_pool(pool: ProcessPoolExecutor) -> None:

@@ -33,7 +33,7 @@ from inspector.store.jsonfmt import NotARegularFile, fast_loads, read_regular
 from inspector.store.sidecar import pending_retry_marker
 from inspector.store.turn_journal import TURN_JOURNAL_DIR, TurnJournalError, shard_audit_facts
 
-CACHE_VERSION = 2
+CACHE_VERSION = 3
 RACY_WINDOW_NS = 2_000_000_000
 _MARKER_FLAG = b'"_pending_journal_recovery": true'
 SIDECAR, JOURNAL, INDEX, TURN, STATE_DB = "sidecar", "journal", "index", "turn", "state_db"
@@ -131,6 +131,19 @@ class FactCache:
         self.entries[kind][path] = [[stat_key(st) if st is not None else None for st in stats], facts]
         self._dirty = True
 
+    def seen(self, kind: str) -> set[str]:
+        """The paths of ``kind`` this run looked up or stored."""
+        return set(self._seen[kind])
+
+    def adopt(self, kind: str, entries: dict[str, list]) -> None:
+        """Take the entries of ``kind`` another copy of this cache worked out (a forked process
+        that read files this one did not): they are seen, and saved with the rest."""
+        for path, entry in entries.items():
+            self._seen[kind].add(path)
+            if self.entries[kind].get(path) != entry:
+                self.entries[kind][path] = entry
+                self._dirty = True
+
     def save(self) -> None:
         """Write the cache (entries of files not seen by this scan are dropped per kind used)."""
         if self.path is None:
@@ -224,7 +237,7 @@ def sidecar_facts(data: bytes, *, want_texts: bool) -> dict:
 PARALLEL_MIN_FILES = 256  # fewer files than this are parsed in this process only
 
 
-def _can_fork() -> bool:
+def can_fork() -> bool:
     """A forked helper is safe here: a POSIX fork, and no Qt in this process (a process that has
     started Qt must never fork; the window scans in a spawned child, where this is true)."""
     return (hasattr(os, "fork") and "fork" in multiprocessing.get_all_start_methods()
@@ -353,7 +366,7 @@ class SessionDirScan:
                     self._facts[name] = (facts, st, None)
                     continue
             todo.append((st.st_size if st is not None else 0, name, want))
-        if len(todo) < PARALLEL_MIN_FILES or not _can_fork():
+        if len(todo) < PARALLEL_MIN_FILES or not can_fork():
             return 0
         todo.sort(reverse=True)  # largest first, dealt out in turn: the halves weigh about the same
         theirs_todo = [(n, w) for _, n, w in todo[0::2]]

@@ -193,7 +193,7 @@ def test_changed_turn_journal_is_reread(home):
 
 def test_prefetch_in_two_processes_gives_the_same_facts(tmp_path, monkeypatch):
     monkeypatch.setattr(scan_mod, "PARALLEL_MIN_FILES", 2)
-    monkeypatch.setattr(scan_mod, "_can_fork", lambda: True)  # the test process has PySide6 loaded
+    monkeypatch.setattr(scan_mod, "can_fork", lambda: True)  # the test process has PySide6 loaded
     for i in range(12):
         (tmp_path / f"s{i}.json").write_bytes(_sidecar(f"s{i}", i, title=f"t{i}"))
     (tmp_path / "torn.json").write_bytes(_sidecar("torn", 3)[:40])
@@ -218,7 +218,7 @@ def test_prefetch_uses_the_cache_and_skips_small_work(home, monkeypatch):
     names = [f"s{i}.json" for i in range(3)]
     assert SessionDirScan(home.session_dir).prefetch(names) == 0  # too few for a second process
     monkeypatch.setattr(scan_mod, "PARALLEL_MIN_FILES", 1)
-    monkeypatch.setattr(scan_mod, "_can_fork", lambda: True)
+    monkeypatch.setattr(scan_mod, "can_fork", lambda: True)
     cache = FactCache(home.base / "cache.json")
     assert SessionDirScan(home.session_dir, cache).prefetch(names) == 3
     cache.save()

@@ -1,0 +1,56 @@
+"""hermes' audit worked out in a forked copy of the process gives the very report of doing it here."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from inspector import report
+from inspector.home import locate_home
+from inspector.store import scan as scan_mod
+
+
+def _home(tmp_path, bad_turn_journal: bool):
+    sessions = tmp_path / "webui" / "sessions"
+    sessions.mkdir(parents=True)
+    for i in range(6):
+        msgs = [{"role": "user", "content": f"m{j}"} for j in range(i)]
+        (sessions / f"s{i}.json").write_text(json.dumps({"session_id": f"s{i}", "title": f"t{i}", "messages": msgs}))
+    (sessions / "s5.json.bak").write_text(json.dumps({"session_id": "s5", "messages": [{}] * 9}))
+    (sessions / "gone.json.bak").write_text(json.dumps({"session_id": "gone", "messages": [{}]}))
+    (sessions / "_index.json").write_text(json.dumps([{"session_id": "s1"}, {"session_id": "ghost"}]))
+    turns = sessions / "_turn_journal"
+    turns.mkdir()
+    (turns / "s2~1.jsonl").write_text(json.dumps({"turn_id": "t", "event": "submitted", "content": "new text",
+                                                  "created_at": 5}) + "\n")
+    if bad_turn_journal:
+        (turns / "bad name!~1.jsonl").write_text("{}\n")
+    return locate_home(tmp_path)
+
+
+@pytest.mark.parametrize("bad_turn_journal", [False, True])
+def test_audit_aside_equals_audit_here(tmp_path, monkeypatch, bad_turn_journal):
+    home = _home(tmp_path, bad_turn_journal)
+    now = time.time()
+    monkeypatch.setenv("HERMES_INSPECTOR_NO_CACHE", "1")
+    here = report.full_audit(home, now=now)
+    monkeypatch.setattr(report, "AUDIT_ASIDE_MIN_FILES", 0)
+    monkeypatch.setattr(report, "can_fork", lambda: True)  # the test process has PySide6 loaded
+    started = []
+    real = report._start_audit_aside
+    monkeypatch.setattr(report, "_start_audit_aside", lambda h, s: started.append(1) or real(h, s))
+    aside = report.full_audit(home, now=now)
+    assert started and aside == here
+    assert (here["status"] == "hermes_audit_failed") == bad_turn_journal
+
+
+def test_turn_journal_facts_of_the_copy_reach_the_cache(tmp_path, monkeypatch):
+    home = _home(tmp_path, False)
+    monkeypatch.setattr(scan_mod, "RACY_WINDOW_NS", 0)
+    monkeypatch.setattr(report, "AUDIT_ASIDE_MIN_FILES", 0)
+    monkeypatch.setattr(report, "can_fork", lambda: True)
+    report.full_audit(home, now=time.time())
+    (cache_file,) = scan_mod.cache_dir().glob("scan-*.json")
+    assert list(json.loads(cache_file.read_text())["turn"]) == ["_turn_journal/s2~1.jsonl"]
