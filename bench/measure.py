@@ -217,9 +217,13 @@ def _app():
     _pin_none_for_pyside_6_12()
     if os.environ.get("BENCH_SWITCH_INTERVAL"):  # experiment: a shorter GIL switch interval for the GUI
         sys.setswitchinterval(float(os.environ["BENCH_SWITCH_INTERVAL"]))
-    from PySide6.QtWidgets import QApplication
+    try:  # the QApplication exactly as the app's own start-up makes it (GIL switch interval included)
+        from inspector.gui.app import application
+    except ImportError:
+        from PySide6.QtWidgets import QApplication
 
-    return QApplication.instance() or QApplication(["bench"])
+        return QApplication.instance() or QApplication(["bench"])
+    return application(["bench"])
 
 
 def _run_loop(until_done, timeout: float = GUI_TIMEOUT_S) -> None:

@@ -113,8 +113,9 @@ class SessionRow:
     def state_db_messages(self) -> int | None:
         return None if self.state_db is None else self.state_db.get("messages")
 
-    # last_activity worked out once the row is complete (rows are not changed after the catalogue
-    # is built; the list sorts 10,000 rows by it several times)
+    # True once the catalogue is built (rows do not change after that): last_activity is then
+    # kept after its first use (the list sorts 10,000 rows by it several times)
+    complete: bool = field(default=False, repr=False, compare=False)
     _activity: float | None | bool = field(default=False, repr=False, compare=False)
 
     @property
@@ -122,11 +123,10 @@ class SessionRow:
         """The newest of the sidecar's ``updated_at``/``pending_started_at`` and state.db's activity."""
         if self._activity is not False:
             return self._activity
-        return self.compute_last_activity()
-
-    def freeze(self) -> None:
-        """Keep :attr:`last_activity` from now on (call when the row is complete)."""
-        self._activity = self.compute_last_activity()
+        value = self.compute_last_activity()
+        if self.complete:
+            self._activity = value
+        return value
 
     def compute_last_activity(self) -> float | None:
         best = None
@@ -248,23 +248,27 @@ def build_catalogue(
     rows: dict[str, SessionRow] = {}
     home_findings: list[Finding] = []
     visible = [n for n in scan.names if not n.startswith("_")]
+    prefix = dir_str if dir_str.endswith(os.sep) else dir_str + os.sep  # os.path.join, 10,000 times
+    sidecar = scan.sidecar
     for name in visible:
         if not name.endswith(".json"):
             continue
-        sid = name[: -len(".json")]
-        path = os.path.join(dir_str, name)
-        facts, st, read_error = scan.sidecar(name)
+        sid = name[:-5]
+        path = prefix + name
+        facts, st, read_error = sidecar(name)
         if read_error is not None:
             summary = SidecarSummary(sid, path, 0, 0.0, error=read_error)
         else:
-            summary = _summary(sid, path, st, facts)
-        row = rows.setdefault(summary.session_id, SessionRow(summary.session_id))
+            summary = SidecarSummary(sid, path, st.st_size, st.st_mtime, facts["meta"], facts["error"],
+                                     facts["marker"])
+        row = rows[sid] = SessionRow(sid)  # names are unique: no row exists yet
         row.sidecar = summary
         if not summary.error:
-            title = summary.meta.get("title")
-            row.title = title if isinstance(title, str) else ""
-            prof = summary.meta.get("profile")
-            row.profile = prof if isinstance(prof, str) and prof else "default"
+            meta = summary.meta
+            title = meta.get("title")
+            row.title = title if title.__class__ is str else ""
+            prof = meta.get("profile")
+            row.profile = prof if prof.__class__ is str and prof else "default"
     for name in visible:
         if not name.endswith(".json.bak"):
             continue
@@ -333,7 +337,7 @@ def build_catalogue(
                         if not row.title and isinstance(rec.get("title"), str):
                             row.title = rec["title"]
     for row in rows.values():
-        row.freeze()
+        row.complete = True  # its last_activity is worked out on first use, then kept
         _sidecar_findings(row, now)
         if not is_safe_session_id(row.session_id):
             row.findings.append(Finding("unsafe_session_id", ERROR,
