@@ -72,8 +72,8 @@ def specs(quick: bool = False) -> list[Spec]:
              group="gui"),
         Spec("core.first_rows", "   core: sidecar scan (no state.db/audit)", ["core_first_rows"]),
         Spec("core.catalogue", "   core: load_catalogue()", ["core_catalogue"]),
-        Spec("core.journal.first", "   core: RawJournal first 50 lines", ["core_journal"], key="first"),
-        Spec("core.journal.indexed", "   core: RawJournal.stats()", ["core_journal"], key="indexed"),
+        Spec("core.journal.first", "   core: journal glance, first 50 lines", ["core_journal"], key="first"),
+        Spec("core.journal.indexed", "   core: journal one-pass index + stats", ["core_journal"], key="indexed"),
     ]
     for action in ACTIONS:
         rows.append(Spec(f"plan.{action}", f"5. plan {action}", ["core_plan", "--action", action]))
