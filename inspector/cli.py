@@ -10,13 +10,15 @@ import argparse
 import json
 import sys
 import time
+from typing import TYPE_CHECKING
 
 from inspector import __version__
-from inspector.actions import default_clock, make_context, plan_action
 from inspector.home import Home, HomeError, check_readable, locate_home
-from inspector.plan import ApplyError, Plan, WriteLog, apply_plan, render_diff, undo_write
 from inspector.repair import ACTION_MODULES, HOME_WIDE, action_module
 from inspector.textsafe import safe_text
+
+if TYPE_CHECKING:  # the repair machinery is imported by the commands that write (audit stays light)
+    from inspector.plan import Plan, WriteLog
 
 
 class UsageError(Exception):
@@ -164,6 +166,8 @@ def _plan_json(plans: list[Plan], written: list[dict]) -> dict:
 
 
 def _apply(plan: Plan, log: WriteLog) -> dict:
+    from inspector.plan import ApplyError, apply_plan
+
     try:
         rec = apply_plan(plan, log)
     except (ApplyError, OSError) as exc:
@@ -178,6 +182,9 @@ def _plan_and_write(args: argparse.Namespace, home: Home, clock) -> tuple[list[P
     before it is written: every save also rewrites ``_index.json``, so a plan made before the
     previous session's write would (rightly) be refused as stale.
     """
+    from inspector.actions import make_context, plan_action
+    from inspector.plan import WriteLog
+
     session_id = None if args.all else args.session_id
     ctx = make_context(home, clock)
     log = WriteLog.default()
@@ -196,6 +203,9 @@ def _plan_and_write(args: argparse.Namespace, home: Home, clock) -> tuple[list[P
 
 
 def cmd_repair(args: argparse.Namespace) -> int:
+    from inspector.actions import default_clock
+    from inspector.plan import render_diff
+
     home = _home(args)
     clock = default_clock(home, args.now, args.server_started_at)
     plans, written = _plan_and_write(args, home, clock)
@@ -224,6 +234,8 @@ def cmd_repair(args: argparse.Namespace) -> int:
 
 
 def cmd_history(args: argparse.Namespace) -> int:
+    from inspector.plan import WriteLog
+
     log = WriteLog.default()
     records = log.records()
     if args.json:
@@ -241,6 +253,8 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 
 def cmd_undo(args: argparse.Namespace) -> int:
+    from inspector.plan import ApplyError, WriteLog, undo_write
+
     log = WriteLog.default()
     try:
         rec = undo_write(args.write_id, log)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import multiprocessing
 import os
 import stat
 import threading
@@ -15,6 +14,7 @@ from pathlib import Path
 from inspector.catalogue import Catalogue, SessionRow, add_hermes_audit, build_catalogue, newest_first
 from inspector.export import format_time
 from inspector.findings import Finding
+from inspector.forked import Forked, ForkedError
 from inspector.home import Home
 from inspector.repair.audit import HermesAuditError, audit_session_recovery
 from inspector.session_detail import RunInfo, SessionDetail
@@ -167,13 +167,9 @@ def _catalogue(home: Home, scan: SessionDirScan, now: float, with_hermes_audit: 
     return cat, audit, error
 
 
-_ASIDE: tuple[Home, SessionDirScan] | None = None  # what the forked copy audits (inherited, not sent)
-
-
-def _audit_job() -> tuple:
+def _audit_job(home: Home, scan: SessionDirScan) -> tuple:
     """In the forked copy: hermes' audit, with its error taken apart (it does not pickle whole)
     and the turn-journal facts it looked at, for this process's cache."""
-    home, scan = _ASIDE
     audit, error = hermes_audit(home, scan)
     turn = {}
     if scan.cache is not None:
@@ -184,28 +180,22 @@ def _audit_job() -> tuple:
     return None, (str(error), error.partial_report, list(error.errors)), turn
 
 
-def _start_audit_aside(home: Home, scan: SessionDirScan):
-    """``(pool, pending result)`` of :func:`_audit_job` in a forked process, or None when this
-    process may not fork (see ``scan.can_fork``) or the home is too small to be worth it."""
-    global _ASIDE
+def _start_audit_aside(home: Home, scan: SessionDirScan) -> Forked | None:
+    """:func:`_audit_job` running in a forked copy of this process, or None when this process may
+    not fork (see ``scan.can_fork``) or the folder is too small to be worth it."""
     if len(scan.names) < AUDIT_ASIDE_MIN_FILES or not can_fork():
         return None
-    _ASIDE = (home, scan)  # the fork below copies it: the scan's facts are not pickled and sent
     try:
-        pool = multiprocessing.get_context("fork").Pool(1)
-    except (OSError, ValueError):
+        return Forked(lambda: _audit_job(home, scan))
+    except OSError:
         return None
-    finally:
-        _ASIDE = None
-    return pool, pool.apply_async(_audit_job)
 
 
-def _finish_audit(home: Home, scan: SessionDirScan, pending) -> tuple[dict | None, HermesAuditError | None]:
+def _finish_audit(home: Home, scan: SessionDirScan, pending: Forked | None) -> tuple[dict | None, HermesAuditError | None]:
     if pending is not None:
-        pool, result = pending
         try:
-            audit, error, turn = result.get()
-        except Exception:  # noqa: BLE001 - the copy failed: do it here (it raises what it raises)
+            audit, error, turn = pending.result()
+        except ForkedError:  # the copy failed: do it here (it raises what it raises)
             pass
         else:
             if scan.cache is not None:
@@ -214,8 +204,6 @@ def _finish_audit(home: Home, scan: SessionDirScan, pending) -> tuple[dict | Non
                 return audit, None
             message, partial, errors = error
             return None, HermesAuditError(message, partial_report=partial, errors=errors)
-        finally:
-            pool.terminate()
     return hermes_audit(home, scan)
 
 

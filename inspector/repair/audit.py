@@ -17,7 +17,7 @@ warning instead of crashing.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -190,6 +190,29 @@ def _journal_items(session_dir: Path, snap: FileSnapshot, errors: list[str], sca
     return items
 
 
+class _Background:
+    """``fn(*args, **kwargs)`` in a thread; :meth:`result` joins it and returns or raises its outcome."""
+
+    def __init__(self, fn, *args, **kwargs) -> None:
+        self._outcome: tuple[bool, Any] = (False, None)
+
+        def run() -> None:
+            try:
+                self._outcome = (True, fn(*args, **kwargs))
+            except BaseException as exc:  # noqa: BLE001 - raised again by result()
+                self._outcome = (False, exc)
+
+        self._thread = threading.Thread(target=run, name="audit-state-db", daemon=True)
+        self._thread.start()
+
+    def result(self) -> Any:
+        self._thread.join()
+        ok, value = self._outcome
+        if not ok:
+            raise value
+        return value
+
+
 def _report(items: list[dict], live_count: int) -> dict:
     summary = {"ok": live_count, REPAIRABLE: 0, UNSAFE: 0}
     for item in items:
@@ -226,15 +249,14 @@ def audit_session_recovery(
 
     # state.db is read in a second thread while this one looks at the files (SQLite lets go of
     # the GIL while it runs a query); the items keep hermes' order.
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="audit-state-db") as pool:
-        rows_future = pool.submit(
-            read_missing_sidecar_rows, session_dir, state_db_path, include_empty=True,
-            sidecar_exists=sidecar_exists, is_tombstoned=lambda sid: is_durably_tombstoned(session_dir, sid, snap),
-        )
-        tombstoned_baks: set[str] = set()
-        items = _live_items(session_dir, live_names, snap, scan)
-        items += _orphan_items(session_dir, state_db_path, snap, tombstoned_baks, scan)
-        rows = rows_future.result()
+    rows_thread = _Background(
+        read_missing_sidecar_rows, session_dir, state_db_path, include_empty=True,
+        sidecar_exists=sidecar_exists, is_tombstoned=lambda sid: is_durably_tombstoned(session_dir, sid, snap),
+    )
+    tombstoned_baks: set[str] = set()
+    items = _live_items(session_dir, live_names, snap, scan)
+    items += _orphan_items(session_dir, state_db_path, snap, tombstoned_baks, scan)
+    rows = rows_thread.result()
     deleted_row_ids = {str(r.get("id") or "") for r in rows if r.get("_state_db_deleted_webui_tombstone")}
     items += _index_items(session_dir, live_ids, deleted_row_ids, snap, scan)
     items += _state_row_items(rows, tombstoned_baks)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import multiprocessing
 import os
 import stat
 import sys
@@ -29,6 +28,7 @@ import weakref
 from pathlib import Path
 from typing import Any
 
+from inspector.forked import Forked, ForkedError
 from inspector.store.jsonfmt import NotARegularFile, fast_loads, read_regular
 from inspector.store.sidecar import pending_retry_marker
 from inspector.store.turn_journal import TURN_JOURNAL_DIR, TurnJournalError, shard_audit_facts
@@ -240,8 +240,7 @@ PARALLEL_MIN_FILES = 256  # fewer files than this are parsed in this process onl
 def can_fork() -> bool:
     """A forked helper is safe here: a POSIX fork, and no Qt in this process (a process that has
     started Qt must never fork; the window scans in a spawned child, where this is true)."""
-    return (hasattr(os, "fork") and "fork" in multiprocessing.get_all_start_methods()
-            and "PySide6.QtCore" not in sys.modules)
+    return hasattr(os, "fork") and "PySide6.QtCore" not in sys.modules
 
 
 def _read_sidecars(dir_str: str, names: list[tuple[str, bool]]) -> list[tuple]:
@@ -372,13 +371,15 @@ class SessionDirScan:
         theirs_todo = [(n, w) for _, n, w in todo[0::2]]
         mine_todo = [(n, w) for _, n, w in todo[1::2]]
         try:
-            ctx = multiprocessing.get_context("fork")
-            with ctx.Pool(1) as pool:
-                pending = pool.apply_async(_read_sidecars, (self._dir_str, theirs_todo))
-                mine = _read_sidecars(self._dir_str, mine_todo)
-                theirs = pending.get()
-        except Exception:  # noqa: BLE001 - a second process is an optimisation: do it here instead
-            mine = _read_sidecars(self._dir_str, mine_todo)
+            pending = Forked(lambda: _read_sidecars(self._dir_str, theirs_todo))
+        except OSError:  # no second process: all of it here
+            pending = None
+        mine = _read_sidecars(self._dir_str, mine_todo)
+        try:
+            theirs = pending.result() if pending is not None else None
+        except ForkedError:
+            theirs = None
+        if theirs is None:
             theirs = _read_sidecars(self._dir_str, theirs_todo)
         for name, facts, st, error, started in mine + theirs:
             self._facts[name] = (facts, st, error)

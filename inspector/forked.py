@@ -1,0 +1,60 @@
+"""A function run in a forked copy of this process, for work that should use the second core.
+
+The copy inherits everything already in memory (the facts a scan has read: nothing is pickled to
+it); only its result comes back, pickled through a pipe. Lighter than ``multiprocessing`` (no
+import, no pool threads). Callers fork only where it is safe: a POSIX system and no Qt in the
+process (see :func:`inspector.store.scan.can_fork`), and before they start threads of their own.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+from collections.abc import Callable
+from typing import Any
+
+
+class ForkedError(RuntimeError):
+    """The forked copy failed (its error's type and message) or died."""
+
+
+class Forked:
+    """``fn()`` running in a forked copy; :meth:`result` waits for it."""
+
+    def __init__(self, fn: Callable[[], Any]) -> None:
+        read_fd, write_fd = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the copy: work, write the result, leave without running anything else
+            try:
+                os.close(read_fd)
+                try:
+                    payload = pickle.dumps((True, fn()), protocol=pickle.HIGHEST_PROTOCOL)
+                except BaseException as exc:  # noqa: BLE001 - reported to the parent
+                    payload = pickle.dumps((False, f"{type(exc).__name__}: {exc}"))
+                view = memoryview(payload)
+                while view:
+                    view = view[os.write(write_fd, view):]
+            finally:
+                os._exit(0)
+        os.close(write_fd)
+        self._pid = pid
+        self._fd = read_fd
+
+    def result(self) -> Any:
+        """The copy's return value; ForkedError when it raised or died."""
+        chunks = []
+        try:
+            while True:
+                chunk = os.read(self._fd, 1 << 20)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+        finally:
+            os.close(self._fd)
+            os.waitpid(self._pid, 0)
+        if not chunks:
+            raise ForkedError("the forked process ended without a result")
+        ok, value = pickle.loads(b"".join(chunks))
+        if not ok:
+            raise ForkedError(value)
+        return value

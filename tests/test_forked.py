@@ -1,0 +1,39 @@
+"""A function run in a forked copy of the process."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from inspector.forked import Forked, ForkedError
+
+BIG = list(range(300_000))  # inherited by the copy, never sent to it
+
+
+def test_result_comes_back_and_memory_is_inherited():
+    marker = {"set here": [1, 2.5, "é"]}
+    assert Forked(lambda: (sum(BIG), marker)).result() == (sum(BIG), marker)
+
+
+def test_a_big_result_is_read_whole():
+    data = os.urandom(3 << 20)
+    assert Forked(lambda: data).result() == data
+
+
+def test_an_error_in_the_copy_is_raised_here():
+    def boom():
+        raise ValueError("nope")
+
+    with pytest.raises(ForkedError, match="ValueError: nope"):
+        Forked(boom).result()
+
+
+def test_a_copy_that_dies_is_reported():
+    with pytest.raises(ForkedError, match="without a result"):
+        Forked(lambda: os._exit(3)).result()
+
+
+def test_an_unpicklable_result_is_an_error():
+    with pytest.raises(ForkedError, match="pickle|Pickl"):
+        Forked(lambda: (lambda: None)).result()
