@@ -27,7 +27,6 @@ from pathlib import Path
 import pytest
 
 import inspector.plan as planmod
-from inspector import cli
 from inspector.actions import make_context, plan_action, running_warning
 from inspector.home import locate_home, webui_pid
 from inspector.plan import ApplyError, WriteLog, apply_plan
@@ -288,13 +287,13 @@ def test_the_cli_names_the_file_hermes_changed_and_writes_nothing(tmp_path: Path
     d, _ = demo(tmp_path / "home")
     sid = d.sessions["stale_pending"]
     live = d.session_dir / f"{sid}.json"
-    real_apply = cli.apply_plan
+    real_apply = planmod.apply_plan
 
     def hermes_saves_first(plan, log, **kw):
         live.write_bytes(live.read_bytes().replace(b'"title"', b'"title" ', 1))
         return real_apply(plan, log, **kw)
 
-    monkeypatch.setattr(cli, "apply_plan", hermes_saves_first)
+    monkeypatch.setattr(planmod, "apply_plan", hermes_saves_first)  # the CLI imports it when it writes
     code, out, _ = run_cli("repair", sid, "--action", "repair-interrupted", "--home", str(d.home), "--write")
     saved = live.read_bytes()
     assert code == 1

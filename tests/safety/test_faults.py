@@ -144,7 +144,7 @@ def test_the_cli_says_not_written_and_why(tmp_path, monkeypatch, capsys) -> None
     live = d.session_dir / f"{sid}.json"
     before = live.read_bytes()
     injector = Injector(monkeypatch, 7, errno.ENOSPC, active=False)
-    real_apply = cli.apply_plan
+    real_apply = planmod.apply_plan
 
     def apply_counting(*args, **kwargs):
         injector.active = True  # count the disk calls of the write only, not of planning
@@ -153,7 +153,7 @@ def test_the_cli_says_not_written_and_why(tmp_path, monkeypatch, capsys) -> None
         finally:
             injector.active = False
 
-    monkeypatch.setattr(cli, "apply_plan", apply_counting)
+    monkeypatch.setattr(planmod, "apply_plan", apply_counting)  # the CLI imports it when it writes
     code = cli.main(["repair", sid, "--action", "restore-backup", "--home", str(d.home), "--write"])
     out = capsys.readouterr().out
     assert code == 1
