@@ -9,21 +9,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from inspector.store.jsonfmt import dumps_pretty_fast, loads_bytes_fast, loads_or_none
-from inspector.store.sidecar import (
-    _BOOL_KEYS,
-    _DICT_KEYS,
-    _META_DEFAULTS,
-    _ZERO_IF_NULL,
-    LoadedSession,
-    _positive_int_or_none,
-    _strip_or_none,
-    resolve_path,
-)
+from inspector.store.sidecar import LoadedSession, load_session, resolve_path
 
 INDEX_NAME = "_index.json"
 
@@ -197,7 +188,6 @@ def index_path(session_dir: Path) -> Path:
 # ---------------------------------------------------------------- rows straight from parsed sidecars
 
 
-_CONTAINER_DEFAULTS = tuple((k, d) for k, d in _META_DEFAULTS if isinstance(d, (list, dict)))
 
 
 class PathResolver:
@@ -225,62 +215,9 @@ class PathResolver:
         return got[0]
 
 
-def load_for_index(raw: dict, *, now: float, resolve: Callable[[str], str]) -> LoadedSession:
-    """:func:`~inspector.store.sidecar.load_session` of a parsed sidecar, for ``compact()``.
-
-    The same coercions in the same order (so the same value, or the same exception), with the
-    paths resolved by ``resolve`` (a :class:`PathResolver`) and without ``dropped_keys``.
+def load_for_index(raw: dict, *, now: float, resolve: PathResolver) -> LoadedSession:
+    """:func:`~inspector.store.sidecar.load_session` of a parsed sidecar, for ``compact()``: the
+    paths resolved by ``resolve`` (one ``realpath`` per distinct value), no ``dropped_keys``.
     ``tests/store/test_index_rows.py`` holds it to ``load_session`` on every fixture and on
-    generated sidecars.
-    """
-    get = raw.get
-    data: dict[str, Any] = {key: get(key, default) for key, default in _META_DEFAULTS}
-    for key, default in _CONTAINER_DEFAULTS:
-        if key not in raw:
-            data[key] = type(default)()  # a fresh [] / {} per session, as Session.__init__ makes
-    if not data["session_id"]:
-        data["session_id"] = None
-    for key in _BOOL_KEYS:
-        data[key] = bool(data[key])
-    for key in _ZERO_IF_NULL:
-        if data[key] is None:
-            data[key] = 0
-    for key in _DICT_KEYS:
-        if not isinstance(data[key], dict):
-            data[key] = {}
-    if isinstance(data["model_provider"], str):
-        data["model_provider"] = data["model_provider"].strip().lower()
-    if not data["project_id"]:
-        data["project_id"] = None
-    for key in ("created_at", "updated_at"):
-        if not data[key]:
-            data[key] = now
-    data["post_compression_context_tokens_estimate"] = _positive_int_or_none(
-        data["post_compression_context_tokens_estimate"]
-    )
-    for key in ("compression_recovery_source_session_id", "compression_recovery_action"):
-        data[key] = _strip_or_none(data[key])
-    if not isinstance(data["gateway_routing"], dict):
-        data["gateway_routing"] = None
-    if not isinstance(data["gateway_routing_history"], list):
-        data["gateway_routing_history"] = []
-    if data["pending_attachments"] is None:
-        data["pending_attachments"] = []
-    ws = data["workspace"]
-    data["workspace"] = resolve(ws if isinstance(ws, str) else "")
-    cws = data["created_workspace"]
-    data["created_workspace"] = resolve(cws) if isinstance(cws, str) and cws else data["workspace"]
-    for key in ("worktree_path", "worktree_repo_root"):
-        if isinstance(data[key], str) and data[key]:
-            data[key] = resolve(data[key])
-    messages = raw.get("messages")
-    tool_calls = raw.get("tool_calls")
-    scenes = raw.get("anchor_activity_scenes")
-    context = raw.get("context_messages")
-    data["messages"] = messages if isinstance(messages, list) else []
-    data["tool_calls"] = tool_calls if isinstance(tool_calls, list) else []
-    data["anchor_activity_scenes"] = scenes if isinstance(scenes, dict) else {}
-    data["context_messages"] = context if isinstance(context, list) else []
-    hint = raw.get("message_count")
-    count_hint = hint if isinstance(hint, int) and not isinstance(hint, bool) and hint >= 0 else None
-    return LoadedSession(data=data, count_hint=count_hint)
+    generated sidecars."""
+    return load_session(raw, now=now, cwd=resolve.cwd, resolve=resolve, dropped_keys=False)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -95,6 +96,7 @@ BULK_KEYS = ("messages", "tool_calls", "anchor_activity_scenes")
 EXTRA_KEYS = ("context_messages",)
 SAVED_KEYS = META_KEYS + ("message_count", "anchor_scene_index") + BULK_KEYS + EXTRA_KEYS
 
+_CONTAINER_DEFAULTS = tuple((k, d) for k, d in _META_DEFAULTS if isinstance(d, (list, dict)))
 _BOOL_KEYS = (
     "pinned", "archived", "pre_compression_snapshot", "llm_title_generated", "manual_title",
     "is_cli_session", "read_only",
@@ -166,14 +168,19 @@ class LoadedSession:
         return self.data["session_id"]
 
 
-def load_session(raw: dict, *, now: float, cwd: Path) -> LoadedSession:
-    """Build the in-memory session hermes would build from a parsed sidecar dict."""
-    data: dict[str, Any] = {}
-    for key, default in _META_DEFAULTS:
-        value = raw.get(key, default)
-        if isinstance(default, (list, dict)) and key not in raw:
-            value = type(default)()
-        data[key] = value
+def load_session(raw: dict, *, now: float, cwd: Path, resolve: Callable[[str], str] | None = None,
+                 dropped_keys: bool = True) -> LoadedSession:
+    """Build the in-memory session hermes would build from a parsed sidecar dict.
+
+    ``resolve`` resolves a workspace path (default: :func:`resolve_path` against ``cwd``; an index
+    rebuild passes one that answers each distinct value once). ``dropped_keys=False`` skips listing
+    the keys hermes does not save (the index needs only the fields).
+    """
+    get = raw.get
+    data: dict[str, Any] = {key: get(key, default) for key, default in _META_DEFAULTS}
+    for key, default in _CONTAINER_DEFAULTS:
+        if key not in raw:
+            data[key] = type(default)()  # a fresh [] / {} per session, as Session.__init__ makes
     if not data["session_id"]:
         # hermes invents a random id here; we cannot reproduce randomness, callers refuse.
         data["session_id"] = None
@@ -203,13 +210,16 @@ def load_session(raw: dict, *, now: float, cwd: Path) -> LoadedSession:
         data["gateway_routing_history"] = []
     if data["pending_attachments"] is None:
         data["pending_attachments"] = []
+    if resolve is None:
+        def resolve(value: str) -> str:
+            return resolve_path(value, cwd)
     ws = data["workspace"]
-    data["workspace"] = resolve_path(ws if isinstance(ws, str) else "", cwd)
+    data["workspace"] = resolve(ws if isinstance(ws, str) else "")
     cws = data["created_workspace"]
-    data["created_workspace"] = resolve_path(cws, cwd) if isinstance(cws, str) and cws else data["workspace"]
+    data["created_workspace"] = resolve(cws) if isinstance(cws, str) and cws else data["workspace"]
     for key in ("worktree_path", "worktree_repo_root"):
         if isinstance(data[key], str) and data[key]:
-            data[key] = resolve_path(data[key], cwd)
+            data[key] = resolve(data[key])
     messages = raw.get("messages")
     tool_calls = raw.get("tool_calls")
     scenes = raw.get("anchor_activity_scenes")
@@ -220,7 +230,7 @@ def load_session(raw: dict, *, now: float, cwd: Path) -> LoadedSession:
     data["context_messages"] = context if isinstance(context, list) else []
     hint = raw.get("message_count")
     count_hint = hint if isinstance(hint, int) and not isinstance(hint, bool) and hint >= 0 else None
-    dropped = [k for k in raw if k not in SAVED_KEYS]
+    dropped = [k for k in raw if k not in SAVED_KEYS] if dropped_keys else []
     return LoadedSession(data=data, count_hint=count_hint, dropped_keys=dropped)
 
 
