@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-import stat
 import threading
 import time
 from collections.abc import Iterator
@@ -26,8 +25,15 @@ from inspector.store.journal import (
     is_valid_journal_id,
 )
 from inspector.store.journal_raw import RawJournal
-from inspector.store.jsonfmt import read_regular
-from inspector.store.scan import JOURNAL, STATE_DB, TURN, FactCache, SessionDirScan, can_fork
+from inspector.store.scan import (
+    JOURNAL,
+    STATE_DB,
+    TURN,
+    FactCache,
+    SessionDirScan,
+    cached_file_facts,
+    can_fork,
+)
 from inspector.store.turn_journal import turn_journal_session_ids
 from inspector.textsafe import one_line, safe_text
 
@@ -220,31 +226,18 @@ def _journal_facts(path: Path, cache: FactCache | None) -> dict | None:
 
     The same verdicts as ``read_run_events``; derived facts are cached by file identity.
     """
-    started = time.time_ns()
-    st = None
-    if cache is not None:
-        try:
-            st = os.stat(path)
-        except OSError:
-            st = None
-        if st is not None and stat.S_ISREG(st.st_mode):
-            facts = cache.get(JOURNAL, str(path), st)
-            if facts is not None:
-                return facts
     try:
-        data, st = read_regular(path)
-    except FileNotFoundError:
-        return None
+        return cached_file_facts(cache, JOURNAL, str(path), path, _dropped_line_facts)
     except OSError as exc:
         return {"unreadable": str(exc), "malformed": 0, "first": None}
+
+
+def _dropped_line_facts(data: bytes) -> dict:
     try:
         count, first = dropped_lines(data)
-        facts = {"unreadable": None, "malformed": count, "first": first}
     except JournalUnreadable as exc:
-        facts = {"unreadable": str(exc), "malformed": 0, "first": None}
-    if cache is not None:
-        cache.put(JOURNAL, str(path), st, facts, started)
-    return facts
+        return {"unreadable": str(exc), "malformed": 0, "first": None}
+    return {"unreadable": None, "malformed": count, "first": first}
 
 
 def _journal_findings(session_dir: Path, cache: FactCache | None = None) -> list[Finding]:

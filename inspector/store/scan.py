@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 import weakref
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -231,6 +232,30 @@ def sidecar_facts(data: bytes, *, want_texts: bool) -> dict:
     if not isinstance(meta.get("message_count"), int):
         meta["message_count"] = len(messages)
     facts["meta"] = meta
+    return facts
+
+
+def cached_file_facts(cache: FactCache | None, kind: str, key: str, path: Path,
+                      derive: Callable[[bytes], dict]) -> dict | None:
+    """``derive(the file's bytes)``, answered by ``cache`` while the file's identity is unchanged
+    (and stored there otherwise); None when the file does not exist. Other OSErrors propagate."""
+    started = time.time_ns()
+    if cache is not None:
+        try:
+            st = os.stat(path)
+        except (OSError, ValueError):
+            st = None
+        if st is not None and stat.S_ISREG(st.st_mode):
+            facts = cache.get(kind, key, st)
+            if facts is not None:
+                return facts
+    try:
+        data, st = read_regular(path)
+    except FileNotFoundError:
+        return None
+    facts = derive(data)
+    if cache is not None:
+        cache.put(kind, key, st, facts, started)
     return facts
 
 
@@ -481,27 +506,11 @@ class SessionDirScan:
     def turn_shard_facts(self, path: Path) -> dict | None:
         """:func:`~inspector.store.turn_journal.shard_audit_facts` of one turn-journal shard, None
         when it does not exist. Raises TurnJournalError (hermes' failure) when it cannot be read."""
-        key = f"{TURN_JOURNAL_DIR}/{path.name}"
-        started = time.time_ns()
-        if self.cache is not None:
-            try:
-                st = os.stat(path)
-            except (OSError, ValueError):
-                st = None
-            if st is not None and stat.S_ISREG(st.st_mode):
-                facts = self.cache.get(TURN, key, st)
-                if facts is not None:
-                    return facts
         try:
-            data, st = read_regular(path)
-        except FileNotFoundError:
-            return None
+            return cached_file_facts(self.cache, TURN, f"{TURN_JOURNAL_DIR}/{path.name}", path,
+                                     lambda data: shard_audit_facts(data, path.name))
         except OSError as exc:
             raise TurnJournalError(f"turn journal {path.name} cannot be read: {exc}") from exc
-        facts = shard_audit_facts(data, path.name)
-        if self.cache is not None:
-            self.cache.put(TURN, key, st, facts, started)
-        return facts
 
     def turn_journal_shards(self, sid: str) -> list[str]:
         """Sorted names matching ``<sid>~*.jsonl`` (``sid`` holds only ``A-Z a-z 0-9 _ . -``)."""
