@@ -259,8 +259,7 @@ def build_catalogue(
         if read_error is not None:
             summary = SidecarSummary(sid, path, 0, 0.0, error=read_error)
         else:
-            summary = SidecarSummary(sid, path, st.st_size, st.st_mtime, facts["meta"], facts["error"],
-                                     facts["marker"])
+            summary = _summary(sid, path, st, facts)
         row = rows[sid] = SessionRow(sid)  # names are unique: no row exists yet
         row.sidecar = summary
         if not summary.error:

@@ -29,7 +29,6 @@ from inspector.store.backup import (
     session_id_of_bak,
 )
 from inspector.store.files import FileSnapshot
-from inspector.store.jsonfmt import loads_or_none
 from inspector.store.scan import SessionDirScan
 from inspector.store.statedb import SessionPresence, read_missing_sidecar_rows
 from inspector.store.turn_journal import (
@@ -117,17 +116,6 @@ def _orphan_items(session_dir: Path, state_db: Path | None, snap: FileSnapshot,
             else:
                 items.append(_item(sid, "orphan_backup_without_state_row", UNSAFE, "manual_review", -1, count))
     return items
-
-
-def read_index_session_ids(data: bytes | None) -> set[str]:
-    """hermes' ``_read_index_session_ids``: string ``session_id``s of object rows of a list."""
-    return _index_ids(loads_or_none(data))
-
-
-def _index_ids(rows: object) -> set[str]:
-    if not isinstance(rows, list):
-        return set()
-    return {r["session_id"] for r in rows if isinstance(r, dict) and isinstance(r.get("session_id"), str)}
 
 
 def _index_items(session_dir: Path, live_ids: set[str], deleted_row_ids: set[str],
