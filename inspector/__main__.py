@@ -1,3 +1,3 @@
-from inspector.cli import main
+from inspector.cli import run
 
-raise SystemExit(main())
+run()

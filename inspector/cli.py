@@ -7,7 +7,9 @@ written, 2 bad usage or a home that cannot be read.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
+import os
 import sys
 import time
 from typing import TYPE_CHECKING
@@ -290,9 +292,7 @@ def _run_gui(args: argparse.Namespace) -> int:
     return run_app(args)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+def _dispatch(args: argparse.Namespace) -> int:
     try:
         if args.command is None:
             return _run_gui(args)
@@ -304,5 +304,34 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
 
+def main(argv: list[str] | None = None) -> int:
+    return _dispatch(build_parser().parse_args(argv))
+
+
+# Commands that only read and print: once their output is flushed, nothing is left to do.
+READ_ONLY_COMMANDS = frozenset({"audit", "list", "show", "journal", "history"})
+
+
+def run() -> None:
+    """The ``hermes-inspector`` program (and ``python -m inspector``): :func:`main` on
+    ``sys.argv``. A read-only command's process ends as soon as its output is out, without a
+    garbage collection over the catalogue it built and without freeing its hundred thousand
+    objects one by one (together about 40 ms of a 10,000-session audit). The window and the
+    commands that write exit the normal way, with every ``finally`` and ``atexit`` handler."""
+    args = build_parser().parse_args()
+    if args.command not in READ_ONLY_COMMANDS:
+        raise SystemExit(_dispatch(args))
+    gc.disable()  # a short run: its few cycles are freed by the exit
+    code = _dispatch(args)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BrokenPipeError:  # the reader went away (`| head`): as main() treats it
+        pass
+    except OSError:
+        code = code or 1
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run()

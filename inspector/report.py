@@ -7,8 +7,9 @@ import gc
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from inspector.catalogue import Catalogue, SessionRow, add_hermes_audit, build_catalogue, newest_first
 from inspector.export import format_time
@@ -156,21 +157,26 @@ def _plain_records(records: list[dict]) -> bool:
     return True
 
 
-def _catalogue(home: Home, scan: SessionDirScan, now: float, with_hermes_audit: bool):
-    # every sidecar and .bak is parsed up front (in two processes when the cache knows few of
-    # them); the user texts only of sessions with a turn journal (hermes' audit compares them)
+def _catalogue(home: Home, scan: SessionDirScan, now: float, with_hermes_audit: bool,
+               while_waiting: Callable[[], Any] | None = None):
+    """(catalogue, hermes' audit, its error, ``while_waiting()``): the catalogue built here while
+    hermes' audit runs in a forked copy, and ``while_waiting`` run here before its result is
+    awaited."""
+    # hermes' audit reads the facts of a few files only (the sidecars with a .bak, those with a
+    # turn journal), so its copy is forked first, before any thread starts: it works while this
+    # process reads every sidecar's facts (in two processes when the cache knows few of them;
+    # the user texts only of sessions with a turn journal) and builds the catalogue.
+    pending = _start_audit_aside(home, scan) if with_hermes_audit else None
     texts_for = {f"{sid}.json" for sid in turn_journal_session_ids(home.session_dir, scan)}
     scan.prefetch(scan.live_names() + scan.bak_names(), texts_for)
-    # hermes' audit runs in a forked copy of this process (it shares the facts just read) while
-    # this one builds the catalogue: both cores work. Forked before any thread starts.
-    pending = _start_audit_aside(home, scan) if with_hermes_audit else None
     reader = _StateDbPrefetch(home, scan.cache)
     cat = build_catalogue(home, now=now, state_db_reader=reader, scan=scan)
+    extra = while_waiting() if while_waiting is not None else None
     audit = error = None
     if with_hermes_audit:
         audit, error = _finish_audit(home, scan, pending)
         add_hermes_audit(cat, audit if error is None else error.partial_report)
-    return cat, audit, error
+    return cat, audit, error, extra
 
 
 def _audit_job(home: Home, scan: SessionDirScan) -> tuple:
@@ -216,7 +222,7 @@ def _finish_audit(home: Home, scan: SessionDirScan, pending: Forked | None) -> t
 def load_catalogue(home: Home, *, now: float, with_hermes_audit: bool = True) -> Catalogue:
     with gc_paused():
         scan = _scan(home)
-        cat, _, _ = _catalogue(home, scan, now, with_hermes_audit)
+        cat, _, _, _ = _catalogue(home, scan, now, with_hermes_audit)
         _save(scan)
         return cat
 
@@ -273,8 +279,8 @@ def full_audit(home: Home, *, now: float) -> dict:
     """hermes' audit (``status``/``summary``/``items``, exactly) plus the inspector's own findings."""
     with gc_paused():
         scan = _scan(home)
-        cat, audit, error = _catalogue(home, scan, now, True)
-        journal_findings = _journal_findings(home.session_dir, scan.cache)
+        cat, audit, error, journal_findings = _catalogue(
+            home, scan, now, True, lambda: _journal_findings(home.session_dir, scan.cache))
         _save(scan)
     findings = list(cat.home_findings)
     with_findings = [r for r in cat.rows.values() if r.findings]  # the same order as sorted_rows()

@@ -30,13 +30,17 @@ from pathlib import Path
 from typing import Any
 
 from inspector.forked import Forked, ForkedError
-from inspector.store.jsonfmt import NotARegularFile, fast_loads, read_regular
+from inspector.store.jsonfmt import NotARegularFile, fast_loads, has_long_digit_run, read_regular
 from inspector.store.sidecar import pending_retry_marker
 from inspector.store.turn_journal import TURN_JOURNAL_DIR, TurnJournalError, shard_audit_facts
 
 CACHE_VERSION = 3
 RACY_WINDOW_NS = 2_000_000_000
 _MARKER_FLAG = b'"_pending_journal_recovery": true'
+# A cache file that starts with _EXACT_PREFIX holds no run of 19+ digits (checked when it was
+# written), so it parses with orjson without the scan for long numbers (20 ms on 8 MB).
+_PLAIN_PREFIX = b'{"version":%d,' % CACHE_VERSION
+_EXACT_PREFIX = b'{"version":%d,"orjson_exact":true,' % CACHE_VERSION
 SIDECAR, JOURNAL, INDEX, TURN, STATE_DB = "sidecar", "journal", "index", "turn", "state_db"
 _KINDS = (SIDECAR, JOURNAL, INDEX, TURN, STATE_DB)
 
@@ -87,7 +91,7 @@ class FactCache:
     def _load(self) -> None:
         try:
             data, _ = read_regular(self.path, max_bytes=1 << 30)
-            obj = fast_loads(data)
+            obj = fast_loads(data, checked=data.startswith(_EXACT_PREFIX))
         except Exception:  # noqa: BLE001 - a corrupt cache is no cache
             return
         if not isinstance(obj, dict) or obj.get("version") != CACHE_VERSION:
@@ -160,6 +164,8 @@ class FactCache:
         try:
             text = json.dumps({"version": CACHE_VERSION, **self.entries}, ensure_ascii=True,
                               separators=(",", ":"))
+            if not has_long_digit_run(text.encode("ascii")):  # said up front: the load skips the check
+                text = _EXACT_PREFIX.decode("ascii") + text[len(_PLAIN_PREFIX):]
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             fd, tmp = tempfile.mkstemp(prefix=".scan-", dir=self.path.parent)
             try:

@@ -129,6 +129,37 @@ def test_wrong_cached_entry_for_another_file_is_not_used(home):
     assert load_catalogue(home, now=time.time()).rows["a"].title == "ok"
 
 
+@pytest.mark.parametrize("big", [12345678901234567890123, 2**63 + 1, 0.1 + 0.2])
+def test_cache_with_long_numbers_keeps_them_exact(home, big):
+    """A sidecar value with 19+ digits: the cache file is written without the orjson-exact flag,
+    so it is parsed by the stdlib, and the value comes back exactly (orjson would turn a huge
+    integer into a float)."""
+    path = home.session_dir / "a.json"
+    path.write_bytes(json.dumps({"session_id": "a", "title": "t", "updated_at": big, "messages": []},
+                                indent=2).encode())
+    load_catalogue(home, now=time.time())
+    (cache_file,) = cache_dir().glob("scan-*.json")
+    head = cache_file.read_bytes()[:40]
+    long_run = len(repr(big).replace(".", "")) >= 19
+    assert head.startswith(b'{"version":3,"orjson_exact":true,') is not long_run
+    cached = FactCache(cache_file).entries[scan_mod.SIDECAR]["a.json"][1]["meta"]["updated_at"]
+    assert cached == big and type(cached) is type(big)
+    assert load_catalogue(home, now=time.time()).rows["a"].sidecar.meta["updated_at"] == big
+
+
+def test_cache_flagged_exact_is_parsed_without_the_digit_scan(home, monkeypatch):
+    (home.session_dir / "a.json").write_bytes(_sidecar("a", 2, title="ok"))
+    load_catalogue(home, now=time.time())
+    (cache_file,) = cache_dir().glob("scan-*.json")
+    assert cache_file.read_bytes().startswith(b'{"version":3,"orjson_exact":true,')
+    scans = []
+    real = scan_mod.fast_loads
+    monkeypatch.setattr(scan_mod, "fast_loads", lambda data, checked=False: scans.append(checked) or real(
+        data, checked=checked))
+    assert FactCache(cache_file).entries[scan_mod.SIDECAR]["a.json"][1]["meta"]["title"] == "ok"
+    assert scans == [True]
+
+
 def test_unwritable_cache_dir_is_ignored(home, monkeypatch, tmp_path):
     blocker = tmp_path / "blocker"
     blocker.write_text("a file where the cache folder would go")
