@@ -250,26 +250,24 @@ def _window_class():
 
 
 class ComponentList:
-    """The session list as the window assembles it: TaskRunner -> SessionTableModel -> proxy -> view."""
+    """The session list as the window assembles it: TaskRunner -> SessionTableModel -> view."""
 
     def __init__(self):
         from PySide6.QtWidgets import QTableView
 
-        from inspector.gui.session_model import SessionFilterProxy, SessionTableModel
+        from inspector.gui.session_model import SessionTableModel
         from inspector.gui.workers import TaskRunner
 
         self.model = SessionTableModel()
-        self.proxy = SessionFilterProxy()
-        self.proxy.setSourceModel(self.model)
         self.view = QTableView()
-        self.view.setModel(self.proxy)
+        self.view.setModel(self.model)
         self.view.setSortingEnabled(True)
         self.view.resize(1200, 800)
         self.runner = TaskRunner()
         self.view.show()
 
     def row_count(self) -> int:
-        return self.proxy.rowCount()
+        return self.model.rowCount()
 
 
 def gui_list(args) -> dict:
@@ -347,7 +345,7 @@ def _gui_list_window(app, window_cls, home, args) -> dict:
     complete = args.stage == "complete"
 
     def ready() -> bool:
-        if win.proxy.rowCount() <= 0:
+        if win.model.rowCount() <= 0:
             return False
         return not complete or getattr(win, "catalogue", None) is not None
 
@@ -368,7 +366,7 @@ def _gui_list_window(app, window_cls, home, args) -> dict:
     health = {}
     for r in win.model.rows():
         health[r.health] = health.get(r.health, 0) + 1
-    return {"seconds": {"total": shown - t0, "settled": settled - t0}, "rows": win.proxy.rowCount(),
+    return {"seconds": {"total": shown - t0, "settled": settled - t0}, "rows": win.model.rowCount(),
             "path": "window", "health": health, "rss_shown_mb": rss_shown, **meter.result()}
 
 
@@ -399,7 +397,7 @@ def _gui_journal_window(window_cls, home, big: dict) -> dict:
     every line of the file in it and every line's verdict known (the journal's index)."""
     win = _window(window_cls)
     win.open_home(home)
-    _run_loop(lambda: _settled(win) and win.proxy.rowCount() > 0)
+    _run_loop(lambda: _settled(win) and win.model.rowCount() > 0)
     # start from another session, as a user would (the window may have auto-selected this one)
     other = next((r.session_id for r in win.model.rows()
                   if r.session_id != big["session_id"] and r.sidecar is not None), None)

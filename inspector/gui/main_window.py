@@ -72,7 +72,6 @@ from inspector.gui.session_model import (
     ROW_ROLE,
     SESSION_ID_ROLE,
     Column,
-    SessionFilterProxy,
     SessionTableModel,
 )
 from inspector.gui.tooltip import plain_tooltip
@@ -331,10 +330,9 @@ class MainWindow(QMainWindow):
         self._auto_select = True
         self._loaded = False
         self._restoring = False  # the list is putting the current row back after new rows came
+        self._kept_session: str | None = None  # the current row's session while the list resets
 
-        self.model = SessionTableModel(self)
-        self.proxy = SessionFilterProxy(self)
-        self.proxy.setSourceModel(self.model)
+        self.model = SessionTableModel(self)  # it sorts and filters itself: no proxy model
         self._build_list()
         self.view = SessionView()
         self.view.findings.action_clicked.connect(self.preview_action)
@@ -376,17 +374,20 @@ class MainWindow(QMainWindow):
         self.search.textChanged.connect(self._on_search)
         self.attention = QCheckBox("Needs attention")
         self.attention.setToolTip("Show only sessions with a warning or an error")
-        self.attention.toggled.connect(self.proxy.set_attention_only)
+        self.attention.toggled.connect(self.model.set_attention_only)
         self.profile = QComboBox()
         self.profile.setToolTip("Show the sessions of one profile")
         self.profile.addItem("All profiles", None)
         self.profile.currentIndexChanged.connect(
-            lambda _i: self.proxy.set_profile(self.profile.currentData()))
+            lambda _i: self.model.set_profile(self.profile.currentData()))
         self.home_label = _plain(name="HeaderDetails")
         self.home_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.table = QTableView()
         self.table.setObjectName("SessionTable")
-        self.table.setModel(self.proxy)
+        self.table.setModel(self.model)
+        # after the view's and its selection model's own handlers, which clear the current row
+        self.model.modelAboutToBeReset.connect(self._keep_current)
+        self.model.modelReset.connect(self._restore_current)
         self.table.setSortingEnabled(True)
         self.table.sortByColumn(Column.LAST_ACTIVITY, Qt.SortOrder.DescendingOrder)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -570,7 +571,7 @@ class MainWindow(QMainWindow):
         self.profile.clear()
         self.profile.addItem("All profiles", None)
         self.profile.blockSignals(False)
-        self.proxy.set_profile(None)
+        self.model.set_profile(None)
         if remember:
             self._remember_home(home)
         self._watch()
@@ -628,19 +629,26 @@ class MainWindow(QMainWindow):
 
     def _set_rows(self, entries: list, *, checking: bool = False, sorted_by=False) -> None:
         """Give the list new rows; the current session stays current (without reloading it)."""
-        if not self.model.replaces_by_reset(sorted_by):
-            self.model.set_rows(entries, checking=checking, sorted_by=sorted_by)
+        self.model.set_rows(entries, checking=checking, sorted_by=sorted_by)
+
+    def _keep_current(self) -> None:
+        # the current row's session; with none (a filter hid it), the session the view shows
+        self._kept_session = self.current_session_id() or (self.data.session_id if self.data is not None else None)
+
+    def _restore_current(self) -> None:
+        """After the list reset (new rows, another filter): the row of the session that was
+        current (or is shown) is current again, if the list shows it, and in view; it is not
+        loaded again."""
+        sid, self._kept_session = self._kept_session, None
+        pos = self.model.position(sid) if sid is not None else None
+        if pos is None:
             return
-        current = self.current_session_id()
+        index = self.model.index(pos, 0)
         self._restoring = True
         try:
-            self.model.set_rows(entries, checking=checking, sorted_by=sorted_by)
-            pos = self.model.position(current) if current is not None else None
-            index = self.proxy.mapFromSource(self.model.index(pos, 0)) if pos is not None else QModelIndex()
-            if index.isValid():
-                self.table.selectionModel().setCurrentIndex(
-                    index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
-                self.table.scrollTo(index)
+            self.table.selectionModel().setCurrentIndex(
+                index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+            self.table.scrollTo(index)
         finally:
             self._restoring = False
 
@@ -702,23 +710,23 @@ class MainWindow(QMainWindow):
     def _select_first_needing_attention(self) -> None:
         if self._first_attention and self.select_session(self._first_attention):
             return
-        if self.proxy.rowCount():
-            self.select_session(self.proxy.index(0, 0).data(SESSION_ID_ROLE))
+        if self.model.rowCount():
+            self.select_session(self.model.index(0, 0).data(SESSION_ID_ROLE))
 
     # ------------------------------------------------------------ the list
 
     def select_session(self, session_id: str) -> bool:
         """Select a session in the list (clearing filters that hide it). False when it is unknown."""
-        pos = self.model.position(session_id)
-        if pos is None:
+        if self.model.row_for(session_id) is None:
             return False
-        source = self.model.index(pos, 0)
-        index = self.proxy.mapFromSource(source)
-        if not index.isValid():
+        if self.model.position(session_id) is None:  # filtered out
             self.search.clear()
             self.attention.setChecked(False)
             self.profile.setCurrentIndex(0)
-            index = self.proxy.mapFromSource(source)
+        pos = self.model.position(session_id)
+        if pos is None:
+            return False
+        index = self.model.index(pos, 0)
         self.table.selectionModel().setCurrentIndex(
             index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
         self.table.scrollTo(index)
@@ -737,11 +745,11 @@ class MainWindow(QMainWindow):
         self.load_session(sid)
 
     def _on_search(self, text: str) -> None:
-        self.proxy.set_query(text)
+        self.model.set_query(text)
         self.search_timer.start()
 
     def _start_text_search(self) -> None:
-        query = self.proxy.query
+        query = self.model.query
         if not query or self.home is None:
             self.runner.cancel("search")
             return
@@ -751,7 +759,7 @@ class MainWindow(QMainWindow):
             sidecars, _ = list_sidecar_paths(home.session_dir)
             return search_messages(sidecars, query, token.check, progress)
 
-        self.runner.start("search", work, lambda found: self.proxy.set_text_matches(query, found),
+        self.runner.start("search", work, lambda found: self.model.set_text_matches(query, found),
                           label="Searching messages…")
 
     def _focus_search(self) -> None:

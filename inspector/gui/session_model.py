@@ -1,9 +1,11 @@
-"""The session list: one row per session id of the home, behind a sort/filter proxy.
+"""The session list: one row per session id of the home, sorted and filtered by the model itself.
 
-The source model holds :class:`inspector.catalogue.SessionRow` values and updates in place
-when the home is rescanned (rows that stay keep their place, so the selection survives a
-file change). The proxy sorts on plain sort keys and filters on the search text, the "needs
-attention" switch and the profile.
+The model holds :class:`inspector.catalogue.SessionRow` values. It sorts on plain sort keys and
+filters on the search text, the "needs attention" switch and the profile, with no proxy model
+in between: a ``QSortFilterProxyModel`` called back into Python for every one of 10,000 rows on
+each reset and several times for every painted cell, which made each repaint of the list cost
+the window 25-50 ms. The view now asks Python for the cells on screen only, once per cell
+(:meth:`SessionTableModel.multiData`).
 """
 
 from __future__ import annotations
@@ -11,11 +13,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from PySide6.QtCore import (
-    QAbstractTableModel,
-    QSortFilterProxyModel,
-    Qt,
-)
+from PySide6.QtCore import QAbstractTableModel, Qt
 
 from inspector.catalogue import SessionRow
 from inspector.export import format_time
@@ -32,6 +30,17 @@ SEARCH_ROLE = Qt.ItemDataRole.UserRole + 4
 _HEALTH_RANK = {"ok": 0, "info": 1, "warning": 2, "error": 3}
 CHECKING_TOOLTIP = "Checking health…"
 _HEALTH_WORDS = {"ok": "healthy", "info": "note", "warning": "needs attention", "error": "broken"}
+
+# Roles as plain values (looked up once, not on each of the thousands of calls a paint makes)
+_DISPLAY, _DECORATION, _TOOLTIP = Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.DecorationRole, Qt.ItemDataRole.ToolTipRole
+_ACCESSIBLE, _ALIGNMENT = Qt.ItemDataRole.AccessibleTextRole, Qt.ItemDataRole.TextAlignmentRole
+# Roles this model never answers: a painted cell asks for each of them
+_NO_DATA_ROLES = frozenset(int(r) for r in (Qt.ItemDataRole.FontRole, Qt.ItemDataRole.ForegroundRole,
+                                            Qt.ItemDataRole.BackgroundRole, Qt.ItemDataRole.CheckStateRole,
+                                            Qt.ItemDataRole.SizeHintRole, Qt.ItemDataRole.StatusTipRole,
+                                            Qt.ItemDataRole.WhatsThisRole, Qt.ItemDataRole.EditRole))
+_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+_FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemNeverHasChildren
 
 
 
@@ -119,14 +128,21 @@ _entry = _Entry
 
 
 class SessionTableModel(QAbstractTableModel):
-    """Rows of the catalogue, one per session id. It sorts itself (see :meth:`sort`)."""
+    """Rows of the catalogue, one per session id. It sorts (see :meth:`sort`) and filters
+    (:meth:`set_query`, :meth:`set_attention_only`, :meth:`set_profile`) itself."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self._rows: list[_Entry] = []
-        self._pos: dict[str, int] = {}
+        self._all: list[_Entry] = []  # every row, in the sort order
+        self._rows: list[_Entry] = []  # the rows the filters let through, in the same order
+        self._pos: dict[str, int] = {}  # position among the shown rows, by session id
+        self._by_id: dict[str, _Entry] = {}
         self._sort: tuple[int, Qt.SortOrder] | None = None
         self._checking = False
+        self._query = ""
+        self._attention_only = False
+        self._profile: str | None = None
+        self._text_matches: frozenset[str] = frozenset()
 
     # ------------------------------------------------------------ Qt interface
 
@@ -139,29 +155,60 @@ class SessionTableModel(QAbstractTableModel):
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if orientation != Qt.Orientation.Horizontal or not 0 <= section < len(Column.HEADERS):
             return None
-        if role == Qt.ItemDataRole.DisplayRole:
+        if role == _DISPLAY:
             return Column.HEADERS[section]
-        if role == Qt.ItemDataRole.ToolTipRole:
+        if role == _TOOLTIP:
             return Column.TOOLTIPS[section]
         return None
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < len(self._rows):
+        if not index.isValid():
             return None
-        entry = self._rows[index.row()]
-        row = entry.row
-        col = index.column()
-        if not 0 <= col < len(Column.HEADERS):
+        return self._value(index.row(), index.column(), role)
+
+    def multiData(self, index: Index, span: Any) -> None:
+        """Every role a painted cell asks for, in one call from Qt (instead of one per role), with
+        the same values as :meth:`data`. Each role is set or cleared: the delegate hands the same
+        span in for every cell."""
+        row, col = index.row(), index.column()
+        if not (index.isValid() and 0 <= row < len(self._rows) and 0 <= col < len(Column.HEADERS)):
+            for item in span:
+                item.clearData()
+            return
+        entry = self._rows[row]
+        for item in span:
+            role = item.role()
+            if role == _DISPLAY:  # the roles a paint asks for, answered here without a call
+                value = entry.display[col]
+            elif role in _NO_DATA_ROLES:
+                value = None
+            elif role == _ALIGNMENT:
+                value = _RIGHT if col == Column.MESSAGES else None
+            else:
+                value = self._value(row, col, role)
+            if value is None:
+                item.clearData()
+            else:
+                item.setData(value)
+
+    def _value(self, pos: int, col: int, role: int) -> Any:
+        if not 0 <= pos < len(self._rows) or not 0 <= col < len(Column.HEADERS):
             return None
-        if role == Qt.ItemDataRole.DisplayRole:
+        entry = self._rows[pos]
+        if role == _DISPLAY:
             return entry.display[col]
-        if role == Qt.ItemDataRole.DecorationRole and col == Column.HEALTH:
+        row = entry.row
+        if role == _DECORATION:
+            if col != Column.HEALTH:
+                return None
             return None if self._checking and not row.findings else health_icon(row.health)
-        if role == Qt.ItemDataRole.ToolTipRole:
+        if role == _ALIGNMENT:
+            return _RIGHT if col == Column.MESSAGES else None
+        if role == _TOOLTIP:
             if self._checking and col == Column.HEALTH and not row.findings:
                 return CHECKING_TOOLTIP
             return plain_tooltip(self._tooltip(row, col))
-        if role == Qt.ItemDataRole.AccessibleTextRole and col == Column.HEALTH:
+        if role == _ACCESSIBLE and col == Column.HEALTH:
             if self._checking and not row.findings:
                 return "checking health"
             return _HEALTH_WORDS.get(row.health, row.health)
@@ -173,14 +220,12 @@ class SessionTableModel(QAbstractTableModel):
             return row
         if role == SEARCH_ROLE:
             return entry.haystack
-        if role == Qt.ItemDataRole.TextAlignmentRole and col == Column.MESSAGES:
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
 
     def flags(self, index: Index) -> Qt.ItemFlag:
         if not index.isValid():
             return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemNeverHasChildren
+        return _FLAGS
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         """Sort the rows in Python with precomputed keys (one C-level sort instead of a Qt
@@ -191,8 +236,8 @@ class SessionTableModel(QAbstractTableModel):
         self.layoutAboutToBeChanged.emit()
         old = self.persistentIndexList()
         ids = [self._rows[i.row()].row.session_id for i in old]
-        self._rows.sort(key=lambda e: (e.key(column), e.row.session_id),
-                        reverse=order == Qt.SortOrder.DescendingOrder)
+        _sort_entries(self._all, column, order)
+        self._rows = self._filtered()
         self._reindex()
         self.changePersistentIndexList(old, [self.index(self._pos[sid], i.column()) for sid, i in zip(ids, old, strict=True)])
         self.layoutChanged.emit()
@@ -259,13 +304,19 @@ class SessionTableModel(QAbstractTableModel):
     # ------------------------------------------------------------ updates
 
     def rows(self) -> list[SessionRow]:
+        """Every row, shown or filtered out, in the sort order."""
+        return [e.row for e in self._all]
+
+    def shown_rows(self) -> list[SessionRow]:
+        """The rows the filters let through, as the view shows them."""
         return [e.row for e in self._rows]
 
     def row_for(self, session_id: str) -> SessionRow | None:
-        pos = self._pos.get(session_id)
-        return None if pos is None else self._rows[pos].row
+        entry = self._by_id.get(session_id)
+        return None if entry is None else entry.row
 
     def position(self, session_id: str) -> int | None:
+        """The row's position in the view; None when it is unknown or filtered out."""
         return self._pos.get(session_id)
 
     def sort_state(self) -> tuple[int, Qt.SortOrder] | None:
@@ -284,9 +335,7 @@ class SessionTableModel(QAbstractTableModel):
                 check()
             entries.append(_Entry(r))
         if sort is not None and 0 <= sort[0] < len(Column.HEADERS):
-            column, order = sort
-            entries.sort(key=lambda e: (e.key(column), e.row.session_id),
-                         reverse=order == Qt.SortOrder.DescendingOrder)
+            _sort_entries(entries, *sort)
         entries.positions = {e.row.session_id: i for i, e in enumerate(entries)}
         return entries
 
@@ -297,153 +346,91 @@ class SessionTableModel(QAbstractTableModel):
 
     def set_rows(self, rows: list[SessionRow] | list[_Entry], *, checking: bool = False,
                  sorted_by: tuple[int, Qt.SortOrder] | None | bool = False) -> None:
-        """Replace the rows in place: changed rows update, gone rows leave, new rows come in,
-        and the current sort holds; rows that stay keep their identity (and the selection).
+        """Replace the rows, in one model reset (10,000 rows: well under a millisecond here; the
+        view then asks only for the rows on screen). The current sort and filters hold.
         ``checking``: the rows' health is not known yet (the quick first look at a home).
         ``rows`` may be :meth:`prepare`-d entries; ``sorted_by`` names the sort they were
-        prepared with (``prepare``'s ``sort``). When that is still the model's sort, the rows
-        replace the old ones in one reset, which costs the GUI thread a fraction of a
-        row-by-row update (10,000 rows: ~20 ms instead of ~150 ms); the caller restores the
-        selection (see :meth:`replaces_by_reset`)."""
+        prepared with (``prepare``'s ``sort``): when that is still the model's sort, they are
+        not sorted again. Views lose their current row in a reset: the window puts it back
+        (``modelAboutToBeReset``/``modelReset``)."""
         entries = [r if isinstance(r, _Entry) else _Entry(r) for r in rows]
-        if not self._rows or self.replaces_by_reset(sorted_by):  # one reset, then a sort if needed
-            self.beginResetModel()
-            self._checking = checking
-            self._rows = entries
-            positions = getattr(rows, "positions", None)
-            if positions is not None and len(positions) == len(entries):
-                self._pos = positions  # worked out by prepare(), off the GUI thread
-            else:
-                self._reindex()
-            self.endResetModel()
-            if self._sort is not None and sorted_by != self._sort:
-                self.sort(*self._sort)
-            return
+        self.beginResetModel()
         self._checking = checking
-        new = {e.row.session_id: e for e in entries}
-        gone = [pos for pos, e in enumerate(self._rows) if e.row.session_id not in new]
-        for first, last in reversed(_runs(gone)):  # from the end, so earlier positions stay valid
-            self.beginRemoveRows(ROOT, first, last)
-            del self._rows[first:last + 1]
-            self.endRemoveRows()
-        self._reindex()
-        for pos, old in enumerate(self._rows):
-            self._rows[pos] = new[old.row.session_id]
-        if self._rows:
-            self.dataChanged.emit(self.index(0, 0), self.index(len(self._rows) - 1, self.columnCount() - 1))
-        added = [e for e in entries if e.row.session_id not in self._pos]
-        if added:
-            start = len(self._rows)
-            self.beginInsertRows(ROOT, start, start + len(added) - 1)
-            self._rows.extend(added)
+        resort = self._sort is not None and sorted_by != self._sort
+        if resort:
+            _sort_entries(entries, *self._sort)
+        self._all = entries
+        self._by_id = {e.row.session_id: e for e in entries}
+        self._rows = self._filtered()
+        positions = getattr(rows, "positions", None)
+        if not resort and len(self._rows) == len(entries) and positions is not None and len(positions) == len(entries):
+            self._pos = positions  # worked out by prepare(), off the GUI thread
+        else:
             self._reindex()
-            self.endInsertRows()
-        if self._sort is not None:
-            self.sort(*self._sort)
-
-    def replaces_by_reset(self, sorted_by: tuple[int, Qt.SortOrder] | None | bool) -> bool:
-        """Whether :meth:`set_rows` with these ``sorted_by`` rows resets the model (the view then
-        loses its current row)."""
-        return not self._rows or (sorted_by is not False and sorted_by == self._sort)
-
-    def entries(self) -> list[_Entry]:
-        return self._rows
+        self.endResetModel()
 
     def clear(self) -> None:
-        self.beginResetModel()
-        self._rows = []
-        self._pos = {}
-        self._checking = False
-        self.endResetModel()
+        self.set_rows([])
 
     def _reindex(self) -> None:
         self._pos = {e.row.session_id: i for i, e in enumerate(self._rows)}
 
+    # ------------------------------------------------------------ filters
 
-def _runs(positions: list[int]) -> list[tuple[int, int]]:
-    """Sorted positions as (first, last) runs of consecutive numbers."""
-    out: list[tuple[int, int]] = []
-    for p in positions:
-        if out and out[-1][1] == p - 1:
-            out[-1] = (out[-1][0], p)
-        else:
-            out.append((p, p))
-    return out
-
-
-class SessionFilterProxy(QSortFilterProxyModel):
-    """Search (title, id, and message text via :meth:`set_text_matches`), attention and profile filters."""
-
-    def __init__(self, parent=None):
-        super().__init__(parent)
-        self._query = ""
-        self._attention_only = False
-        self._profile: str | None = None
-        self._text_matches: frozenset[str] = frozenset()
-        self.setSortRole(SORT_ROLE)
-        self.setDynamicSortFilter(True)
-
-    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
-        # The source model sorts itself much faster; the proxy keeps its order (its own sort
-        # column stays -1) and only filters.
-        source = self.sourceModel()
-        if source is not None:
-            source.sort(column, order)
     @property
     def query(self) -> str:
         return self._query
 
     def set_query(self, text: str) -> None:
+        """Show the rows whose title or id contains ``text`` (case-insensitive, spaces folded)."""
         query = " ".join(text.split()).casefold()
         if query != self._query:
-            self.beginFilterChange()
             self._query = query
             self._text_matches = frozenset()
-            self._rows_changed()
+            self._refilter()
 
     def set_text_matches(self, query: str, session_ids: set[str] | frozenset[str]) -> None:
-        """Sessions whose message text contains ``query`` (found by a background search)."""
+        """Sessions whose message text contains ``query`` (found by a background search) are
+        shown too."""
         if " ".join(query.split()).casefold() != self._query:
             return  # an answer to an older query
-        self.beginFilterChange()
         self._text_matches = frozenset(session_ids)
-        self._rows_changed()
+        self._refilter()
 
     def set_attention_only(self, on: bool) -> None:
         if on != self._attention_only:
-            self.beginFilterChange()
             self._attention_only = on
-            self._rows_changed()
+            self._refilter()
 
     def set_profile(self, profile: str | None) -> None:
         if profile != self._profile:
-            self.beginFilterChange()
             self._profile = profile
-            self._rows_changed()
+            self._refilter()
 
-    def _rows_changed(self) -> None:
-        self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
+    def filtering(self) -> bool:
+        return bool(self._query or self._attention_only or self._profile is not None)
 
-    def filterAcceptsRow(self, source_row: int, source_parent: Index) -> bool:
-        if not (self._query or self._attention_only or self._profile is not None):
-            return True  # nothing filters: Qt asks once per row, so answer without work
-        model = self.sourceModel()
-        if isinstance(model, SessionTableModel) and not source_parent.isValid():
-            entries = model.entries()
-            if not 0 <= source_row < len(entries):
-                return False
-            entry = entries[source_row]
-            row, haystack = entry.row, entry.haystack if self._query else ""
-        else:
-            index = model.index(source_row, 0, source_parent)
-            row = model.data(index, ROW_ROLE)
-            haystack = model.data(index, SEARCH_ROLE) if self._query else ""
-        if row is None:
-            return False
+    def _filtered(self) -> list[_Entry]:
+        if not self.filtering():
+            return list(self._all)
+        return [e for e in self._all if self._accepts(e)]
+
+    def _accepts(self, entry: _Entry) -> bool:
+        row = entry.row
         if self._attention_only and not row.needs_attention:
             return False
         if self._profile is not None and row.profile != self._profile:
             return False
-        if self._query and self._query not in haystack and row.session_id not in self._text_matches:
+        if self._query and self._query not in entry.haystack and row.session_id not in self._text_matches:
             return False
         return True
+
+    def _refilter(self) -> None:
+        self.beginResetModel()
+        self._rows = self._filtered()
+        self._reindex()
+        self.endResetModel()
+
+
+def _sort_entries(entries: list[_Entry], column: int, order: Qt.SortOrder) -> None:
+    entries.sort(key=lambda e: (e.key(column), e.row.session_id), reverse=order == Qt.SortOrder.DescendingOrder)

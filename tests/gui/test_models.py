@@ -15,7 +15,6 @@ from inspector.gui.session_model import (
     SESSION_ID_ROLE,
     SORT_ROLE,
     Column,
-    SessionFilterProxy,
     SessionTableModel,
 )
 from inspector.plan import WriteRecord
@@ -30,7 +29,7 @@ def test_session_model_passes_the_model_tester(qtmodeltester, demo_home):
     qtmodeltester.check(model, force_py=True)
 
 
-def test_session_model_updates_in_place_when_rows_come_and_go(qtmodeltester, demo_home):
+def test_session_model_takes_new_rows_as_they_come_and_go(qtmodeltester, demo_home):
     rows = load_catalogue(demo_home, now=time.time()).sorted_rows()
     model = SessionTableModel()
     model.set_rows(rows[:5])
@@ -43,40 +42,97 @@ def test_session_model_updates_in_place_when_rows_come_and_go(qtmodeltester, dem
     assert model.rowCount() == 0
 
 
-def test_filter_proxy_passes_the_model_tester_and_filters(qtmodeltester, demo, demo_home):
+def test_session_model_filters_and_still_passes_the_model_tester(qtmodeltester, demo, demo_home):
     model = SessionTableModel()
     model.set_rows(load_catalogue(demo_home, now=time.time()).sorted_rows())
-    proxy = SessionFilterProxy()
-    proxy.setSourceModel(model)
-    proxy.sort(Column.LAST_ACTIVITY, Qt.SortOrder.DescendingOrder)
-    qtmodeltester.check(proxy, force_py=True)
+    model.sort(Column.LAST_ACTIVITY, Qt.SortOrder.DescendingOrder)
+    everyone = model.rowCount()
 
-    proxy.set_attention_only(True)
-    shown = {proxy.index(r, 0).data(ROW_ROLE).session_id for r in range(proxy.rowCount())}
-    assert demo.sessions["lost_response"] in shown and demo.sessions["healthy"] not in shown
-    proxy.set_attention_only(False)
+    def shown() -> set[str]:
+        return {model.index(r, 0).data(ROW_ROLE).session_id for r in range(model.rowCount())}
 
-    proxy.set_query("open prs")  # title search, case-insensitive
-    shown = {proxy.index(r, 0).data(ROW_ROLE).session_id for r in range(proxy.rowCount())}
-    assert shown == {demo.sessions["lost_response"]}
-    proxy.set_text_matches("open prs", {demo.sessions["healthy"]})  # message-text hits join in
-    assert proxy.rowCount() == 2
-    proxy.set_query("")
+    model.set_attention_only(True)
+    assert demo.sessions["lost_response"] in shown() and demo.sessions["healthy"] not in shown()
+    assert shown() == {r.session_id for r in model.rows() if r.needs_attention}
+    model.set_attention_only(False)
 
-    proxy.set_profile("work")
-    shown = {proxy.index(r, 0).data(ROW_ROLE).session_id for r in range(proxy.rowCount())}
-    assert shown == {demo.sessions["healthy_work"]}
-    qtmodeltester.check(proxy, force_py=True)
+    model.set_query("  OPEN   prs ")  # title search, case-insensitive, spaces folded
+    assert shown() == {demo.sessions["lost_response"]}
+    model.set_text_matches("open prs", {demo.sessions["healthy"]})  # message-text hits join in
+    assert model.rowCount() == 2
+    model.set_text_matches("an older query", {demo.sessions["healthy_work"]})  # a late answer is ignored
+    assert model.rowCount() == 2
+    model.set_query("")
+    assert model.rowCount() == everyone
+
+    model.set_profile("work")
+    assert shown() == {demo.sessions["healthy_work"]}
+    assert model.row_for(demo.sessions["healthy"]) is not None  # filtered out, still known
+    assert model.position(demo.sessions["healthy"]) is None
+    assert len(model.rows()) == everyone and [r.session_id for r in model.shown_rows()] == [
+        demo.sessions["healthy_work"]]
+    qtmodeltester.check(model, force_py=True)  # (watches the model from here on)
+    model.set_profile(None)
+    assert model.rowCount() == everyone
+
+
+def test_filters_hold_across_new_rows_and_sorting(demo, demo_home):
+    rows = load_catalogue(demo_home, now=time.time()).sorted_rows()
+    model = SessionTableModel()
+    model.set_rows(rows)
+    model.set_attention_only(True)
+    needing = model.rowCount()
+    model.set_rows(list(reversed(rows)))
+    assert model.rowCount() == needing
+    model.sort(Column.TITLE, Qt.SortOrder.AscendingOrder)
+    titles = [model.index(r, Column.TITLE).data(SORT_ROLE) for r in range(model.rowCount())]
+    assert titles == sorted(titles) and model.rowCount() == needing
+
+
+def test_one_call_per_painted_cell_gives_what_data_gives(qtbot, demo_home):
+    """``multiData`` (what the view's painting asks) answers every role as ``data`` does."""
+    from PySide6.QtCore import QModelRoleData, QModelRoleDataSpan  # noqa: F401 - the types Qt passes
+    from PySide6.QtWidgets import QTableView
+
+    model = SessionTableModel()
+    model.set_rows(load_catalogue(demo_home, now=time.time()).sorted_rows())
+    asked: list[tuple[int, int, dict]] = []
+    original = SessionTableModel.multiData
+
+    class Recording(SessionTableModel):
+        def multiData(self, index, span):  # noqa: N802 - Qt override
+            original(self, index, span)
+            asked.append((index.row(), index.column(), {item.role(): item.data() for item in span}))
+
+    recording = Recording()
+    recording.set_rows(model.rows())
+    view = QTableView()
+    qtbot.addWidget(view)
+    view.setModel(recording)
+    view.resize(900, 400)
+    view.show()
+    qtbot.waitExposed(view)
+    view.grab()  # paints every visible cell
+    assert len(asked) >= recording.columnCount() * 3
+    for row, col, values in asked:
+        for role, value in values.items():
+            expected = recording.data(recording.index(row, col), role)
+            if expected is None:
+                assert value is None, (row, col, role)
+            elif role == Qt.ItemDataRole.DecorationRole:
+                assert value.cacheKey() == expected.cacheKey()
+            else:
+                assert value == expected, (row, col, role)
+    roles = {role for _, _, values in asked for role in values}
+    assert Qt.ItemDataRole.DisplayRole in roles and Qt.ItemDataRole.DecorationRole in roles
 
 
 def test_health_sorts_worst_first(demo_home):
     model = SessionTableModel()
     model.set_rows(load_catalogue(demo_home, now=time.time()).sorted_rows())
-    proxy = SessionFilterProxy()
-    proxy.setSourceModel(model)
-    proxy.sort(Column.HEALTH, Qt.SortOrder.DescendingOrder)
-    assert proxy.index(0, 0).data(ROW_ROLE).health == "error"
-    assert isinstance(proxy.index(0, Column.HEALTH).data(SORT_ROLE), float)
+    model.sort(Column.HEALTH, Qt.SortOrder.DescendingOrder)
+    assert model.index(0, 0).data(ROW_ROLE).health == "error"
+    assert isinstance(model.index(0, Column.HEALTH).data(SORT_ROLE), float)
 
 
 def test_journal_events_model_passes_the_model_tester(qtmodeltester, demo):
@@ -130,18 +186,16 @@ def test_sorting_keeps_persistent_indexes_on_their_rows_and_survives_updates(qtm
     rows = load_catalogue(demo_home, now=time.time()).sorted_rows()
     model = SessionTableModel()
     model.set_rows(rows)
-    proxy = SessionFilterProxy()
-    proxy.setSourceModel(model)
-    held = QPersistentModelIndex(proxy.index(3, 0))
+    held = QPersistentModelIndex(model.index(3, 0))
     sid = held.data(ROW_ROLE).session_id
-    proxy.sort(Column.TITLE, Qt.SortOrder.AscendingOrder)
-    titles = [proxy.index(r, Column.TITLE).data(SORT_ROLE) for r in range(proxy.rowCount())]
+    model.sort(Column.TITLE, Qt.SortOrder.AscendingOrder)
+    titles = [model.index(r, Column.TITLE).data(SORT_ROLE) for r in range(model.rowCount())]
     assert titles == sorted(titles)
     assert held.isValid() and held.data(ROW_ROLE).session_id == sid
     model.set_rows(list(reversed(rows[1:])))  # one row gone, order shuffled: the sort still holds
-    titles = [proxy.index(r, Column.TITLE).data(SORT_ROLE) for r in range(proxy.rowCount())]
-    assert titles == sorted(titles) and proxy.rowCount() == len(rows) - 1
-    qtmodeltester.check(proxy, force_py=True)
+    titles = [model.index(r, Column.TITLE).data(SORT_ROLE) for r in range(model.rowCount())]
+    assert titles == sorted(titles) and model.rowCount() == len(rows) - 1
+    qtmodeltester.check(model, force_py=True)
 
 
 def test_prepared_rows_sort_exactly_as_the_model_sorts(demo_home):
@@ -162,8 +216,6 @@ def test_prepared_rows_sort_exactly_as_the_model_sorts(demo_home):
 
 
 def test_quick_rows_show_as_checking_until_the_catalogue_replaces_them(qtmodeltester, demo_home):
-    from PySide6.QtCore import QPersistentModelIndex
-
     from inspector.quickscan import quick_rows
     from inspector.report import load_catalogue
 
@@ -173,12 +225,14 @@ def test_quick_rows_show_as_checking_until_the_catalogue_replaces_them(qtmodelte
     assert model.checking and model.rowCount() > 0
     assert model.index(0, Column.HEALTH).data(Qt.ItemDataRole.DecorationRole) is None
     assert model.index(0, Column.HEALTH).data(Qt.ItemDataRole.ToolTipRole) == "Checking health…"
-    held = QPersistentModelIndex(model.index(1, 0))
-    sid = held.data(SESSION_ID_ROLE)
-    qtmodeltester.check(model, force_py=True)
+    sid = model.index(1, 0).data(SESSION_ID_ROLE)
+    resets = []
+    model.modelReset.connect(lambda: resets.append(model.position(sid)))
     cat = load_catalogue(demo_home, now=time.time())
     model.set_rows(cat.sorted_rows())
     assert not model.checking and model.rowCount() == len(cat.rows)
-    assert held.isValid() and held.data(SESSION_ID_ROLE) == sid  # the same session, wherever it went
+    # one reset, after which the session is found again (the window makes its row current again)
+    assert len(resets) == 1 and resets[0] is not None
+    assert model.index(resets[0], 0).data(SESSION_ID_ROLE) == sid
     assert model.index(0, Column.HEALTH).data(Qt.ItemDataRole.ToolTipRole) != "Checking health…"
     qtmodeltester.check(model, force_py=True)

@@ -28,7 +28,7 @@ def test_keyboard_moves_through_the_list_and_loads_each_session(qtbot, window, d
     first = window.current_session_id()
     row = window.table.currentIndex().row()
     qtbot.keyClick(window.table, Qt.Key.Key_Down)
-    expected = window.proxy.index(row + 1, 0).data(SESSION_ID_ROLE)
+    expected = window.model.index(row + 1, 0).data(SESSION_ID_ROLE)
     wait_settled(qtbot, window)
     assert window.current_session_id() == expected != first
     assert window.data.session_id == expected
@@ -37,21 +37,38 @@ def test_keyboard_moves_through_the_list_and_loads_each_session(qtbot, window, d
 def test_search_finds_sessions_by_message_text(qtbot, window, demo, demo_home):
     open_home(qtbot, window, demo_home)
     qtbot.keyClicks(window.search, "stored XSS")  # only in a message of the work chat, not a title
-    qtbot.waitUntil(lambda: window.proxy.rowCount() == 1, timeout=10_000)
-    assert window.proxy.index(0, 0).data(SESSION_ID_ROLE) == demo.sessions["healthy_work"]
+    qtbot.waitUntil(lambda: window.model.rowCount() == 1, timeout=10_000)
+    assert window.model.index(0, 0).data(SESSION_ID_ROLE) == demo.sessions["healthy_work"]
     window.search.clear()
-    qtbot.waitUntil(lambda: window.proxy.rowCount() == window.model.rowCount(), timeout=5000)
+    qtbot.waitUntil(lambda: window.model.rowCount() == len(window.model.rows()), timeout=5000)
 
 
 def test_needs_attention_and_profile_filters(qtbot, window, demo, demo_home):
     open_home(qtbot, window, demo_home)
     window.attention.setChecked(True)
-    ids = {window.proxy.index(r, 0).data(SESSION_ID_ROLE) for r in range(window.proxy.rowCount())}
+    ids = {window.model.index(r, 0).data(SESSION_ID_ROLE) for r in range(window.model.rowCount())}
     assert demo.sessions["lost_response"] in ids and demo.sessions["healthy"] not in ids
     window.attention.setChecked(False)
     window.profile.setCurrentIndex(window.profile.findData("work"))
-    ids = {window.proxy.index(r, 0).data(SESSION_ID_ROLE) for r in range(window.proxy.rowCount())}
+    ids = {window.model.index(r, 0).data(SESSION_ID_ROLE) for r in range(window.model.rowCount())}
     assert ids == {demo.sessions["healthy_work"]}
+
+
+def test_filters_keep_the_current_session_without_loading_it_again(qtbot, window, demo, demo_home):
+    sid = demo.sessions["healthy"]
+    open_home(qtbot, window, demo_home, select=sid)
+    shown = window.data
+    window.search.setText(sid[:6])  # still matches: the row stays current
+    assert window.current_session_id() == sid
+    window.attention.setChecked(True)  # hides it: no current row, the view keeps the session
+    assert window.model.position(sid) is None and window.current_session_id() is None
+    assert window.data is shown and window.data.session_id == sid
+    window.attention.setChecked(False)  # back: current again
+    assert window.current_session_id() == sid
+    window.search.clear()
+    assert window.current_session_id() == sid and window.model.rowCount() == len(window.model.rows())
+    wait_settled(qtbot, window)
+    assert window.data is shown  # never reloaded
 
 
 def test_copy_session_id_and_path(qtbot, window, demo, demo_home):
@@ -195,7 +212,7 @@ def test_first_rows_show_before_the_health_check_ends_and_keep_the_selection(qtb
     assert window.catalogue is None and window.model.checking
     assert "checking health" in window.home_label.text()
     quick = window.model.rowCount()
-    window.select_session(window.proxy.index(1, 0).data(SESSION_ID_ROLE))
+    window.select_session(window.model.index(1, 0).data(SESSION_ID_ROLE))
     picked = window.current_session_id()
     gate.set()
     qtbot.waitUntil(lambda: window.catalogue is not None, timeout=30_000)
