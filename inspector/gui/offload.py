@@ -55,12 +55,30 @@ def _assemble(head: bytes, chunks: list[bytes], check: Callable[[], None]):
     rows = {}
     for blob in chunks:
         check()
-        with gc_paused():  # 400 rows of small objects: the collector would walk them again and again
+        with session_jobs.no_collections():  # 400 rows of small objects at a time
             part = pickle.loads(blob)
         for row in part:
             rows[row.session_id] = row
     cat.rows = rows
     return cat
+
+
+def quick_rows_job(session_dir, check: Callable[[], None] = lambda: None) -> list:
+    """In the child: :func:`inspector.quickscan.quick_rows` of every sidecar (the window's quick
+    look at a home whose health check takes long: 10,000 files' first bytes, read and parsed in
+    the window's own process, would hold its GIL, and its garbage collector, for most of a second)."""
+    from inspector.quickscan import quick_batches
+
+    rows: list = []
+    with gc_paused():
+        for batch in quick_batches(session_dir, check=check):
+            rows += batch
+    return rows
+
+
+def quick_rows_offloaded(session_dir, check: Callable[[], None] = lambda: None) -> list:
+    """Every sidecar's quick row, newest first, read in a child process."""
+    return session_jobs.run_job(quick_rows_job, session_dir, check=check)
 
 
 def load_catalogue_offloaded(home, now: float, check: Callable[[], None] = lambda: None):

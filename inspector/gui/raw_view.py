@@ -142,6 +142,7 @@ class RawView(QWidget):
         super().__init__(parent)
         self._data: SessionData | None = None
         self._pending_json: bytes | None = None  # the sidecar's bytes, decoded when the tab is shown
+        self._db_pending = False  # the state.db tables wait for the tab to be shown
 
         self.tabs = QTabWidget()
         self.json = QPlainTextEdit()
@@ -221,11 +222,20 @@ class RawView(QWidget):
         for view in (d.state_db if d else []):
             self.db_choice.addItem(f"[{view.profile}] {view.path}")
         self.db_choice.blockSignals(False)
-        self._show_db(0)
+        self._db_pending = True  # the state.db tables too are filled when the tab is shown
+        if self.isVisible():
+            self._fill_db()
 
     def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
         super().showEvent(event)
         self._fill_json()
+        self._fill_db()
+
+    def _fill_db(self) -> None:
+        # thousands of state.db message rows: built when someone looks, not on every selection
+        if self._db_pending:
+            self._db_pending = False
+            self._show_db(max(self.db_choice.currentIndex(), 0))
 
     def _fill_json(self) -> None:
         # Filled only when the tab is shown: a multi-megabyte sidecar costs nothing until asked for.

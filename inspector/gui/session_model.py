@@ -136,7 +136,7 @@ class SessionTableModel(QAbstractTableModel):
         self._all: list[_Entry] = []  # every row, in the sort order
         self._rows: list[_Entry] = []  # the rows the filters let through, in the same order
         self._pos: dict[str, int] = {}  # position among the shown rows, by session id
-        self._by_id: dict[str, _Entry] = {}
+        self._all_pos: dict[str, int] = {}  # position among all rows (the same dict when none is filtered out)
         self._sort: tuple[int, Qt.SortOrder] | None = None
         self._checking = False
         self._query = ""
@@ -237,8 +237,10 @@ class SessionTableModel(QAbstractTableModel):
         old = self.persistentIndexList()
         ids = [self._rows[i.row()].row.session_id for i in old]
         _sort_entries(self._all, column, order)
+        self._all_pos = {e.row.session_id: i for i, e in enumerate(self._all)}
         self._rows = self._filtered()
-        self._reindex()
+        self._pos = self._all_pos if self._rows is self._all else {
+            e.row.session_id: i for i, e in enumerate(self._rows)}
         self.changePersistentIndexList(old, [self.index(self._pos[sid], i.column()) for sid, i in zip(ids, old, strict=True)])
         self.layoutChanged.emit()
 
@@ -312,8 +314,8 @@ class SessionTableModel(QAbstractTableModel):
         return [e.row for e in self._rows]
 
     def row_for(self, session_id: str) -> SessionRow | None:
-        entry = self._by_id.get(session_id)
-        return None if entry is None else entry.row
+        pos = self._all_pos.get(session_id)
+        return None if pos is None else self._all[pos].row
 
     def position(self, session_id: str) -> int | None:
         """The row's position in the view; None when it is unknown or filtered out."""
@@ -353,20 +355,24 @@ class SessionTableModel(QAbstractTableModel):
         prepared with (``prepare``'s ``sort``): when that is still the model's sort, they are
         not sorted again. Views lose their current row in a reset: the window puts it back
         (``modelAboutToBeReset``/``modelReset``)."""
-        entries = [r if isinstance(r, _Entry) else _Entry(r) for r in rows]
+        entries = rows if isinstance(rows, PreparedRows) else [r if isinstance(r, _Entry) else _Entry(r) for r in rows]
+        resort = self._sort is not None and sorted_by != self._sort
+        positions = getattr(rows, "positions", None)
+        if resort or positions is None or len(positions) != len(entries):
+            entries = list(entries)
+            if resort:
+                _sort_entries(entries, *self._sort)
+            positions = {e.row.session_id: i for i, e in enumerate(entries)}
+        # (prepare()d rows in the model's sort come with their positions, worked out off the GUI thread)
         self.beginResetModel()
         self._checking = checking
-        resort = self._sort is not None and sorted_by != self._sort
-        if resort:
-            _sort_entries(entries, *self._sort)
         self._all = entries
-        self._by_id = {e.row.session_id: e for e in entries}
+        self._all_pos = positions
         self._rows = self._filtered()
-        positions = getattr(rows, "positions", None)
-        if not resort and len(self._rows) == len(entries) and positions is not None and len(positions) == len(entries):
-            self._pos = positions  # worked out by prepare(), off the GUI thread
-        else:
+        if self.filtering():
             self._reindex()
+        else:
+            self._pos = positions
         self.endResetModel()
 
     def clear(self) -> None:
@@ -412,7 +418,7 @@ class SessionTableModel(QAbstractTableModel):
 
     def _filtered(self) -> list[_Entry]:
         if not self.filtering():
-            return list(self._all)
+            return self._all
         return [e for e in self._all if self._accepts(e)]
 
     def _accepts(self, entry: _Entry) -> bool:
@@ -428,7 +434,10 @@ class SessionTableModel(QAbstractTableModel):
     def _refilter(self) -> None:
         self.beginResetModel()
         self._rows = self._filtered()
-        self._reindex()
+        if self.filtering():
+            self._reindex()
+        else:
+            self._pos = self._all_pos
         self.endResetModel()
 
 

@@ -44,8 +44,8 @@ from inspector.textsafe import one_line, safe_text
 
 CONTENT_LIMIT = 50_000  # characters of one message rendered; the Raw tab has everything
 TOOL_PREVIEW_LINES = 12
-RENDER_WINDOW = 60  # newest messages rendered at first; older ones on request (a render and its layout
-# cost the GUI thread ~0.25 ms per message: 60 keep the selection of a session well under 50 ms)
+RENDER_WINDOW = 40  # newest messages rendered at first; older ones on request (a render and its layout
+# cost the GUI thread up to ~0.4 ms per message with tool output: 40 keep a selection under ~20 ms)
 SIDECAR = "sidecar"
 
 

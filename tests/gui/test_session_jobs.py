@@ -189,3 +189,46 @@ def test_the_home_folder_stays_untouched(demo, demo_home) -> None:
     for sid in demo.sessions.values():
         load_session_data_offloaded(locate_home(demo.home), sid)
     assert {p: p.read_bytes() for p in Path(demo.home).rglob("*") if p.is_file()} == before
+
+
+# ---------------------------------------------------------------- hand-over without collections
+
+
+def test_no_collections_pauses_the_collector_and_freezes_what_was_made():
+    import gc
+
+    assert gc.isenabled()
+    before = gc.get_freeze_count()
+    try:
+        with session_jobs.no_collections():
+            assert not gc.isenabled()
+            made = [[i] for i in range(5000)]
+        assert gc.isenabled()
+        assert gc.get_freeze_count() >= before + len(made)  # no later collection walks them
+        with pytest.raises(KeyError), session_jobs.no_collections():
+            raise KeyError("a failing hand-over")
+        assert gc.isenabled()
+    finally:
+        gc.unfreeze()
+
+
+def test_gentle_loads_gives_what_pickle_gives():
+    value = {"rows": [{"id": f"s{i}", "n": i, "text": "x" * (i % 300)} for i in range(20_000)], "b": b"\0" * 300_000}
+    blob = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    import gc
+
+    try:
+        assert session_jobs.gentle_loads(blob) == value
+    finally:
+        gc.unfreeze()
+
+
+def test_the_quick_look_in_a_child_reads_what_the_thread_reads(demo_home):
+    from inspector.gui.offload import quick_rows_job
+    from inspector.quickscan import quick_rows
+
+    here = quick_rows(demo_home.session_dir)
+    there = quick_rows_job(demo_home.session_dir)
+    assert [(r.session_id, r.title, r.profile, r.sidecar.meta) for r in there] == [
+        (r.session_id, r.title, r.profile, r.sidecar.meta) for r in here]
+    assert len(there) > 5

@@ -71,6 +71,22 @@ def test_filters_keep_the_current_session_without_loading_it_again(qtbot, window
     assert window.data is shown  # never reloaded
 
 
+def test_raw_tab_fills_its_state_db_tables_when_shown(qtbot, window, demo, demo_home):
+    sid = demo.sessions["healthy"]
+    open_home(qtbot, window, demo_home, select=sid)
+    raw = window.view.raw
+    window.view.tabs.setCurrentWidget(raw)
+    qtbot.waitUntil(lambda: raw.messages_model.rowCount() > 0, timeout=5000)
+    (view,) = [v for v in window.data.detail.state_db if not v.error]
+    assert raw.messages_model.rowCount() == len(view.messages)
+    assert raw.db_label.text() == f"sessions row and {len(view.messages)} messages rows"
+    other = demo.sessions["healthy_work"]
+    window.select_session(other)  # the tab stays shown: the next session's rows come at once
+    wait_settled(qtbot, window)
+    (view,) = [v for v in window.data.detail.state_db if not v.error]
+    assert window.data.session_id == other and raw.messages_model.rowCount() == len(view.messages)
+
+
 def test_copy_session_id_and_path(qtbot, window, demo, demo_home):
     sid = demo.sessions["healthy"]
     open_home(qtbot, window, demo_home, select=sid)
