@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.export import format_time
-from inspector.gui.qtypes import ROOT, Index
+from inspector.gui.qtypes import ROOT, Index, OneCallPerCell
 from inspector.gui.tooltip import plain_tooltip
 from inspector.plan import WriteRecord
 from inspector.textsafe import safe_text
@@ -26,7 +26,7 @@ from inspector.textsafe import safe_text
 RECORD_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
-class HistoryModel(QAbstractTableModel):
+class HistoryModel(OneCallPerCell, QAbstractTableModel):
     """Write-log records, newest first."""
 
     HEADERS = ("Time", "Write id", "Action", "Session", "Files")

@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
 
 from inspector.export import to_json_text
 from inspector.gui.links import RunLinks
-from inspector.gui.qtypes import ROOT, Index
+from inspector.gui.qtypes import ROOT, Index, OneCallPerCell
 from inspector.gui.resources import colours, health_icon
 from inspector.gui.session_data import JournalGlance, RunData, SessionData
 from inspector.gui.tooltip import plain_tooltip
@@ -128,7 +128,7 @@ _ITEM_FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.Item
 _HORIZONTAL = Qt.Orientation.Horizontal
 
 
-class JournalEventsModel(QAbstractTableModel):
+class JournalEventsModel(OneCallPerCell, QAbstractTableModel):
     """Rows = physical lines of one run journal; parsed lazily, with a small cache.
 
     Painting asks ``data()`` for seven roles of every visible cell, so a row's cells are worked

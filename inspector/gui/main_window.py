@@ -242,8 +242,17 @@ class FindingsBar(QFrame):
             button.setToolTip(plain_tooltip(plan_tooltip(action, plan)) if plans is not None else "Planning…")
 
 
+DEFER_JOURNAL_LINES = 50_000  # a session whose run journals hold this many lines gets its journal a turn later
+
+
+def _journal_lines(data: SessionData) -> int:
+    return sum(len(run.raw) for run in data.runs if run.raw is not None)
+
+
 class SessionView(QWidget):
     """Header, findings and actions, then transcript beside journal (and a Raw tab)."""
+
+    filled = Signal()  # a big session's journal, shown a turn after the rest (see set_data)
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -271,18 +280,44 @@ class SessionView(QWidget):
         layout.addWidget(self.findings)
         layout.addWidget(self.tabs, 1)
         self.data: SessionData | None = None
+        self._journal_due: SessionData | None = None
         self.transcript.message_selected.connect(self._on_message_selected)
         self.journal.event_selected.connect(self._on_event_selected)
 
     def set_data(self, data: SessionData | None, where: str | None = None,
                  row_findings: list[Finding] | None = None) -> None:
+        """Show a session. A big one's run journal and raw tables follow one turn of the event
+        loop after the header and the transcript: built in one go, with the paints that follow,
+        they held the window for 50-100 ms."""
         self.data = data
         self.header.set_data(data, where)
         self.findings.set_findings(merge_findings(data.detail.findings, row_findings or []) if data else None)
         self.findings.set_plans(None if data else {})
         self.transcript.set_data(data)
-        self.journal.set_data(data)
-        self.raw.set_data(data)
+        self._journal_due = data
+        if data is not None and _journal_lines(data) >= DEFER_JOURNAL_LINES:
+            QTimer.singleShot(0, self._fill_journal_later)
+        else:
+            self._fill_journal()
+
+    def _fill_journal_later(self) -> None:
+        if self._journal_due is self.data:
+            self._fill_journal()
+            self.filled.emit()
+
+    def _fill_journal(self) -> None:
+        if self._journal_due is not self.data:
+            return  # another session came meanwhile (and filled it)
+        self._journal_due = None
+        self.journal.set_data(self.data)
+        self.raw.set_data(self.data)
+        selected = self.transcript.selected_message()
+        if selected >= 0:
+            self.journal.highlight_message(selected)
+
+    def filling(self) -> bool:
+        """True while a big session's journal is still to be shown (one turn of the event loop)."""
+        return self._journal_due is not None
 
     def show_glance(self, glance: JournalGlance, title: str) -> None:
         """While a session with a big journal is read: its title, and the journal's first lines."""
@@ -299,7 +334,8 @@ class SessionView(QWidget):
         self.journal.show_glance(glance)
 
     def _on_message_selected(self, index: int) -> None:
-        self.journal.highlight_message(index)
+        if self._journal_due is None:  # else _fill_journal highlights it
+            self.journal.highlight_message(index)
 
     def _on_event_selected(self, message: int) -> None:
         self.transcript.highlight_messages({message} if message >= 0 else set(), scroll=message >= 0)
@@ -336,6 +372,7 @@ class MainWindow(QMainWindow):
         self._build_list()
         self.view = SessionView()
         self.view.findings.action_clicked.connect(self.preview_action)
+        self.view.filled.connect(self._maybe_settled)
         self.split = QSplitter(Qt.Orientation.Horizontal)
         self.split.setObjectName("MainSplit")
         self.split.addWidget(self.list_panel)
@@ -1020,7 +1057,8 @@ class MainWindow(QMainWindow):
             self.busy.setValue(done)
 
     def is_settled(self) -> bool:
-        return self._loaded and self._pending_select is None and not self.runner.is_busy()
+        return (self._loaded and self._pending_select is None and not self.runner.is_busy()
+                and not self.view.filling())
 
     def _maybe_settled(self) -> None:
         if self.is_settled():

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.export import to_json_text
-from inspector.gui.qtypes import ROOT, Index
+from inspector.gui.qtypes import ROOT, Index, OneCallPerCell
 from inspector.gui.resources import colours
 from inspector.gui.session_data import SessionData
 from inspector.gui.tooltip import plain_tooltip
@@ -68,7 +68,7 @@ class JsonHighlighter(QSyntaxHighlighter):
                 self.setFormat(m.start(), len(token), self._literal)
 
 
-class RecordsModel(QAbstractTableModel):
+class RecordsModel(OneCallPerCell, QAbstractTableModel):
     """A list of dicts as a table: one column per key (in first-seen order)."""
 
     def __init__(self, parent=None):

@@ -222,7 +222,7 @@ class TranscriptView(QWidget):
                 why = (f"The sidecar cannot be read: {d.sidecar_error}" if d.sidecar_error
                        else "This session has no sidecar. Pick the state.db transcript above, if there is one.")
                 return [], {}, why
-            return d.messages, tools_by_message(d.sidecar.get("tool_calls")), None
+            return d.messages, self._data.sidecar_cards(), None
         if src.startswith("state.db:"):
             view = d.state_db[int(src.split(":", 1)[1])]
             if view.error:

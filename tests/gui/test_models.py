@@ -127,6 +127,39 @@ def test_one_call_per_painted_cell_gives_what_data_gives(qtbot, demo_home):
     assert Qt.ItemDataRole.DisplayRole in roles and Qt.ItemDataRole.DecorationRole in roles
 
 
+def test_journal_model_answers_a_painted_cell_in_one_call_as_data_does(qtbot, demo):
+    from PySide6.QtWidgets import QTableView
+
+    sid = demo.sessions["stale_pending"]
+    path = next((demo.session_dir / "_run_journal" / sid).glob("*.jsonl"))
+    asked: list[tuple[int, int, dict]] = []
+
+    class Recording(JournalEventsModel):
+        def multiData(self, index, span):  # noqa: N802 - Qt override
+            super().multiData(index, span)
+            asked.append((index.row(), index.column(), {item.role(): item.data() for item in span}))
+
+    model = Recording()
+    model.set_journal(RawJournal.from_path(path))
+    view = QTableView()
+    qtbot.addWidget(view)
+    view.setModel(model)
+    view.resize(1200, 600)
+    view.show()
+    qtbot.waitExposed(view)
+    view.grab()
+    assert len(asked) >= model.columnCount() * model.rowCount()
+    colours = 0
+    for row, col, values in asked:
+        for role, value in values.items():
+            expected = model.data(model.index(row, col), role)
+            assert (value is None) == (expected is None), (row, col, role)
+            if expected is not None and role != Qt.ItemDataRole.DecorationRole:
+                assert value == expected, (row, col, role)
+            colours += role == Qt.ItemDataRole.BackgroundRole and value is not None
+    assert colours > 0  # the dropped lines' background came through the span
+
+
 def test_health_sorts_worst_first(demo_home):
     model = SessionTableModel()
     model.set_rows(load_catalogue(demo_home, now=time.time()).sorted_rows())

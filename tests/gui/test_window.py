@@ -87,6 +87,23 @@ def test_raw_tab_fills_its_state_db_tables_when_shown(qtbot, window, demo, demo_
     assert window.data.session_id == other and raw.messages_model.rowCount() == len(view.messages)
 
 
+def test_a_big_sessions_journal_follows_a_turn_later_and_the_window_waits_for_it(qtbot, window, demo, demo_home,
+                                                                                 monkeypatch):
+    from inspector.gui import main_window
+
+    monkeypatch.setattr(main_window, "DEFER_JOURNAL_LINES", 1)  # every journal counts as big here
+    first, second = demo.sessions["lost_response"], demo.sessions["stale_pending"]
+    open_home(qtbot, window, demo_home, select=first)
+    assert not window.view.filling()
+    run = window.view.journal.current_run()
+    assert run is not None and run.raw is not None and window.view.journal.model.rowCount() == len(run.raw)
+    assert window.view.journal.current_run() in window.data.runs
+    window.select_session(second)
+    wait_settled(qtbot, window)  # settled only once the journal is in
+    assert window.data.session_id == second and not window.view.filling()
+    assert window.view.journal.current_run() in window.data.runs
+
+
 def test_copy_session_id_and_path(qtbot, window, demo, demo_home):
     sid = demo.sessions["healthy"]
     open_home(qtbot, window, demo_home, select=sid)
