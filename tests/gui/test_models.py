@@ -89,75 +89,65 @@ def test_filters_hold_across_new_rows_and_sorting(demo, demo_home):
     assert titles == sorted(titles) and model.rowCount() == needing
 
 
-def test_one_call_per_painted_cell_gives_what_data_gives(qtbot, demo_home):
-    """``multiData`` (what the view's painting asks) answers every role as ``data`` does."""
-    from PySide6.QtCore import QModelRoleData, QModelRoleDataSpan  # noqa: F401 - the types Qt passes
+def _painted(qtbot, model_class, fill, size=(900, 400)):
+    """A ``model_class`` filled by ``fill(model)``, shown in a table that paints every visible cell;
+    (the model, each painted cell's ``(row, column, {role: value})`` as ``multiData`` answered it)."""
     from PySide6.QtWidgets import QTableView
 
-    model = SessionTableModel()
-    model.set_rows(load_catalogue(demo_home, now=time.time()).sorted_rows())
-    asked: list[tuple[int, int, dict]] = []
-    original = SessionTableModel.multiData
-
-    class Recording(SessionTableModel):
-        def multiData(self, index, span):  # noqa: N802 - Qt override
-            original(self, index, span)
-            asked.append((index.row(), index.column(), {item.role(): item.data() for item in span}))
-
-    recording = Recording()
-    recording.set_rows(model.rows())
-    view = QTableView()
-    qtbot.addWidget(view)
-    view.setModel(recording)
-    view.resize(900, 400)
-    view.show()
-    qtbot.waitExposed(view)
-    view.grab()  # paints every visible cell
-    assert len(asked) >= recording.columnCount() * 3
-    for row, col, values in asked:
-        for role, value in values.items():
-            expected = recording.data(recording.index(row, col), role)
-            if expected is None:
-                assert value is None, (row, col, role)
-            elif role == Qt.ItemDataRole.DecorationRole:
-                assert value.cacheKey() == expected.cacheKey()
-            else:
-                assert value == expected, (row, col, role)
-    roles = {role for _, _, values in asked for role in values}
-    assert Qt.ItemDataRole.DisplayRole in roles and Qt.ItemDataRole.DecorationRole in roles
-
-
-def test_journal_model_answers_a_painted_cell_in_one_call_as_data_does(qtbot, demo):
-    from PySide6.QtWidgets import QTableView
-
-    sid = demo.sessions["stale_pending"]
-    path = next((demo.session_dir / "_run_journal" / sid).glob("*.jsonl"))
     asked: list[tuple[int, int, dict]] = []
 
-    class Recording(JournalEventsModel):
+    class Recording(model_class):
         def multiData(self, index, span):  # noqa: N802 - Qt override
             super().multiData(index, span)
             asked.append((index.row(), index.column(), {item.role(): item.data() for item in span}))
 
     model = Recording()
-    model.set_journal(RawJournal.from_path(path))
+    fill(model)
     view = QTableView()
     qtbot.addWidget(view)
     view.setModel(model)
-    view.resize(1200, 600)
+    view.resize(*size)
     view.show()
     qtbot.waitExposed(view)
     view.grab()
-    assert len(asked) >= model.columnCount() * model.rowCount()
-    colours = 0
+    return model, asked
+
+
+def _assert_as_data_gives(model, asked) -> set[int]:
+    """Every role of every painted cell holds what ``data`` gives (icons by their cache key); the
+    roles that had a value."""
+    given = set()
     for row, col, values in asked:
         for role, value in values.items():
             expected = model.data(model.index(row, col), role)
             assert (value is None) == (expected is None), (row, col, role)
-            if expected is not None and role != Qt.ItemDataRole.DecorationRole:
+            if expected is None:
+                continue
+            given.add(role)
+            if role == Qt.ItemDataRole.DecorationRole:
+                assert value.cacheKey() == expected.cacheKey()
+            else:
                 assert value == expected, (row, col, role)
-            colours += role == Qt.ItemDataRole.BackgroundRole and value is not None
-    assert colours > 0  # the dropped lines' background came through the span
+    return given
+
+
+def test_one_call_per_painted_cell_gives_what_data_gives(qtbot, demo_home):
+    """``multiData`` (what the view's painting asks) answers every role as ``data`` does."""
+    rows = load_catalogue(demo_home, now=time.time()).sorted_rows()
+    model, asked = _painted(qtbot, SessionTableModel, lambda m: m.set_rows(rows))
+    assert len(asked) >= model.columnCount() * 3
+    given = _assert_as_data_gives(model, asked)
+    assert Qt.ItemDataRole.DisplayRole in given and Qt.ItemDataRole.DecorationRole in given
+
+
+def test_journal_model_answers_a_painted_cell_in_one_call_as_data_does(qtbot, demo):
+    sid = demo.sessions["stale_pending"]
+    path = next((demo.session_dir / "_run_journal" / sid).glob("*.jsonl"))
+    model, asked = _painted(qtbot, JournalEventsModel, lambda m: m.set_journal(RawJournal.from_path(path)),
+                            size=(1200, 600))
+    assert len(asked) >= model.columnCount() * model.rowCount()
+    given = _assert_as_data_gives(model, asked)
+    assert Qt.ItemDataRole.BackgroundRole in given  # the dropped lines' colour came through the span
 
 
 def test_health_sorts_worst_first(demo_home):
