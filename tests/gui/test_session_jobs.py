@@ -4,6 +4,7 @@ read in two stages (a glance at its head, then every line checked in a child). N
 from __future__ import annotations
 
 import glob
+import hashlib
 import json
 import os
 import pickle
@@ -24,6 +25,7 @@ from inspector.gui.session_data import (
 )
 from inspector.gui.workers import Cancelled
 from inspector.home import locate_home
+from inspector.store.journal_raw import RawJournal
 
 # ---------------------------------------------------------------- jobs (module level: the child imports them)
 
@@ -232,3 +234,48 @@ def test_the_quick_look_in_a_child_reads_what_the_thread_reads(demo_home):
     assert [(r.session_id, r.title, r.profile, r.sidecar.meta) for r in there] == [
         (r.session_id, r.title, r.profile, r.sidecar.meta) for r in here]
     assert len(there) > 5
+
+
+# ---------------------------------------------------------------- a big journal's bytes, read when shown
+
+
+def test_a_file_prefix_behaves_as_the_bytes_it_stands_for(tmp_path):
+    data = b'{"seq": 1}\n{"seq": 2}\r\n\xff not utf-8\nlast line without newline'
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(data + b" and more written later")
+    prefix = session_data.FilePrefix(path, len(data))
+    assert len(prefix) == len(data)
+    for key in (slice(0, 5), slice(3, None), slice(None, -4), slice(-10, -2), slice(5, 2), slice(0, 10_000),
+                slice(None, None, 2), slice(None, None, -1)):
+        assert prefix[key] == data[key], key
+    assert [prefix[i] for i in (0, 5, -1, -len(data))] == [data[i] for i in (0, 5, -1, -len(data))]
+    with pytest.raises(IndexError):
+        prefix[len(data)]
+    assert prefix.endswith(b"newline") and not prefix.endswith(b"\n") and not prefix.endswith(b"x" * 1000)
+    assert prefix == data and prefix == session_data.FilePrefix(path, len(data)) and prefix != data + b"!"
+    assert prefix.decode("utf-8", errors="replace") == data.decode("utf-8", errors="replace")  # whole, once
+    assert prefix.count(b"\n") == data.count(b"\n")
+    assert pickle.loads(pickle.dumps(prefix)) == data and type(pickle.loads(pickle.dumps(prefix))) is bytes
+    assert prefix.digest() == hashlib.sha1(data).digest()
+    short = session_data.FilePrefix(path, 10 ** 9)  # never past the end of the file
+    assert len(short) == path.stat().st_size
+    with pytest.raises(OSError):
+        session_data.FilePrefix(tmp_path, 10)  # a folder is not a journal
+
+
+def test_a_big_journal_read_line_by_line_keeps_its_bytes_when_appended_or_replaced(tmp_path):
+    sid, run = "s1", "0123456789abcdef0123456789abcdef"
+    path = tmp_path / "_run_journal" / sid / f"{run}.jsonl"
+    path.parent.mkdir(parents=True)
+    data = _journal(path, sid, run, 3_000)
+    raw = session_data.index_whole_journal(path)
+    assert isinstance(raw.data, session_data.FilePrefix) and raw.data == data
+    expected = RawJournal(data, session_id=sid, run_id=run, path=path)
+    lines = [expected.line(i) for i in range(len(expected))]
+    assert [raw.line(i) for i in range(len(raw))] == lines and raw.stats() == expected.stats()
+    with path.open("ab") as fh:  # hermes appends: the indexed prefix is the same
+        fh.write(b'{"seq": 99999}\n')
+    assert raw.line(len(raw) - 1) == lines[-1] and len(raw) == len(lines)
+    path.with_suffix(".new").write_bytes(b"x" * len(data))
+    os.replace(path.with_suffix(".new"), path)  # replaced: the open file keeps the old bytes
+    assert [raw.line(i) for i in (0, 1500, len(raw) - 1)] == [lines[0], lines[1500], lines[-1]]
