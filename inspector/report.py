@@ -9,15 +9,13 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inspector.catalogue import Catalogue, SessionRow, add_hermes_audit, build_catalogue, newest_first
-from inspector.export import format_time
 from inspector.findings import Finding
 from inspector.forked import Forked, ForkedError
 from inspector.home import Home
 from inspector.repair.audit import HermesAuditError, audit_session_recovery
-from inspector.session_detail import RunInfo, SessionDetail
 from inspector.store import statedb
 from inspector.store.journal import (
     RUN_JOURNAL_DIR,
@@ -25,7 +23,6 @@ from inspector.store.journal import (
     dropped_lines,
     is_valid_journal_id,
 )
-from inspector.store.journal_raw import RawJournal
 from inspector.store.scan import (
     JOURNAL,
     STATE_DB,
@@ -37,6 +34,9 @@ from inspector.store.scan import (
 )
 from inspector.store.turn_journal import turn_journal_session_ids
 from inspector.textsafe import one_line, safe_text
+
+if TYPE_CHECKING:  # the session and journal views import these when they run (audit and list stay light)
+    from inspector.session_detail import RunInfo, SessionDetail
 
 
 @contextlib.contextmanager
@@ -331,6 +331,7 @@ def format_audit(report: dict) -> str:
 
 
 def format_list(rows: list[SessionRow], home_findings: list[Finding]) -> str:
+    from inspector.export import format_time
     lines = [f"{'health':<8} {'session id':<34} {'where':<9} {'profile':<10} {'msgs':>9}  {'last activity':<19}  title"]
     for r in rows:
         msgs = f"{r.sidecar_messages if r.sidecar_messages is not None else '-'}/" \
@@ -343,6 +344,8 @@ def format_list(rows: list[SessionRow], home_findings: list[Finding]) -> str:
 
 
 def _message_line(i: int, msg: object) -> str:
+    from inspector.export import format_time
+
     if not isinstance(msg, dict):
         return f"  [{i}] (not an object: {one_line(repr(msg), 80)})"
     flags = [k for k in ("_recovered", "_recovered_from_run_journal", "_error", "_partial",
@@ -356,6 +359,7 @@ def _message_line(i: int, msg: object) -> str:
 
 
 def format_detail(d: SessionDetail) -> str:
+    from inspector.export import format_time
     lines = [f"session {safe_text(d.session_id)}: {one_line(d.title, 100)}"]
     lines.append(f"  profile:   {d.profile or '-'}")
     lines.append(f"  sidecar:   {d.sidecar_path if d.sidecar_raw else '(missing)'}"
@@ -417,6 +421,7 @@ def detail_to_json(d: SessionDetail) -> dict:
 
 def _raw_lines(run: RunInfo) -> list[dict]:
     """Every physical line with its offset and hermes' verdict (dropped lines and anomalies)."""
+    from inspector.store.journal_raw import RawJournal
     try:
         journal = RawJournal.from_path(run.path)
     except OSError as exc:
@@ -432,6 +437,7 @@ def _raw_lines(run: RunInfo) -> list[dict]:
 
 
 def _raw_anomaly_lines(run: RunInfo) -> list[str]:
+    from inspector.store.journal_raw import RawJournal
     try:
         journal = RawJournal.from_path(run.path)
     except OSError as exc:
@@ -464,6 +470,7 @@ def journal_to_json(d: SessionDetail, runs: list[RunInfo]) -> dict:
 
 
 def format_journal(d: SessionDetail, runs: list[RunInfo]) -> str:
+    from inspector.export import format_time
     if not runs:
         return f"session {safe_text(d.session_id)} has no run journal"
     lines = []
