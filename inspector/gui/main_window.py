@@ -75,7 +75,7 @@ from inspector.gui.session_model import (
     SessionTableModel,
 )
 from inspector.gui.tooltip import plain_tooltip
-from inspector.gui.transcript_view import TranscriptView, age_words
+from inspector.gui.transcript_view import NEXT_TURN_MS, TranscriptView, age_words
 from inspector.gui.workers import TaskRunner
 from inspector.home import Home, check_readable, locate_home
 from inspector.plan import Plan, WriteLog, apply_plan, undo_write
@@ -252,7 +252,7 @@ def _journal_lines(data: SessionData) -> int:
 class SessionView(QWidget):
     """Header, findings and actions, then transcript beside journal (and a Raw tab)."""
 
-    filled = Signal()  # a big session's journal, shown a turn after the rest (see set_data)
+    filled = Signal()  # what a big session shows a turn later is in (see set_data)
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -282,6 +282,7 @@ class SessionView(QWidget):
         self.data: SessionData | None = None
         self._journal_due: SessionData | None = None
         self.transcript.message_selected.connect(self._on_message_selected)
+        self.transcript.rendered.connect(self.filled)
         self.journal.event_selected.connect(self._on_event_selected)
 
     def set_data(self, data: SessionData | None, where: str | None = None,
@@ -296,7 +297,7 @@ class SessionView(QWidget):
         self.transcript.set_data(data)
         self._journal_due = data
         if data is not None and _journal_lines(data) >= DEFER_JOURNAL_LINES:
-            QTimer.singleShot(0, self._fill_journal_later)
+            QTimer.singleShot(NEXT_TURN_MS, self._fill_journal_later)
         else:
             self._fill_journal()
 
@@ -316,8 +317,9 @@ class SessionView(QWidget):
             self.journal.highlight_message(selected)
 
     def filling(self) -> bool:
-        """True while a big session's journal is still to be shown (one turn of the event loop)."""
-        return self._journal_due is not None
+        """True while a big session's journal, or a long transcript's last messages, are still to
+        be shown (one turn of the event loop)."""
+        return self._journal_due is not None or self.transcript.rendering()
 
     def show_glance(self, glance: JournalGlance, title: str) -> None:
         """While a session with a big journal is read: its title, and the journal's first lines."""

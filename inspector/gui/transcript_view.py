@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QUrl, Signal
+from PySide6.QtCore import QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QColor,
     QFont,
@@ -44,6 +44,10 @@ from inspector.textsafe import one_line, safe_text
 
 CONTENT_LIMIT = 50_000  # characters of one message rendered; the Raw tab has everything
 TOOL_PREVIEW_LINES = 12
+# A timer, not a zero-delay call: posted calls run before timers and input, so the two halves of a
+# render would otherwise run back to back; a 1 ms timer lets the event loop handle what waits between.
+NEXT_TURN_MS = 1
+FIRST_CHUNK = 12  # messages of a long transcript rendered per turn of the event loop (the first: the top of the view)
 RENDER_WINDOW = 40  # newest messages rendered at first; older ones on request (a render and its layout
 # cost the GUI thread up to ~0.4 ms per message with tool output: 40 keep a selection under ~20 ms)
 SIDECAR = "sidecar"
@@ -128,6 +132,7 @@ class TranscriptView(QWidget):
     """A session's transcript (sidecar, state.db or core), with selection linked to the journal."""
 
     message_selected = Signal(int)  # sidecar message index, -1 for none
+    rendered = Signal()  # a long transcript's last messages are in (see render)
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -140,6 +145,7 @@ class TranscriptView(QWidget):
         self._quiet = False
         self._show_all = False
         self._first_shown = 0
+        self._pending: tuple | None = None  # a long transcript's rest, appended a turn later
 
         title = QLabel("Transcript")
         title.setObjectName("PaneTitle")
@@ -238,6 +244,11 @@ class TranscriptView(QWidget):
     # ------------------------------------------------------------ rendering
 
     def render(self, keep_scroll: bool = False) -> None:
+        """Show the chosen transcript. A long one is shown over a few turns of the event loop: its
+        first FIRST_CHUNK messages (the top of the view) at once, then FIRST_CHUNK more per turn
+        (or all of them as soon as anything asks: see :meth:`_finish_render`), so selecting a
+        session never holds the window for the whole render."""
+        self._pending = None
         scroll = self.browser.verticalScrollBar().value()
         messages, cards, why = self._messages()
         doc = QTextDocument(self.browser)
@@ -252,19 +263,60 @@ class TranscriptView(QWidget):
         self._first_shown = first
         if first:
             self._insert_earlier_link(cursor, first)
-        for i in range(first, len(messages)):
-            start = self._render_message(cursor, i, messages[i], cards.get(i, []),
-                                         first=(i == first and not why and not first))
-            self._ranges.append((start, cursor.position(), i))
-            self._starts.append(start)
-        if self.current_source() == SIDECAR and self._data is not None:
-            self._render_pending(cursor, self._data.detail.sidecar or {})
+        split = len(messages) if keep_scroll or len(messages) - first <= 2 * FIRST_CHUNK else first + FIRST_CHUNK
+        self._render_messages(cursor, messages, cards, first, split, first_block=not why and not first)
+        if split == len(messages):
+            self._render_end(cursor)
         self._quiet = True
         self.browser.setDocument(doc)  # the old document, a child of the browser, is deleted by Qt
         self._quiet = False
         self._apply_highlight()
         if keep_scroll:
             self.browser.verticalScrollBar().setValue(scroll)
+        if split < len(messages):
+            self._pending = (doc, cursor, messages, cards, split)
+            QTimer.singleShot(NEXT_TURN_MS, self._next_chunk)
+
+    def _render_messages(self, cursor: QTextCursor, messages: list, cards: dict, start: int, stop: int,
+                         first_block: bool = False) -> None:
+        for i in range(start, stop):
+            pos = self._render_message(cursor, i, messages[i], cards.get(i, []), first=first_block and i == start)
+            self._ranges.append((pos, cursor.position(), i))
+            self._starts.append(pos)
+
+    def _render_end(self, cursor: QTextCursor) -> None:
+        if self.current_source() == SIDECAR and self._data is not None:
+            self._render_pending(cursor, self._data.detail.sidecar or {})
+
+    def _finish_render(self, step: int | None = None) -> None:
+        """Append the messages a long transcript's first turn left out: ``step`` more of them
+        (then the rest a turn later), or all of them now when someone needs the whole transcript.
+        The same cursor goes on, so the result is the same as one pass."""
+        pending, self._pending = self._pending, None
+        if pending is None:
+            return
+        doc, cursor, messages, cards, split = pending
+        if doc is not self.browser.document():
+            return  # rendered anew since
+        stop = len(messages) if step is None else min(len(messages), split + step)
+        self._quiet = True
+        self._render_messages(cursor, messages, cards, split, stop)
+        if stop == len(messages):
+            self._render_end(cursor)
+        self._quiet = False
+        self._apply_highlight()
+        if stop < len(messages):
+            self._pending = (doc, cursor, messages, cards, stop)
+            QTimer.singleShot(NEXT_TURN_MS, self._next_chunk)
+        else:
+            self.rendered.emit()
+
+    def _next_chunk(self) -> None:
+        self._finish_render(FIRST_CHUNK)
+
+    def rendering(self) -> bool:
+        """True while a long transcript's last messages are still to be appended."""
+        return self._pending is not None
 
     def _fmt(self, *, bold: bool = False, italic: bool = False, colour: QColor | None = None,
              mono: bool = False, background: QColor | None = None, scale: float = 1.0) -> QTextCharFormat:
@@ -444,6 +496,7 @@ class TranscriptView(QWidget):
             self.show_all()
 
     def message_at(self, position: int) -> int:
+        self._finish_render()
         k = bisect.bisect_right(self._starts, position) - 1
         if k < 0:
             return -1
@@ -465,6 +518,7 @@ class TranscriptView(QWidget):
 
     def select_message(self, i: int, *, emit: bool = True) -> None:
         """Select (highlight and scroll to) a sidecar message, as if the user clicked it."""
+        self._finish_render()
         if self.current_source() != SIDECAR:
             self.show_sidecar()
         self._ensure_rendered({i} if i >= 0 else set())
@@ -475,6 +529,7 @@ class TranscriptView(QWidget):
 
     def highlight_messages(self, indexes: set[int], *, scroll: bool = True) -> None:
         """Highlight rows (e.g. the message a journal event became) without moving the selection signal."""
+        self._finish_render()
         self._ensure_rendered(set(indexes))
         self._highlighted = set(indexes)
         self._apply_highlight()
@@ -512,6 +567,7 @@ class TranscriptView(QWidget):
         self.browser.setExtraSelections(selections)
 
     def plain_text(self) -> str:
+        self._finish_render()
         return self.browser.toPlainText()
 
 

@@ -130,6 +130,33 @@ def test_a_long_transcript_renders_the_newest_messages_first(qtbot):
     assert view.highlighted_messages() == {3}
 
 
+def test_a_long_transcript_is_shown_in_two_turns_with_the_same_result(qtbot, monkeypatch):
+    from inspector.gui import transcript_view
+
+    messages = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"message number {i}", "timestamp": i + 1,
+                 "reasoning": "why" if i % 3 == 0 else None} for i in range(3 * RENDER_WINDOW)]
+    data = SessionData(SessionDetail("long", sidecar={"messages": messages, "active_stream_id": "s",
+                                                      "pending_user_message": "still running"}), [])
+
+    def shown(first_chunk: int, wait: bool) -> tuple:
+        monkeypatch.setattr(transcript_view, "FIRST_CHUNK", first_chunk)
+        view = TranscriptView()
+        qtbot.addWidget(view)
+        view.set_data(data)
+        split = view.rendering()
+        if wait:
+            qtbot.waitUntil(lambda: not view.rendering(), timeout=5000)
+        return split, view.browser.toPlainText() if wait else view.plain_text(), list(view._ranges)
+
+    whole = shown(10_000, wait=False)
+    assert not whole[0]  # short enough for one turn
+    in_turns = shown(5, wait=True)  # the rest appended by the event loop
+    assert in_turns[0] and in_turns[1:] == whole[1:]
+    on_demand = shown(5, wait=False)  # asked for before the event loop ran: finished at once
+    assert on_demand[0] and on_demand[1:] == whole[1:]
+    assert "still running" in whole[1]  # the pending turn comes last, after every message
+
+
 def test_many_void_qt_calls_do_not_crash_the_interpreter() -> None:
     # PySide6 6.12.0 under CPython 3.11 drops a reference to None on every void call and the
     # interpreter aborts; pyproject keeps 3.11 below 6.12. Run in a child so a bad pin fails
