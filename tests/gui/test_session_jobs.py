@@ -279,3 +279,16 @@ def test_a_big_journal_read_line_by_line_keeps_its_bytes_when_appended_or_replac
     path.with_suffix(".new").write_bytes(b"x" * len(data))
     os.replace(path.with_suffix(".new"), path)  # replaced: the open file keeps the old bytes
     assert [raw.line(i) for i in (0, 1500, len(raw) - 1)] == [lines[0], lines[1500], lines[-1]]
+
+
+def test_a_big_journal_cut_short_under_the_window_shows_what_is_left(tmp_path):
+    sid, run = "s1", "0123456789abcdef0123456789abcdef"
+    path = tmp_path / "_run_journal" / sid / f"{run}.jsonl"
+    path.parent.mkdir(parents=True)
+    _journal(path, sid, run, 1_000)
+    raw = session_data.index_whole_journal(path)
+    with path.open("r+b") as fh:  # truncated in place (hermes never does this)
+        fh.truncate(path.stat().st_size // 2)
+    assert raw.line(0).dropped is None  # the first half is still there
+    last = raw.line(len(raw) - 1)  # past the end now: no exception, shown as a line hermes cannot read
+    assert last.data == b"" and last.dropped is not None
