@@ -21,6 +21,7 @@ import os
 import stat
 import sys
 import threading
+import time
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -37,6 +38,7 @@ from inspector.session_detail import RunInfo, SessionDetail, load_detail
 from inspector.store.journal import is_valid_journal_id, journal_path, list_runs
 from inspector.store.journal_raw import JournalIndex, RawJournal, index_journal
 from inspector.store.jsonfmt import loads_bytes, read_regular
+from inspector.store.scan import RACY_WINDOW_NS
 
 # The session view's buttons, in display order: action name -> label.
 ACTIONS: dict[str, str] = {
@@ -321,6 +323,10 @@ class FilePrefix:
     def close(self) -> None:
         self._closer()
 
+    def stat(self) -> os.stat_result:
+        """The open file's status."""
+        return os.fstat(self._fd)
+
     def _read(self, start: int, stop: int) -> bytes:
         start, stop = max(start, 0), min(stop, self._size)
         if stop <= start:
@@ -340,10 +346,18 @@ class FilePrefix:
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
     def digest(self) -> bytes:
-        """sha1 of the prefix, read a few megabytes at a time (no copy of the whole file)."""
+        """sha1 of the prefix, read a few megabytes at a time into one reused buffer (no copy of
+        the whole file, no fresh memory to map and fault in for every piece)."""
         h = hashlib.sha1(usedforsecurity=False)
-        for off in range(0, self._size, self.CHUNK):
-            h.update(self._read(off, off + self.CHUNK))
+        buf = bytearray(min(self.CHUNK, self._size))
+        view = memoryview(buf)
+        off = 0
+        while off < self._size:
+            n = os.preadv(self._fd, [view[:min(len(buf), self._size - off)]], off)
+            if n <= 0:
+                break  # cut short: the hash differs and the caller reads the journal again
+            h.update(view[:n])
+            off += n
         return h.digest()
 
     def __len__(self) -> int:
@@ -410,19 +424,39 @@ def index_whole_journal(path: Path, check: Check = lambda: None) -> RawJournal:
     child was asked (a journal only grows). The child's index is kept only for bytes that hash the
     same as the ones read here."""
     for _attempt in range(3):
-        size = os.stat(path).st_size
+        started = time.time_ns()
+        before = os.stat(path)
+        size = before.st_size
         job = session_jobs.start_job(_index_job, path, size, path.parent.name, path.stem)
         try:
-            data = FilePrefix(path, size)  # meanwhile: hashed here, read line by line when shown
-            digest = data.digest()
+            data = FilePrefix(path, size)  # read line by line when shown
         except BaseException:
             job.cancel()
             raise
         index = job.wait(check)
-        if index.size == len(data) and index.digest == digest:
+        if index.size == len(data) and (_unchanged_since(before, started, path, data)
+                                        or index.digest == data.digest()):
             return RawJournal(data, session_id=path.parent.name, run_id=path.stem, path=path, index=index)
         data.close()
     raise JournalChanged(f"{path} kept changing while it was read; try again")
+
+
+def _identity(st: os.stat_result) -> tuple:
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def _unchanged_since(before: os.stat_result, started_ns: int, path: Path, data: FilePrefix) -> bool:
+    """Whether the file the child indexed and the one open here are the same, unchanged bytes, by
+    their identity (device, inode, size, mtime, ctime) before the child started, now, and of the
+    open descriptor, as the fact cache decides (``store.scan.RACY_WINDOW_NS``: a file changed in
+    the last two seconds could hide a rewrite behind the same times). Then the 61 MB are not hashed
+    here, where the hashing slowed the window's own paints; otherwise the caller compares hashes."""
+    try:
+        now, held = os.stat(path), data.stat()
+    except OSError:
+        return False
+    return (_identity(before) == _identity(now) == _identity(held)
+            and before.st_ctime_ns < started_ns - RACY_WINDOW_NS)
 
 
 class IndexFailed(Exception):

@@ -47,7 +47,7 @@ TOOL_PREVIEW_LINES = 12
 # A timer, not a zero-delay call: posted calls run before timers and input, so the two halves of a
 # render would otherwise run back to back; a 1 ms timer lets the event loop handle what waits between.
 NEXT_TURN_MS = 1
-FIRST_CHUNK = 12  # messages of a long transcript rendered per turn of the event loop (the first: the top of the view)
+TURN_BUDGET_S = 0.008  # a long transcript renders this long per turn of the event loop (at least one message)
 RENDER_WINDOW = 40  # newest messages rendered at first; older ones on request (a render and its layout
 # cost the GUI thread up to ~0.4 ms per message with tool output: 40 keep a selection under ~20 ms)
 SIDECAR = "sidecar"
@@ -244,9 +244,9 @@ class TranscriptView(QWidget):
     # ------------------------------------------------------------ rendering
 
     def render(self, keep_scroll: bool = False) -> None:
-        """Show the chosen transcript. A long one is shown over a few turns of the event loop: its
-        first FIRST_CHUNK messages (the top of the view) at once, then FIRST_CHUNK more per turn
-        (or all of them as soon as anything asks: see :meth:`_finish_render`), so selecting a
+        """Show the chosen transcript. A long one is shown over a few turns of the event loop: the
+        messages that render within TURN_BUDGET_S (the top of the view) at once, then as many per
+        turn (or all of them as soon as anything asks: see :meth:`_finish_render`), so selecting a
         session never holds the window for the whole render."""
         self._pending = None
         scroll = self.browser.verticalScrollBar().value()
@@ -263,8 +263,9 @@ class TranscriptView(QWidget):
         self._first_shown = first
         if first:
             self._insert_earlier_link(cursor, first)
-        split = len(messages) if keep_scroll or len(messages) - first <= 2 * FIRST_CHUNK else first + FIRST_CHUNK
-        self._render_messages(cursor, messages, cards, first, split, first_block=not why and not first)
+        budget = None if keep_scroll else time.perf_counter() + TURN_BUDGET_S
+        split = self._render_messages(cursor, messages, cards, first, len(messages), budget,
+                                      first_block=not why and not first)
         if split == len(messages):
             self._render_end(cursor)
         self._quiet = True
@@ -278,29 +279,34 @@ class TranscriptView(QWidget):
             QTimer.singleShot(NEXT_TURN_MS, self._next_chunk)
 
     def _render_messages(self, cursor: QTextCursor, messages: list, cards: dict, start: int, stop: int,
-                         first_block: bool = False) -> None:
+                         budget: float | None = None, first_block: bool = False) -> int:
+        """Render messages ``start``..``stop`` (at least one, then only while ``budget``, a
+        ``perf_counter`` deadline, is not past); the index of the first one not rendered."""
         for i in range(start, stop):
+            if budget is not None and i > start and time.perf_counter() >= budget:
+                return i
             pos = self._render_message(cursor, i, messages[i], cards.get(i, []), first=first_block and i == start)
             self._ranges.append((pos, cursor.position(), i))
             self._starts.append(pos)
+        return stop
 
     def _render_end(self, cursor: QTextCursor) -> None:
         if self.current_source() == SIDECAR and self._data is not None:
             self._render_pending(cursor, self._data.detail.sidecar or {})
 
-    def _finish_render(self, step: int | None = None) -> None:
-        """Append the messages a long transcript's first turn left out: ``step`` more of them
-        (then the rest a turn later), or all of them now when someone needs the whole transcript.
-        The same cursor goes on, so the result is the same as one pass."""
+    def _finish_render(self, budget: float | None = None) -> None:
+        """Append the messages a long transcript's first turn left out: as many as fit in
+        ``budget`` (a ``perf_counter`` deadline; the rest a turn later), or all of them now when
+        someone needs the whole transcript. The same cursor goes on, so the result is the same
+        as one pass."""
         pending, self._pending = self._pending, None
         if pending is None:
             return
         doc, cursor, messages, cards, split = pending
         if doc is not self.browser.document():
             return  # rendered anew since
-        stop = len(messages) if step is None else min(len(messages), split + step)
         self._quiet = True
-        self._render_messages(cursor, messages, cards, split, stop)
+        stop = self._render_messages(cursor, messages, cards, split, len(messages), budget)
         if stop == len(messages):
             self._render_end(cursor)
         self._quiet = False
@@ -312,7 +318,7 @@ class TranscriptView(QWidget):
             self.rendered.emit()
 
     def _next_chunk(self) -> None:
-        self._finish_render(FIRST_CHUNK)
+        self._finish_render(time.perf_counter() + TURN_BUDGET_S)
 
     def rendering(self) -> bool:
         """True while a long transcript's last messages are still to be appended."""

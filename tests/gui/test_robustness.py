@@ -130,7 +130,7 @@ def test_a_long_transcript_renders_the_newest_messages_first(qtbot):
     assert view.highlighted_messages() == {3}
 
 
-def test_a_long_transcript_is_shown_in_two_turns_with_the_same_result(qtbot, monkeypatch):
+def test_a_long_transcript_is_shown_over_several_turns_with_the_same_result(qtbot, monkeypatch):
     from inspector.gui import transcript_view
 
     messages = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"message number {i}", "timestamp": i + 1,
@@ -138,8 +138,8 @@ def test_a_long_transcript_is_shown_in_two_turns_with_the_same_result(qtbot, mon
     data = SessionData(SessionDetail("long", sidecar={"messages": messages, "active_stream_id": "s",
                                                       "pending_user_message": "still running"}), [])
 
-    def shown(first_chunk: int, wait: bool) -> tuple:
-        monkeypatch.setattr(transcript_view, "FIRST_CHUNK", first_chunk)
+    def shown(budget_s: float, wait: bool) -> tuple:
+        monkeypatch.setattr(transcript_view, "TURN_BUDGET_S", budget_s)
         view = TranscriptView()
         qtbot.addWidget(view)
         view.set_data(data)
@@ -148,11 +148,11 @@ def test_a_long_transcript_is_shown_in_two_turns_with_the_same_result(qtbot, mon
             qtbot.waitUntil(lambda: not view.rendering(), timeout=5000)
         return split, view.browser.toPlainText() if wait else view.plain_text(), list(view._ranges)
 
-    whole = shown(10_000, wait=False)
-    assert not whole[0]  # short enough for one turn
-    in_turns = shown(5, wait=True)  # the rest appended by the event loop
+    whole = shown(1e9, wait=False)
+    assert not whole[0]  # all of it within the budget of one turn
+    in_turns = shown(0.0, wait=True)  # one message per turn: the rest appended by the event loop
     assert in_turns[0] and in_turns[1:] == whole[1:]
-    on_demand = shown(5, wait=False)  # asked for before the event loop ran: finished at once
+    on_demand = shown(0.0, wait=False)  # asked for before the event loop ran: finished at once
     assert on_demand[0] and on_demand[1:] == whole[1:]
     assert "still running" in whole[1]  # the pending turn comes last, after every message
 

@@ -292,3 +292,38 @@ def test_a_big_journal_cut_short_under_the_window_shows_what_is_left(tmp_path):
     assert raw.line(0).dropped is None  # the first half is still there
     last = raw.line(len(raw) - 1)  # past the end now: no exception, shown as a line hermes cannot read
     assert last.data == b"" and last.dropped is not None
+
+
+def test_an_unchanged_settled_journal_is_not_hashed_again_in_the_window(tmp_path, monkeypatch):
+    sid, run = "s1", "0123456789abcdef0123456789abcdef"
+    path = tmp_path / "_run_journal" / sid / f"{run}.jsonl"
+    path.parent.mkdir(parents=True)
+    data = _journal(path, sid, run, 2_000)
+    hashed = []
+    real = session_data.FilePrefix.digest
+    monkeypatch.setattr(session_data.FilePrefix, "digest", lambda self: hashed.append(1) or real(self))
+    raw = session_data.index_whole_journal(path)  # written a moment ago: could hide a rewrite, so hashed
+    assert raw.data == data and hashed == [1]
+    monkeypatch.setattr(session_data, "RACY_WINDOW_NS", -10**18)  # as if written long ago
+    raw = session_data.index_whole_journal(path)
+    assert raw.data == data and hashed == [1]  # same device, inode, size and times: not hashed again
+    assert raw.line(len(raw) - 1).value["seq"] == 2_000
+
+
+def test_a_journal_appended_while_it_is_indexed_is_hashed_and_kept(tmp_path, monkeypatch):
+    sid, run = "s1", "0123456789abcdef0123456789abcdef"
+    path = tmp_path / "_run_journal" / sid / f"{run}.jsonl"
+    path.parent.mkdir(parents=True)
+    data = _journal(path, sid, run, 2_000)
+    monkeypatch.setattr(session_data, "RACY_WINDOW_NS", -10**18)
+    real_start = session_jobs.start_job
+
+    def start_then_append(*args, **kwargs):
+        job = real_start(*args, **kwargs)
+        with path.open("ab") as fh:  # hermes appends meanwhile: the times change, the prefix does not
+            fh.write(b'{"seq": 2001}\n')
+        return job
+
+    monkeypatch.setattr(session_jobs, "start_job", start_then_append)
+    raw = session_data.index_whole_journal(path)
+    assert raw.data == data and len(raw) == 2_000
