@@ -259,3 +259,20 @@ def test_quick_rows_show_as_checking_until_the_catalogue_replaces_them(qtmodelte
     assert model.index(resets[0], 0).data(SESSION_ID_ROLE) == sid
     assert model.index(0, Column.HEALTH).data(Qt.ItemDataRole.ToolTipRole) != "Checking health…"
     qtmodeltester.check(model, force_py=True)
+
+
+def test_replaced_rows_are_let_go_of_a_batch_per_turn(qtbot):
+    import weakref
+
+    from inspector.catalogue import SessionRow
+
+    old = [SessionRow(f"old{i:05d}") for i in range(2_500)]
+    probe = weakref.ref(old[0])
+    model = SessionTableModel()
+    model.set_rows(old)
+    del old
+    model.set_rows([SessionRow("new")])
+    assert model.rowCount() == 1 and model.retiring() == 2_500  # not freed on the GUI thread at once
+    assert probe() is not None
+    qtbot.waitUntil(lambda: model.retiring() == 0, timeout=5000)
+    assert probe() is None
