@@ -27,8 +27,8 @@ from inspector.repair.save import (
     sidecar_names,
 )
 from inspector.store.files import FileSnapshot
-from inspector.store.index import compact, index_after_save, parse_index, sort_rows
-from inspector.store.jsonfmt import Fingerprint, RawFile, dumps_pretty, loads_bytes
+from inspector.store.index import compact, index_after_save, parse_index
+from inspector.store.jsonfmt import Fingerprint, RawFile, loads_bytes
 from inspector.store.sidecar import (
     LoadedSession,
     SidecarError,
@@ -38,6 +38,7 @@ from inspector.store.sidecar import (
     read_sidecar,
     sidecar_paths,
 )
+from tests.index_reference import old_rebuild_index
 from tests.recovery_helpers import home_dirs, make_ctx
 
 NOW = 1779900000.0
@@ -54,19 +55,6 @@ def _outcome(fn, *args, **kwargs):
 
 
 # ---------------------------------------------------------------- the references
-
-
-def _ref_rebuild_index(sessions) -> bytes:
-    best: dict = {}
-    for sess in sessions:
-        sid = sess.session_id
-        if not sid:
-            continue
-        row = compact(sess)
-        count = row["message_count"] if isinstance(row["message_count"], int) else 0
-        if sid not in best or count > best[sid][0]:
-            best[sid] = (count, row)
-    return dumps_pretty(sort_rows([row for _, row in best.values()]))
 
 
 def ref_rebuilt_index_bytes(ctx: SaveContext, overrides=None, skipped=None) -> bytes:
@@ -97,7 +85,7 @@ def ref_rebuilt_index_bytes(ctx: SaveContext, overrides=None, skipped=None) -> b
             raise IndexRebuildError(f"{path.name}: hermes' index row for it cannot be computed ({exc})") from exc
         sessions.append(sess)
     try:
-        return _ref_rebuild_index(sessions)
+        return old_rebuild_index(sessions)
     except UnicodeEncodeError as exc:
         raise IndexRebuildError(f"a sidecar holds text that cannot be written as UTF-8 ({exc.reason}: "
                                 f"{exc.object[max(0, exc.start - 20):exc.end + 20]!r})") from exc
@@ -376,13 +364,18 @@ def test_sidecar_names_match_the_glob(tmp_path: Path) -> None:
     assert sidecar_names(tmp_path / "a.json") == [] == sidecar_paths(tmp_path / "a.json")
 
 
-def test_existence_from_one_listing_equals_a_stat(tmp_path: Path) -> None:
+def _odd_names_folder(folder: Path) -> None:
+    """Two sidecars, a dangling and a good symlink, and a subfolder holding a sidecar."""
     for n in ("a.json", "b.json"):
-        (tmp_path / n).write_bytes(b"{}")
-    os.symlink(tmp_path / "missing", tmp_path / "dangling.json")
-    os.symlink(tmp_path / "a.json", tmp_path / "alias.json")
-    (tmp_path / "sub").mkdir()
-    (tmp_path / "sub" / "x.json").write_bytes(b"{}")
+        (folder / n).write_bytes(b"{}")
+    os.symlink(folder / "missing", folder / "dangling.json")
+    os.symlink(folder / "a.json", folder / "alias.json")
+    (folder / "sub").mkdir()
+    (folder / "sub" / "x.json").write_bytes(b"{}")
+
+
+def test_existence_from_one_listing_equals_a_stat(tmp_path: Path) -> None:
+    _odd_names_folder(tmp_path)
     exists = _SidecarExists(tmp_path, "saved")
     for rid in ("a", "b", "c", "dangling", "alias", "sub/x", "../sessions/a", "nul\x00", "saved", "", ".", "sub"):
         path = tmp_path / f"{rid}.json"
@@ -396,12 +389,7 @@ def test_existence_from_one_listing_equals_a_stat(tmp_path: Path) -> None:
 def test_materialize_existence_check_equals_path_exists(tmp_path: Path) -> None:
     from inspector.repair.materialize import _sidecar_exists_check
 
-    for n in ("a.json", "b.json"):
-        (tmp_path / n).write_bytes(b"{}")
-    os.symlink(tmp_path / "missing", tmp_path / "dangling.json")
-    os.symlink(tmp_path / "a.json", tmp_path / "alias.json")
-    (tmp_path / "sub").mkdir()
-    (tmp_path / "sub" / "x.json").write_bytes(b"{}")
+    _odd_names_folder(tmp_path)
     exists = _sidecar_exists_check(tmp_path)
     for sid in ("a", "b", "c", "dangling", "alias", "sub/x", "../x", "nul\x00", ".", "sub"):
         assert exists(sid) == (tmp_path / f"{sid}.json").exists(), sid

@@ -20,11 +20,11 @@ from inspector.store.index import (
     load_for_index,
     rebuild_index,
     rebuild_rows,
-    sort_rows,
 )
 from inspector.store.jsonfmt import dumps_pretty
 from inspector.store.sidecar import META_KEYS, SidecarError, load_session, parse_sidecar_bytes, resolve_path
 from tests.conftest import DATA
+from tests.index_reference import old_rebuild_index
 
 NOW = 1779900000.0
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -117,20 +117,6 @@ def test_path_resolver_answers_like_resolve_path_and_repeats_errors(tmp_path: Pa
         assert str(got.value) == str(expected.value)
 
 
-def _old_rebuild_index(sessions) -> bytes:
-    """``rebuild_index`` before rows were factored out (the reference)."""
-    best: dict = {}
-    for sess in sessions:
-        sid = sess.session_id
-        if not sid:
-            continue
-        row = compact(sess)
-        count = row["message_count"] if isinstance(row["message_count"], int) else 0
-        if sid not in best or count > best[sid][0]:
-            best[sid] = (count, row)
-    return dumps_pretty(sort_rows([row for _, row in best.values()]))
-
-
 @SETTINGS
 @given(raws=st.lists(_raw, max_size=6), ids=st.lists(st.sampled_from(["a", "b", "c", "", None]), max_size=6))
 def test_rebuild_rows_keeps_the_old_dedup_and_order(raws, ids, tmp_path_factory) -> None:
@@ -140,7 +126,7 @@ def test_rebuild_rows_keeps_the_old_dedup_and_order(raws, ids, tmp_path_factory)
         loaded = _outcome(load_session, {**raw, "session_id": sid}, now=NOW, cwd=cwd)[0]
         if loaded is not None and _outcome(compact, loaded)[1] is None:
             sessions.append(loaded)
-    expected = _outcome(_old_rebuild_index, sessions)
+    expected = _outcome(old_rebuild_index, sessions)
     assert _outcome(rebuild_index, sessions) == expected
     if expected[1] is None:
         rows = rebuild_rows(compact(s) for s in sessions)
