@@ -658,7 +658,7 @@ class MainWindow(QMainWindow):
     def _on_quick_rows(self, home: Home, entries: list, limit: int | None, sorted_by) -> None:
         if self.catalogue is not None or self.home is not home or not self.runner.is_busy("catalogue"):
             return  # the complete catalogue is in (or failed): it wins
-        self._set_rows(entries, checking=True, sorted_by=sorted_by)
+        self.model.set_rows(entries, checking=True, sorted_by=sorted_by)  # the current row stays (_restore_current)
         n = self.model.rowCount()
         more = "+" if limit is not None and n >= limit else ""
         self.home_label.setText(safe_text(f"{n}{more} sessions · checking health… · {home.session_dir}"))
@@ -670,10 +670,6 @@ class MainWindow(QMainWindow):
     def _quick_all(self, home: Home) -> None:
         if self.catalogue is None and self.home is home and self.runner.is_busy("catalogue"):
             self._start_quick(home, None)
-
-    def _set_rows(self, entries: list, *, checking: bool = False, sorted_by=False) -> None:
-        """Give the list new rows; the current session stays current (without reloading it)."""
-        self.model.set_rows(entries, checking=checking, sorted_by=sorted_by)
 
     def _keep_current(self) -> None:
         # the current row's session; with none (a filter hid it), the session the view shows
@@ -716,7 +712,7 @@ class MainWindow(QMainWindow):
         self.runner.cancel("quick")
         self.catalogue = cat
         self._loaded = True
-        self._set_rows(entries, sorted_by=sorted_by)
+        self.model.set_rows(entries, sorted_by=sorted_by)
         self._fill_profiles(profiles)
         text = f"{len(cat.rows)} sessions · {attention} need attention · {self.home.session_dir}"
         if cat.home_findings:
