@@ -36,6 +36,8 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
+from inspector.report import gc_paused
+
 WORKERS = 2  # a session's data and its big journal's index are read at the same time
 SLOTS = 64  # cancel flags, reused round-robin
 POLL_S = 0.02
@@ -305,14 +307,11 @@ def no_collections() -> Iterator[None]:
     window shows them and hold no reference cycles (they are freed by their reference counts all
     the same), so no later collection walks them again, and none starts at once with all of them
     counted as new: a full collection over a window with 10,000 rows holds the GIL 0.1-0.3 s."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        if was_enabled:
-            gc.enable()
+    with gc_paused():
+        try:
+            yield
+        finally:
+            gc.freeze()  # while still paused: no collection sees them first
 
 
 def gentle_loads(blob: bytes) -> Any:
