@@ -16,10 +16,16 @@ class OneCallPerCell:
     the delegate hands the same span in for every cell."""
 
     def multiData(self, index: QModelIndex, span) -> None:  # noqa: N802 - Qt's name
-        data = self.data
+        value_of = self.role_values(index)
         for item in span:
-            value = data(index, item.role())
+            value = value_of(item.role())
             if value is None:
                 item.clearData()
             else:
                 item.setData(value)
+
+    def role_values(self, index: QModelIndex):
+        """``role -> value`` for one cell: what ``data(index, role)`` gives (a model with a faster
+        way to answer many roles of one cell overrides this)."""
+        data = self.data
+        return lambda role: data(index, role)

@@ -5,7 +5,7 @@ filters on the search text, the "needs attention" switch and the profile, with n
 in between: a ``QSortFilterProxyModel`` called back into Python for every one of 10,000 rows on
 each reset and several times for every painted cell, which made each repaint of the list cost
 the window 25-50 ms. The view now asks Python for the cells on screen only, once per cell
-(:meth:`SessionTableModel.multiData`).
+(:meth:`SessionTableModel.role_values`, through ``qtypes.OneCallPerCell``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from PySide6.QtCore import QAbstractTableModel, Qt, QTimer
 
 from inspector.catalogue import SessionRow
 from inspector.export import format_time
-from inspector.gui.qtypes import ROOT, Index
+from inspector.gui.qtypes import ROOT, Index, OneCallPerCell
 from inspector.gui.resources import health_icon
 from inspector.gui.tooltip import plain_tooltip
 from inspector.textsafe import one_line
@@ -41,6 +41,12 @@ _NO_DATA_ROLES = frozenset(int(r) for r in (Qt.ItemDataRole.FontRole, Qt.ItemDat
                                             Qt.ItemDataRole.WhatsThisRole, Qt.ItemDataRole.EditRole))
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 RETIRE_BATCH = 1000
+
+
+def _no_value(_role: int) -> None:
+    return None
+
+
 _FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemNeverHasChildren
 
 
@@ -128,7 +134,7 @@ class _Entry:
 _entry = _Entry
 
 
-class SessionTableModel(QAbstractTableModel):
+class SessionTableModel(OneCallPerCell, QAbstractTableModel):
     """Rows of the catalogue, one per session id. It sorts (see :meth:`sort`) and filters
     (:meth:`set_query`, :meth:`set_attention_only`, :meth:`set_profile`) itself."""
 
@@ -168,30 +174,24 @@ class SessionTableModel(QAbstractTableModel):
             return None
         return self._value(index.row(), index.column(), role)
 
-    def multiData(self, index: Index, span: Any) -> None:
-        """Every role a painted cell asks for, in one call from Qt (instead of one per role), with
-        the same values as :meth:`data`. Each role is set or cleared: the delegate hands the same
-        span in for every cell."""
+    def role_values(self, index: Index):
+        """A painted cell's roles (see :class:`OneCallPerCell`), with what a paint asks for
+        answered here without a call."""
         row, col = index.row(), index.column()
         if not (index.isValid() and 0 <= row < len(self._rows) and 0 <= col < len(Column.HEADERS)):
-            for item in span:
-                item.clearData()
-            return
+            return _no_value
         entry = self._rows[row]
-        for item in span:
-            role = item.role()
-            if role == _DISPLAY:  # the roles a paint asks for, answered here without a call
-                value = entry.display[col]
-            elif role in _NO_DATA_ROLES:
-                value = None
-            elif role == _ALIGNMENT:
-                value = _RIGHT if col == Column.MESSAGES else None
-            else:
-                value = self._value(row, col, role)
-            if value is None:
-                item.clearData()
-            else:
-                item.setData(value)
+
+        def value_of(role: int) -> Any:
+            if role == _DISPLAY:
+                return entry.display[col]
+            if role in _NO_DATA_ROLES:
+                return None
+            if role == _ALIGNMENT:
+                return _RIGHT if col == Column.MESSAGES else None
+            return self._value(row, col, role)
+
+        return value_of
 
     def _value(self, pos: int, col: int, role: int) -> Any:
         if not 0 <= pos < len(self._rows) or not 0 <= col < len(Column.HEADERS):
