@@ -242,13 +242,6 @@ class FindingsBar(QFrame):
             button.setToolTip(plain_tooltip(plan_tooltip(action, plan)) if plans is not None else "Planning…")
 
 
-DEFER_JOURNAL_LINES = 50_000  # a session whose run journals hold this many lines gets its journal a turn later
-
-
-def _journal_lines(data: SessionData) -> int:
-    return sum(len(run.raw) for run in data.runs if run.raw is not None)
-
-
 class SessionView(QWidget):
     """Header, findings and actions, then transcript beside journal (and a Raw tab)."""
 
@@ -282,27 +275,28 @@ class SessionView(QWidget):
         self.data: SessionData | None = None
         self._journal_due: SessionData | None = None
         self.transcript.message_selected.connect(self._on_message_selected)
+        self.transcript.rendered.connect(self._on_rendered)
         self.transcript.rendered.connect(self.filled)
         self.journal.event_selected.connect(self._on_event_selected)
 
     def set_data(self, data: SessionData | None, where: str | None = None,
                  row_findings: list[Finding] | None = None) -> None:
-        """Show a session. A big one's run journal and raw tables follow one turn of the event
-        loop after the header and the transcript: built in one go, with the paints that follow,
-        they held the window for 50-100 ms."""
+        """Show a session, over a few turns of the event loop: the header and findings now, the
+        transcript's messages from the next turn on, then the run journal and raw tables. Built
+        in one go, with the paints that follow, they held the window for 50-100 ms."""
         self.data = data
         self.header.set_data(data, where)
         self.findings.set_findings(merge_findings(data.detail.findings, row_findings or []) if data else None)
         self.findings.set_plans(None if data else {})
-        self.transcript.set_data(data)
         self._journal_due = data
-        if data is not None and _journal_lines(data) >= DEFER_JOURNAL_LINES:
+        self.transcript.set_data(data)  # its rendered signal brings the journal (_on_rendered)
+
+    def _on_rendered(self) -> None:
+        if self._journal_due is not None:
             QTimer.singleShot(NEXT_TURN_MS, self._fill_journal_later)
-        else:
-            self._fill_journal()
 
     def _fill_journal_later(self) -> None:
-        if self._journal_due is self.data:
+        if self._journal_due is not None and self._journal_due is self.data:
             self._fill_journal()
             self.filled.emit()
 
@@ -317,8 +311,8 @@ class SessionView(QWidget):
             self.journal.highlight_message(selected)
 
     def filling(self) -> bool:
-        """True while a big session's journal, or a long transcript's last messages, are still to
-        be shown (one turn of the event loop)."""
+        """True while a session's transcript, journal or raw tables are still to be shown (see
+        :meth:`set_data`)."""
         return self._journal_due is not None or self.transcript.rendering()
 
     def show_glance(self, glance: JournalGlance, title: str) -> None:
@@ -628,14 +622,12 @@ class MainWindow(QMainWindow):
             self._start_quick(home, FIRST_ROWS)
 
         def work(token, progress):
-            cat, first = load_catalogue_offloaded(home, time.time(), token.check)
-            rows = cat.sorted_rows() if sort is None else list(cat.rows.values())  # prepare sorts them
-            with session_jobs.no_collections():  # 11,500 new entries
-                entries = SessionTableModel.prepare(rows, sort, token.check)
-            # what the GUI thread would otherwise count over every row
-            attention = sum(1 for r in rows if r.needs_attention)
-            profiles = list(dict.fromkeys(r.profile for r in rows))
-            return cat, first, entries, sort, attention, profiles
+            # the child's catalogue, then its rows as the list keeps them: steps on this thread
+            return load_catalogue_offloaded(home, time.time(), token.check).then(prepared)
+
+        def prepared(result):
+            entries = yield from SessionTableModel.prepare_steps(result.rows, sort)
+            return result.catalogue, result.first, entries, sort, result.attention, result.profiles
 
         self.runner.start("catalogue", work, self._on_catalogue, label="Checking health…",
                           on_error=self._on_catalogue_error)
@@ -645,10 +637,10 @@ class MainWindow(QMainWindow):
 
         def work(token, progress):
             check_readable(home)
-            if limit is None:  # every sidecar: read in a child, not in this process's threads
-                rows = quick_rows_offloaded(home.session_dir, token.check)
-            else:
-                rows = quick_rows(home.session_dir, limit)
+            if limit is None:  # every sidecar: read in a child, unpickled and prepared on this thread
+                return quick_rows_offloaded(home.session_dir, token.check).then(
+                    lambda rows: SessionTableModel.prepare_steps(rows, sort))
+            rows = quick_rows(home.session_dir, limit)  # the newest few, before the list has any row
             with session_jobs.no_collections():
                 return SessionTableModel.prepare(rows, sort, token.check)
 
@@ -915,7 +907,7 @@ class MainWindow(QMainWindow):
         def work(token, progress):
             # in the child process: a plan reads and rewrites _index.json (tens of MB in a big
             # home), long C calls that would hold the window's GIL
-            return session_jobs.run_job(plan_session_actions, home, sid, recommended, check=token.check)
+            return session_jobs.run_job_steps(plan_session_actions, home, sid, recommended, check=token.check)
 
         self.runner.start("plans", work, self._on_plans, label="Planning repairs…",
                           on_error=lambda msg: self.statusBar().showMessage(one_line(msg, 200), 10000))

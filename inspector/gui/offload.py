@@ -4,20 +4,27 @@ A thread of the window that parses 10,000 sidecars holds the GIL most of the tim
 call Qt makes into Python (painting the list asks the model hundreds of times) then waits for
 it: the window stalls. :func:`load_catalogue_offloaded` runs :func:`inspector.report.load_catalogue`
 as a job of :mod:`inspector.gui.session_jobs` (the window's one pool of spawned children) and hands
-back the catalogue, its rows unpickled in small pieces with the garbage collector paused.
+back the catalogue still to be unpickled, in steps the window's own thread runs between paints.
 
 No Qt here: the child imports only the core.
 """
 
 from __future__ import annotations
 
-import pickle
 from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from inspector.gui import session_jobs
+from inspector.gui.session_jobs import Resume
 from inspector.report import gc_paused
 
-CHUNK_ROWS = 400
+
+class CatalogueResult(NamedTuple):
+    catalogue: Any  # inspector.catalogue.Catalogue
+    first: str | None  # the session to show first (session_data.first_needing_attention)
+    rows: list  # the catalogue's rows, newest first (Catalogue.sorted_rows)
+    attention: int  # how many of them need attention
+    profiles: list[str]  # the rows' profiles, in order of first appearance
 
 
 def prestart() -> None:
@@ -31,9 +38,9 @@ def prestart() -> None:
         pass
 
 
-def catalogue_job(home, now: float, check: Callable[[], None] = lambda: None) -> tuple[bytes, list[bytes], str | None]:
-    """In the child: the catalogue as (pickled catalogue without rows, pickled row chunks, the
-    session to show first)."""
+def catalogue_job(home, now: float, check: Callable[[], None] = lambda: None) -> CatalogueResult:
+    """In the child: the catalogue, with what the window would otherwise work out over every
+    row on its own thread."""
     from inspector.gui.session_data import first_needing_attention
     from inspector.home import check_readable
     from inspector.report import load_catalogue
@@ -41,26 +48,9 @@ def catalogue_job(home, now: float, check: Callable[[], None] = lambda: None) ->
     check_readable(home)
     cat = load_catalogue(home, now=now)
     check()
-    first = first_needing_attention(home, cat)
-    rows = list(cat.rows.values())
-    cat.rows = {}
-    with gc_paused():
-        chunks = [pickle.dumps(rows[i:i + CHUNK_ROWS], protocol=pickle.HIGHEST_PROTOCOL)
-                  for i in range(0, len(rows), CHUNK_ROWS)]
-        return pickle.dumps(cat, protocol=pickle.HIGHEST_PROTOCOL), chunks, first
-
-
-def _assemble(head: bytes, chunks: list[bytes], check: Callable[[], None]):
-    cat = pickle.loads(head)
-    rows = {}
-    for blob in chunks:
-        check()
-        with session_jobs.no_collections():  # 400 rows of small objects at a time
-            part = pickle.loads(blob)
-        for row in part:
-            rows[row.session_id] = row
-    cat.rows = rows
-    return cat
+    rows = cat.sorted_rows()
+    return CatalogueResult(cat, first_needing_attention(home, cat), rows,
+                           sum(1 for r in rows if r.needs_attention), list(dict.fromkeys(r.profile for r in rows)))
 
 
 def quick_rows_job(session_dir, check: Callable[[], None] = lambda: None) -> list:
@@ -76,13 +66,14 @@ def quick_rows_job(session_dir, check: Callable[[], None] = lambda: None) -> lis
     return rows
 
 
-def quick_rows_offloaded(session_dir, check: Callable[[], None] = lambda: None) -> list:
-    """Every sidecar's quick row, newest first, read in a child process."""
-    return session_jobs.run_job(quick_rows_job, session_dir, check=check)
+def quick_rows_offloaded(session_dir, check: Callable[[], None] = lambda: None) -> Resume:
+    """Every sidecar's quick row, newest first, read in a child process (still to be unpickled:
+    see :class:`~inspector.gui.session_jobs.Resume`)."""
+    return session_jobs.run_job_steps(quick_rows_job, session_dir, check=check)
 
 
-def load_catalogue_offloaded(home, now: float, check: Callable[[], None] = lambda: None):
-    """``(catalogue, session to show first)``, computed in a child process. ``check`` raises to
-    cancel; an error in the child is raised here with its message."""
-    head, chunks, first = session_jobs.run_job(catalogue_job, home, now, check=check)
-    return _assemble(head, chunks, check), first
+def load_catalogue_offloaded(home, now: float, check: Callable[[], None] = lambda: None) -> Resume:
+    """A :class:`CatalogueResult`, computed in a child process, as steps still to run
+    (:class:`~inspector.gui.session_jobs.Resume`; ``session_jobs.finish`` runs them at once).
+    ``check`` raises to cancel; an error in the child is raised here with its message."""
+    return session_jobs.run_job_steps(catalogue_job, home, now, check=check)

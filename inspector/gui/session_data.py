@@ -32,6 +32,7 @@ from inspector.catalogue import Catalogue
 from inspector.export import message_text, tools_by_message
 from inspector.gui import session_jobs
 from inspector.gui.links import RunLinks, link_run, needs_events
+from inspector.gui.session_jobs import Resume
 from inspector.home import Home
 from inspector.plan import Plan
 from inspector.session_detail import RunInfo, SessionDetail, load_detail
@@ -189,12 +190,15 @@ _Shipped = tuple[JournalIndex, bytes | None] | None
 
 
 def _session_job(home: Home, session_id: str, apart: frozenset[Path], check: Check
-                 ) -> tuple[SessionData, list[_Shipped]]:
-    """In the child: the session's data, each run's raw journal taken apart into (index, bytes or
-    None when the window reads them itself); None for a run left unread (``apart``) or unreadable."""
+                 ) -> tuple[session_jobs.Pickled, list[tuple[Path, bool]], list[_Shipped]]:
+    """In the child: the session's data (pickled in pieces: :func:`session_jobs.pickle_pieces`),
+    each run's path and whether it could be read, and its raw journal taken apart into (index,
+    bytes or None when the window reads them itself); None for a run left unread (``apart``) or
+    unreadable."""
     data = load_session_data(home, session_id, check, apart=apart)
     data.warm()
     shipped: list[_Shipped] = []
+    runs = [(run.info.path, run.raw_error is None) for run in data.runs]
     for run in data.runs:
         raw, run.raw = run.raw, None
         if raw is None or raw.indexed is None:
@@ -206,7 +210,7 @@ def _session_job(home: Home, session_id: str, apart: frozenset[Path], check: Che
             shipped.append((index, None))
         else:
             shipped.append((index, raw.data))
-    return data, shipped
+    return session_jobs.pickle_pieces(data), runs, shipped
 
 
 class JournalChanged(Exception):
@@ -214,18 +218,21 @@ class JournalChanged(Exception):
 
 
 def load_session_data_offloaded(home: Home, session_id: str, check: Check = lambda: None,
-                                progress: Progress | None = None) -> SessionData:
-    """:func:`load_session_data`, worked out in child processes (see :mod:`inspector.gui.session_jobs`).
+                                progress: Progress | None = None) -> Resume:
+    """:func:`load_session_data`, worked out in child processes (see :mod:`inspector.gui.session_jobs`),
+    as steps still to run: the session's objects are unpickled by whoever runs them (the window's
+    thread, between paints; ``session_jobs.finish`` runs them at once).
 
     Each big run journal is indexed by a job of its own, started first and shared with
-    :func:`index_glance`, while another child reads the rest of the session."""
+    :func:`index_glance`, while another child reads the rest of the session. Everything that
+    waits or reads a file happens here, in the calling thread."""
     apart = _big_runs(home.session_dir, session_id)
     shared = {path: _SharedIndex.join(path) for path in apart}
     try:
         for _attempt in range(3):
-            data, shipped = session_jobs.run_job(_session_job, home, session_id, frozenset(apart), check=check)
+            blob, runs, shipped = session_jobs.run_job(_session_job, home, session_id, frozenset(apart), check=check)
             try:
-                _attach(data, shipped, shared, check)
+                raws = _attach(runs, shipped, shared, check)
                 break
             except JournalChanged:
                 continue  # rewritten between two reads: read the session again
@@ -234,6 +241,24 @@ def load_session_data_offloaded(home: Home, session_id: str, check: Check = lamb
     finally:
         for entry in shared.values():
             entry.leave()
+    return Resume(_assembled(blob, raws))
+
+
+def _assembled(blob: session_jobs.Pickled, raws: list[_Attached]) -> session_jobs.Steps:
+    """The child's session, unpickled a piece per step, with the raw journals read here."""
+    data = yield from session_jobs.load_steps(blob)
+    for run, attached in zip(data.runs, raws, strict=True):
+        if attached is None:
+            continue
+        kind, value = attached
+        if kind == "error":
+            run.raw_error = value
+            continue
+        run.raw = value
+        if kind == "shared":
+            mtime = run.last_time  # the file's mtime (the child had no events to date it by)
+            _take_counts(run, value.indexed)
+            run.last_time = run.last_time or mtime
     data.runs.sort(key=lambda r: (r.last_time, r.run_id))
     return data
 
@@ -251,24 +276,29 @@ def _big_runs(session_dir: Path, session_id: str) -> list[Path]:
     return out
 
 
-def _attach(data: SessionData, shipped: list[_Shipped], shared: dict[Path, _SharedIndex], check: Check) -> None:
-    """Give each run its raw journal: the child's index on the bytes read here, or a shared index."""
-    for run, item in zip(data.runs, shipped, strict=True):
-        path = run.info.path
+_Attached = tuple[str, "RawJournal | str"] | None  # ("raw" | "shared", journal) or ("error", why)
+
+
+def _attach(runs: list[tuple[Path, bool]], shipped: list[_Shipped], shared: dict[Path, _SharedIndex],
+            check: Check) -> list[_Attached]:
+    """Each run's raw journal: the child's index on the bytes read here, or a shared index.
+    ``runs``: each run's path and whether the child could read it."""
+    out: list[_Attached] = []
+    for (path, readable), item in zip(runs, shipped, strict=True):
         if item is not None:
             index, raw_bytes = item
             if raw_bytes is None:
                 raw_bytes = _bytes_indexed(path, index, check)
-            run.raw = RawJournal(raw_bytes, session_id=path.parent.name, run_id=path.stem, path=path, index=index)
-        elif run.raw_error is None and path in shared:
+            out.append(("raw", RawJournal(raw_bytes, session_id=path.parent.name, run_id=path.stem,
+                                          path=path, index=index)))
+        elif readable and path in shared:
             try:
-                run.raw = shared[path].wait(check)
+                out.append(("shared", shared[path].wait(check)))
             except IndexFailed as exc:
-                run.raw_error = str(exc)
-                continue
-            mtime = run.last_time  # the file's mtime (the child had no events to date it by)
-            _take_counts(run, run.raw.indexed)
-            run.last_time = run.last_time or mtime
+                out.append(("error", str(exc)))
+        else:
+            out.append(None)
+    return out
 
 
 def _digest(data: bytes) -> bytes:

@@ -7,11 +7,15 @@ stalls (``bench/profile_notes.md``, "The GUI stalls are GIL starvation"). Here a
 small pool of ``spawn``-ed children (a process that has a QApplication must never be forked; the
 children import only the core) and the waiting thread of the window only polls.
 
-Handing the result back must not stall either: unpickling a large result in one ``loads()`` holds
-the GIL until it is done (10 MB of session, 70 MB of plan bytes). So a job's result is pickled in
-the child, comes back as bytes (through a private temporary file when it is large: reading a file
-releases the GIL) and is unpickled here through a reader whose reads are Python calls, where
-another thread can take the GIL between two pieces.
+Handing the result back must not stall either. Any Python a thread of the window runs, even a
+C call like ``pickle.loads``, makes each of the few hundred calls a paint of the session list
+makes into Python wait for the GIL: one busy thread tripled a paint (``bench/profile_notes.md``,
+"Fourth pass"). So the result is pickled in the child as a series of small pickles sharing one
+memo (:func:`pickle_pieces`: the big lists and dicts of the result first, a few thousand objects
+per piece, then the result itself, whose pickle mostly refers back to them), comes back as
+bytes (through a private temporary file when it is large: reading a file releases the GIL), and
+the window's own thread unpickles it a piece per step (:func:`load_steps`, run in small slices
+between paints by ``workers.TaskRunner``; see :class:`Resume`).
 
 Cancelling: ``check()`` in the window's thread raises; the job's slot in a shared flag array is
 set, and the job's own ``check()`` (called between its steps in the child) raises there too.
@@ -24,17 +28,20 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import errno
 import gc
+import io
 import multiprocessing
 import os
 import pickle
+import struct
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any
+from typing import Any, NamedTuple
 
 from inspector.report import gc_paused
 
@@ -42,10 +49,11 @@ WORKERS = 2  # a session's data and its big journal's index are read at the same
 SLOTS = 64  # cancel flags, reused round-robin
 POLL_S = 0.02
 PARENT_POLL_S = 0.2
-INLINE_MAX = 16 << 20  # bigger results come back through a temporary file (receiving holds the GIL)
+INLINE_MAX = 1 << 20  # bigger results come back through a temporary file (the pool's own thread
+# receives an inline result here and copies it holding the GIL; a file is read without it)
 SHM = "/dev/shm"  # memory, never a disk, for such a file when the system has it
 CHILD_NICE = 10
-STEP = 1 << 20  # bytes copied between two chances for another thread to take the GIL
+PIECE_WEIGHT = 3000  # objects (or kilobytes of text and bytes) per piece of a result's pickle
 IN_PROCESS_ENV = "HERMES_INSPECTOR_NO_SUBPROCESS"  # "1": run jobs in the calling thread (debugging)
 
 Check = Callable[[], None]
@@ -91,19 +99,26 @@ def _child_init(parent: int, flags: Any) -> None:
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
+_MAGIC = b"HIJ1"  # a job result file: magic, count, sizes (u64), the bulk values, then the stream
+
+
 def _run_in_child(slot: int, fn: Callable[..., Any], args: tuple) -> tuple[str, Any]:
     def check() -> None:
         if _child_flags is not None and _child_flags[slot]:
             raise JobCancelled()
 
-    blob = pickle.dumps(fn(*args, check=check), protocol=pickle.HIGHEST_PROTOCOL)
-    if len(blob) <= INLINE_MAX:
-        return "inline", blob
+    pickled = pickle_pieces(fn(*args, check=check))
+    if not pickled.bulk and len(pickled.stream) <= INLINE_MAX:
+        return "inline", pickled.stream
     folder = SHM if os.path.isdir(SHM) and os.access(SHM, os.W_OK) else None
     fd, name = tempfile.mkstemp(prefix="hermes-inspector-job-", suffix=".pickle", dir=folder)  # 0600
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(blob)
+            sizes = [len(value) for value in pickled.bulk] + [len(pickled.stream)]
+            fh.write(_MAGIC + struct.pack(f"<I{len(sizes)}Q", len(sizes), *sizes))
+            for value in pickled.bulk:
+                fh.write(value)
+            fh.write(pickled.stream)
     except BaseException:
         os.unlink(name)
         raise
@@ -210,8 +225,13 @@ class Job:
     def wait(self, check: Check = lambda: None) -> Any:
         """The job's result. ``check`` raises to cancel (the child stops at its next ``check()``);
         an error in the child is raised here with its message."""
+        return finish(self.wait_steps(check))
+
+    def wait_steps(self, check: Check = lambda: None) -> Resume:
+        """:meth:`wait` for the job's pickled result (here, in the calling thread), and leave its
+        unpickling to whoever runs the returned steps (the window's thread, between paints)."""
         if self._future is None:
-            return self._fn(*self._args, check=check)
+            return Resume.done(self._fn(*self._args, check=check))
         while True:
             try:
                 check()
@@ -230,8 +250,7 @@ class Job:
                 if type(exc).__name__ == "BrokenProcessPool":
                     _drop_pool(self._pool)
                 raise
-        blob = _take_file(payload) if kind == "file" else payload
-        return gentle_loads(blob)
+        return Resume(load_steps(_take_file(payload) if kind == "file" else payload))
 
 
 def start_job(fn: Callable[..., Any], *args: Any) -> Job:
@@ -243,6 +262,11 @@ def start_job(fn: Callable[..., Any], *args: Any) -> Job:
 def run_job(fn: Callable[..., Any], *args: Any, check: Check = lambda: None) -> Any:
     """``start_job(fn, *args).wait(check)``."""
     return start_job(fn, *args).wait(check)
+
+
+def run_job_steps(fn: Callable[..., Any], *args: Any, check: Check = lambda: None) -> Resume:
+    """``start_job(fn, *args).wait_steps(check)``: the result still to be unpickled, in steps."""
+    return start_job(fn, *args).wait_steps(check)
 
 
 def _discard(future: Future) -> None:
@@ -258,45 +282,45 @@ def _discard(future: Future) -> None:
             pass
 
 
-def _take_file(name: str) -> bytes:
+def _take_file(name: str) -> Pickled:
+    """A result file's values, each read into a ``bytes`` of its own (a read runs without the
+    GIL: a thread of the window copies tens of megabytes without holding up its paints)."""
     try:
-        with open(name, "rb") as fh:
-            return fh.read()  # the read itself runs without the GIL
+        fd = os.open(name, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        try:
+            head = os.pread(fd, 8, 0)
+            if len(head) != 8 or head[:4] != _MAGIC:
+                raise OSError(errno.EINVAL, "not a job result", name)
+            (count,) = struct.unpack("<I", head[4:])
+            sizes = struct.unpack(f"<{count}Q", _pread_all(fd, 8 * count, 8))
+            offset = 8 + 8 * count
+            values = []
+            for size in sizes:
+                values.append(_pread_all(fd, size, offset))
+                offset += size
+        finally:
+            os.close(fd)
     finally:
         try:
             os.unlink(name)
         except OSError:
             pass
+    return Pickled(values[-1], values[:-1])
 
 
-class _GentleReader:
-    """A pickle's bytes as a file whose reads are Python calls: the C unpickler asks for one frame
-    (64 KB) at a time, and big ``bytes`` values are copied a megabyte at a time, so a thread waiting
-    for the GIL gets it between two pieces."""
-
-    def __init__(self, blob: bytes):
-        self._blob = blob
-        self._view = memoryview(blob)
-        self._pos = 0
-
-    def read(self, n: int = -1) -> bytes:
-        pos = self._pos
-        end = len(self._blob) if n is None or n < 0 else min(pos + n, len(self._blob))
-        self._pos = end
-        return self._view[pos:end].tobytes()
-
-    def readinto(self, target: Any) -> int:
-        out = memoryview(target).cast("B")
-        n = min(len(out), len(self._blob) - self._pos)
-        for off in range(0, n, STEP):
-            k = min(STEP, n - off)
-            out[off:off + k] = self._view[self._pos + off:self._pos + off + k]
-        self._pos += n
-        return n
-
-    def readline(self) -> bytes:
-        nl = self._blob.find(b"\n", self._pos)
-        return self.read(len(self._blob) - self._pos if nl < 0 else nl + 1 - self._pos)
+def _pread_all(fd: int, size: int, offset: int) -> bytes:
+    data = os.pread(fd, size, offset)
+    if len(data) == size:
+        return data
+    parts = [data]
+    got = len(data)
+    while got < size:
+        more = os.pread(fd, size - got, offset + got)
+        if not more:
+            raise OSError(errno.EIO, "a job result file is shorter than it says")
+        parts.append(more)
+        got += len(more)
+    return b"".join(parts)
 
 
 @contextlib.contextmanager
@@ -314,7 +338,209 @@ def no_collections() -> Iterator[None]:
             gc.freeze()  # while still paused: no collection sees them first
 
 
-def gentle_loads(blob: bytes) -> Any:
-    """``pickle.loads(blob)``, letting other threads run while it works (see :func:`no_collections`)."""
+# ---------------------------------------------------------------- a result in pieces
+
+Steps = Generator[None, None, Any]
+
+
+class Resume:
+    """What is left of a job when its bytes are in: ``steps``, a generator whose every ``next()``
+    is a small piece of work (a millisecond or so) and whose return value is the result. The
+    window's :class:`~inspector.gui.workers.TaskRunner` runs a task's steps on its own thread, a
+    few milliseconds' worth per turn of the event loop; :func:`finish` runs them all at once."""
+
+    def __init__(self, steps: Steps):
+        self.steps = steps
+
+    @classmethod
+    def done(cls, value: Any) -> Resume:
+        """A result with nothing left to do."""
+        return cls(_value(value))
+
+    def then(self, more: Callable[[Any], Steps]) -> Resume:
+        """These steps, then ``more(result)``'s (a generator function); its return value is the result."""
+        return Resume(_chain(self.steps, more))
+
+
+def _value(value: Any) -> Steps:
+    return value
+    yield  # a generator that returns at once
+
+
+def _chain(first: Steps, more: Callable[[Any], Steps]) -> Steps:
+    value = yield from first
+    return (yield from more(value))
+
+
+def finish(value: Any) -> Any:
+    """A :class:`Resume`'s result, every step run now (other values are their own result)."""
+    if not isinstance(value, Resume):
+        return value
     with no_collections():
-        return pickle.Unpickler(_GentleReader(blob)).load()
+        steps = value.steps
+        while True:
+            try:
+                next(steps)
+            except StopIteration as stop:
+                return stop.value
+
+
+_LEAVES = (str, bytes, bytearray)
+_ATOMS = (int, float, complex, bool, type(None))
+LEAF_BYTES = 1024  # a string or bytes value weighs one per kilobyte
+BULK_BYTES = 1 << 20  # a bytes value this big travels beside the pickle (see pickle_pieces)
+SAMPLE_OVER = 64  # a container with more children is cut into pieces by the weight of a few of them
+SAMPLES = 16
+_NEXT_BUFFER, _MEMOIZE, _POP = b"\x97", b"\x94", b"0"
+
+
+def _pieces(root: Any, bulk: list[bytes] | None = None) -> list[list]:
+    """The pieces :func:`pickle_pieces` pickles before ``root``: lists of objects found inside it,
+    each weighing about :data:`PIECE_WEIGHT` (its objects and kilobytes not in an earlier piece),
+    deepest first, so that no piece and not ``root``'s own pickle is big. Walks lists, tuples,
+    sets, dicts (their values) and the attributes of plain objects and dataclasses; of a
+    container with more than :data:`SAMPLE_OVER` children all of one type, only a sample. ``bytes`` values of
+    :data:`BULK_BYTES` or more that it walks go to ``bulk`` instead (when given), once each."""
+    seen: set[int] = set()
+    out: list[list] = []
+
+    def walk(obj: Any) -> int:
+        kind = type(obj)
+        if kind in _ATOMS:
+            return 0
+        if kind in _LEAVES:
+            if bulk is not None and kind is bytes and len(obj) >= BULK_BYTES:
+                if id(obj) not in seen:
+                    seen.add(id(obj))
+                    bulk.append(obj)
+                return 0
+            return 1 + len(obj) // LEAF_BYTES
+        if id(obj) in seen:
+            return 0
+        seen.add(id(obj))
+        if kind in (list, tuple, set, frozenset):
+            children = obj
+            weight = 1
+        elif kind is dict:
+            children = obj.values()
+            weight = 1 + len(obj)  # the keys
+        else:
+            children = _attributes(obj)
+            if children is None:
+                return 1  # something else (an array, a path...): pickled where it is found
+            if isinstance(obj, (list, tuple, set, frozenset)):
+                children = [*obj, *children]
+            elif isinstance(obj, dict):
+                children = [*obj.values(), *children]
+            weight = 1
+        if not isinstance(children, (list, tuple)):
+            children = list(children)
+        if len(children) > SAMPLE_OVER and _alike(children):
+            return weight + sampled(children)
+        pending: list = []
+        pending_weight = 0
+        for child in children:
+            w = walk(child)
+            if not w:
+                continue
+            pending.append(child)
+            pending_weight += w
+            if pending_weight >= PIECE_WEIGHT:
+                out.append(pending)
+                pending, pending_weight = [], 0
+        return weight + pending_weight
+
+    def sampled(children: list) -> int:
+        # Many children of one kind (rows, messages) are much alike: weigh a few, evenly spread, and cut
+        # them all into pieces of about PIECE_WEIGHT by that average. The others are not
+        # walked (that cost the child as much as pickling everything twice): a big value
+        # deep in one of them makes its piece heavier, and a big bytes value there is
+        # pickled in place instead of going to ``bulk``.
+        n = len(children)
+        picked = range(0, n, max(1, n // SAMPLES))
+        if sum(1 for i in picked if type(children[i]) in _ATOMS) * 2 > len(picked):
+            return 1 + n // 16  # numbers, mostly: not memoized, so a piece would only copy them
+        weights = [w for w in (walk(children[i]) for i in picked) if w]  # (0: seen before)
+        average = sum(weights) / len(weights) if weights else 1.0
+        per_piece = max(1, int(PIECE_WEIGHT / max(average, 1.0)))
+        for start in range(0, n, per_piece):
+            out.append(children[start:start + per_piece])
+        return 0
+
+    try:
+        walk(root)
+    except RecursionError:  # nested deeper than Python walks: one pickle, as pickle itself does it
+        return []
+    return out
+
+
+def _alike(children: list) -> bool:
+    """Whether a few children, evenly spread, are all of one type (rows, messages: not the
+    values of a record, where one of them may be a list of thousands)."""
+    step = max(1, len(children) // SAMPLES)
+    kinds = {type(children[i]) for i in range(0, len(children), step)}
+    return len(kinds) == 1
+
+
+def _attributes(obj: Any) -> list | None:
+    """The attribute values a plain object is pickled with (``__dict__`` and ``__slots__``), or
+    None for an object pickled some other way."""
+    kind = type(obj)
+    if (getattr(kind, "__reduce__", None) is not object.__reduce__
+            or getattr(kind, "__reduce_ex__", None) is not object.__reduce_ex__
+            or getattr(kind, "__getstate__", None) is not getattr(object, "__getstate__", None)):
+        return None
+    values = list(vars(obj).values()) if hasattr(obj, "__dict__") else []
+    for klass in kind.__mro__:
+        for name in getattr(klass, "__slots__", ()):
+            if name not in ("__dict__", "__weakref__") and hasattr(obj, name):
+                values.append(getattr(obj, name))
+    return values
+
+
+class Pickled(NamedTuple):
+    """A result as :func:`pickle_pieces` makes it: the pickles, and the big ``bytes`` values they
+    refer to (their memo's first entries), kept apart so that they can be read straight from a
+    file into their own ``bytes`` (the copy runs without the GIL) instead of being unpickled."""
+
+    stream: bytes
+    bulk: list[bytes]
+
+
+def pickle_pieces(obj: Any) -> Pickled:
+    """``obj`` pickled as a series of pickles with one memo: first a pickle that puts each
+    :attr:`Pickled.bulk` value in the memo (handed to the unpickler as out-of-band buffers, no
+    copy), then :func:`_pieces`, then ``obj`` itself (whose pickle refers to what the pieces
+    hold). :func:`load_steps` reads them back one per step."""
+    bulk: list[bytes] = []
+    buffer = io.BytesIO()
+    pickler = pickle.Pickler(buffer, protocol=5)
+    with gc_paused():
+        pieces = _pieces(obj, bulk)
+        if bulk:
+            pickler.memo = {id(value): (i, value) for i, value in enumerate(bulk)}
+            # PROTO 5, then for each value NEXT_BUFFER MEMOIZE POP (memo index i), then None
+            buffer.write(b"\x80\x05" + (_NEXT_BUFFER + _MEMOIZE + _POP) * len(bulk) + b"N.")
+        for piece in pieces:
+            pickler.dump(piece)
+        pickler.dump(obj)
+    return Pickled(buffer.getvalue(), bulk)
+
+
+def load_steps(pickled: Pickled | bytes) -> Steps:
+    """Unpickle :func:`pickle_pieces`' result (or one plain pickle), one pickle per step; the
+    last one is the result."""
+    stream, bulk = (pickled, []) if isinstance(pickled, (bytes, bytearray)) else pickled
+    reader = io.BytesIO(stream)
+    unpickler = pickle.Unpickler(reader, buffers=iter(bulk))
+    end = len(stream)
+    while True:
+        value = unpickler.load()
+        if reader.tell() >= end:
+            return value
+        yield
+
+
+def loads_pieces(pickled: Pickled | bytes) -> Any:
+    """:func:`load_steps`, all at once."""
+    return finish(Resume(load_steps(pickled)))

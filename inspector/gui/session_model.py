@@ -41,6 +41,7 @@ _NO_DATA_ROLES = frozenset(int(r) for r in (Qt.ItemDataRole.FontRole, Qt.ItemDat
                                             Qt.ItemDataRole.WhatsThisRole, Qt.ItemDataRole.EditRole))
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 RETIRE_BATCH = 1000
+PREPARE_BATCH = 1000  # rows per step of prepare_steps (about a millisecond)
 
 
 def _no_value(_role: int) -> None:
@@ -331,16 +332,39 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
     def prepare(rows: list[SessionRow], sort: tuple[int, Qt.SortOrder] | None = None,
                 check=lambda: None) -> list[_Entry]:
         """Rows as the model keeps them, with the sort key of ``sort``'s column worked out and
-        sorted by it: safe to call on a worker thread, so :meth:`set_rows` has less to do on the
-        GUI thread."""
+        sorted by it, so :meth:`set_rows` has less to do (:meth:`prepare_steps`, all at once)."""
+        steps = SessionTableModel.prepare_steps(rows, sort, check)
+        while True:
+            try:
+                next(steps)
+            except StopIteration as stop:
+                return stop.value
+
+    @staticmethod
+    def prepare_steps(rows: list[SessionRow], sort: tuple[int, Qt.SortOrder] | None = None,
+                      check=lambda: None):
+        """:meth:`prepare` as steps of :data:`PREPARE_BATCH` rows (a generator returning the
+        entries), for the GUI thread to run between paints (``session_jobs.Resume``)."""
         entries = PreparedRows()
-        for i, r in enumerate(rows):
-            if i % 1000 == 0:
-                check()
-            entries.append(_Entry(r))
+        for start in range(0, len(rows), PREPARE_BATCH):
+            check()
+            entries.extend(_Entry(r) for r in rows[start:start + PREPARE_BATCH])
+            yield
         if sort is not None and 0 <= sort[0] < len(Column.HEADERS):
-            _sort_entries(entries, *sort)
-        entries.positions = {e.row.session_id: i for i, e in enumerate(entries)}
+            column, order = sort
+            keys = []
+            for start in range(0, len(entries), PREPARE_BATCH):
+                keys.extend((e.key(column), e.row.session_id) for e in entries[start:start + PREPARE_BATCH])
+                yield
+            order_of = sorted(range(len(entries)), key=keys.__getitem__,
+                              reverse=order == Qt.SortOrder.DescendingOrder)
+            yield
+            entries = PreparedRows(entries[i] for i in order_of)
+        positions = {}
+        for start in range(0, len(entries), PREPARE_BATCH):
+            positions.update((entries[i].row.session_id, i) for i in range(start, min(start + PREPARE_BATCH, len(entries))))
+            yield
+        entries.positions = positions
         return entries
 
     @property

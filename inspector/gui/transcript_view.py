@@ -200,7 +200,7 @@ class TranscriptView(QWidget):
             self._show_all = False
         self._selected = -1
         self._highlighted = set()
-        self.render()
+        self.render(later=True)  # the caller's other changes are painted first, then the messages
 
     def current_source(self) -> str:
         return self.source.currentData() or SIDECAR
@@ -243,11 +243,13 @@ class TranscriptView(QWidget):
 
     # ------------------------------------------------------------ rendering
 
-    def render(self, keep_scroll: bool = False) -> None:
+    def render(self, keep_scroll: bool = False, *, later: bool = False) -> None:
         """Show the chosen transcript. A long one is shown over a few turns of the event loop: the
         messages that render within TURN_BUDGET_S (the top of the view) at once, then as many per
         turn (or all of them as soon as anything asks: see :meth:`_finish_render`), so selecting a
-        session never holds the window for the whole render."""
+        session never holds the window for the whole render. ``later``: not even the first
+        messages now, but in the next turn (a session being shown has its header painted
+        first, then its transcript)."""
         self._pending = None
         scroll = self.browser.verticalScrollBar().value()
         messages, cards, why = self._messages()
@@ -263,9 +265,13 @@ class TranscriptView(QWidget):
         self._first_shown = first
         if first:
             self._insert_earlier_link(cursor, first)
-        budget = None if keep_scroll else time.perf_counter() + TURN_BUDGET_S
-        split = self._render_messages(cursor, messages, cards, first, len(messages), budget,
-                                      first_block=not why and not first)
+        first_block = not why and not first
+        if later and not keep_scroll:
+            split = first
+        else:
+            budget = None if keep_scroll else time.perf_counter() + TURN_BUDGET_S
+            split = self._render_messages(cursor, messages, cards, first, len(messages), budget,
+                                          first_block=first_block)
         if split == len(messages):
             self._render_end(cursor)
         self._quiet = True
@@ -275,8 +281,10 @@ class TranscriptView(QWidget):
         if keep_scroll:
             self.browser.verticalScrollBar().setValue(scroll)
         if split < len(messages):
-            self._pending = (doc, cursor, messages, cards, split)
+            self._pending = (doc, cursor, messages, cards, split, first_block and split == first)
             QTimer.singleShot(NEXT_TURN_MS, self._next_chunk)
+        elif later:
+            self.rendered.emit()
 
     def _render_messages(self, cursor: QTextCursor, messages: list, cards: dict, start: int, stop: int,
                          budget: float | None = None, first_block: bool = False) -> int:
@@ -298,21 +306,23 @@ class TranscriptView(QWidget):
         """Append the messages a long transcript's first turn left out: as many as fit in
         ``budget`` (a ``perf_counter`` deadline; the rest a turn later), or all of them now when
         someone needs the whole transcript. The same cursor goes on, so the result is the same
-        as one pass."""
+        as one pass; each turn's messages go in as one edit (one layout of what they add)."""
         pending, self._pending = self._pending, None
         if pending is None:
             return
-        doc, cursor, messages, cards, split = pending
+        doc, cursor, messages, cards, split, first_block = pending
         if doc is not self.browser.document():
             return  # rendered anew since
         self._quiet = True
-        stop = self._render_messages(cursor, messages, cards, split, len(messages), budget)
+        cursor.beginEditBlock()
+        stop = self._render_messages(cursor, messages, cards, split, len(messages), budget, first_block=first_block)
         if stop == len(messages):
             self._render_end(cursor)
+        cursor.endEditBlock()
         self._quiet = False
         self._apply_highlight()
         if stop < len(messages):
-            self._pending = (doc, cursor, messages, cards, stop)
+            self._pending = (doc, cursor, messages, cards, stop, False)
             QTimer.singleShot(NEXT_TURN_MS, self._next_chunk)
         else:
             self.rendered.emit()

@@ -7,17 +7,29 @@ instead of overwriting newer data. Results come back by signal, on the GUI threa
 
 Task functions receive a :class:`CancelToken` (checked between steps; a function that cannot
 stop early just has its result dropped) and a ``progress(done, total)`` callback.
+
+A task whose result is a :class:`~inspector.gui.session_jobs.Resume` (a child process's result
+still to be unpickled, and what the window does with it) finishes on the GUI thread: its steps
+run there, about :data:`STEP_BUDGET_S` of them per turn of the event loop, between paints. A
+worker thread of the window must not run much Python: each call Qt makes into Python while it
+paints (hundreds per paint of the session list) would wait for the GIL.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal, Slot
+
+from inspector.gui.session_jobs import Resume, no_collections
+
+STEP_BUDGET_S = 0.005  # a task's steps on the GUI thread run this long per turn of the event loop
+NEXT_STEP_MS = 1  # then the event loop paints and runs timers before the next ones
 
 
 class Cancelled(Exception):
@@ -83,6 +95,13 @@ class _Task(QRunnable):
 
 
 @dataclass
+class _Ready:
+    """A task's result, its steps done: handed to ``on_done`` in a turn of its own."""
+
+    value: Any
+
+
+@dataclass
 class _Pending:
     generation: int
     token: CancelToken
@@ -104,6 +123,11 @@ class TaskRunner(QObject):
         self._generation: dict[str, int] = {}
         self._pending: dict[str, _Pending] = {}
         self._tasks: list[_Task] = []
+        self._stepping: dict[str, tuple[int, Resume | _Ready]] = {}  # channel -> (generation, its steps) run here
+        self._step_timer = QTimer(self)
+        self._step_timer.setSingleShot(True)
+        self._step_timer.setInterval(NEXT_STEP_MS)
+        self._step_timer.timeout.connect(self._run_steps)
 
     def start(self, channel: str, fn: TaskFn, on_done: Callable[[Any], None], *,
               label: str = "", on_error: Callable[[str], None] | None = None) -> int:
@@ -144,6 +168,10 @@ class TaskRunner(QObject):
 
     # ------------------------------------------------------------ results (GUI thread)
 
+    def stepping(self) -> bool:
+        """True while some task's steps still run on the GUI thread."""
+        return bool(self._stepping)
+
     def _current(self, channel: str, generation: int) -> _Pending | None:
         pending = self._pending.get(channel)
         if pending is None or pending.generation != generation:
@@ -155,11 +183,58 @@ class TaskRunner(QObject):
         pending = self._current(channel, generation)
         if pending is None:
             return
+        if isinstance(result, Resume):
+            self._stepping[channel] = (generation, result)
+            if not self._step_timer.isActive():
+                self._step_timer.start()
+            return
         del self._pending[channel]
         try:
             pending.on_done(result)
         finally:
             self._announce()
+
+    def _run_steps(self) -> None:
+        """One turn of the tasks' steps on the GUI thread. A task whose steps are done gets a
+        turn of its own for its ``on_done`` (what the window does with a result, and the paint
+        that follows, are not added to a turn of steps); an error in a step goes to its
+        ``on_error``. Otherwise the tasks take turns (the one that ran longest ago first), each
+        running steps until :data:`STEP_BUDGET_S` is spent, the first one at least one; then
+        the event loop paints and runs timers before the next turn."""
+        for channel, entry in list(self._stepping.items()):
+            generation, resume = entry
+            if self._current(channel, generation) is None:  # cancelled or superseded meanwhile
+                del self._stepping[channel]
+                if isinstance(resume, Resume):
+                    resume.steps.close()
+        ready = next(((c, e) for c, e in self._stepping.items() if isinstance(e[1], _Ready)), None)
+        if ready is not None:
+            channel, (generation, result) = ready
+            del self._stepping[channel]
+            if self._stepping:
+                self._step_timer.start()
+            self._on_finished(channel, generation, result.value)
+            return
+        deadline = time.perf_counter() + STEP_BUDGET_S
+        for channel, entry in list(self._stepping.items()):
+            if time.perf_counter() >= deadline:
+                break
+            generation, resume = entry
+            del self._stepping[channel]
+            try:
+                with no_collections():
+                    while True:
+                        next(resume.steps)
+                        if time.perf_counter() >= deadline:
+                            break
+            except StopIteration as stop:
+                self._stepping[channel] = (generation, _Ready(stop.value))
+            except Exception as exc:  # noqa: BLE001 - reported as a worker thread's failure is
+                self._on_failed(channel, generation, "".join(traceback.format_exception_only(type(exc), exc)).strip())
+            else:
+                self._stepping[channel] = entry  # its next turn comes after the others'
+        if self._stepping:
+            self._step_timer.start()
 
     @Slot(str, int, str)
     def _on_failed(self, channel: str, generation: int, message: str) -> None:

@@ -149,7 +149,9 @@ def test_a_long_transcript_is_shown_over_several_turns_with_the_same_result(qtbo
         return split, view.browser.toPlainText() if wait else view.plain_text(), list(view._ranges)
 
     whole = shown(1e9, wait=False)
-    assert not whole[0]  # all of it within the budget of one turn
+    assert whole[0]  # nothing yet: the first messages come in the next turn
+    in_one_turn = shown(1e9, wait=True)  # then all of them within the budget of that turn
+    assert in_one_turn[1:] == whole[1:]
     in_turns = shown(0.0, wait=True)  # one message per turn: the rest appended by the event loop
     assert in_turns[0] and in_turns[1:] == whole[1:]
     on_demand = shown(0.0, wait=False)  # asked for before the event loop ran: finished at once

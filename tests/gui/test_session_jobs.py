@@ -3,6 +3,8 @@ read in two stages (a glance at its head, then every line checked in a child). N
 
 from __future__ import annotations
 
+import dataclasses
+import gc
 import glob
 import hashlib
 import json
@@ -23,6 +25,7 @@ from inspector.gui.session_data import (
     load_session_data,
     load_session_data_offloaded,
 )
+from inspector.gui.session_jobs import finish
 from inspector.gui.workers import Cancelled
 from inspector.home import locate_home
 from inspector.store.journal_raw import RawJournal
@@ -101,11 +104,157 @@ def test_in_process_mode_runs_in_the_calling_thread(monkeypatch) -> None:
     assert session_jobs.run_job(_echo, 7) == (7, os.getpid())
 
 
-def test_gentle_loads_is_pickle_loads() -> None:
-    value = {"rows": [{"i": i, "text": "t" * (i % 50)} for i in range(20_000)], "blob": os.urandom(3 << 20),
-             "nested": [[[]]], "float": 1e-300}
-    assert session_jobs.gentle_loads(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)) == value
-    assert session_jobs.gentle_loads(pickle.dumps(value, protocol=0)) == value
+@dataclasses.dataclass
+class _Node:
+    name: str
+    children: list
+    meta: dict
+
+
+class _Slotted:
+    __slots__ = ("a", "b")
+
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+    def __eq__(self, other):
+        return isinstance(other, _Slotted) and (self.a, self.b) == (other.a, other.b)
+
+
+class _Custom:
+    """Pickled through __reduce__ with values it makes anew: the walk must not look inside."""
+
+    def __init__(self, items):
+        self.items = items
+
+    def __reduce__(self):
+        return _Custom, ([dict(x) for x in self.items],)
+
+    def __eq__(self, other):
+        return isinstance(other, _Custom) and self.items == other.items
+
+
+class _Rows(list):
+    """A list with an attribute (as the session list's prepared rows)."""
+
+    positions = None
+
+
+def _piecewise_value():
+    shared = {"shared": list(range(50))}
+    rows = [{"i": i, "text": "t" * (i % 50), "shared": shared, "f": i / 3} for i in range(20_000)]
+    sub = _Rows(rows[:5000])
+    sub.positions = {r["i"]: n for n, r in enumerate(sub)}
+    return {"rows": rows, "blob": os.urandom(3 << 20), "nested": [[[]]], "float": 1e-300,
+            "node": _Node("root", [_Node(f"c{i}", [], {"k": rows[i]}) for i in range(3000)], {"s": shared}),
+            "slotted": _Slotted(rows[:10], "b" * 5000), "custom": _Custom(rows[:4000]), "sub": sub,
+            "tuple": tuple(rows[100:4100]), "set": frozenset(range(10_000)), "big_text": "é" * 3_000_000}
+
+
+def test_a_result_pickled_in_pieces_loads_as_pickle_loads_it() -> None:
+    value = _piecewise_value()
+    pickled = session_jobs.pickle_pieces(value)
+    assert pickled.bulk == [value["blob"]]  # the 3 MB of bytes travel beside the pickles
+    try:
+        back = session_jobs.loads_pieces(pickled)
+    finally:
+        gc.unfreeze()
+    assert back == pickle.loads(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)) == value
+    # what one object held stays one object, across pieces
+    assert back["node"].meta["s"] is back["rows"][0]["shared"] is back["rows"][-1]["shared"]
+    assert back["node"].children[7].meta["k"] is back["rows"][7]
+    assert back["slotted"].a[3] is back["rows"][3] and back["sub"][10] is back["rows"][10]
+    assert back["tuple"][0] is back["rows"][100]
+    assert isinstance(back["sub"], _Rows) and back["sub"].positions == value["sub"].positions
+    # and one plain pickle loads the same way (a single piece)
+    assert session_jobs.loads_pieces(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)) == value
+
+
+def test_a_result_in_pieces_loads_in_small_steps() -> None:
+    value = _piecewise_value()
+    pickled = session_jobs.pickle_pieces(value)
+    blob = pickled.stream
+    steps = session_jobs.load_steps(pickled)
+    sizes = []
+    at = 0
+    while True:
+        try:
+            next(steps)
+        except StopIteration as stop:
+            result = stop.value
+            sizes.append(len(blob) - at)
+            break
+        now = steps.gi_frame.f_locals["reader"].tell()  # where the step stopped reading
+        sizes.append(now - at)
+        at = now
+    assert result == value
+    assert len(sizes) > 20
+    # only the step with the big text (6 MB) is big: a single value cannot be split (the 3 MB of
+    # bytes are not unpickled at all)
+    assert sum(1 for size in sizes if size > 200_000) <= 1, sorted(sizes)[-5:]
+
+
+def test_a_value_nested_deeper_than_the_walk_goes_is_one_pickle() -> None:
+    import sys
+
+    nested: list = []
+    node = nested
+    for _ in range(400):
+        child = ["x" * 3000]
+        node.append(child)
+        node = child
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(300)
+    try:
+        assert session_jobs._pieces(nested) == []  # the walk gives up: no pieces, one pickle
+    finally:
+        sys.setrecursionlimit(limit)
+    assert session_jobs.loads_pieces(session_jobs.pickle_pieces(nested)) == nested
+
+
+def test_big_bytes_travel_beside_the_pickle_and_come_back_as_the_bytes_read() -> None:
+    big = os.urandom(session_jobs.BULK_BYTES)
+    other = b"\0" * (3 * session_jobs.BULK_BYTES)
+    small = b"s" * 1000
+    value = {"a": [big, small, big], "b": (other, {"again": other}), "c": [small] * 3, "n": list(range(5000))}
+    pickled = session_jobs.pickle_pieces(value)
+    assert [len(b) for b in pickled.bulk] == [len(big), len(other)]
+    assert len(pickled.stream) < 100_000  # neither big value is in the pickles
+    fresh = [bytes(bytearray(b)) for b in pickled.bulk]  # as read from a file: other objects, same bytes
+    back = session_jobs.loads_pieces(session_jobs.Pickled(pickled.stream, fresh))
+    assert back == value
+    assert back["a"][0] is fresh[0] and back["a"][2] is fresh[0]  # not copied, still shared
+    assert back["b"][0] is fresh[1] and back["b"][1]["again"] is fresh[1]
+
+
+def test_a_big_result_comes_back_through_a_private_file(tmp_path) -> None:
+    value = {"plan": b"p" * (2 * session_jobs.BULK_BYTES), "rows": [{"i": i} for i in range(50_000)]}
+    kind, name = session_jobs._run_in_child(0, _echo, (value,))
+    assert kind == "file" and os.stat(name).st_mode & 0o077 == 0
+    back, pid = session_jobs.loads_pieces(session_jobs._take_file(name))
+    assert back == value and pid == os.getpid()
+    assert not os.path.exists(name)
+    Path(name).write_bytes(b"something else")
+    with pytest.raises(OSError):
+        session_jobs._take_file(name)
+    assert not os.path.exists(name)
+
+
+def test_the_job_pool_hands_back_big_bytes_intact() -> None:
+    n = 5 * session_jobs.BULK_BYTES + 7
+    result = session_jobs.run_job(_big, n)
+    assert result == {"blob": b"x" * n, "n": n}
+    assert not _job_files()
+
+
+def test_finish_runs_every_step_and_resume_chains() -> None:
+    def double(value):
+        yield
+        return value * 2
+
+    resume = session_jobs.Resume.done(21).then(double)
+    assert session_jobs.finish(resume) == 42
+    assert session_jobs.finish("plain") == "plain"
 
 
 # ---------------------------------------------------------------- a session's data, from a child
@@ -139,7 +288,7 @@ def _same(a, b) -> None:
 
 def test_the_offloaded_session_is_the_same_as_the_one_read_here(demo, demo_home) -> None:
     for sid in demo.sessions.values():
-        _same(load_session_data_offloaded(demo_home, sid), load_session_data(demo_home, sid))
+        _same(finish(load_session_data_offloaded(demo_home, sid)), load_session_data(demo_home, sid))
 
 
 def test_a_big_journal_is_indexed_once_for_the_glance_and_the_session(demo, demo_home, monkeypatch) -> None:
@@ -154,7 +303,7 @@ def test_a_big_journal_is_indexed_once_for_the_glance_and_the_session(demo, demo
     holder = session_data._SharedIndex.join(glance.run.info.path)
     whole = index_glance(glance)
     assert whole.complete and len(whole.run.raw) == 5_000 and whole.run.raw.stats()["events"] == 5_000
-    data = load_session_data_offloaded(demo_home, sid)
+    data = finish(load_session_data_offloaded(demo_home, sid))
     holder.leave()
     big = next(r for r in data.runs if r.run_id == run)
     assert big.raw is whole.run.raw  # one index and one copy of the bytes, shared
@@ -189,7 +338,7 @@ def test_a_glance_reads_only_the_head(demo, demo_home) -> None:
 def test_the_home_folder_stays_untouched(demo, demo_home) -> None:
     before = {p: p.read_bytes() for p in Path(demo.home).rglob("*") if p.is_file()}
     for sid in demo.sessions.values():
-        load_session_data_offloaded(locate_home(demo.home), sid)
+        finish(load_session_data_offloaded(locate_home(demo.home), sid))
     assert {p: p.read_bytes() for p in Path(demo.home).rglob("*") if p.is_file()} == before
 
 
@@ -210,17 +359,6 @@ def test_no_collections_pauses_the_collector_and_freezes_what_was_made():
         with pytest.raises(KeyError), session_jobs.no_collections():
             raise KeyError("a failing hand-over")
         assert gc.isenabled()
-    finally:
-        gc.unfreeze()
-
-
-def test_gentle_loads_gives_what_pickle_gives():
-    value = {"rows": [{"id": f"s{i}", "n": i, "text": "x" * (i % 300)} for i in range(20_000)], "b": b"\0" * 300_000}
-    blob = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-    import gc
-
-    try:
-        assert session_jobs.gentle_loads(blob) == value
     finally:
         gc.unfreeze()
 

@@ -11,6 +11,8 @@ from PySide6.QtGui import QGuiApplication, QImage
 
 from inspector.gui.app import run_app
 from inspector.gui.main_window import MainWindow
+from inspector.gui.session_data import load_session_data_offloaded
+from inspector.gui.session_jobs import finish
 from inspector.gui.session_model import SESSION_ID_ROLE
 from inspector.home import locate_home
 from tests.gui.conftest import open_home, wait_settled
@@ -87,17 +89,21 @@ def test_raw_tab_fills_its_state_db_tables_when_shown(qtbot, window, demo, demo_
     assert window.data.session_id == other and raw.messages_model.rowCount() == len(view.messages)
 
 
-def test_a_big_sessions_journal_follows_a_turn_later_and_the_window_waits_for_it(qtbot, window, demo, demo_home,
-                                                                                 monkeypatch):
-    from inspector.gui import main_window
-
-    monkeypatch.setattr(main_window, "DEFER_JOURNAL_LINES", 1)  # every journal counts as big here
+def test_a_session_is_shown_over_a_few_turns_and_the_window_waits_for_it(qtbot, window, demo, demo_home):
     first, second = demo.sessions["lost_response"], demo.sessions["stale_pending"]
     open_home(qtbot, window, demo_home, select=first)
     assert not window.view.filling()
     run = window.view.journal.current_run()
     assert run is not None and run.raw is not None and window.view.journal.model.rowCount() == len(run.raw)
     assert window.view.journal.current_run() in window.data.runs
+    data = finish(load_session_data_offloaded(demo_home, second))
+    window.view.set_data(data)
+    # the header at once; the transcript's messages and then the journal in later turns
+    assert window.view.header.title.text() and window.view.filling()
+    assert window.view.journal.current_run() not in data.runs
+    qtbot.waitUntil(lambda: not window.view.filling(), timeout=5000)
+    assert "\n" in window.view.transcript.browser.toPlainText()
+    assert window.view.journal.current_run() in data.runs
     window.select_session(second)
     wait_settled(qtbot, window)  # settled only once the journal is in
     assert window.data.session_id == second and not window.view.filling()
