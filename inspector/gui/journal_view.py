@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
 
 from inspector.export import to_json_text
 from inspector.gui.links import RunLinks
-from inspector.gui.qtypes import ROOT, Index, OneCallPerCell
+from inspector.gui.qtypes import ROOT, Index, OneCallPerCell, unshaped_text
 from inspector.gui.resources import colours, health_icon
 from inspector.gui.session_data import JournalGlance, RunData, SessionData
 from inspector.gui.tooltip import plain_tooltip
@@ -290,6 +290,7 @@ class JournalView(QWidget):
         self.model = JournalEventsModel(self)
         self.table = QTableView()
         self.table.setObjectName("EventsTable")
+        unshaped_text(self.table)
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)

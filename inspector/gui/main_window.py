@@ -53,6 +53,7 @@ from inspector.gui.history_dialog import HistoryDialog
 from inspector.gui.journal_view import JournalView
 from inspector.gui.offload import load_catalogue_offloaded, prestart, quick_rows_offloaded
 from inspector.gui.preview_dialog import PreviewDialog
+from inspector.gui.qtypes import unshaped_text
 from inspector.gui.raw_view import RawView
 from inspector.gui.resources import health_icon, icon
 from inspector.gui.session_data import (
@@ -427,6 +428,7 @@ class MainWindow(QMainWindow):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setWordWrap(False)
         self.table.setAlternatingRowColors(True)
+        unshaped_text(self.table)
         self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.table.customContextMenuRequested.connect(self._list_menu)
         vh = self.table.verticalHeader()

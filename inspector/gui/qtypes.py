@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import QWidget
 
 Index = QModelIndex | QPersistentModelIndex
 ROOT = QModelIndex()  # the invalid parent index of a flat table
@@ -29,3 +31,12 @@ class OneCallPerCell:
         way to answer many roles of one cell overrides this)."""
         data = self.data
         return lambda role: data(index, role)
+
+
+def unshaped_text(widget: QWidget) -> None:
+    """Draw a table's cells without the typographic shaping Latin text does not need (kerning,
+    ligatures; scripts that need shaping still get it: ``QFont.PreferNoShaping``). Shaping each
+    cell's text anew was a sixth of every paint of the session list (10,000 rows: 12 ms a paint)."""
+    font = QFont(widget.font())
+    font.setStyleStrategy(font.styleStrategy() | QFont.StyleStrategy.PreferNoShaping)
+    widget.setFont(font)
