@@ -38,6 +38,7 @@ import struct
 import tempfile
 import threading
 import time
+import types
 from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -392,6 +393,7 @@ BULK_BYTES = 1 << 20  # a bytes value this big travels beside the pickle (see pi
 SAMPLE_OVER = 64  # a container with more children is cut into pieces by the weight of a few of them
 SAMPLES = 16
 _NEXT_BUFFER, _MEMOIZE, _POP = b"\x97", b"\x94", b"0"
+_BY_NAME = (type, types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.ModuleType)
 
 
 def _pieces(root: Any, bulk: list[bytes] | None = None) -> list[list]:
@@ -486,6 +488,8 @@ def _attributes(obj: Any) -> list | None:
     """The attribute values a plain object is pickled with (``__dict__`` and ``__slots__``), or
     None for an object pickled some other way."""
     kind = type(obj)
+    if isinstance(obj, _BY_NAME):
+        return None  # pickled by reference (its module and name), not by what it holds
     if (getattr(kind, "__reduce__", None) is not object.__reduce__
             or getattr(kind, "__reduce_ex__", None) is not object.__reduce_ex__
             or getattr(kind, "__getstate__", None) is not getattr(object, "__getstate__", None)):

@@ -247,6 +247,19 @@ def test_the_job_pool_hands_back_big_bytes_intact() -> None:
     assert not _job_files()
 
 
+class _Holder:
+    guard = threading.Lock()  # a class attribute pickle could not take: the class goes by name
+
+    def __init__(self, kinds):
+        self.kinds = kinds
+
+
+def test_classes_and_functions_in_a_result_are_pickled_by_name() -> None:
+    value = {"kinds": [_Node, _Holder, os.path.join, len] * 40, "holder": _Holder({"node": _Holder})}
+    back = session_jobs.loads_pieces(session_jobs.pickle_pieces(value))
+    assert back["kinds"][:4] == [_Node, _Holder, os.path.join, len] and back["holder"].kinds == {"node": _Holder}
+
+
 def test_finish_runs_every_step_and_resume_chains() -> None:
     def double(value):
         yield
