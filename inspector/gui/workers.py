@@ -29,7 +29,7 @@ from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal, Slot
 from inspector.gui.session_jobs import Resume, no_collections
 
 STEP_BUDGET_S = 0.005  # a task's steps on the GUI thread run this long per turn of the event loop
-NEXT_STEP_MS = 1  # then the event loop paints and runs timers before the next ones
+NEXT_STEP_MS = 0  # the next turn: after the events (paints, timers) that came meanwhile
 
 
 class Cancelled(Exception):
