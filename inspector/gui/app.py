@@ -18,6 +18,7 @@ from PySide6.QtCore import QEventLoop, QSettings, QTimer, QtMsgType, qInstallMes
 from PySide6.QtWidgets import QApplication
 
 from inspector.gui.main_window import MainWindow
+from inspector.gui.offload import prestart
 from inspector.gui.resources import icon, stylesheet
 from inspector.home import Home, locate_home
 
@@ -35,6 +36,7 @@ def application(argv: list[str] | None = None) -> QApplication:
         # Worker threads parse in Python; every call Qt makes into Python (painting asks the
         # models hundreds of times) waits for the GIL up to this interval (Python's default: 5 ms).
         sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL_S))
+        prestart()  # the window's child processes import the core meanwhile (see offload.prestart)
         app = QApplication(argv if argv is not None else sys.argv[:1])
         _quiet_offscreen_noise(app)
     app.setOrganizationName(ORGANIZATION)
