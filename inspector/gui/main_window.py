@@ -623,12 +623,16 @@ class MainWindow(QMainWindow):
         if self.model.rowCount() == 0:
             self._start_quick(home, FIRST_ROWS)
 
+        order = None if sort is None else (sort[0], sort[1] == Qt.SortOrder.DescendingOrder)
+
         def work(token, progress):
-            # the child's catalogue, then its rows as the list keeps them: steps on this thread
-            return load_catalogue_offloaded(home, time.time(), token.check).then(prepared)
+            # the child's catalogue, its rows in the list's order, then as the list keeps them:
+            # steps on this thread
+            return load_catalogue_offloaded(home, time.time(), token.check, order).then(prepared)
 
         def prepared(result):
-            entries = yield from SessionTableModel.prepare_steps(result.rows, sort)
+            self.runner.cancel("quick")  # (a step: on this thread) its rows would come too late
+            entries = yield from SessionTableModel.prepare_steps(result.rows, sort, presorted=True)
             return result.catalogue, result.first, entries, sort, result.attention, result.profiles
 
         self.runner.start("catalogue", work, self._on_catalogue, label="Checking health…",

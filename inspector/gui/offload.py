@@ -22,7 +22,7 @@ from inspector.report import gc_paused
 class CatalogueResult(NamedTuple):
     catalogue: Any  # inspector.catalogue.Catalogue
     first: str | None  # the session to show first (session_data.first_needing_attention)
-    rows: list  # the catalogue's rows, newest first (Catalogue.sorted_rows)
+    rows: list  # the catalogue's rows in the order asked for (newest first by default)
     attention: int  # how many of them need attention
     profiles: list[str]  # the rows' profiles, in order of first appearance
 
@@ -38,9 +38,13 @@ def prestart() -> None:
         pass
 
 
-def catalogue_job(home, now: float, check: Callable[[], None] = lambda: None) -> CatalogueResult:
+def catalogue_job(home, now: float, sort: tuple[int, bool] | None = None,
+                  check: Callable[[], None] = lambda: None) -> CatalogueResult:
     """In the child: the catalogue, with what the window would otherwise work out over every
-    row on its own thread."""
+    row on its own thread: its rows in the list's order (``sort``: column and descending, as
+    ``session_columns.sorted_rows`` takes them; None: newest first), how many need attention,
+    which profiles they have."""
+    from inspector.gui.session_columns import sorted_rows
     from inspector.gui.session_data import first_needing_attention
     from inspector.home import check_readable
     from inspector.report import load_catalogue
@@ -48,7 +52,7 @@ def catalogue_job(home, now: float, check: Callable[[], None] = lambda: None) ->
     check_readable(home)
     cat = load_catalogue(home, now=now)
     check()
-    rows = cat.sorted_rows()
+    rows = cat.sorted_rows() if sort is None else sorted_rows(list(cat.rows.values()), *sort)
     return CatalogueResult(cat, first_needing_attention(home, cat), rows,
                            sum(1 for r in rows if r.needs_attention), list(dict.fromkeys(r.profile for r in rows)))
 
@@ -72,8 +76,9 @@ def quick_rows_offloaded(session_dir, check: Callable[[], None] = lambda: None) 
     return session_jobs.run_job_steps(quick_rows_job, session_dir, check=check)
 
 
-def load_catalogue_offloaded(home, now: float, check: Callable[[], None] = lambda: None) -> Resume:
+def load_catalogue_offloaded(home, now: float, check: Callable[[], None] = lambda: None,
+                             sort: tuple[int, bool] | None = None) -> Resume:
     """A :class:`CatalogueResult`, computed in a child process, as steps still to run
     (:class:`~inspector.gui.session_jobs.Resume`; ``session_jobs.finish`` runs them at once).
     ``check`` raises to cancel; an error in the child is raised here with its message."""
-    return session_jobs.run_job_steps(catalogue_job, home, now, check=check)
+    return session_jobs.run_job_steps(catalogue_job, home, now, sort, check=check)

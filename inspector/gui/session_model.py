@@ -19,6 +19,7 @@ from inspector.catalogue import SessionRow
 from inspector.export import format_time
 from inspector.gui.qtypes import ROOT, Index, OneCallPerCell
 from inspector.gui.resources import health_icon
+from inspector.gui.session_columns import Column, sort_key
 from inspector.gui.tooltip import plain_tooltip
 from inspector.textsafe import one_line
 
@@ -27,7 +28,6 @@ SESSION_ID_ROLE = Qt.ItemDataRole.UserRole + 2
 ROW_ROLE = Qt.ItemDataRole.UserRole + 3
 SEARCH_ROLE = Qt.ItemDataRole.UserRole + 4
 
-_HEALTH_RANK = {"ok": 0, "info": 1, "warning": 2, "error": 3}
 CHECKING_TOOLTIP = "Checking health…"
 _HEALTH_WORDS = {"ok": "healthy", "info": "note", "warning": "needs attention", "error": "broken"}
 
@@ -50,20 +50,6 @@ def _no_value(_role: int) -> None:
 
 _FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemNeverHasChildren
 
-
-
-class Column:
-    HEALTH, TITLE, SESSION_ID, WHERE, PROFILE, MESSAGES, LAST_ACTIVITY = range(7)
-    HEADERS = ("", "Title", "Session id", "Where", "Profile", "Messages", "Last activity")
-    TOOLTIPS = (
-        "Health: the worst finding of the session",
-        "The chat title",
-        "The session id (the sidecar file name)",
-        "Where the session lives: sidecar, state.db, both, or only a .bak",
-        "The Hermes profile the session belongs to",
-        "Messages in the sidecar / in state.db",
-        "Newest activity (sidecar update, pending turn or state.db message)",
-    )
 
 
 def findings_tooltip(row: SessionRow) -> str:
@@ -290,21 +276,7 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
 
     @staticmethod
     def sort_key(row: SessionRow, col: int) -> Any:
-        if col == Column.HEALTH:
-            return _HEALTH_RANK.get(row.health, 0) * 1e11 + (row.last_activity or 0.0)
-        if col == Column.TITLE:
-            return (row.title or "").casefold()
-        if col == Column.SESSION_ID:
-            return row.session_id
-        if col == Column.WHERE:
-            return row.where
-        if col == Column.PROFILE:
-            return row.profile.casefold()
-        if col == Column.MESSAGES:
-            return max(row.sidecar_messages or 0, row.state_db_messages or 0)
-        if col == Column.LAST_ACTIVITY:
-            return float(row.last_activity or 0.0)
-        return 0
+        return sort_key(row, col)
 
     # ------------------------------------------------------------ updates
 
@@ -342,15 +314,16 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
 
     @staticmethod
     def prepare_steps(rows: list[SessionRow], sort: tuple[int, Qt.SortOrder] | None = None,
-                      check=lambda: None):
+                      check=lambda: None, *, presorted: bool = False):
         """:meth:`prepare` as steps of :data:`PREPARE_BATCH` rows (a generator returning the
-        entries), for the GUI thread to run between paints (``session_jobs.Resume``)."""
+        entries), for the GUI thread to run between paints (``session_jobs.Resume``).
+        ``presorted``: the rows are in ``sort``'s order already (``session_columns.sorted_rows``)."""
         entries = PreparedRows()
         for start in range(0, len(rows), PREPARE_BATCH):
             check()
             entries.extend(_Entry(r) for r in rows[start:start + PREPARE_BATCH])
             yield
-        if sort is not None and 0 <= sort[0] < len(Column.HEADERS):
+        if not presorted and sort is not None and 0 <= sort[0] < len(Column.HEADERS):
             column, order = sort
             keys = []
             for start in range(0, len(entries), PREPARE_BATCH):

@@ -6,9 +6,11 @@ import time
 
 from PySide6.QtCore import Qt
 
+from inspector.gui import session_jobs
 from inspector.gui.history_dialog import HistoryModel
 from inspector.gui.journal_view import JournalEventsModel
 from inspector.gui.raw_view import RecordsModel
+from inspector.gui.session_columns import sorted_rows
 from inspector.gui.session_data import load_session_data
 from inspector.gui.session_model import (
     ROW_ROLE,
@@ -236,6 +238,13 @@ def test_prepared_rows_sort_exactly_as_the_model_sorts(demo_home):
             fresh.sort(column, order)
             fresh.set_rows(prepared)
             assert fresh.rows() == model.rows()
+            # the child sorts them the same way (session_columns, no Qt), and prepared as such they
+            # are not sorted again
+            presorted = sorted_rows(list(reversed(rows)), column, order == Qt.SortOrder.DescendingOrder)
+            assert [r.session_id for r in presorted] == [r.session_id for r in model.rows()]
+            steps = SessionTableModel.prepare_steps(presorted, (column, order), presorted=True)
+            entries = session_jobs.finish(session_jobs.Resume(steps))
+            assert [e.row for e in entries] == presorted and entries.positions[presorted[0].session_id] == 0
 
 
 def test_quick_rows_show_as_checking_until_the_catalogue_replaces_them(qtmodeltester, demo_home):

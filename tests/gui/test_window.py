@@ -241,9 +241,9 @@ def test_first_rows_show_before_the_health_check_ends_and_keep_the_selection(qtb
 
     gate = threading.Event()
 
-    def slow(home, now, check):
+    def slow(home, now, check, order=None):
         assert gate.wait(30)
-        return load_catalogue_offloaded(home, now, check)
+        return load_catalogue_offloaded(home, now, check, order)
 
     monkeypatch.setattr(main_window, "load_catalogue_offloaded", slow)
     window.open_home(demo_home, remember=False)
@@ -263,7 +263,7 @@ def test_first_rows_show_before_the_health_check_ends_and_keep_the_selection(qtb
 def test_a_failing_health_check_is_reported_not_hung(qtbot, window, demo_home, monkeypatch):
     from inspector.gui import main_window
 
-    def broken(home, now, check):
+    def broken(home, now, check, order=None):
         raise RuntimeError("the scan broke")
 
     monkeypatch.setattr(main_window, "load_catalogue_offloaded", broken)
