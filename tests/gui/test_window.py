@@ -36,6 +36,22 @@ def test_keyboard_moves_through_the_list_and_loads_each_session(qtbot, window, d
     assert window.data.session_id == expected
 
 
+def test_racing_through_the_list_shows_only_the_last_session(qtbot, window, demo_home):
+    """Sessions selected one after another, faster than they load (their results come back in
+    steps on the GUI thread): the window ends on the last one, with its own transcript and journal."""
+    open_home(qtbot, window, demo_home)
+    ids = [window.model.index(r, 0).data(SESSION_ID_ROLE) for r in range(window.model.rowCount())]
+    for k, sid in enumerate(ids * 2):
+        window.select_session(sid)
+        qtbot.wait(k % 4)  # sometimes not even one turn of the event loop, sometimes a few
+    last = ids[-1]
+    wait_settled(qtbot, window)
+    assert window.current_session_id() == last and window.data.session_id == last
+    assert not window.runner.stepping() and not window.view.filling()
+    assert window.view.data is window.data
+    assert all(run in window.data.runs for run in [window.view.journal.current_run()] if run is not None)
+
+
 def test_search_finds_sessions_by_message_text(qtbot, window, demo, demo_home):
     open_home(qtbot, window, demo_home)
     qtbot.keyClicks(window.search, "stored XSS")  # only in a message of the work chat, not a title
