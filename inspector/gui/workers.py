@@ -32,6 +32,11 @@ STEP_BUDGET_S = 0.005  # a task's steps on the GUI thread run this long per turn
 NEXT_STEP_MS = 0  # the next turn: after the events (paints, timers) that came meanwhile
 
 
+def _message(exc: BaseException) -> str:
+    """A failure as the window shows it: the exception's type and message, one paragraph."""
+    return "".join(traceback.format_exception_only(type(exc), exc)).strip()
+
+
 class Cancelled(Exception):
     """Raised inside a task when its token was cancelled; the task ends quietly."""
 
@@ -83,8 +88,7 @@ class _Task(QRunnable):
         except Cancelled:
             sig.cancelled.emit(self.channel, self.generation)
         except Exception as exc:  # noqa: BLE001 - every failure becomes a readable message
-            detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-            sig.failed.emit(self.channel, self.generation, detail)
+            sig.failed.emit(self.channel, self.generation, _message(exc))
         else:
             if self.token.cancelled:
                 sig.cancelled.emit(self.channel, self.generation)
@@ -230,7 +234,7 @@ class TaskRunner(QObject):
             except StopIteration as stop:
                 self._stepping[channel] = (generation, _Ready(stop.value))
             except Exception as exc:  # noqa: BLE001 - reported as a worker thread's failure is
-                self._on_failed(channel, generation, "".join(traceback.format_exception_only(type(exc), exc)).strip())
+                self._on_failed(channel, generation, _message(exc))
             else:
                 self._stepping[channel] = entry  # its next turn comes after the others'
         if self._stepping:
