@@ -378,12 +378,16 @@ def finish(value: Any) -> Any:
     if not isinstance(value, Resume):
         return value
     with no_collections():
-        steps = value.steps
-        while True:
-            try:
-                next(steps)
-            except StopIteration as stop:
-                return stop.value
+        return run_steps(value.steps)
+
+
+def run_steps(steps: Steps) -> Any:
+    """Every step of ``steps`` now, in this thread; their return value."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as stop:
+            return stop.value
 
 
 _LEAVES = (str, bytes, bytearray)

@@ -20,6 +20,7 @@ from inspector.export import format_time
 from inspector.gui.qtypes import ROOT, Index, OneCallPerCell
 from inspector.gui.resources import health_icon
 from inspector.gui.session_columns import Column, sort_key
+from inspector.gui.session_jobs import run_steps
 from inspector.gui.tooltip import plain_tooltip
 from inspector.textsafe import one_line
 
@@ -305,12 +306,7 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
                 check=lambda: None) -> list[_Entry]:
         """Rows as the model keeps them, with the sort key of ``sort``'s column worked out and
         sorted by it, so :meth:`set_rows` has less to do (:meth:`prepare_steps`, all at once)."""
-        steps = SessionTableModel.prepare_steps(rows, sort, check)
-        while True:
-            try:
-                next(steps)
-            except StopIteration as stop:
-                return stop.value
+        return run_steps(SessionTableModel.prepare_steps(rows, sort, check))
 
     @staticmethod
     def prepare_steps(rows: list[SessionRow], sort: tuple[int, Qt.SortOrder] | None = None,
@@ -325,14 +321,12 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
             yield
         if not presorted and sort is not None and 0 <= sort[0] < len(Column.HEADERS):
             column, order = sort
-            keys = []
             for start in range(0, len(entries), PREPARE_BATCH):
-                keys.extend((e.key(column), e.row.session_id) for e in entries[start:start + PREPARE_BATCH])
+                for e in entries[start:start + PREPARE_BATCH]:
+                    e.key(column)  # worked out and kept a batch per step; the sort only looks them up
                 yield
-            order_of = sorted(range(len(entries)), key=keys.__getitem__,
-                              reverse=order == Qt.SortOrder.DescendingOrder)
+            _sort_entries(entries, column, order)
             yield
-            entries = PreparedRows(entries[i] for i in order_of)
         positions = {}
         for start in range(0, len(entries), PREPARE_BATCH):
             positions.update((entries[i].row.session_id, i) for i in range(start, min(start + PREPARE_BATCH, len(entries))))
