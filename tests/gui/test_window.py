@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QGuiApplication, QImage
 
-from inspector.gui.app import run_app
+from inspector.gui.app import NO_GUI_THREADPOOL, no_paint_threads, run_app
 from inspector.gui.main_window import MainWindow
 from inspector.gui.session_data import load_session_data_offloaded
 from inspector.gui.session_jobs import finish
@@ -192,6 +193,18 @@ def test_export_markdown_and_json(qtbot, window, demo, demo_home, tmp_path):
     wait_settled(qtbot, window)
     assert f"# Session {sid}" in md.read_text(encoding="utf-8")
     assert json.loads(js.read_text(encoding="utf-8"))["session_id"] == sid
+
+
+def test_the_window_paints_on_its_own_thread_unless_the_user_says_otherwise(monkeypatch):
+    """Qt's pool of paint threads waits for busy cores (see ``app.no_paint_threads``); it is
+    switched off before the QApplication exists, and a user's own setting is left alone."""
+    monkeypatch.delenv(NO_GUI_THREADPOOL, raising=False)
+    no_paint_threads()
+    assert NO_GUI_THREADPOOL == "QT_NO_GUI_THREADPOOL"
+    assert os.environ[NO_GUI_THREADPOOL] == "1"
+    monkeypatch.setenv(NO_GUI_THREADPOOL, "0")
+    no_paint_threads()
+    assert os.environ[NO_GUI_THREADPOOL] == "0"
 
 
 def test_screenshot_option_saves_a_picture_of_the_loaded_window(qtbot, tmp_path, demo):
