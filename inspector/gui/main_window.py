@@ -392,6 +392,21 @@ class MainWindow(QMainWindow):
         self.search_timer.setSingleShot(True)
         self.search_timer.setInterval(250)
         self.search_timer.timeout.connect(self._start_text_search)
+        # The selected row's session is read two turns of the event loop after the one that moved
+        # the selection: a jump far down the list repaints every row of it, and that paint and the
+        # session view's first changes are then two shorter stalls, not one long one. A timer
+        # started in the selection's turn could fire right after the paint, before timers and
+        # input that came due during it; one armed by a first, zero timer (which fires after the
+        # paint) waits for those. Racing through the list reads only the row it stops on.
+        self._due_session: str | None = None
+        self.due_timer = QTimer(self)
+        self.due_timer.setSingleShot(True)
+        self.due_timer.setInterval(0)
+        self.due_timer.timeout.connect(self._load_due)
+        self.arm_timer = QTimer(self)
+        self.arm_timer.setSingleShot(True)
+        self.arm_timer.setInterval(0)
+        self.arm_timer.timeout.connect(self.due_timer.start)
 
         self.runner.activity.connect(self._on_activity)
         self.runner.progress.connect(self._on_progress)
@@ -779,8 +794,16 @@ class MainWindow(QMainWindow):
         if sid is None or self._restoring:
             return
         if self.data is not None and self.data.session_id == sid and not self.runner.is_busy("detail"):
+            self._due_session = None
             return
-        self.load_session(sid)
+        self._due_session = sid
+        self.arm_timer.start()
+
+    def _load_due(self) -> None:
+        sid, self._due_session = self._due_session, None
+        if sid is not None and sid == self.current_session_id():
+            self.load_session(sid)
+        self._maybe_settled()
 
     def _on_search(self, text: str) -> None:
         self.model.set_query(text)
@@ -1053,7 +1076,8 @@ class MainWindow(QMainWindow):
             self.busy.setValue(done)
 
     def is_settled(self) -> bool:
-        return (self._loaded and self._pending_select is None and not self.runner.is_busy()
+        return (self._loaded and self._pending_select is None and self._due_session is None
+                and not self.runner.is_busy()
                 and not self.view.filling())
 
     def _maybe_settled(self) -> None:

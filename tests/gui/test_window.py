@@ -53,6 +53,24 @@ def test_racing_through_the_list_shows_only_the_last_session(qtbot, window, demo
     assert all(run in window.data.runs for run in [window.view.journal.current_run()] if run is not None)
 
 
+def test_a_selected_session_is_read_after_the_list_has_painted(qtbot, window, demo_home, monkeypatch):
+    """Selecting a row only moves the selection; the session is read two turns later (after the
+    list's repaint and whatever came due meanwhile), and a burst of selections reads only the last."""
+    open_home(qtbot, window, demo_home)
+    ids = [window.model.index(r, 0).data(SESSION_ID_ROLE) for r in range(window.model.rowCount())]
+    others = [sid for sid in ids if sid != window.current_session_id()]
+    assert len(others) >= 3
+    loads = []
+    real_load = window.load_session
+    monkeypatch.setattr(window, "load_session", lambda sid: (loads.append(sid), real_load(sid)))
+    for sid in others[:3]:
+        window.select_session(sid)
+    assert loads == [] and not window.is_settled()
+    assert window.current_session_id() == others[2]
+    wait_settled(qtbot, window)
+    assert loads == [others[2]] and window.data.session_id == others[2]
+
+
 def test_search_finds_sessions_by_message_text(qtbot, window, demo, demo_home):
     open_home(qtbot, window, demo_home)
     qtbot.keyClicks(window.search, "stored XSS")  # only in a message of the work chat, not a title
