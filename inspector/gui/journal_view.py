@@ -124,7 +124,6 @@ _LINE = int(LINE_ROLE)
 _ALIGN_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _RIGHT_ALIGNED = frozenset({EventColumn.LINE, EventColumn.SEQ})
 _NOTE_TIPS = frozenset({EventColumn.NOTES, EventColumn.SEQ, EventColumn.LINE, EventColumn.EVENT})
-_ITEM_FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemNeverHasChildren
 _HORIZONTAL = Qt.Orientation.Horizontal
 
 
@@ -185,10 +184,6 @@ class JournalEventsModel(OneCallPerCell, QAbstractTableModel):
             return EventColumn.TOOLTIPS[section]
         return None
 
-    def flags(self, index: Index) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return _ITEM_FLAGS
 
     def line(self, row: int) -> RawLine | None:
         entry = self._entry(row)

@@ -15,7 +15,9 @@ class OneCallPerCell:
     roles (display, font, alignment, colours, check state, icon) in one ``multiData`` call into
     Python, answered from the model's own ``data``, instead of one call from Qt per role, each
     waiting for the GIL and wrapping the index anew. Every role of the span is set or cleared:
-    the delegate hands the same span in for every cell."""
+    the delegate hands the same span in for every cell. Such a model leaves ``flags`` to Qt
+    (enabled, selectable, no children: ``QAbstractTableModel``'s own), one call per painted cell
+    fewer into Python."""
 
     def multiData(self, index: QModelIndex, span) -> None:  # noqa: N802 - Qt's name
         value_of = self.role_values(index)

@@ -49,7 +49,6 @@ def _no_value(_role: int) -> None:
     return None
 
 
-_FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemNeverHasChildren
 
 
 
@@ -212,10 +211,6 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
             return entry.haystack
         return None
 
-    def flags(self, index: Index) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return _FLAGS
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         """Sort the rows in Python with precomputed keys (one C-level sort instead of a Qt

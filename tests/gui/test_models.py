@@ -152,6 +152,21 @@ def test_journal_model_answers_a_painted_cell_in_one_call_as_data_does(qtbot, de
     assert Qt.ItemDataRole.BackgroundRole in given  # the dropped lines' colour came through the span
 
 
+def test_rows_and_journal_lines_are_selectable_and_have_no_children(demo_home, demo):
+    """Both tables leave ``flags`` to Qt's table model: every cell enabled and selectable."""
+    sessions = SessionTableModel()
+    sessions.set_rows(load_catalogue(demo_home, now=time.time()).sorted_rows())
+    sid = demo.sessions["stale_pending"]
+    lines = JournalEventsModel()
+    lines.set_journal(RawJournal.from_path(next((demo.session_dir / "_run_journal" / sid).glob("*.jsonl"))))
+    expected = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemNeverHasChildren
+    for model in (sessions, lines):
+        assert model.rowCount() > 0
+        for col in range(model.columnCount()):
+            assert model.flags(model.index(model.rowCount() - 1, col)) == expected
+        assert model.flags(model.index(-1, 0)) == Qt.ItemFlag.NoItemFlags
+
+
 def test_health_sorts_worst_first(demo_home):
     model = SessionTableModel()
     model.set_rows(load_catalogue(demo_home, now=time.time()).sorted_rows())
