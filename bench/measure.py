@@ -435,9 +435,67 @@ def _gui_journal_window(window_cls, home, big: dict) -> dict:
         raise RuntimeError("the journal table never painted the big run")
     if indexed is None:
         raise RuntimeError("the journal table never showed the whole big run")
-    return {"seconds": {"first": shown - t0, "indexed": indexed - t0, "settled": settled - t0},
+    stalls = meter.result()
+    scroll = _scroll_through(journal.table)
+    seconds = {"first": shown - t0, "indexed": indexed - t0, "settled": settled - t0}
+    if scroll["frames"]:  # none when the whole run fits on screen
+        seconds.update(scroll_worst=max(scroll["frames"]), scroll_median=_median(scroll["frames"]))
+    return {"seconds": seconds,
             "rows": journal.model.rowCount(), "path": "window", "rss_indexed_mb": rss_indexed,
-            "children_peak_rss_mb": _children_peak_rss_mb(), **meter.result()}
+            "children_peak_rss_mb": _children_peak_rss_mb(), **stalls,
+            "stall_ms": max(stalls["stall_ms"], scroll["stall_ms"]), "open_stall_ms": stalls["stall_ms"],
+            "scroll_steps": len(scroll["frames"]), "scroll_stall_ms": scroll["stall_ms"]}
+
+
+SCROLL_SEED = 7
+
+
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def _scroll_through(table) -> dict:
+    """Scroll a table as a reader does: 40 pages down from the top, 40 small wheel steps (3 lines),
+    a drag of the scroll bar to 30 seeded places anywhere in the file, then to the end and back to
+    the top. A frame is the time from the scroll to the end of the viewport's paint that shows it
+    (the event loop runs between frames, as between a user's inputs); the stall meter runs over all."""
+    import functools
+    import random
+
+    from PySide6.QtWidgets import QAbstractSlider
+
+    bar = table.verticalScrollBar()
+    action = QAbstractSlider.SliderAction
+    rng = random.Random(SCROLL_SEED)
+    steps: list = [lambda: bar.setValue(bar.minimum())]
+    steps += [lambda: bar.triggerAction(action.SliderPageStepAdd)] * 40
+    steps += [lambda: bar.setValue(bar.value() + 3)] * 40
+    places = [rng.randint(bar.minimum(), bar.maximum()) for _ in range(30)]
+    steps += [functools.partial(bar.setValue, place) for place in places]
+    steps += [lambda: bar.setValue(bar.maximum()), lambda: bar.setValue(bar.minimum())]
+    state = {"painted": False}
+    probe = PaintProbe(table, lambda: True)
+    probe.on_paint = lambda: state.update(painted=True)
+    frames = []
+    meter = StallMeter()
+    meter.start()
+    for step in steps:
+        _run_loop(lambda: True)  # a turn of the event loop between inputs
+        before = bar.value()
+        probe.painted_at = None
+        state["painted"] = False
+        t0 = time.perf_counter()
+        step()
+        if bar.value() == before:
+            continue  # already there: nothing to paint
+        _run_loop(lambda: state["painted"], timeout=10.0)  # checked on the next turn: the paint is done
+        if not state["painted"]:
+            raise RuntimeError("the journal table did not repaint after a scroll")
+        frames.append(time.perf_counter() - t0)
+    meter.stop()
+    return {"frames": frames, "stall_ms": meter.result()["stall_ms"]}
 
 
 def gui_journal(args) -> dict:

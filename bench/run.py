@@ -35,6 +35,7 @@ import generate  # noqa: E402
 PYTHON = sys.executable
 ACTIONS = ("recover-journal", "repair-interrupted", "restore-backup", "materialize", "rebuild-index")
 MEASURE_TIMEOUT = 900
+SMOOTH_FRAME_S = 1 / 60  # "scrolling smooth": every scroll step painted within one frame of a 60 Hz screen
 
 
 @dataclass
@@ -70,6 +71,8 @@ def specs(quick: bool = False) -> list[Spec]:
              group="gui"),
         Spec("journal.indexed", "4. 200k journal: fully indexed", ["gui_journal"], key="indexed", target_s=2.0,
              group="gui"),
+        Spec("journal.scroll", "4. 200k journal: scrolling, worst frame", ["gui_journal"], key="scroll_worst",
+             target_s=SMOOTH_FRAME_S, group="gui"),
         Spec("core.first_rows", "   core: sidecar scan (no state.db/audit)", ["core_first_rows"]),
         Spec("core.catalogue", "   core: load_catalogue()", ["core_catalogue"]),
         Spec("core.journal.first", "   core: journal glance, first 50 lines", ["core_journal"], key="first"),

@@ -60,7 +60,7 @@ def test_runner_reports_every_figure(tmp_path):
     assert json.loads(out.read_text()) == report
     ids = {row["id"] for row in report["rows"]}
     expected = {"first_rows.fresh", "first_rows.noindex", "first_rows.stale", "catalogue", "audit",
-                "journal.first", "journal.indexed", "gui_stall",
+                "journal.first", "journal.indexed", "journal.scroll", "gui_stall",
                 *(f"plan.{a}" for a in ("recover-journal", "repair-interrupted", "restore-backup",
                                         "materialize", "rebuild-index"))}
     assert expected <= ids
