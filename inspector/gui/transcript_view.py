@@ -330,6 +330,43 @@ class TranscriptView(QWidget):
     def _next_chunk(self) -> None:
         self._finish_render(time.perf_counter() + TURN_BUDGET_S)
 
+    def _render_again(self, i: int) -> None:
+        """Render shown message ``i`` again where it is (its reasoning opened or closed): the same
+        document a whole new render would make, without one (0.9 s for 5,000 messages shown; this
+        is one message and the layout below it). The view stays where it is."""
+        k = self._range_of(i)
+        if k is None:
+            return
+        messages, cards, _why = self._messages()
+        start, end, _i = self._ranges[k]
+        first = start == 0  # in the document's first block: nothing above it
+        bar = self.browser.verticalScrollBar()
+        scroll = bar.value()
+        self._quiet = True
+        cursor = QTextCursor(self.browser.document())
+        cursor.beginEditBlock()
+        cursor.setPosition(start if first else start - 1)  # with the block break it starts with
+        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        cursor.removeSelectedText()
+        pos = self._render_message(cursor, i, messages[i], cards.get(i, []), first=first)
+        cursor.endEditBlock()
+        delta = cursor.position() - end
+        self._ranges[k] = (pos, cursor.position(), i)
+        if delta:
+            ranges = self._ranges
+            for n in range(k + 1, len(ranges)):
+                s, e, j = ranges[n]
+                ranges[n] = (s + delta, e + delta, j)
+            self._starts[k + 1:] = [s for s, _e, _j in ranges[k + 1:]]
+        self._quiet = False
+        self._apply_highlight()
+        bar.setValue(scroll)
+
+    def _range_of(self, i: int) -> int | None:
+        """Where message ``i`` is in ``_ranges`` (shown messages are consecutive), None if not shown."""
+        k = i - self._first_shown
+        return k if 0 <= k < len(self._ranges) and self._ranges[k][2] == i else None
+
     def rendering(self) -> bool:
         """True while a long transcript's last messages are still to be appended."""
         return self._pending is not None
@@ -499,7 +536,10 @@ class TranscriptView(QWidget):
             except ValueError:
                 return
             self._expanded ^= {i}
-            self.render(keep_scroll=True)
+            if self._range_of(i) is None:
+                self.render(keep_scroll=True)
+            else:
+                self._render_again(i)
 
     def show_all(self) -> None:
         """Render every message (the first render shows the newest RENDER_WINDOW)."""
