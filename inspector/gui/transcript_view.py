@@ -11,10 +11,10 @@ from __future__ import annotations
 import bisect
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from PySide6.QtCore import QTimer, QUrl, Signal
+from PySide6.QtCore import QPoint, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QColor,
     QFont,
@@ -47,6 +47,7 @@ TOOL_PREVIEW_LINES = 12
 # A timer, not a zero-delay call: posted calls run before timers and input, so the two halves of a
 # render would otherwise run back to back; a 1 ms timer lets the event loop handle what waits between.
 NEXT_TURN_MS = 1
+ANCHOR_STEP = 20  # messages laid out per call while the view goes back to its place after a new render
 TURN_BUDGET_S = 0.008  # a long transcript renders this long per turn of the event loop (at least one message)
 RENDER_WINDOW = 40  # newest messages rendered at first; older ones on request (a render and its layout
 # cost the GUI thread up to ~0.4 ms per message with tool output: 40 keep a selection under ~20 ms)
@@ -128,6 +129,33 @@ class SafeTextBrowser(QTextBrowser):
         return None  # navigation is never allowed
 
 
+@dataclass
+class _Build:
+    """A whole transcript being rendered aside, a turn at a time (see TranscriptView.render)."""
+
+    doc: QTextDocument
+    cursor: QTextCursor
+    messages: list
+    cards: dict[int, list[dict]]
+    first_shown: int
+    first_block: bool
+    next: int  # the first message not rendered yet
+    ranges: list[tuple[int, int, int]] = field(default_factory=list)
+    starts: list[int] = field(default_factory=list)
+
+
+@dataclass
+class _Anchor:
+    """The message a whole new render should show at the top of the view again, and how far the
+    new document is laid out (see TranscriptView._build_chunk)."""
+
+    doc: QTextDocument
+    message: int
+    offset: float
+    laid: int
+    scroll: int | None = None  # the scroll bar's value the last step left (a change: the reader moved)
+
+
 class TranscriptView(QWidget):
     """A session's transcript (sidecar, state.db or core), with selection linked to the journal."""
 
@@ -146,6 +174,16 @@ class TranscriptView(QWidget):
         self._show_all = False
         self._first_shown = 0
         self._pending: tuple | None = None  # a long transcript's rest, appended a turn later
+        self._building: _Build | None = None  # a whole transcript built aside, shown once whole
+        self._anchor: _Anchor | None = None  # where the view goes back to once that one is laid out
+        self._anchor_timer = QTimer(self)
+        self._anchor_timer.setSingleShot(True)
+        self._anchor_timer.setInterval(NEXT_TURN_MS)
+        self._anchor_timer.timeout.connect(self._anchor_step)
+        self._build_timer = QTimer(self)
+        self._build_timer.setSingleShot(True)
+        self._build_timer.setInterval(NEXT_TURN_MS)
+        self._build_timer.timeout.connect(lambda: self._build_chunk(time.perf_counter() + TURN_BUDGET_S))
 
         title = QLabel("Transcript")
         title.setObjectName("PaneTitle")
@@ -252,20 +290,31 @@ class TranscriptView(QWidget):
         first, then its transcript)."""
         self._pending = None
         scroll = self.browser.verticalScrollBar().value()
+        if self._building is not None:
+            self._building.doc.deleteLater()  # never shown: dropped for this new render
+            self._building = None
+        self._anchor = None
+        self._build_timer.stop()
         messages, cards, why = self._messages()
         doc = QTextDocument(self.browser)
         doc.setDocumentMargin(8)
         doc.setUndoRedoEnabled(False)
         cursor = QTextCursor(doc)
-        self._ranges = []
-        self._starts = []
         if why:
             self._insert_note(cursor, why)
         first = 0 if self._show_all else max(0, len(messages) - RENDER_WINDOW)
-        self._first_shown = first
         if first:
             self._insert_earlier_link(cursor, first)
         first_block = not why and not first
+        if keep_scroll and len(messages) - first > RENDER_WINDOW:
+            # The whole transcript again, in place of the one shown (reasoning switched, colours
+            # changed): built aside a turn at a time while the old one stays, then swapped in.
+            self._building = _Build(doc, cursor, messages, cards, first, first_block, next=first)
+            self._build_timer.start()
+            return
+        self._ranges = []
+        self._starts = []
+        self._first_shown = first
         if later and not keep_scroll:
             split = first
         else:
@@ -274,29 +323,99 @@ class TranscriptView(QWidget):
                                           first_block=first_block)
         if split == len(messages):
             self._render_end(cursor)
-        self._quiet = True
-        self.browser.setDocument(doc)  # the old document, a child of the browser, is deleted by Qt
-        self._quiet = False
-        self._apply_highlight()
-        if keep_scroll:
-            self.browser.verticalScrollBar().setValue(scroll)
+        self._show_document(doc, scroll if keep_scroll else None)
         if split < len(messages):
             self._pending = (doc, cursor, messages, cards, split, first_block and split == first)
             QTimer.singleShot(NEXT_TURN_MS, self._next_chunk)
         elif later:
             self.rendered.emit()
 
+    def _show_document(self, doc: QTextDocument, scroll: int | None) -> None:
+        self._quiet = True
+        self.browser.setDocument(doc)  # the old document, a child of the browser, is deleted by Qt
+        self._quiet = False
+        self._apply_highlight()
+        if scroll is not None:
+            self.browser.verticalScrollBar().setValue(scroll)
+
     def _render_messages(self, cursor: QTextCursor, messages: list, cards: dict, start: int, stop: int,
-                         budget: float | None = None, first_block: bool = False) -> int:
+                         budget: float | None = None, first_block: bool = False,
+                         into: tuple[list, list] | None = None) -> int:
         """Render messages ``start``..``stop`` (at least one, then only while ``budget``, a
-        ``perf_counter`` deadline, is not past); the index of the first one not rendered."""
+        ``perf_counter`` deadline, is not past); the index of the first one not rendered. Their
+        places go to the shown document's ranges, or to ``into`` (ranges, starts) of one built aside."""
+        ranges, starts = into if into is not None else (self._ranges, self._starts)
         for i in range(start, stop):
             if budget is not None and i > start and time.perf_counter() >= budget:
                 return i
             pos = self._render_message(cursor, i, messages[i], cards.get(i, []), first=first_block and i == start)
-            self._ranges.append((pos, cursor.position(), i))
-            self._starts.append(pos)
+            ranges.append((pos, cursor.position(), i))
+            starts.append(pos)
         return stop
+
+    def _build_chunk(self, budget: float | None = None) -> None:
+        """Go on with the transcript built aside (see :meth:`render`): as many messages as fit in
+        ``budget`` (all of them when None). Once it is whole it is shown, and the view goes back
+        to the message that was at its top (see :meth:`_anchor_step`)."""
+        build = self._building
+        if build is None:
+            return
+        build.next = self._render_messages(
+            build.cursor, build.messages, build.cards, build.next, len(build.messages), budget,
+            first_block=build.first_block and build.next == build.first_shown, into=(build.ranges, build.starts))
+        if build.next < len(build.messages):
+            self._build_timer.start()
+            return
+        self._render_end(build.cursor)
+        self._building = None
+        top = self._top_message()  # in the old document, laid out down to the view
+        offset = self.browser.verticalScrollBar().value() - self._message_y(top) if top >= 0 else 0.0
+        self._ranges, self._starts, self._first_shown = build.ranges, build.starts, build.first_shown
+        self._show_document(build.doc, None)
+        if top > self._first_shown:
+            # Qt lays a new document out from its top when asked where something is; down to the
+            # message that was at the top of the view a turn at a time, then the view goes back to it.
+            self._anchor = _Anchor(build.doc, top, offset, self._first_shown)
+            self._anchor_timer.start()
+
+    def _top_message(self) -> int:
+        """The message at the top of the view (-1 when none is)."""
+        if not self._ranges:
+            return -1
+        pos = self.browser.cursorForPosition(QPoint(0, 0)).position()
+        return self._ranges[max(bisect.bisect_right(self._starts, pos) - 1, 0)][2]
+
+    def _message_y(self, i: int) -> float:
+        """Where shown message ``i`` starts, in the document's pixels (the scroll bar's units)."""
+        k = self._range_of(i)
+        if k is None:
+            return 0.0
+        doc = self.browser.document()
+        return doc.documentLayout().blockBoundingRect(doc.findBlock(self._ranges[k][0])).top()
+
+    def _anchor_step(self) -> None:
+        """Lay the new document out a little further (TURN_BUDGET_S), and once it is laid out
+        down to the anchor's message put that message back at the top of the view."""
+        anchor = self._anchor
+        if anchor is None or anchor.doc is not self.browser.document():
+            self._anchor = None
+            return
+        bar = self.browser.verticalScrollBar()
+        if anchor.scroll is not None and bar.value() != anchor.scroll:
+            self._anchor = None  # the reader moved meanwhile: leave the view where they took it
+            return
+        deadline = time.perf_counter() + TURN_BUDGET_S
+        while anchor.laid < anchor.message:  # at least one step per turn
+            anchor.laid = min(anchor.laid + ANCHOR_STEP, anchor.message)
+            self._message_y(anchor.laid)  # lays the document out down to that message
+            if time.perf_counter() >= deadline:
+                break
+        if anchor.laid < anchor.message:
+            anchor.scroll = bar.value()
+            self._anchor_timer.start()
+            return
+        self._anchor = None
+        bar.setValue(round(self._message_y(anchor.message) + anchor.offset))
 
     def _render_end(self, cursor: QTextCursor) -> None:
         if self.current_source() == SIDECAR and self._data is not None:
@@ -307,6 +426,8 @@ class TranscriptView(QWidget):
         ``budget`` (a ``perf_counter`` deadline; the rest a turn later), or all of them now when
         someone needs the whole transcript. The same cursor goes on, so the result is the same
         as one pass; each turn's messages go in as one edit (one layout of what they add)."""
+        if budget is None and self._building is not None:
+            self._build_chunk()  # the transcript built aside is needed whole now
         pending, self._pending = self._pending, None
         if pending is None:
             return
@@ -368,8 +489,9 @@ class TranscriptView(QWidget):
         return k if 0 <= k < len(self._ranges) and self._ranges[k][2] == i else None
 
     def rendering(self) -> bool:
-        """True while a long transcript's last messages are still to be appended."""
-        return self._pending is not None
+        """True while a long transcript's last messages are still to be appended, or a whole new
+        one is built aside or laid out down to where the view was (see :meth:`render`)."""
+        return self._pending is not None or self._building is not None or self._anchor is not None
 
     def _fmt(self, *, bold: bool = False, italic: bool = False, colour: QColor | None = None,
              mono: bool = False, background: QColor | None = None, scale: float = 1.0) -> QTextCharFormat:
@@ -536,7 +658,7 @@ class TranscriptView(QWidget):
             except ValueError:
                 return
             self._expanded ^= {i}
-            if self._range_of(i) is None:
+            if self._range_of(i) is None or self._building is not None:
                 self.render(keep_scroll=True)
             else:
                 self._render_again(i)
@@ -552,7 +674,8 @@ class TranscriptView(QWidget):
             self.show_all()
 
     def message_at(self, position: int) -> int:
-        self._finish_render()
+        """The message at a position of the shown document (-1 if none): what is still to come or
+        being built aside is not needed for that, so a click does not wait for it."""
         k = bisect.bisect_right(self._starts, position) - 1
         if k < 0:
             return -1
@@ -590,6 +713,7 @@ class TranscriptView(QWidget):
         self._highlighted = set(indexes)
         self._apply_highlight()
         if scroll and indexes:
+            self._anchor = None  # the view goes to these messages instead of back to where it was
             first = min(indexes)
             for start, _end, i in self._ranges:
                 if i == first:

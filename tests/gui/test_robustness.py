@@ -227,6 +227,41 @@ def test_a_reasoning_opened_while_the_rest_still_comes_is_kept(qtbot, monkeypatc
     assert view._ranges == expected._ranges
 
 
+def test_switching_reasoning_on_a_long_transcript_builds_it_aside_over_turns(qtbot, monkeypatch):
+    """The Reasoning switch renders every shown message again: with more than RENDER_WINDOW shown
+    the new document is built a turn at a time while the old one stays, then swapped in, and the
+    view goes back to the message that was at its top (a whole render at once held the window
+    0.9 s for 5,000 messages, and left the view near the first message)."""
+    from inspector.gui import transcript_view
+
+    monkeypatch.setattr(transcript_view, "TURN_BUDGET_S", 0.0)  # one message per turn
+    data = _reasoning_transcript(3 * RENDER_WINDOW)
+    view = _rendered(qtbot, data, show_all=True, expanded={3}, checked=False)
+    view.show()
+    view.select_message(60)
+    shown = view.browser.document()
+    top = view._top_message()
+    assert top > 40
+    view.reasoning.setChecked(True)
+    assert view.rendering() and view.browser.document() is shown  # the old one stays meanwhile
+    assert view.message_at(view._ranges[view._range_of(60)][0]) == 60
+    qtbot.waitUntil(lambda: not view.rendering(), timeout=20_000)
+    assert view.browser.document() is not shown
+    assert view._top_message() == top  # laid out down to it a turn at a time, then shown again
+    expected = _rendered(qtbot, data, show_all=True, expanded=set(), checked=True)
+    assert view.browser.document().toHtml() == expected.browser.document().toHtml()
+    assert view._ranges == expected._ranges and view.highlighted_messages() == {60}
+    view.reasoning.setChecked(False)  # asked for whole before the event loop ran: finished at once
+    assert "why 3" not in view.plain_text() and view._building is None
+    qtbot.waitUntil(lambda: not view.rendering(), timeout=20_000)
+    assert view._top_message() == top
+    view.reasoning.setChecked(True)
+    view.reasoning.setChecked(False)  # a second switch drops the first one's build
+    qtbot.waitUntil(lambda: not view.rendering(), timeout=20_000)
+    expected = _rendered(qtbot, data, show_all=True, expanded=set(), checked=False)
+    assert view.browser.document().toHtml() == expected.browser.document().toHtml()
+
+
 def test_many_void_qt_calls_do_not_crash_the_interpreter() -> None:
     # PySide6 6.12.0 under CPython 3.11 drops a reference to None on every void call and the
     # interpreter aborts; pyproject keeps 3.11 below 6.12. Run in a child so a bad pin fails
