@@ -53,7 +53,7 @@ from inspector.gui.history_dialog import HistoryDialog
 from inspector.gui.journal_view import JournalView
 from inspector.gui.offload import load_catalogue_offloaded, prestart, quick_rows_offloaded
 from inspector.gui.preview_dialog import PreviewDialog
-from inspector.gui.qtypes import unshaped_text
+from inspector.gui.qtypes import single_shot, unshaped_text
 from inspector.gui.raw_view import RawView
 from inspector.gui.resources import health_icon, icon
 from inspector.gui.session_data import (
@@ -384,14 +384,8 @@ class MainWindow(QMainWindow):
         self.watcher = QFileSystemWatcher(self)
         self.watcher.directoryChanged.connect(self._on_disk_change)
         self.watcher.fileChanged.connect(self._on_disk_change)
-        self.debounce = QTimer(self)
-        self.debounce.setSingleShot(True)
-        self.debounce.setInterval(DEBOUNCE_MS)
-        self.debounce.timeout.connect(self.refresh)
-        self.search_timer = QTimer(self)
-        self.search_timer.setSingleShot(True)
-        self.search_timer.setInterval(250)
-        self.search_timer.timeout.connect(self._start_text_search)
+        self.debounce = single_shot(self, DEBOUNCE_MS, self.refresh)
+        self.search_timer = single_shot(self, 250, self._start_text_search)
         # The selected row's session is read two turns of the event loop after the one that moved
         # the selection: a jump far down the list repaints every row of it, and that paint and the
         # session view's first changes are then two shorter stalls, not one long one. A timer
@@ -399,14 +393,8 @@ class MainWindow(QMainWindow):
         # input that came due during it; one armed by a first, zero timer (which fires after the
         # paint) waits for those. Racing through the list reads only the row it stops on.
         self._due_session: str | None = None
-        self.due_timer = QTimer(self)
-        self.due_timer.setSingleShot(True)
-        self.due_timer.setInterval(0)
-        self.due_timer.timeout.connect(self._load_due)
-        self.arm_timer = QTimer(self)
-        self.arm_timer.setSingleShot(True)
-        self.arm_timer.setInterval(0)
-        self.arm_timer.timeout.connect(self.due_timer.start)
+        self.due_timer = single_shot(self, 0, self._load_due)
+        self.arm_timer = single_shot(self, 0, self.due_timer.start)
 
         self.runner.activity.connect(self._on_activity)
         self.runner.progress.connect(self._on_progress)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex
+from collections.abc import Callable
+
+from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, QTimer
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QWidget
 
@@ -42,3 +44,13 @@ def unshaped_text(widget: QWidget) -> None:
     font = QFont(widget.font())
     font.setStyleStrategy(font.styleStrategy() | QFont.StyleStrategy.PreferNoShaping)
     widget.setFont(font)
+
+
+def single_shot(parent: QObject, interval_ms: int, slot: Callable[[], object]) -> QTimer:
+    """A single-shot timer owned by ``parent`` that calls ``slot`` when it fires; ``start()`` it
+    (again) to have it fire ``interval_ms`` later, once."""
+    timer = QTimer(parent)
+    timer.setSingleShot(True)
+    timer.setInterval(interval_ms)
+    timer.timeout.connect(slot)
+    return timer

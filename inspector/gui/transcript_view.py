@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.export import format_time, message_text, to_json_text, tools_by_message
+from inspector.gui.qtypes import single_shot
 from inspector.gui.resources import colours
 from inspector.gui.session_data import SessionData
 from inspector.textsafe import one_line, safe_text
@@ -176,14 +177,9 @@ class TranscriptView(QWidget):
         self._pending: tuple | None = None  # a long transcript's rest, appended a turn later
         self._building: _Build | None = None  # a whole transcript built aside, shown once whole
         self._anchor: _Anchor | None = None  # where the view goes back to once that one is laid out
-        self._anchor_timer = QTimer(self)
-        self._anchor_timer.setSingleShot(True)
-        self._anchor_timer.setInterval(NEXT_TURN_MS)
-        self._anchor_timer.timeout.connect(self._anchor_step)
-        self._build_timer = QTimer(self)
-        self._build_timer.setSingleShot(True)
-        self._build_timer.setInterval(NEXT_TURN_MS)
-        self._build_timer.timeout.connect(lambda: self._build_chunk(time.perf_counter() + TURN_BUDGET_S))
+        self._anchor_timer = single_shot(self, NEXT_TURN_MS, self._anchor_step)
+        self._build_timer = single_shot(self, NEXT_TURN_MS,
+                                        lambda: self._build_chunk(time.perf_counter() + TURN_BUDGET_S))
 
         title = QLabel("Transcript")
         title.setObjectName("PaneTitle")

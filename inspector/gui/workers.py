@@ -24,8 +24,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal, Slot
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
 
+from inspector.gui.qtypes import single_shot
 from inspector.gui.session_jobs import Resume, no_collections
 
 STEP_BUDGET_S = 0.005  # a task's steps on the GUI thread run this long per turn of the event loop
@@ -128,10 +129,7 @@ class TaskRunner(QObject):
         self._pending: dict[str, _Pending] = {}
         self._tasks: list[_Task] = []
         self._stepping: dict[str, tuple[int, Resume | _Ready]] = {}  # channel -> (generation, its steps) run here
-        self._step_timer = QTimer(self)
-        self._step_timer.setSingleShot(True)
-        self._step_timer.setInterval(NEXT_STEP_MS)
-        self._step_timer.timeout.connect(self._run_steps)
+        self._step_timer = single_shot(self, NEXT_STEP_MS, self._run_steps)
 
     def start(self, channel: str, fn: TaskFn, on_done: Callable[[Any], None], *,
               label: str = "", on_error: Callable[[str], None] | None = None) -> int:
