@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 import time
 import traceback
@@ -439,7 +440,7 @@ def _gui_journal_window(window_cls, home, big: dict) -> dict:
     scroll = _scroll_through(journal.table)
     seconds = {"first": shown - t0, "indexed": indexed - t0, "settled": settled - t0}
     if scroll["frames"]:  # none when the whole run fits on screen
-        seconds.update(scroll_worst=max(scroll["frames"]), scroll_median=_median(scroll["frames"]))
+        seconds.update(scroll_worst=max(scroll["frames"]), scroll_median=statistics.median(scroll["frames"]))
     return {"seconds": seconds,
             "rows": journal.model.rowCount(), "path": "window", "rss_indexed_mb": rss_indexed,
             "children_peak_rss_mb": _children_peak_rss_mb(), **stalls,
@@ -448,12 +449,6 @@ def _gui_journal_window(window_cls, home, big: dict) -> dict:
 
 
 SCROLL_SEED = 7
-
-
-def _median(values: list[float]) -> float:
-    ordered = sorted(values)
-    mid = len(ordered) // 2
-    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
 def _scroll_through(table) -> dict:

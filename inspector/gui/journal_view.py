@@ -184,7 +184,6 @@ class JournalEventsModel(OneCallPerCell, QAbstractTableModel):
             return EventColumn.TOOLTIPS[section]
         return None
 
-
     def line(self, row: int) -> RawLine | None:
         entry = self._entry(row)
         return entry[0] if entry else None

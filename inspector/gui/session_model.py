@@ -49,9 +49,6 @@ def _no_value(_role: int) -> None:
     return None
 
 
-
-
-
 def findings_tooltip(row: SessionRow) -> str:
     """Plain-text tooltip listing the row's findings."""
     if not row.findings:
@@ -107,7 +104,7 @@ class _Entry:
         try:
             return self.keys[col]
         except KeyError:
-            value = self.keys[col] = SessionTableModel.sort_key(self.row, col)
+            value = self.keys[col] = sort_key(self.row, col)
             return value
 
     @property
@@ -211,7 +208,6 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
             return entry.haystack
         return None
 
-
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         """Sort the rows in Python with precomputed keys (one C-level sort instead of a Qt
         comparison calling back into Python for every pair: 10,000 sessions stay instant)."""
@@ -269,10 +265,6 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
                      f"state.db: {row.state_db_profile or 'no'}"]
             return "\n".join(parts)
         return None
-
-    @staticmethod
-    def sort_key(row: SessionRow, col: int) -> Any:
-        return sort_key(row, col)
 
     # ------------------------------------------------------------ updates
 
