@@ -577,3 +577,19 @@ def overall_exit(results: list[CrossResult]) -> int:
     """2 when any check could not run, else 1 when any differs, else 0."""
     codes = [r.exit_code for r in results]
     return 2 if 2 in codes else (1 if 1 in codes else 0)
+
+
+def crosscheck_job(home: Home, plan: Plan, chosen: str | None, remembered: str | None, python: str | None,
+                   check: Callable[[], None] = lambda: None) -> CrossResult:
+    """The window's check of a previewed plan (run in one of its child processes): find the
+    user's hermes-webui (``chosen`` in the dialog, else the running server's, else
+    ``remembered``) and compare with exactly this plan, under the clock it was made with.
+    Never raises for the could-not-run outcomes."""
+    try:
+        install = find_hermes(home, chosen, python, remembered)
+    except CrosscheckError as exc:
+        return CrossResult(action=plan.action, session_id=plan.session_id, status=exc.status, message=str(exc))
+    if plan.clock is None:
+        return CrossResult(action=plan.action, session_id=plan.session_id, status=FAILED, install=install,
+                           message="the plan does not say which clock it was made with")
+    return crosscheck(home, plan.action, plan.session_id, plan.clock, install, plan=plan, check=check)

@@ -3,11 +3,13 @@
 Same module and function names as hermes-webui's (``api.config``, ``api.models``,
 ``api.session_recovery``); ``recover_session`` does what hermes' does on a shrunken live
 sidecar (the ``.bak`` bytes replace the live file) unless ``BEHAVIOUR`` says otherwise, and
-returns what it saw of the clock, working directory and environment.
+returns what it saw of the clock, working directory and environment. A hanging one leaves its
+pid in ``api/hung.pid``, so a test can see it was stopped.
 """
 
 from __future__ import annotations
 
+import os
 import textwrap
 from pathlib import Path
 
@@ -47,6 +49,7 @@ def recover_session(session_path):
     if BEHAVIOUR == "raises":
         raise TypeError("'<' not supported between instances of 'str' and 'float'")
     if BEHAVIOUR == "hangs":
+        (Path(__file__).parent / "hung.pid").write_text(str(os.getpid()))
         time.sleep(600)
     data = session_path.with_suffix(".json.bak").read_bytes()
     if BEHAVIOUR == "different":
@@ -67,6 +70,14 @@ def recover_missing_sidecars_from_state_db(session_dir, state_db_path):
 def _rebuild_recovery_session_index(session_dir):
     return None
 """
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def write_fake_hermes(root: Path, behaviour: str = "identical", *, broken_import: bool = False,

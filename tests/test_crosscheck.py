@@ -39,7 +39,7 @@ from inspector.crosscheck import (
 from inspector.home import locate_home
 from inspector.plan import ApplyError, Clock, WriteLog, apply_plan, undo_write
 from tests.conftest import GOLDEN, copy_tree
-from tests.crosscheck_helpers import write_fake_hermes
+from tests.crosscheck_helpers import pid_alive, write_fake_hermes
 
 CASE = GOLDEN / "23-restore-shrunken-live"
 SID = "3a5e1014484e"
@@ -139,6 +139,7 @@ def test_a_hanging_hermes_is_stopped_at_the_time_limit(home, tmp_path):
     assert result.status == TIMEOUT and result.exit_code == 2
     assert time.monotonic() - started < 20
     assert "did not finish within 1.5 s" in result.message
+    assert not pid_alive(int((fake / "api" / "hung.pid").read_text())), "the hung child was not stopped"
 
 
 def test_an_import_error_names_the_missing_module(home, tmp_path):
