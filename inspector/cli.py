@@ -86,7 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
     target = p.add_mutually_exclusive_group(required=True)
     target.add_argument("session_id", nargs="?")
     target.add_argument("--all", action="store_true", help="every session the action applies to")
-    p.add_argument("--action", required=True, choices=sorted(ACTION_MODULES))
+    p.add_argument("--action", required=True, choices=sorted([*ACTION_MODULES, "audit"]),
+                   help="a repair, or audit (hermes' recovery audit report, with --all)")
     p.add_argument("--hermes-webui", metavar="PATH",
                    help="the hermes-webui checkout (default: the running server's, from <home>/webui.pid)")
     p.add_argument("--hermes-python", metavar="PY",
@@ -261,6 +262,8 @@ def cmd_crosscheck(args: argparse.Namespace) -> int:
     home = _home(args)
     if args.timeout <= 0:
         raise UsageError("--timeout must be a positive number of seconds")
+    if args.action == "audit" and not args.all:
+        raise UsageError("the audit covers the whole home: use --all")
     try:
         install = find_hermes(home, args.hermes_webui, args.hermes_python)
     except CrosscheckError as exc:

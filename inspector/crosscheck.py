@@ -42,7 +42,8 @@ from inspector.store.jsonfmt import Fingerprint
 DRIVER = Path(__file__).with_name("hermes_driver.py")
 DEFAULT_TIMEOUT_S = 60.0
 PER_SESSION_JOURNALS = frozenset({"recover-journal", "repair-interrupted"})
-READS_STATE_DB = frozenset({"materialize", "restore-backup"})
+READS_STATE_DB = frozenset({"materialize", "restore-backup", "audit"})
+AUDIT = "audit"  # read-only: hermes' returned report is compared with the inspector's, and nothing may be written
 
 # outcomes: the first two ran; the others are "could not run" (exit 2)
 IDENTICAL, DIFFERENT = "identical", "different"
@@ -210,7 +211,10 @@ class _Copy:
     def to_copy(self, real: Path) -> Path:
         with contextlib.suppress(ValueError):
             return self.state_dir / real.relative_to(self.home.state_dir)
-        return self.base / real.relative_to(self.home.base)
+        with contextlib.suppress(ValueError):
+            return self.base / real.relative_to(self.home.base)
+        # outside the home (a --state-db elsewhere): beside it, under its own name
+        return self.base.parent / "outside" / real.name
 
     def to_real(self, copy: Path) -> Path:
         with contextlib.suppress(ValueError):
@@ -244,6 +248,13 @@ class _Copy:
             if names(entry.name):
                 self.add(Path(entry.path))
 
+    def real_paths_in(self, value: object) -> object:
+        """``value`` (JSON) with every path of the copy in its strings turned back into the real one."""
+        text = json.dumps(value, ensure_ascii=False)
+        for copy_dir, real_dir in ((self.state_dir, self.home.state_dir), (self.base, self.home.base)):
+            text = text.replace(json.dumps(str(copy_dir))[1:-1], json.dumps(str(real_dir))[1:-1])
+        return json.loads(text)
+
     def files_after(self) -> dict[Path, bytes]:
         """Every file under the copy's sessions folder now, by real path."""
         out = {}
@@ -258,6 +269,8 @@ class _Copy:
 def _stage(home: Home, action: str, session_id: str | None, copy: _Copy, core: Path | None) -> None:
     sdir = home.session_dir
     copy.add_folder(sdir)  # sidecars, .bak files, _index.json, tombstones: hermes globs and loads them
+    if action == AUDIT:
+        copy.add_folder(sdir / "_turn_journal")
     if action in PER_SESSION_JOURNALS and session_id:
         copy_tree = sdir / "_run_journal" / session_id
         for folder, _, files in os.walk(copy_tree):
@@ -412,6 +425,7 @@ class CrossResult:
     hermes_returned: object = None
     note: str = ""
     stderr: str = ""
+    audit: tuple[object, object] | None = None  # audit only: (the inspector's report, hermes')
 
     @property
     def ran(self) -> bool:
@@ -428,16 +442,29 @@ class CrossResult:
     def differing(self) -> list[FileVerdict]:
         return [f for f in self.files if not f.same]
 
+    @property
+    def audit_differs(self) -> bool:
+        return self.audit is not None and self.audit[0] != self.audit[1]
+
+    def audit_diff(self) -> str:
+        """Unified diff of the two audit reports as indented JSON (``-`` inspector, ``+`` hermes)."""
+        if not self.audit_differs:
+            return ""
+        mine, theirs = (json.dumps(r, ensure_ascii=False, indent=2).encode("utf-8") + b"\n" for r in self.audit)
+        return FileVerdict(Path("audit.json"), None, mine, theirs).diff()
+
     def headline(self) -> str:
         target = self.session_id or "the whole home"
         if self.status == IDENTICAL:
             written = len([f for f in self.files if f.hermes != f.before])
             what = f"{written} file(s) written" if written else "nothing written by either"
+            if self.audit is not None:
+                what = f"the same report, {what}"
             return f"Same bytes as your hermes-webui (version {self.version}): {self.action} {target}, {what}"
         if self.status == DIFFERENT:
-            names = ", ".join(f.path.name for f in self.differing())
+            what = [f.path.name for f in self.differing()] + (["the audit report"] if self.audit_differs else [])
             return (f"Different from your hermes-webui (version {self.version}): {self.action} {target}: "
-                    f"{len(self.differing())} file(s) differ ({names})")
+                    f"{len(what)} differ ({', '.join(what)})")
         return f"Could not check with your hermes-webui ({self.status}): {self.message}"
 
     def hermes_plan(self) -> Plan | None:
@@ -469,6 +496,7 @@ class CrossResult:
             "inspector_refusal": self.refusal, "hermes_call": self.hermes_call,
             "hermes_returned": self.hermes_returned, "note": self.note,
             "files": [f.to_json() for f in self.files],
+            **({} if self.audit is None else {"audit_same": not self.audit_differs, "audit_diff": self.audit_diff()}),
         }
 
     def render(self) -> str:
@@ -484,8 +512,12 @@ class CrossResult:
             parts.append(f"the inspector refuses this plan: {self.refusal}")
         for f in self.files:
             parts.append(f"{'same' if f.same else 'DIFFERENT'}: {f.path}")
+        if self.audit is not None:
+            parts.append(f"{'DIFFERENT' if self.audit_differs else 'same'}: the audit report")
         for f in self.differing():
             parts.append(f.diff().rstrip("\n"))
+        if self.audit_differs:
+            parts.append(self.audit_diff().rstrip("\n"))
         return "\n".join(parts) + "\n"
 
 
@@ -519,9 +551,16 @@ def crosscheck(home: Home, action: str, session_id: str | None, clock: Clock, in
     """Run ``action`` in the user's hermes-webui on a private copy and compare with ``plan``
     (made here with the same clock when not given)."""
     from inspector.actions import make_context, plan_action
+    from inspector.repair.restore import is_plain_stem
 
+    if session_id is not None and not is_plain_stem(session_id):
+        return CrossResult(action=action, session_id=session_id, status=FAILED, install=install, clock=clock,
+                           message=f"{session_id!r} is not a plain session id; hermes is not run on it")
     cwd = cwd if cwd is not None else hermes_cwd(home)
-    if plan is None:
+    mine = None
+    if action == AUDIT:
+        plan, mine = Plan(action=AUDIT, session_id=None), inspector_audit(home)
+    elif plan is None:
         plan = plan_action(make_context(home, clock, cwd), action, session_id)[0]
     result = CrossResult(action=action, session_id=session_id, status=FAILED, install=install, clock=clock,
                          refusal=plan.refusal)
@@ -557,8 +596,20 @@ def crosscheck(home: Home, action: str, session_id: str | None, clock: Clock, in
             result.message = f"hermes-webui raised: {outcome.get('message')}"
             return result
         result.files = compare(plan, copy, before, copy.files_after())
-    result.status = DIFFERENT if result.differing() else IDENTICAL
+        if action == AUDIT:
+            result.audit = (mine, copy.real_paths_in(outcome.get("returned")))
+    result.status = DIFFERENT if result.differing() or result.audit_differs else IDENTICAL
     return result
+
+
+def inspector_audit(home: Home) -> dict:
+    """The inspector's port of hermes' audit, as JSON; where it says hermes' audit raises, that."""
+    from inspector.report import hermes_audit
+
+    report, error = hermes_audit(home)
+    if error is not None:
+        return {"raises": str(error)}
+    return json.loads(json.dumps(report))
 
 
 def crosscheck_plans(home: Home, action: str, session_id: str | None, clock: Clock, install: HermesInstall, *,
@@ -567,6 +618,8 @@ def crosscheck_plans(home: Home, action: str, session_id: str | None, clock: Clo
     eligible session / the home-wide action once."""
     from inspector.actions import make_context, plan_action
 
+    if action == AUDIT:
+        return [crosscheck(home, AUDIT, None, clock, install, timeout=timeout)]
     cwd = hermes_cwd(home)
     plans = plan_action(make_context(home, clock, cwd), action, session_id)
     return [crosscheck(home, action, p.session_id, clock, install, plan=p, cwd=cwd, timeout=timeout)

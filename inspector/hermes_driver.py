@@ -73,6 +73,9 @@ def _run(req: dict, models, recovery) -> dict:
                         "note": "startup recovery would not restore this orphan backup"}
         returned = recovery.recover_session(live)
         return {"call": "api.session_recovery.recover_session(session_dir / '<sid>.json')", "returned": returned}
+    if action == "audit":
+        returned = recovery.audit_session_recovery(session_dir, state_db_path=state_db)
+        return {"call": "api.session_recovery.audit_session_recovery(session_dir, state_db)", "returned": returned}
     if action == "rebuild-index":
         recovery._rebuild_recovery_session_index(session_dir)
         return {"call": "api.session_recovery._rebuild_recovery_session_index(session_dir)", "returned": None}

@@ -2,8 +2,8 @@
 
 Against a small fake hermes-webui tree (tests/crosscheck_helpers.py): identical, different,
 raises, hangs (time limit), not found, import error; the child's clock, environment and the
-real home left alone. Against a real checkout (``HERMES_WEBUI_SRC``): every golden repair case
-is identical, and an edited copy of the checkout is reported as different.
+real home left alone. Against a real checkout (``HERMES_WEBUI_SRC``): every golden case (the
+audit's report too) is identical, and an edited copy of the checkout is reported as different.
 """
 
 from __future__ import annotations
@@ -204,6 +204,30 @@ def test_a_plan_made_on_other_bytes_is_not_compared(home, tmp_path):
     assert "changed since the plan was made" in result.message
 
 
+def test_an_id_that_is_not_a_plain_file_stem_is_never_handed_to_hermes(home, tmp_path):
+    fake = write_fake_hermes(tmp_path / "hermes")
+    home_ = locate_home(home)
+    result = crosscheck(home_, "restore-backup", "../../etc/x", CLOCK, find_hermes(home_, fake, sys.executable))
+    assert result.status == FAILED and result.exit_code == 2
+    assert "not a plain session id" in result.message
+
+
+def test_an_audit_report_that_differs_is_shown_as_a_json_diff(home, tmp_path):
+    fake = write_fake_hermes(tmp_path / "hermes")
+    code, out = _cli("crosscheck", "--all", "--action", "audit", "--home", str(home), "--hermes-webui", str(fake),
+                     "--hermes-python", sys.executable, "--json")
+    (result,) = json.loads(out)["results"]
+    assert code == 1 and result["status"] == DIFFERENT
+    assert result["files"] == [], "an audit writes nothing"
+    diff = result["audit_diff"]
+    assert '-  "status": "warn",' in diff  # the inspector's audit sees the shrunken live sidecar
+    assert '+  "status": "ok",' in diff
+    # the copy's paths in hermes' report are shown as the real home's
+    assert f'+  "session_dir": "{home / "webui" / "sessions"}"' in diff
+    code, _ = _cli("crosscheck", SID, "--action", "audit", "--home", str(home), "--hermes-webui", str(fake))
+    assert code == 2
+
+
 def test_cli_exit_codes_0_1_2(home, tmp_path):
     common = ["--action", "restore-backup", "--home", str(home), "--hermes-python", sys.executable,
               "--now", repr(CLOCK.now), "--server-started-at", repr(CLOCK.server_started_at)]
@@ -223,8 +247,7 @@ def test_cli_exit_codes_0_1_2(home, tmp_path):
 
 HERMES_SRC = os.environ.get("HERMES_WEBUI_SRC")
 real = pytest.mark.skipif(not HERMES_SRC, reason="set HERMES_WEBUI_SRC to a hermes-webui checkout")
-REPAIR_CASES = sorted(p for p in GOLDEN.iterdir() if (p / "case.json").is_file()
-                      and json.loads((p / "case.json").read_text(encoding="utf-8"))["action"] != "audit")
+GOLDEN_CASES = sorted(p for p in GOLDEN.iterdir() if (p / "case.json").is_file())
 
 
 def _golden_args(case_dir: Path, home: Path, checkout: str) -> list[str]:
@@ -235,13 +258,15 @@ def _golden_args(case_dir: Path, home: Path, checkout: str) -> list[str]:
 
 
 @real
-@pytest.mark.parametrize("case_dir", REPAIR_CASES, ids=[c.name for c in REPAIR_CASES])
-def test_every_golden_repair_is_identical_with_the_real_hermes(case_dir, tmp_path):
+@pytest.mark.parametrize("case_dir", GOLDEN_CASES, ids=[c.name for c in GOLDEN_CASES])
+def test_every_golden_case_is_identical_with_the_real_hermes(case_dir, tmp_path):
     home = copy_tree(case_dir / "before", tmp_path / "home")
     code, out = _cli(*_golden_args(case_dir, home, HERMES_SRC))
     report = json.loads(out)
     assert code == 0, json.dumps(report, indent=1)[:4000]
     assert all(r["status"] == IDENTICAL for r in report["results"])
+    if case_dir.name.endswith("audit-mixed"):
+        assert report["results"][0]["audit_same"] is True
 
 
 @real
