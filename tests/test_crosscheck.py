@@ -170,9 +170,12 @@ def test_a_remembered_path_is_used_when_no_server_runs(home, tmp_path):
 
 def test_the_running_servers_checkout_and_interpreter_come_from_webui_pid(home, tmp_path):
     fake = write_fake_hermes(tmp_path / "hermes")
-    (fake / "server.py").write_text("import time\ntime.sleep(60)\n")
+    (fake / "server.py").write_text("import pathlib, time\npathlib.Path('ready').touch()\ntime.sleep(60)\n")
     proc = subprocess.Popen([sys.executable, "server.py"], cwd=fake)
     try:
+        deadline = time.monotonic() + 20
+        while not (fake / "ready").exists() and time.monotonic() < deadline:  # a server that has started
+            time.sleep(0.02)
         (home / "webui.pid").write_text(str(proc.pid))
         found = running_server(locate_home(home))
         assert found is not None
