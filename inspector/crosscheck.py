@@ -272,8 +272,7 @@ def _stage(home: Home, action: str, session_id: str | None, copy: _Copy, core: P
     if action == AUDIT:
         copy.add_folder(sdir / "_turn_journal")
     if action in PER_SESSION_JOURNALS and session_id:
-        copy_tree = sdir / "_run_journal" / session_id
-        for folder, _, files in os.walk(copy_tree):
+        for folder, _, files in os.walk(sdir / "_run_journal" / session_id):
             for name in sorted(files):
                 copy.add(Path(folder) / name)
         copy.add_folder(sdir / "_turn_journal",
