@@ -46,7 +46,8 @@ def plan_action(ctx: RepairContext, action: str, session_id: str | None) -> list
     else:
         plans = [module.plan(ctx, sid) for sid in module.eligible(ctx)]
     warning = running_warning(ctx.home)
-    if warning:
-        for p in plans:
+    for p in plans:
+        p.clock = ctx.clock
+        if warning:
             p.warnings.insert(0, warning)
     return plans

@@ -80,6 +80,25 @@ def build_parser() -> argparse.ArgumentParser:
                    help="WebUI process start, Unix seconds (default: the running WebUI's, else now)")
     p.add_argument("--json", action="store_true")
 
+    p = sub.add_parser("crosscheck", help="run the repair in your own hermes-webui on a private copy and "
+                                          "compare its files with the inspector's plan")
+    _add_home_args(p)
+    target = p.add_mutually_exclusive_group(required=True)
+    target.add_argument("session_id", nargs="?")
+    target.add_argument("--all", action="store_true", help="every session the action applies to")
+    p.add_argument("--action", required=True, choices=sorted([*ACTION_MODULES, "audit"]),
+                   help="a repair, or audit (hermes' recovery audit report, with --all)")
+    p.add_argument("--hermes-webui", metavar="PATH",
+                   help="the hermes-webui checkout (default: the running server's, from <home>/webui.pid)")
+    p.add_argument("--hermes-python", metavar="PY",
+                   help="the interpreter that imports it (default: the running server's, the checkout's "
+                        ".venv, else this one)")
+    p.add_argument("--now", type=float, help="the clock, Unix seconds (default: now)")
+    p.add_argument("--server-started-at", type=float,
+                   help="WebUI process start, Unix seconds (default: the running WebUI's, else now)")
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds hermes may take (default: 60)")
+    p.add_argument("--json", action="store_true")
+
     p = sub.add_parser("history", help="the write log: every write the inspector made")
     p.add_argument("--json", action="store_true")
 
@@ -235,6 +254,39 @@ def cmd_repair(args: argparse.Namespace) -> int:
     return code
 
 
+def cmd_crosscheck(args: argparse.Namespace) -> int:
+    """Exit 0 identical, 1 different, 2 could not run (not found, import error, timeout, raised)."""
+    from inspector.actions import default_clock
+    from inspector.crosscheck import CrosscheckError, crosscheck_plans, find_hermes, overall_exit
+
+    home = _home(args)
+    if args.timeout <= 0:
+        raise UsageError("--timeout must be a positive number of seconds")
+    if args.action == "audit" and not args.all:
+        raise UsageError("the audit covers the whole home: use --all")
+    try:
+        install = find_hermes(home, args.hermes_webui, args.hermes_python)
+    except CrosscheckError as exc:
+        if args.json:
+            _print_json({"status": exc.status, "message": str(exc), "results": []})
+        else:
+            _print(f"Could not check with your hermes-webui ({exc.status}): {exc}")
+        return 2
+    clock = default_clock(home, args.now, args.server_started_at)
+    results = crosscheck_plans(home, args.action, None if args.all else args.session_id, clock, install,
+                               timeout=args.timeout)
+    code = overall_exit(results)
+    if args.json:
+        _print_json({"status": {0: "identical", 1: "different"}.get(code, "could_not_run"),
+                     "results": [r.to_json() for r in results]})
+        return code
+    if not results:
+        _print(f"Nothing to check: no session needs {args.action}.")
+    for r in results:
+        _print(r.render())
+    return code
+
+
 def cmd_history(args: argparse.Namespace) -> int:
     from inspector.plan import WriteLog
 
@@ -279,6 +331,7 @@ COMMANDS = {
     "show": cmd_show,
     "journal": cmd_journal,
     "repair": cmd_repair,
+    "crosscheck": cmd_crosscheck,
     "history": cmd_history,
     "undo": cmd_undo,
 }

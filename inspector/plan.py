@@ -72,6 +72,7 @@ class Plan:
     warnings: list[str] = field(default_factory=list)
     refusal: str | None = None
     result: dict = field(default_factory=dict)
+    clock: Clock | None = None  # the clock it was planned with (``crosscheck`` runs hermes with it)
 
     @property
     def is_noop(self) -> bool:

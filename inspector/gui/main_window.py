@@ -948,8 +948,11 @@ class MainWindow(QMainWindow):
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.accepted.connect(lambda p=plan: self.write_plan(p))
         dialog.destroyed.connect(lambda _=None: setattr(self, "preview", None))
+        dialog.write_hermes_requested.connect(self.write_plan)
         self.preview = dialog
         dialog.open()
+        if self.home is not None:
+            dialog.start_crosscheck(self.runner, self.home, self.settings)
         return dialog
 
     def write_plan(self, plan: Plan) -> None:

@@ -6,7 +6,7 @@ user reads is what gets written (``apply_plan`` re-checks every file's fingerpri
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QSyntaxHighlighter, QTextCharFormat
 from PySide6.QtWidgets import (
     QDialog,
@@ -17,6 +17,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
+from inspector.crosscheck import FileVerdict
+from inspector.gui.crosscheck_panel import CrosscheckPanel
 from inspector.gui.resources import colours
 from inspector.gui.session_data import ACTIONS, plan_applies
 from inspector.plan import Plan, file_diff
@@ -61,8 +63,26 @@ def _plain_label(text: str, object_name: str = "") -> QLabel:
     return label
 
 
+def _diff_view(text: str) -> QPlainTextEdit:
+    view = QPlainTextEdit()
+    view.setObjectName("DiffView")
+    view.setReadOnly(True)
+    view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+    if len(text) > DIFF_LIMIT:
+        text = text[:DIFF_LIMIT] + "\n… (diff cut for display; the whole change is written)"
+    view.setPlainText(safe_text(text))
+    view.highlighter = DiffHighlighter(view.document())
+    return view
+
+
 class PreviewDialog(QDialog):
-    """Shows one plan; ``exec()`` returns Accepted when the user pressed Write."""
+    """Shows one plan; ``exec()`` returns Accepted when the user pressed Write.
+
+    :meth:`start_crosscheck` adds the check with the user's hermes-webui: its line, a tab per
+    file that differs, and ``write_hermes_requested`` (hermes' own result, for the safe write path).
+    """
+
+    write_hermes_requested = Signal(object)  # Plan
 
     def __init__(self, plan: Plan, parent=None):
         super().__init__(parent)
@@ -87,20 +107,14 @@ class PreviewDialog(QDialog):
         self.tabs = QTabWidget()
         self.diffs: list[QPlainTextEdit] = []
         for change in plan.changes:
-            view = QPlainTextEdit()
-            view.setObjectName("DiffView")
-            view.setReadOnly(True)
-            view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
-            text = file_diff(change)
-            if len(text) > DIFF_LIMIT:
-                text = text[:DIFF_LIMIT] + "\n… (diff cut for display; the whole change is written)"
-            view.setPlainText(f"{change.kind}: {change.path}\n" + safe_text(text))
-            view.highlighter = DiffHighlighter(view.document())
+            view = _diff_view(f"{change.kind}: {change.path}\n" + file_diff(change))
             self.diffs.append(view)
             self.tabs.addTab(view, f"{change.kind} {change.path.name}")
             self.tabs.setTabToolTip(self.tabs.count() - 1, str(change.path))
         if not plan.changes:
             self.tabs.addTab(_plain_label("Nothing to write."), "No changes")
+        self.crosscheck: CrosscheckPanel | None = None
+        self.crosscheck_diffs: list[QPlainTextEdit] = []
         layout.addWidget(self.tabs, 1)
 
         self.buttons = QDialogButtonBox()
@@ -116,3 +130,32 @@ class PreviewDialog(QDialog):
 
     def diff_text(self) -> str:
         return "\n".join(view.toPlainText() for view in self.diffs)
+
+    def start_crosscheck(self, runner, home, settings) -> CrosscheckPanel:
+        """Check this plan with the user's hermes-webui, off the GUI thread; stopped when the dialog closes."""
+        panel = CrosscheckPanel(self.plan, home, runner, settings, self)
+        self.layout().insertWidget(self.layout().indexOf(self.tabs), panel)
+        panel.result_ready.connect(self._show_crosscheck)
+        panel.write_requested.connect(self._write_hermes)
+        self.finished.connect(lambda _=None: panel.stop())
+        self.crosscheck = panel
+        panel.start()
+        return panel
+
+    def _show_crosscheck(self, result) -> None:
+        for view in self.crosscheck_diffs:
+            self.tabs.removeTab(self.tabs.indexOf(view))
+        self.crosscheck_diffs = []
+        for verdict in result.differing():
+            self._add_hermes_tab(verdict)
+
+    def _add_hermes_tab(self, verdict: FileVerdict) -> None:
+        view = _diff_view(f"{verdict.path}: the inspector's result (-) and your hermes-webui's (+)\n"
+                          + verdict.diff())
+        self.crosscheck_diffs.append(view)
+        self.tabs.addTab(view, f"hermes-webui differs: {verdict.path.name}")
+        self.tabs.setTabToolTip(self.tabs.count() - 1, str(verdict.path))
+
+    def _write_hermes(self, plan) -> None:
+        self.write_hermes_requested.emit(plan)
+        self.reject()
