@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from inspector.findings import WARNING, Finding
 from inspector.plan import Plan
 from inspector.repair.context import RepairContext
 from inspector.repair.journal_read import JournalRead, read_journal
@@ -44,9 +45,11 @@ from inspector.repair.save import save_session
 from inspector.repair.session_source import load_session_for_repair
 from inspector.store.journal import (
     RUN_JOURNAL_DIR,
+    JournalUnreadable,
     authoritative_terminal_event,
     is_valid_journal_id,
     list_runs,
+    parse_journal_bytes,
 )
 from inspector.store.sidecar import LoadedSession, is_safe_session_id, pending_retry_marker
 
@@ -385,3 +388,45 @@ def eligible(ctx: RepairContext) -> list[str]:
         if source.refusal is None and unshown_runs(source.working, _journals(ctx, sid), ctx.clock.now):
             out.append(sid)
     return out
+
+
+# ---------------------------------------------------------------- the finding
+
+FINDING_KIND = "journal_output_not_shown"
+_TERMINAL_FLAG = b'"terminal":true'  # hermes' compact writer puts it on every terminal record
+_OUTPUT_NEEDLES = (b'"event":"token"', b'"event":"reasoning"', b'"event":"interim_assistant"', b'"event":"tool"')
+
+
+def open_run_facts(data: bytes) -> dict:
+    """Whether a journal may hold output of a run no live worker ended (cheap: byte tests first)."""
+    if not any(n in data for n in _OUTPUT_NEEDLES):
+        return {"open": False}
+    if _TERMINAL_FLAG not in data:
+        return {"open": True}
+    try:
+        events = parse_journal_bytes(data).events
+    except JournalUnreadable:
+        return {"open": False}
+    return {"open": authoritative_terminal_event(events) is None}
+
+
+def finding_for(session_id: str, found: list[UnshownRun], path: str | None = None) -> Finding:
+    """One finding for a session's runs whose output the transcript does not show."""
+    text = "; ".join(f.describe() for f in found)
+    return Finding(FINDING_KIND, WARNING, text + " (recover-from-journal, an inspector step, brings it back)",
+                   session_id, NAME, path)
+
+
+def session_finding(ctx: RepairContext, session_id: str,
+                    journals: list[tuple[str, JournalRead]] | None = None) -> Finding | None:
+    """The finding for one session (None: nothing missing, or the sidecar cannot be used)."""
+    source = load_session_for_repair(ctx, session_id)
+    if source.refusal is not None:
+        return None
+    if journals is None:
+        journals = _journals(ctx, session_id)
+    try:
+        found = unshown_runs(source.working, journals, ctx.clock.now)
+    except Exception:  # noqa: BLE001 - odd journal values: the repair planners report them
+        return None
+    return finding_for(session_id, found, str(source.path)) if found else None
