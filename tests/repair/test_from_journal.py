@@ -238,3 +238,27 @@ def test_rows_go_to_their_own_turn_when_later_turns_follow(tmp_path: Path) -> No
         "We need to move the users table to Postgres.",
         "Understood. Do you want a plan or the migration script?",
         "A plan first, please.", PLAN_TEXT, "Then write the script.", "Script below."]
+
+
+# ---------------------------------------------------------------- the demo home
+
+
+def test_demo_given_up_session_shows_the_finding_and_the_button_applies(tmp_path: Path) -> None:
+    import time
+
+    from inspector.demo import build_demo_home
+    from inspector.gui.session_data import ACTIONS, plan_applies, plan_session_actions
+    from inspector.home import locate_home
+
+    demo = build_demo_home(tmp_path / "demo", now=time.time())  # as --demo builds it: the views use the real clock
+    home = locate_home(home=demo.home, env={})
+    sid = demo.sessions["given_up"]
+    detail = load_detail(home, sid)
+    assert "journal_output_not_shown" in _kinds(detail.findings)
+    assert "inspector step" in ACTIONS["recover-from-journal"]
+    plans = plan_session_actions(home, sid, set())
+    assert plan_applies(plans["recover-from-journal"])
+    assert not plan_applies(plans["recover-journal"])  # hermes' own retry has nothing left to do
+    # The sessions hermes still retries are not this step's.
+    for other in ("lost_response", "waiting_marker", "stale_pending"):
+        assert "journal_output_not_shown" not in _kinds(load_detail(home, demo.sessions[other]).findings)
