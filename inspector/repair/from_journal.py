@@ -413,7 +413,7 @@ def open_run_facts(data: bytes) -> dict:
 def finding_for(session_id: str, found: list[UnshownRun], path: str | None = None) -> Finding:
     """One finding for a session's runs whose output the transcript does not show."""
     text = "; ".join(f.describe() for f in found)
-    return Finding(FINDING_KIND, WARNING, text + " (recover-from-journal, an inspector step, brings it back)",
+    return Finding(FINDING_KIND, WARNING, text,
                    session_id, NAME, path)
 
 
