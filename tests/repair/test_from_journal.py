@@ -262,3 +262,22 @@ def test_demo_given_up_session_shows_the_finding_and_the_button_applies(tmp_path
     # The sessions hermes still retries are not this step's.
     for other in ("lost_response", "waiting_marker", "stale_pending"):
         assert "journal_output_not_shown" not in _kinds(load_detail(home, demo.sessions[other]).findings)
+
+
+def test_turn_without_marker_gets_its_rows_at_its_end_and_no_marker(tmp_path: Path) -> None:
+    """No marker at all (hermes' stale-stream fallback only materialized the pending turn)."""
+    home = _home(tmp_path, "08-giveup-after-24h")
+    path = home / "webui" / "sessions" / f"{S08}.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    del data["messages"][3]
+    data["message_count"] = 3
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
+    finding = from_journal.session_finding(make_ctx(home, NOW), S08)
+    assert finding is not None and "the turn has no interrupted marker" in finding.message
+    plan = from_journal.plan(make_ctx(home, NOW), S08)
+    assert any("at the end of its turn (row 3); the turn has no marker and none is added" in line
+               for line in plan.summary)
+    apply(plan, tmp_path)
+    messages = _sidecar(home, S08)["messages"]
+    assert [m["content"] for m in messages[2:]] == ["A plan first, please.", PLAN_TEXT]
+    assert not any(m.get("type") == "interrupted" for m in messages)
