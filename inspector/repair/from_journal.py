@@ -51,6 +51,7 @@ from inspector.store.journal import (
     list_runs,
     parse_journal_bytes,
 )
+from inspector.store.jsonfmt import read_regular
 from inspector.store.sidecar import LoadedSession, is_safe_session_id, pending_retry_marker
 
 NAME = "recover-from-journal"
@@ -317,7 +318,7 @@ def plan(ctx: RepairContext, session_id: str) -> Plan:
         return result
     loaded, session = source.loaded, source.working
     notes = Notes(summary=[INSPECTOR_STEP])
-    journals = _journals(ctx, session_id)
+    journals = _journals(ctx, session_id, session)
     now = ctx.clock.now
     recovered: list[str] = []
     try:
@@ -360,18 +361,44 @@ def _still_pending(session: dict, now: float) -> list[str]:
     return []
 
 
-def _journals(ctx: RepairContext, session_id: str) -> list[tuple[str, JournalRead]]:
+def _journals(ctx: RepairContext, session_id: str, session: dict | None = None) -> list[tuple[str, JournalRead]]:
+    """The session's run journals this step may use, read through the snapshot.
+
+    Runs another action owns (with ``session``) and journals that cannot hold a dead worker's
+    output (a terminal record, or no output event: :func:`open_run_facts`) are left unparsed.
+    """
     if not is_valid_journal_id(session_id):
         return []
     try:
         paths = list_runs(ctx.session_dir, session_id)
     except OSError:
         return []
+    owned = _owned_elsewhere(session, ctx.clock.now) if session is not None else {}
     out = []
     for path in paths:
         run_id = path.name[: -len(".jsonl")]
+        if run_id in owned:
+            continue
+        try:
+            data = ctx.snapshot.data(path)
+        except OSError:
+            data = None
+        if data is not None and not open_run_facts(data)["open"]:
+            continue
         out.append((run_id, read_journal(ctx.snapshot, ctx.session_dir, session_id, run_id)))
     return out
+
+
+def _has_open_run(ctx: RepairContext, session_id: str) -> bool:
+    """Read without the snapshot: only the sessions that qualify are planned (and read) again."""
+    for path in list_runs(ctx.session_dir, session_id):
+        try:
+            data, _ = read_regular(path)
+        except OSError:
+            continue
+        if open_run_facts(data)["open"]:
+            return True
+    return False
 
 
 def eligible(ctx: RepairContext) -> list[str]:
@@ -382,10 +409,11 @@ def eligible(ctx: RepairContext) -> list[str]:
         return []
     out = []
     for sid in folders:
-        if not is_safe_session_id(sid) or ctx.snapshot.data(ctx.session_dir / f"{sid}.json") is None:
+        if not is_safe_session_id(sid) or not _has_open_run(ctx, sid):
             continue
         source = load_session_for_repair(ctx, sid)
-        if source.refusal is None and unshown_runs(source.working, _journals(ctx, sid), ctx.clock.now):
+        if source.refusal is None and unshown_runs(source.working, _journals(ctx, sid, source.working),
+                                                   ctx.clock.now):
             out.append(sid)
     return out
 
@@ -393,15 +421,18 @@ def eligible(ctx: RepairContext) -> list[str]:
 # ---------------------------------------------------------------- the finding
 
 FINDING_KIND = "journal_output_not_shown"
-_TERMINAL_FLAG = b'"terminal":true'  # hermes' compact writer puts it on every terminal record
-_OUTPUT_NEEDLES = (b'"event":"token"', b'"event":"reasoning"', b'"event":"interim_assistant"', b'"event":"tool"')
+# hermes' compact writer puts these in every terminal record / output event (the spaced forms
+# are a writer's other than hermes'; any of them only sends the journal to the full parse).
+_TERMINAL_FLAGS = (b'"terminal":true', b'"terminal": true')
+_OUTPUT_NEEDLES = tuple(f'"event":{sep}"{name}"'.encode() for sep in ("", " ")
+                        for name in ("token", "reasoning", "interim_assistant", "tool"))
 
 
 def open_run_facts(data: bytes) -> dict:
     """Whether a journal may hold output of a run no live worker ended (cheap: byte tests first)."""
     if not any(n in data for n in _OUTPUT_NEEDLES):
         return {"open": False}
-    if _TERMINAL_FLAG not in data:
+    if not any(flag in data for flag in _TERMINAL_FLAGS):
         return {"open": True}
     try:
         events = parse_journal_bytes(data).events
@@ -424,7 +455,7 @@ def session_finding(ctx: RepairContext, session_id: str,
     if source.refusal is not None:
         return None
     if journals is None:
-        journals = _journals(ctx, session_id)
+        journals = _journals(ctx, session_id, source.working)
     try:
         found = unshown_runs(source.working, journals, ctx.clock.now)
     except Exception:  # noqa: BLE001 - odd journal values: the repair planners report them
