@@ -281,3 +281,24 @@ def test_turn_without_marker_gets_its_rows_at_its_end_and_no_marker(tmp_path: Pa
     messages = _sidecar(home, S08)["messages"]
     assert [m["content"] for m in messages[2:]] == ["A plan first, please.", PLAN_TEXT]
     assert not any(m.get("type") == "interrupted" for m in messages)
+
+
+# ---------------------------------------------------------------- the list's cheap test of a journal
+
+
+def test_open_run_facts_parses_only_terminal_lines_and_agrees_with_hermes_reading() -> None:
+    run, sid = "r1", "s1"
+    token = _journal_line(sid, run, 1, "token", {"text": "partial"}, 1.0)
+    done = _journal_line(sid, run, 2, "done", {}, 2.0)
+    metering = _journal_line(sid, run, 1, "metering", {"tokens": 3}, 1.0)
+    nested = _journal_line(sid, run, 2, "tool", {"name": "x", "args": {"terminal": True}}, 2.0)
+    assert nested.count('"terminal":true') == 1  # only inside the payload: not a terminal record
+    torn_terminal = _journal_line(sid, run, 2, "done", {"note": "a\u2028b"}, 2.0)
+    facts = from_journal.open_run_facts
+    assert facts(metering.encode()) == {"open": False}  # no output event at all
+    assert facts(token.encode()) == {"open": True}  # output, no terminal record
+    assert facts((token + done).encode()) == {"open": False}  # a live worker ended the run
+    assert facts((token + done).replace("\n", "\r\n").encode()) == {"open": False}  # Windows line ends
+    assert facts((token + nested).encode()) == {"open": True}
+    # hermes' splitlines() tears the terminal record apart, so for hermes the run never ended
+    assert facts((token + torn_terminal).encode()) == {"open": True}
