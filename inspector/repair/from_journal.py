@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,7 +37,7 @@ from inspector.findings import WARNING, Finding
 from inspector.plan import Plan
 from inspector.repair.context import RepairContext
 from inspector.repair.journal_read import JournalRead, read_journal
-from inspector.repair.journal_recovery import MaterializeReport, append_journaled_partial_output
+from inspector.repair.journal_recovery import append_journaled_partial_output
 from inspector.repair.marker import NEUTRAL_WORDING, NO_OUTPUT_OUTCOME, RECOVERED_WORDING, strip_retry_keys
 from inspector.repair.model_context import normalize
 from inspector.repair.notes import Notes, journal_notes, output_warnings
@@ -59,8 +59,6 @@ NAME = "recover-from-journal"
 INSPECTOR_STEP = ("inspector step, not a hermes-webui repair: hermes gave up on this output; the inspector "
                   "puts it back where hermes' own successful promotion would have")
 OUTPUT_EVENTS = frozenset({"token", "reasoning", "interim_assistant", "tool", "tool_complete"})
-
-JournalReader = Callable[[str], JournalRead]
 
 
 @dataclass
@@ -85,14 +83,6 @@ class UnshownRun:
             parts.append(f"{self.cards} tool card{'s' if self.cards != 1 else ''}")
         return (f"the run journal {self.run_id} holds output the transcript does not show "
                 f"({' and '.join(parts)}, from {self.output_events} journaled output events); {self.state}")
-
-
-@dataclass
-class _Sim:
-    report: MaterializeReport
-    after: dict
-    unshown: UnshownRun | None = None
-    skipped_reason: str | None = None
 
 
 def _number(value: Any) -> float | None:
@@ -199,11 +189,10 @@ def _shown_card(card: dict, run_id: str, before: Iterable) -> bool:
     return False
 
 
-def _simulate(session: dict, run_id: str, journal: JournalRead, now: float) -> _Sim:
+def _simulate(session: dict, run_id: str, journal: JournalRead, now: float) -> UnshownRun | None:
     """Materialize on a copy, as the lazy retry would, and keep what the transcript lacks."""
     after = copy.deepcopy(session)
     report = append_journaled_partial_output(after, run_id, journal, dedupe=True, now=now)
-    sim = _Sim(report, after)
     before_msgs = session.get("messages") or []
     chars = rows = 0
     first_text = ""
@@ -221,11 +210,11 @@ def _simulate(session: dict, run_id: str, journal: JournalRead, now: float) -> _
             rows += 1
             chars += len(reasoning)
     cards = sum(1 for c in report.cards_added if not _shown_card(c, run_id, session.get("tool_calls") or []))
-    if rows or cards:
-        marker, insert_at, state = _locate(session, run_id, journal)
-        events = sum(1 for e in journal.events if str(e.get("event") or e.get("type") or "") in OUTPUT_EVENTS)
-        sim.unshown = UnshownRun(run_id, events, chars, rows, cards, marker, insert_at, state, first_text)
-    return sim
+    if not (rows or cards):
+        return None
+    marker, insert_at, state = _locate(session, run_id, journal)
+    events = sum(1 for e in journal.events if str(e.get("event") or e.get("type") or "") in OUTPUT_EVENTS)
+    return UnshownRun(run_id, events, chars, rows, cards, marker, insert_at, state, first_text)
 
 
 def unshown_runs(session: dict, journals: Iterable[tuple[str, JournalRead]], now: float) -> list[UnshownRun]:
@@ -237,9 +226,9 @@ def unshown_runs(session: dict, journals: Iterable[tuple[str, JournalRead]], now
             continue
         if authoritative_terminal_event(journal.events) is not None:
             continue  # a live worker ended this run and saved the session itself
-        sim = _simulate(session, run_id, journal, now)
-        if sim.unshown is not None:
-            found.append(sim.unshown)
+        unshown = _simulate(session, run_id, journal, now)
+        if unshown is not None:
+            found.append(unshown)
     return found
 
 
