@@ -302,3 +302,16 @@ def test_open_run_facts_parses_only_terminal_lines_and_agrees_with_hermes_readin
     assert facts((token + nested).encode()) == {"open": True}
     # hermes' splitlines() tears the terminal record apart, so for hermes the run never ended
     assert facts((token + torn_terminal).encode()) == {"open": True}
+
+
+def test_the_step_is_backed_up_logged_and_undone_like_any_repair(tmp_path: Path) -> None:
+    from inspector.plan import WriteLog, apply_plan, undo_write
+
+    home = _home(tmp_path, "08-giveup-after-24h")
+    path = home / "webui" / "sessions" / f"{S08}.json"
+    original = path.read_bytes()
+    log = WriteLog(tmp_path / "writelog")
+    record = apply_plan(from_journal.plan(make_ctx(home, NOW), S08), log, clock_now=NOW)
+    assert record.action == "recover-from-journal" and path.read_bytes() != original
+    undo_write(record.write_id, log)
+    assert path.read_bytes() == original
