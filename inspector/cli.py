@@ -73,7 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
     target = p.add_mutually_exclusive_group(required=True)
     target.add_argument("session_id", nargs="?")
     target.add_argument("--all", action="store_true", help="every session the action applies to")
-    p.add_argument("--action", required=True, choices=sorted(ACTION_MODULES))
+    p.add_argument("--action", required=True, choices=sorted(ACTION_MODULES),
+                   help="recover-from-journal is an inspector step, not a hermes-webui repair; "
+                        "the others are hermes-webui's own")
     p.add_argument("--write", action="store_true", help="apply the previewed plan (default: preview only)")
     p.add_argument("--now", type=float, help="the clock, Unix seconds (default: now)")
     p.add_argument("--server-started-at", type=float,

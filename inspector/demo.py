@@ -23,6 +23,9 @@ Scenarios (keys of :attr:`DemoHome.sessions`):
   run journal that now holds the answer (reasoning, tokens, tool + tool_complete, tokens, no
   terminal record): "Recover journal output" promotes it.
 * ``waiting_marker``: the same kind of marker, but its journal file does not exist yet.
+* ``given_up``: a day-old marker hermes' lazy retry gave up on ("Partial output may have been
+  lost", retry keys stripped) while its run journal holds the answer (reasoning, tokens):
+  "Bring back given-up output" (an inspector step) puts it back.
 * ``stale_pending``: a turn left pending (dead ``active_stream_id``) with a non-terminal
   journal. That journal also has a token containing a raw U+2028 (hermes' reader tears it
   into two malformed fragments) and a torn last line, so the raw journal view shows three
@@ -46,6 +49,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from inspector.repair.marker import NEUTRAL_WORDING, strip_retry_keys
 from inspector.store.index import INDEX_NAME, rebuild_index
 from inspector.store.journal import RUN_JOURNAL_DIR, TERMINAL_EVENTS
 from inspector.store.sidecar import LoadedSession, dump_session, load_session, parse_sidecar_bytes
@@ -357,6 +361,9 @@ def _interrupted(b: _Build, name: str, spec: dict) -> str:
     history = _messages(b, spec["messages"])
     user = _recovered_user(b, spec["recovered"])
     marker = _pending_retry_marker(spec["stream"], int(b.now + spec["marker_at"]))
+    if spec.get("given_up"):  # hermes' lazy retry gave up after 24 hours: neutral wording, keys stripped
+        marker["content"] = NEUTRAL_WORDING
+        strip_retry_keys(marker)
     # A2 projects the recovered row into the model context as is (``_recovered`` kept, §3.7).
     session = _session(b, spec, history + [user, marker], updated=spec["updated"],
                        context_messages=_context(history) + [dict(user)])
@@ -418,6 +425,7 @@ _SCENARIOS = {
     "healthy_work": _plain,
     "lost_response": _interrupted,
     "waiting_marker": _interrupted,
+    "given_up": _interrupted,
     "stale_pending": _stale_pending,
     "shrunken": _shrunken,
     "corrupt": _corrupt,

@@ -25,6 +25,7 @@ from inspector.store.journal import (
 )
 from inspector.store.scan import (
     JOURNAL,
+    OPEN_RUN,
     STATE_DB,
     TURN,
     FactCache,
@@ -171,6 +172,7 @@ def _catalogue(home: Home, scan: SessionDirScan, now: float, with_hermes_audit: 
     scan.prefetch(scan.live_names() + scan.bak_names(), texts_for)
     reader = _StateDbPrefetch(home, scan.cache)
     cat = build_catalogue(home, now=now, state_db_reader=reader, scan=scan)
+    add_unshown_output_findings(home, scan, cat, now)
     extra = while_waiting() if while_waiting is not None else None
     audit = error = None
     if with_hermes_audit:
@@ -225,6 +227,63 @@ def load_catalogue(home: Home, *, now: float, with_hermes_audit: bool = True) ->
         cat, _, _, _ = _catalogue(home, scan, now, with_hermes_audit)
         _save(scan)
         return cat
+
+
+def add_unshown_output_findings(home: Home, scan: SessionDirScan, cat: Catalogue, now: float) -> None:
+    """The finding "the run journal holds output the transcript does not show" on the list's rows.
+
+    Only sessions with a run journal that holds output and no terminal record (a cached
+    fact per journal, mostly two byte tests) are read in full and checked.
+    """
+    from inspector.repair import from_journal  # the repair modules load only when a session needs them
+
+    root = home.session_dir / RUN_JOURNAL_DIR
+    try:
+        folders = sorted(e.name for e in os.scandir(root) if e.is_dir())
+    except OSError:
+        return
+    ctx = None
+    for sid in folders:
+        row = cat.rows.get(sid)
+        if row is None or row.sidecar is None or row.sidecar.error or not is_valid_journal_id(sid):
+            continue
+        owned = _runs_owned_elsewhere(row, now, from_journal.retry_still_pending)
+        try:
+            names = sorted(e.name for e in os.scandir(root / sid) if e.name.endswith(".jsonl")
+                           and e.name[:-6] not in owned)
+        except OSError:
+            continue
+        open_runs = False
+        for name in names:
+            path = root / sid / name
+            try:
+                facts = cached_file_facts(scan.cache, OPEN_RUN, str(path), path, from_journal.open_run_facts)
+            except OSError:
+                continue
+            if facts is not None and facts.get("open"):
+                open_runs = True
+                break
+        if not open_runs:
+            continue
+        if ctx is None:
+            from inspector.plan import Clock
+            from inspector.repair.context import RepairContext
+            ctx = RepairContext(home, Clock(now, now), Path.cwd())
+        finding = from_journal.session_finding(ctx, sid)
+        if finding is not None:
+            row.findings.append(finding)
+
+
+def _runs_owned_elsewhere(row: SessionRow, now: float, still_pending: Callable[[dict, float], bool]) -> set[str]:
+    """Runs the stale-pending repair or hermes' own lazy retry still own (from the list's facts)."""
+    owned = set()
+    meta = row.sidecar.meta if row.sidecar is not None else {}
+    if meta.get("pending_user_message") and meta.get("active_stream_id"):
+        owned.add(str(meta["active_stream_id"]))
+    marker = row.sidecar.pending_marker if row.sidecar is not None else None
+    if marker is not None and still_pending(marker, now):
+        owned.add(str(marker.get("_journal_retry_stream_id")))
+    return owned
 
 
 def _journal_facts(path: Path, cache: FactCache | None) -> dict | None:

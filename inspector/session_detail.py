@@ -6,6 +6,7 @@ profile, the agent's core transcript and the run journals. Read-only; used by ``
 from __future__ import annotations
 
 import errno
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -234,6 +235,23 @@ def find_index_row(session_dir: Path, session_id: str) -> dict | None:
     return None
 
 
+def _unshown_output(detail: SessionDetail) -> None:
+    """The finding "the run journal holds output the transcript does not show" (recover-from-journal)."""
+    if not detail.runs:
+        return
+    from inspector.repair import from_journal  # loaded only for sessions with run journals
+    from inspector.repair.journal_read import JournalRead
+
+    journals = [(r.run_id, JournalRead(r.run_id, r.path, True, r.size, r.events, r.malformed, None, []))
+                for r in detail.runs if r.error is None]
+    try:
+        found = from_journal.unshown_runs(detail.sidecar, journals, time.time())
+    except Exception:  # noqa: BLE001 - odd values: the repair's own preview says what fails
+        return
+    if found:
+        detail.findings.append(from_journal.finding_for(detail.session_id, found, str(detail.sidecar_path)))
+
+
 def load_detail(home: Home, session_id: str) -> SessionDetail:
     """Read everything about one session. Never writes; problems become findings."""
     detail = SessionDetail(session_id=session_id)
@@ -267,6 +285,7 @@ def load_detail(home: Home, session_id: str) -> SessionDetail:
             detail.findings.append(Finding(
                 "stale_pending_turn", WARNING, "a turn is marked as running with no live stream", session_id,
                 "repair-interrupted"))
+        _unshown_output(detail)
     elif detail.sidecar_error is None and any(v.record for v in detail.state_db):
         detail.findings.append(Finding("sidecar_missing", INFO, "only state.db has this chat", session_id,
                                        "materialize"))

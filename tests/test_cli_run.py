@@ -70,7 +70,7 @@ def test_the_whole_output_arrives_through_a_pipe(big_home, tmp_path):
     assert proc.wait(timeout=60) == 0, proc.stderr.read()
     assert sum(map(len, chunks)) > 256 * 1024
     listing = json.loads(b"".join(chunks))
-    assert len(listing["sessions"]) == 600 + 11
+    assert len(listing["sessions"]) == 600 + 12  # the bulk chats and the demo home's 12 sessions
 
 
 def test_a_reader_that_goes_away_is_not_an_error(big_home, tmp_path):

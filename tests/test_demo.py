@@ -19,7 +19,8 @@ from inspector.store.sidecar import SidecarError, dump_session, load_session, pa
 NOW = 1_780_000_000.25
 RECORD_KEYS = ["version", "event_id", "seq", "run_id", "session_id", "event", "type", "created_at",
                "terminal", "terminal_state", "payload"]
-SCENARIOS = {"healthy", "healthy_reasoning", "healthy_work", "lost_response", "waiting_marker", "stale_pending",
+SCENARIOS = {"healthy", "healthy_reasoning", "healthy_work", "lost_response", "waiting_marker", "given_up",
+             "stale_pending",
              "state_only", "shrunken", "corrupt", "empty_orphan_row", "cli_only"}
 
 
@@ -69,7 +70,7 @@ def test_every_sidecar_round_trips_byte_exactly(demo):
         assert loaded.dropped_keys == [], path.name
         assert dump_session(loaded.data) == data, path.name
         checked += 1
-    assert checked == 8  # 7 live sidecars + the shrunken .bak
+    assert checked == 9  # 8 live sidecars + the shrunken .bak
 
 
 def test_corrupt_sidecar_is_torn_mid_string(demo):

@@ -44,6 +44,7 @@ from inspector.store.scan import RACY_WINDOW_NS
 # The session view's buttons, in display order: action name -> label.
 ACTIONS: dict[str, str] = {
     "recover-journal": "Recover journal output",
+    "recover-from-journal": "Bring back given-up output (inspector step, not hermes)",
     "repair-interrupted": "Repair interrupted turn",
     "materialize": "Materialize from state.db",
     "restore-backup": "Restore from backup",

@@ -20,6 +20,7 @@ ACTION_MODULES = {
     "materialize": "inspector.repair.materialize",
     "restore-backup": "inspector.repair.restore",
     "rebuild-index": "inspector.repair.rebuild_index",
+    "recover-from-journal": "inspector.repair.from_journal",
 }
 HOME_WIDE = frozenset({"materialize", "rebuild-index"})
 

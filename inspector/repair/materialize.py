@@ -36,6 +36,7 @@ from inspector.store.sidecar import is_safe_session_id, resolve_path
 from inspector.store.statedb import (
     StateDbError,
     dropped_field_counts,
+    materialization_defects,
     probe,
     read_missing_sidecar_rows,
     read_schema,
@@ -165,6 +166,48 @@ def _dropped_warning(db: Path, sid: str) -> str | None:
     return f"{sid}: the sidecar " + "; ".join(notes) if notes else None
 
 
+_DEFECT_ROWS_SHOWN = 12  # rows named per defect; the rest are counted
+
+
+def _defect_warnings(db: Path, sid: str) -> list[str]:
+    """One warning per materialization defect of hermes itself, naming the rows it affects.
+
+    The sidecar stays hermes-identical (the contract); these say where hermes-webui will show
+    the recovered chat wrongly.
+    """
+    try:
+        rows = materialization_defects(db, sid)
+    except StateDbError:
+        return []
+    out = []
+    empty = [r for r in rows if "empty_tool_call" in r["defects"]]
+    if empty:
+        named = ", ".join(f"{r['index']} ({', '.join(r['tools']) or 'tool call'})" for r in empty[:_DEFECT_ROWS_SHOWN])
+        out.append(f"{sid}: hermes defect, tool calls stripped: row(s) {named}{_more(empty)} are assistant rows whose "
+                   "only output was tool calls; hermes writes them as empty rows without the calls, and "
+                   "hermes-webui then shows each next to state.db's row with the tool call, as a duplicated "
+                   "empty assistant row")
+    inactive = [r for r in rows if "inactive" in r["defects"]]
+    if inactive:
+        named = ", ".join(f"{r['index']} ({r['role']}, {'archived by compaction' if r['compacted'] else 'taken back'})"
+                          for r in inactive[:_DEFECT_ROWS_SHOWN])
+        out.append(f"{sid}: hermes defect, superseded messages come back: row(s) {named}{_more(inactive)} have "
+                   "active = 0 in state.db (hermes-webui's own transcript reader leaves them out); hermes' "
+                   "materializer has no active filter and puts them back in the chat")
+    raw = [r for r in rows if "json_content" in r["defects"]]
+    if raw:
+        named = ", ".join(f"{r['index']} ({r['role']})" for r in raw[:_DEFECT_ROWS_SHOWN])
+        out.append(f"{sid}: hermes defect, encoded content shown raw: row(s) {named}{_more(raw)} hold structured "
+                   "content in the agent's \\x00json: encoding; hermes copies it undecoded and the chat shows "
+                   "the raw text")
+    return out
+
+
+def _more(rows: list) -> str:
+    extra = len(rows) - _DEFECT_ROWS_SHOWN
+    return f" and {extra} more" if extra > 0 else ""
+
+
 def _file_warnings(ctx: RepairContext, sid: str, payload: dict) -> list[str]:
     out = []
     if payload["session_id"] != sid:
@@ -199,7 +242,7 @@ def _row_warnings(
     sid = _row_sid(row)
     out = _file_warnings(ctx, sid, payload) + _count_warning(sid, payload, has_count_column)
     dropped = _dropped_warning(db, sid)
-    return out + ([dropped] if dropped else [])
+    return out + ([dropped] if dropped else []) + _defect_warnings(db, sid)
 
 
 # ---------------------------------------------------------------- planning

@@ -42,7 +42,8 @@ _MARKER_FLAG = b'"_pending_journal_recovery": true'
 _PLAIN_PREFIX = b'{"version":%d,' % CACHE_VERSION
 _EXACT_PREFIX = b'{"version":%d,"orjson_exact":true,' % CACHE_VERSION
 SIDECAR, JOURNAL, INDEX, TURN, STATE_DB = "sidecar", "journal", "index", "turn", "state_db"
-_KINDS = (SIDECAR, JOURNAL, INDEX, TURN, STATE_DB)
+OPEN_RUN = "open_run"  # whether a run journal holds output and no terminal record (repair.from_journal)
+_KINDS = (SIDECAR, JOURNAL, INDEX, TURN, STATE_DB, OPEN_RUN)
 
 # The metadata keys the catalogue and the session list read from a sidecar (see SessionRow); the
 # rest of a sidecar's ~60 metadata keys would only cost time and memory in every scan.

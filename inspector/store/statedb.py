@@ -406,6 +406,57 @@ def dropped_field_counts(path: Path | str, session_id: str, timeout: float | Non
     return {key: int(value or 0) for key, value in zip(parts, row, strict=True)}
 
 
+def materialization_defects(path: Path | str, session_id: str, timeout: float | None = None) -> list[dict]:
+    """Rows of a session that hermes' recovery materializer shows wrongly, in its row order.
+
+    One dict per affected row: ``index`` (its position in the materialized ``messages``, the
+    materializer's own ``ORDER BY``), ``role`` and ``defects``, a list of
+    ``"empty_tool_call"`` (an assistant row whose only output was tool calls: written as an
+    empty row, its ``tool_calls`` dropped; the names are in ``tools``), ``"inactive"`` (``active
+    = 0``: taken back, or archived by compaction when ``compacted = 1``, in ``compacted``) and
+    ``"json_content"`` (content in the agent's ``\\x00json:`` encoding, copied raw). Raises
+    StateDbError.
+    """
+    try:
+        with closing(open_readonly(path, timeout)) as conn:
+            mc = set(_columns(conn, "messages"))
+            if not {"session_id", "role", "content"} <= mc:
+                return []
+            order = "timestamp, id" if {"timestamp", "id"} <= mc else "rowid"
+            extra = [c if c in mc else f"NULL AS {c}" for c in ("tool_calls", "active", "compacted")]
+            sql = (f"SELECT role, content, {', '.join(extra)} FROM messages WHERE session_id = ? "
+                   f"ORDER BY {order}")
+            rows = conn.execute(sql, (session_id,)).fetchall()
+    except sqlite3.Error as exc:
+        raise StateDbError(describe_sqlite_error(exc, path)) from exc
+    out = []
+    for index, (role, content, tool_calls, active, compacted) in enumerate(rows):
+        defects: list[str] = []
+        entry: dict[str, Any] = {"index": index, "role": role}
+        calls = decode_json_column(tool_calls) if tool_calls not in (None, "") else None
+        if role == "assistant" and not content and calls:
+            defects.append("empty_tool_call")
+            entry["tools"] = [_tool_name(c) for c in calls] if isinstance(calls, list) else []
+        if active is not None and active == 0:
+            defects.append("inactive")
+            entry["compacted"] = bool(compacted)
+        if isinstance(content, str) and content.startswith(CONTENT_JSON_PREFIX):
+            defects.append("json_content")
+        if defects:
+            entry["defects"] = defects
+            out.append(entry)
+    return out
+
+
+def _tool_name(call: Any) -> str:
+    if isinstance(call, dict):
+        fn = call.get("function")
+        name = fn.get("name") if isinstance(fn, dict) else call.get("name")
+        if isinstance(name, str) and name:
+            return name
+    return "?"
+
+
 # ---------------------------------------------------------------- hermes' recovery readers
 
 

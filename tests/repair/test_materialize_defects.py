@@ -1,0 +1,86 @@
+"""The preview of ``materialize`` names hermes' own materialization defects, row by row (issue 20).
+
+hermes' recovery materializer (session-recovery §7.2) keeps only role, content and timestamp, with
+no ``active`` filter and no decoding. Loading such sessions in hermes-webui shows three defects;
+the sidecar stays hermes-identical (the contract) and the preview names each defect for the rows
+it affects:
+
+* a tool-call-only assistant row is written empty, its calls dropped (shown duplicated beside
+  state.db's row with the call);
+* ``active = 0`` rows (taken back, or archived by compaction) come back;
+* ``\\x00json:``-encoded content is copied raw.
+
+Golden case 22 (an agent-like state.db) has all three: session baec905d4b20 row 1 (an empty
+``search_files`` call), session 3bda4cf39d18 row 2 (a taken-back user message) and row 0 (a
+structured user message).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from inspector.repair import materialize
+from inspector.store.statedb import materialization_defects
+from tests.conftest import GOLDEN, copy_tree
+from tests.recovery_helpers import make_ctx
+
+CASE = GOLDEN / "22-materialize-agent-db"
+
+
+def _home(tmp_path: Path) -> Path:
+    return copy_tree(CASE / "before", tmp_path / "home")
+
+
+def test_defect_rows_in_the_materializer_order(tmp_path: Path) -> None:
+    db = _home(tmp_path) / "state.db"
+    assert materialization_defects(db, "baec905d4b20") == [
+        {"index": 1, "role": "assistant", "tools": ["search_files"], "defects": ["empty_tool_call"]}]
+    assert materialization_defects(db, "3bda4cf39d18") == [
+        {"index": 0, "role": "user", "defects": ["json_content"]},
+        {"index": 2, "role": "user", "compacted": False, "defects": ["inactive"]}]
+
+
+def test_preview_names_each_defect_for_its_rows_and_writes_hermes_bytes(tmp_path: Path) -> None:
+    home = _home(tmp_path)
+    plan = materialize.plan(make_ctx(home), None)
+    defects = [w for w in plan.warnings if "hermes defect" in w]
+    assert len(defects) == 3
+    tools, inactive, raw = defects
+    assert tools.startswith("baec905d4b20: hermes defect, tool calls stripped: row(s) 1 (search_files) ")
+    assert "duplicated empty assistant row" in tools
+    assert inactive.startswith("3bda4cf39d18: hermes defect, superseded messages come back: "
+                               "row(s) 2 (user, taken back) ")
+    assert raw.startswith("3bda4cf39d18: hermes defect, encoded content shown raw: row(s) 0 (user) ")
+    # The default stays hermes-identical: the bytes of the golden result.
+    for change in plan.changes:
+        if change.path.name.endswith(".json") and not change.path.name.startswith("_"):
+            expected = (CASE / "after" / "webui" / "sessions" / change.path.name).read_bytes()
+            assert change.after == expected
+
+
+def test_no_defect_no_warning(tmp_path: Path) -> None:
+    home = copy_tree(GOLDEN / "21-materialize-seed" / "before", tmp_path / "home")
+    plan = materialize.plan(make_ctx(home), None)
+    assert plan.changes and not [w for w in plan.warnings if "hermes defect" in w]
+
+
+def test_compacted_and_many_rows_are_named_and_counted(tmp_path: Path) -> None:
+    import sqlite3
+
+    home = tmp_path / "home"
+    (home / "webui" / "sessions").mkdir(parents=True)
+    db = home / "state.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE sessions (id TEXT PRIMARY KEY, source TEXT, title TEXT, started_at REAL)")
+        conn.execute("CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id TEXT, role TEXT, content TEXT, "
+                     "timestamp REAL, active INTEGER, compacted INTEGER)")
+        conn.execute("INSERT INTO sessions VALUES ('compacted1', 'webui', 'Long chat', 1.0)")
+        rows = [("compacted1", "user", f"old {i}", 10.0 + i, 0, 1) for i in range(14)]
+        rows.append(("compacted1", "user", "live", 100.0, 1, 0))
+        conn.executemany("INSERT INTO messages (session_id, role, content, timestamp, active, compacted) "
+                         "VALUES (?, ?, ?, ?, ?, ?)", rows)
+    plan = materialize.plan(make_ctx(home), "compacted1")
+    (warning,) = [w for w in plan.warnings if "hermes defect" in w]
+    assert warning.startswith("compacted1: hermes defect, superseded messages come back: row(s) "
+                              "0 (user, archived by compaction), 1 (user, archived by compaction)")
+    assert "11 (user, archived by compaction) and 2 more have active = 0" in warning
