@@ -306,7 +306,20 @@ def _dispatch(args: argparse.Namespace) -> int:
         return 0
 
 
+def _never_fail_to_encode() -> None:
+    """Whatever the terminal's encoding (a C or Latin-1 locale), a character it cannot show is
+    written as a visible escape instead of ending the command with UnicodeEncodeError."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):  # a closed or detached stream: nothing will be written
+                pass
+
+
 def main(argv: list[str] | None = None) -> int:
+    _never_fail_to_encode()
     return _dispatch(build_parser().parse_args(argv))
 
 
@@ -320,6 +333,7 @@ def run() -> None:
     garbage collection over the catalogue it built and without freeing its hundred thousand
     objects one by one (together about 40 ms of a 10,000-session audit). The window and the
     commands that write exit the normal way, with every ``finally`` and ``atexit`` handler."""
+    _never_fail_to_encode()
     args = build_parser().parse_args()
     if args.command not in READ_ONLY_COMMANDS:
         raise SystemExit(_dispatch(args))
