@@ -38,13 +38,26 @@ def make_context(home: Home, clock: Clock, cwd: Path | None = None) -> RepairCon
     return RepairContext(home=home, clock=clock, cwd=cwd if cwd is not None else hermes_cwd(home))
 
 
+def _planned(ctx: RepairContext, module, session_id: str | None) -> Plan:
+    """``module.plan``, refused when a file it needed was too large to load: the plan was made
+    without that file, so it may not be what hermes would do."""
+    seen = len(ctx.snapshot.too_large)
+    plan = module.plan(ctx, session_id)
+    skipped = ctx.snapshot.too_large[seen:]
+    if skipped and not plan.refusal and plan.changes:
+        names = "; ".join(f"{exc.filename}: {exc.strerror}" for exc in skipped[:3])
+        plan.refusal = (f"a file this repair needs was not loaded ({names}); what hermes would do with it "
+                        "is unknown, so nothing is written")
+    return plan
+
+
 def plan_action(ctx: RepairContext, action: str, session_id: str | None) -> list[Plan]:
     """Plans for one session id, or for every eligible session when ``session_id`` is None."""
     module = action_module(action)
     if session_id is not None or action in HOME_WIDE:
-        plans = [module.plan(ctx, session_id)]
+        plans = [_planned(ctx, module, session_id)]
     else:
-        plans = [module.plan(ctx, sid) for sid in module.eligible(ctx)]
+        plans = [_planned(ctx, module, sid) for sid in module.eligible(ctx)]
     warning = running_warning(ctx.home)
     if warning:
         for p in plans:

@@ -289,12 +289,10 @@ def build_catalogue(
     else:
         index_data, index_error = scan.index_bytes()
         if index_error is not None and not isinstance(index_error, FileNotFoundError):
-            try:  # rare: read it again the plain way, for that error's exact wording
-                index_data = (session_dir / INDEX_NAME).read_bytes()
-            except FileNotFoundError:
-                pass
-            except OSError as exc:
-                home_findings.append(Finding("index_unreadable", WARNING, f"_index.json cannot be read: {exc}"))
+            # the one read's own error (a FIFO, a folder, too large, permission denied): never read twice
+            home_findings.append(Finding("index_unreadable", WARNING,
+                                         f"_index.json cannot be read: {index_error.strerror or index_error}",
+                                         None, None, str(session_dir / INDEX_NAME)))
         if index_data is not None:
             index_present = True
             parsed = parse_index(index_data)

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from dataclasses import dataclass
 from pathlib import Path
+
+from inspector.store.jsonfmt import SMALL_FILE_BYTES, read_regular
 
 PROFILE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 DEFAULT_PROFILE = "default"
@@ -27,11 +28,15 @@ class HomeError(Exception):
 
 
 def _read_ctl_state_dir(base: Path) -> Path | None:
+    """``STATE_DIR=`` of ``<base>/webui.ctl.env``. The file is untrusted: it is read through the
+    regular-file reader with a small limit, so a FIFO, a device or a huge file is treated as no
+    file (never waited on, never loaded)."""
     ctl = base / "webui.ctl.env"
     try:
-        text = ctl.read_text(encoding="utf-8", errors="replace")
+        data, _ = read_regular(ctl, SMALL_FILE_BYTES)
     except OSError:
         return None
+    text = data.decode("utf-8", errors="replace")
     for line in text.splitlines():
         line = line.strip()
         if line.startswith("export "):
@@ -137,13 +142,8 @@ def webui_pid(home: Home) -> int | None:
     a plain positive pid (garbage, a huge number, a FIFO, a folder) means "not running".
     """
     try:
-        fd = os.open(home.pid_file, os.O_RDONLY | os.O_NONBLOCK)
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return None
-            text = os.read(fd, 64).decode("ascii").strip()
-        finally:
-            os.close(fd)
+        data, _ = read_regular(home.pid_file, 64)
+        text = data.decode("ascii").strip()
         pid = int(text) if text.isdigit() else 0
     except (OSError, ValueError):
         return None

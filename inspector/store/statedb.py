@@ -27,7 +27,9 @@ hermes' readers take their error path. Every connection's queries run under a de
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import stat
 import time
 from collections.abc import Callable
 from contextlib import closing
@@ -111,6 +113,26 @@ def describe_sqlite_error(exc: BaseException, path: Path | str) -> str:
     return f"{path} could not be read: {text}"
 
 
+SIDE_FILE_SUFFIXES = ("-journal", "-wal", "-shm")
+
+
+def _check_side_files(path: Path) -> None:
+    """SQLite opens ``-journal``/``-wal``/``-shm`` beside the database itself (a FIFO there would
+    block the open for ever, a link to a device would be read): each that exists must be a
+    regular file. One ``stat`` each, before SQLite touches them."""
+    for suffix in SIDE_FILE_SUFFIXES:
+        side = Path(f"{path}{suffix}")
+        try:
+            st = os.stat(side)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise StateDbError(f"{side} cannot be examined ({exc.strerror or exc}); the database is not opened") from exc
+        if not stat.S_ISREG(st.st_mode):
+            raise StateDbError(f"{side} is not a regular file (a FIFO, device or folder): SQLite would block or "
+                               "read it, so the database is not opened")
+
+
 def open_readonly(path: Path | str, timeout: float | None = None) -> GuardedConnection:
     """Open ``path`` read-only; raise StateDbError when it is missing or cannot be opened.
 
@@ -123,6 +145,7 @@ def open_readonly(path: Path | str, timeout: float | None = None) -> GuardedConn
         raise StateDbError(f"{p} does not exist")
     if not p.is_file():
         raise StateDbError(f"{p} is not a file")
+    _check_side_files(p)
     uri = p.resolve().as_uri() + "?mode=ro"
     try:
         conn = sqlite3.connect(uri, uri=True, timeout=timeout, factory=GuardedConnection)

@@ -3,6 +3,12 @@
 * A hostile ``state.db`` never hangs a command: a ``sessions``/``messages`` that is a view (an
   endless recursive query) or has computed columns is a finding, every query stops at a
   deadline and no value may exceed a size limit.
+* Every file the inspector opens goes through one regular-file, size-bounded reader: a FIFO or
+  a link to ``/dev/zero`` as ``webui.ctl.env``, ``webui.pid``, ``_index.json``, the tombstones,
+  a sidecar or a state.db side file never blocks a command nor fills its memory.
+* Files read whole have a size limit ("too large to load safely"): a 2 GB sparse sidecar or
+  ``.bak`` and a 500 MB one-line journal keep every command under 500 MB of memory, and a
+  repair that would need such a file is refused.
 * No text in any file crashes any output: a lone surrogate in a title is shown escaped by
   ``list``/``show``, text or ``--json``, whatever the terminal's encoding, and exported.
 """
@@ -122,3 +128,88 @@ def test_no_state_db_value_may_exceed_the_size_limit(tmp_path: Path, monkeypatch
         with pytest.raises(sqlite3.DataError) as caught:
             conn.execute("SELECT zeroblob(2000000)").fetchone()
     assert "too large to load safely" in statedb.describe_sqlite_error(caught.value, d.state_db)
+
+
+# ---------------------------------------------------------------- classes 4 and 5: special and huge files
+
+_MEASURED = (
+    "import resource, sys\n"
+    "from inspector.cli import main\n"
+    "try:\n"
+    "    code = main(sys.argv[1:])\n"
+    "finally:\n"
+    "    sys.stdout.flush()\n"
+    "    sys.stderr.write('\\nMAXRSS_KB %d\\n' % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+    "sys.exit(code)\n"
+)
+
+
+def _cli_rss(*argv: str, timeout: float = 30.0) -> tuple[subprocess.CompletedProcess, int]:
+    """The command line in a child process: its result and its peak memory (MB)."""
+    env = {**os.environ, "HERMES_INSPECTOR_NO_CACHE": "1"}
+    proc = subprocess.run([sys.executable, "-c", _MEASURED, *argv], capture_output=True, timeout=timeout,
+                          env=env, cwd=REPO)
+    err = proc.stderr.decode(errors="replace")
+    assert "MAXRSS_KB" in err and "Traceback" not in err, (argv, err[-600:])
+    return proc, int(err.rsplit("MAXRSS_KB ", 1)[1].split()[0]) // 1024
+
+
+def _commands(d) -> list[tuple[str, ...]]:
+    h = ("--home", str(d.home))
+    shrunken, lost = d.sessions["shrunken"], d.sessions["lost_response"]
+    return [("list", *h), ("audit", *h), ("list", "--json", *h), ("show", shrunken, *h), ("show", lost, *h),
+            ("journal", lost, *h), ("repair", "--all", "--action", "rebuild-index", *h),
+            ("repair", shrunken, "--action", "restore-backup", *h),
+            ("repair", lost, "--action", "recover-journal", *h)]
+
+
+def _special(d, kind: str) -> None:
+    """Every file the inspector opens besides sidecars and journals, as a FIFO or a link to /dev/zero."""
+    sd = d.session_dir
+    for path in (d.home / "webui.ctl.env", d.home / "webui.pid", sd / "_index.json",
+                 sd / "_deleted_webui_sessions.json", sd / "fifo01.json", Path(f"{d.state_db}-journal")):
+        if path.exists() or path.is_symlink():
+            path.unlink()
+        if kind == "fifo":
+            os.mkfifo(path)
+        else:
+            path.symlink_to("/dev/zero")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+def test_special_files_never_block_nor_fill_memory(tmp_path: Path, kind: str) -> None:
+    d, _ = demo(tmp_path / "home")
+    _special(d, kind)
+    said = ""
+    for argv in _commands(d):
+        proc, rss = _cli_rss(*argv)  # a blocked open is a TimeoutExpired
+        assert rss < 500, f"{argv[0]} used {rss} MB"
+        said += proc.stdout.decode(errors="replace")
+    assert "_index.json cannot be read: not a regular file" in said
+    assert "state.db-journal is not a regular file" in said
+
+
+def _huge(d) -> None:
+    """A 2 GB sidecar, a 2 GB .bak and a 500 MB one-line journal, all sparse (no disk used)."""
+    with open(d.session_dir / "huge01.json", "wb") as fh:
+        fh.truncate(2 << 30)
+    bak = d.session_dir / f"{d.sessions['shrunken']}.json.bak"
+    with open(bak, "r+b") as fh:
+        fh.truncate(2 << 30)
+    journal = next((d.session_dir / "_run_journal" / d.sessions["lost_response"]).glob("*.jsonl"))
+    with open(journal, "r+b") as fh:
+        fh.truncate(500 << 20)
+
+
+def test_huge_files_are_named_too_large_and_memory_stays_bounded(tmp_path: Path) -> None:
+    d, _ = demo(tmp_path / "home")
+    _huge(d)
+    said, peak = "", 0
+    for argv in _commands(d):
+        proc, rss = _cli_rss(*argv, timeout=60)
+        peak = max(peak, rss)
+        assert rss < 500, f"{' '.join(argv[:2])} used {rss} MB"
+        said += proc.stdout.decode(errors="replace")
+    assert "too large to load safely (2.0 GB" in said
+    assert "too large to load safely (500.0 MB" in said
+    assert said.count("REFUSED") >= 2  # the index rebuild and the restore need a file they could not load
