@@ -14,6 +14,7 @@ from pathlib import Path
 
 from inspector.findings import ERROR, WARNING, Finding, from_hermes_item, worst
 from inspector.home import Home
+from inspector.linkcheck import sessions_folder_finding
 from inspector.store.index import INDEX_NAME, parse_index
 from inspector.store.jsonfmt import read_regular
 from inspector.store.scan import SessionDirScan, sidecar_facts
@@ -247,6 +248,9 @@ def build_catalogue(
     dir_str = str(session_dir)
     rows: dict[str, SessionRow] = {}
     home_findings: list[Finding] = []
+    outside = sessions_folder_finding(home)
+    if outside is not None:
+        home_findings.append(Finding("sessions_folder_outside_home", WARNING, outside, None, None, dir_str))
     visible = [n for n in scan.names if not n.startswith("_")]
     prefix = dir_str if dir_str.endswith(os.sep) else dir_str + os.sep  # os.path.join, 10,000 times
     sidecar = scan.sidecar

@@ -75,6 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
     target.add_argument("--all", action="store_true", help="every session the action applies to")
     p.add_argument("--action", required=True, choices=sorted(ACTION_MODULES))
     p.add_argument("--write", action="store_true", help="apply the previewed plan (default: preview only)")
+    p.add_argument("--follow-links", action="store_true",
+                   help="read and write through symbolic links that leave the home (the preview names "
+                        "their real targets; without this such a repair is refused)")
     p.add_argument("--now", type=float, help="the clock, Unix seconds (default: now)")
     p.add_argument("--server-started-at", type=float,
                    help="WebUI process start, Unix seconds (default: the running WebUI's, else now)")
@@ -167,9 +170,13 @@ def _plan_json(plans: list[Plan], written: list[dict]) -> dict:
     return {"plans": [p.to_json() for p in plans], "written": written}
 
 
-def _apply(plan: Plan, log: WriteLog) -> dict:
+def _apply(plan: Plan, log: WriteLog, home: Home, follow_links: bool) -> dict:
+    from inspector.linkcheck import recheck_before_write
     from inspector.plan import ApplyError, apply_plan
 
+    refused = recheck_before_write(plan, home, follow_links)  # a link swapped in since the plan was made
+    if refused is not None:
+        return {"session_id": plan.session_id, "error": refused}
     try:
         rec = apply_plan(plan, log)
     except (ApplyError, OSError) as exc:
@@ -188,20 +195,21 @@ def _plan_and_write(args: argparse.Namespace, home: Home, clock) -> tuple[list[P
     from inspector.plan import WriteLog
 
     session_id = None if args.all else args.session_id
+    follow = args.follow_links
     ctx = make_context(home, clock)
     log = WriteLog.default()
     if not args.write:
-        return plan_action(ctx, args.action, session_id), []
+        return plan_action(ctx, args.action, session_id, follow_links=follow), []
     if session_id is None and args.action not in HOME_WIDE:
         plans, written = [], []
         for sid in action_module(args.action).eligible(ctx):
-            plan = plan_action(make_context(home, clock), args.action, sid)[0]
+            plan = plan_action(make_context(home, clock), args.action, sid, follow_links=follow)[0]
             plans.append(plan)
             if not plan.refusal and plan.changes:
-                written.append(_apply(plan, log))
+                written.append(_apply(plan, log, home, follow))
         return plans, written
-    plans = plan_action(ctx, args.action, session_id)
-    return plans, [_apply(p, log) for p in plans if not p.refusal and p.changes]
+    plans = plan_action(ctx, args.action, session_id, follow_links=follow)
+    return plans, [_apply(p, log, home, follow) for p in plans if not p.refusal and p.changes]
 
 
 def cmd_repair(args: argparse.Namespace) -> int:

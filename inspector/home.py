@@ -61,6 +61,9 @@ class Home:
     base: Path
     state_dir: Path
     state_db_override: Path | None = None
+    # Where state_dir came from: "option" (--state-dir), "env" ($HERMES_WEBUI_STATE_DIR),
+    # "webui.ctl.env" (the home's own file: untrusted, see inspector.linkcheck) or "default".
+    state_dir_from: str = "default"
 
     @property
     def session_dir(self) -> Path:
@@ -113,13 +116,14 @@ def locate_home(
         base = Path("~/.hermes").expanduser()
     base = _unwrap_profile_home(base.absolute())
     if state_dir is not None:
-        sdir = Path(state_dir).expanduser()
+        sdir, source = Path(state_dir).expanduser(), "option"
     elif env.get("HERMES_WEBUI_STATE_DIR"):
-        sdir = Path(env["HERMES_WEBUI_STATE_DIR"]).expanduser()
+        sdir, source = Path(env["HERMES_WEBUI_STATE_DIR"]).expanduser(), "env"
     else:
-        sdir = _read_ctl_state_dir(base) or base / "webui"
+        ctl = _read_ctl_state_dir(base)
+        sdir, source = (ctl, "webui.ctl.env") if ctl is not None else (base / "webui", "default")
     db = Path(state_db).expanduser().absolute() if state_db is not None else None
-    return Home(base=base, state_dir=sdir.absolute(), state_db_override=db)
+    return Home(base=base, state_dir=sdir.absolute(), state_db_override=db, state_dir_from=source)
 
 
 def check_readable(home: Home) -> None:

@@ -15,6 +15,7 @@ from inspector.catalogue import Catalogue, SessionRow, add_hermes_audit, build_c
 from inspector.findings import Finding
 from inspector.forked import Forked, ForkedError
 from inspector.home import Home
+from inspector.linkcheck import shown
 from inspector.repair.audit import HermesAuditError, audit_session_recovery
 from inspector.store import statedb
 from inspector.store.journal import (
@@ -293,7 +294,9 @@ def full_audit(home: Home, *, now: float) -> dict:
         "home": {
             "base": str(home.base),
             "state_dir": str(home.state_dir),
+            "state_dir_from": home.state_dir_from,
             "session_dir": str(home.session_dir),
+            "session_dir_real": os.path.realpath(home.session_dir),
             "state_db": str(home.state_db()),
             "profiles": home.profile_names(),
         },
@@ -362,16 +365,16 @@ def format_detail(d: SessionDetail) -> str:
     from inspector.export import format_time
     lines = [f"session {safe_text(d.session_id)}: {one_line(d.title, 100)}"]
     lines.append(f"  profile:   {d.profile or '-'}")
-    lines.append(f"  sidecar:   {d.sidecar_path if d.sidecar_raw else '(missing)'}"
+    lines.append(f"  sidecar:   {shown(d.sidecar_path) if d.sidecar_raw or d.sidecar_error else '(missing)'}"
                  + (f"  ERROR: {d.sidecar_error}" if d.sidecar_error else ""))
     if d.bak_path:
-        lines.append(f"  .bak:      {d.bak_path} ({d.bak_messages} messages)")
+        lines.append(f"  .bak:      {shown(d.bak_path)} ({d.bak_messages} messages)")
     lines.append(f"  index row: {'yes' if d.index_row else 'no'}")
     for v in d.state_db:
         status = v.error or (f"{len(v.messages)} messages, source {v.record.get('source')}" if v.record else "no row")
         lines.append(f"  state.db:  [{v.profile}] {v.path}: {status}")
     if d.core is not None or d.core_error:
-        lines.append(f"  core:      {d.core_path}" + (f" ERROR: {d.core_error}" if d.core_error else ""))
+        lines.append(f"  core:      {shown(d.core_path)}" + (f" ERROR: {d.core_error}" if d.core_error else ""))
     sc = d.sidecar or {}
     if sc:
         lines.append(f"  created {format_time(sc.get('created_at'))}, updated {format_time(sc.get('updated_at'))}, "
@@ -394,6 +397,11 @@ def format_detail(d: SessionDetail) -> str:
     return "\n".join(lines)
 
 
+def _real(path: Path | None) -> str | None:
+    """Where ``path`` really is (every link followed); None without a path."""
+    return os.path.realpath(path) if path is not None else None
+
+
 def detail_to_json(d: SessionDetail) -> dict:
     return {
         "session_id": d.session_id,
@@ -401,6 +409,7 @@ def detail_to_json(d: SessionDetail) -> dict:
         "profile": d.profile,
         "sidecar": {
             "path": str(d.sidecar_path) if d.sidecar_path else None,
+            "real_path": _real(d.sidecar_path),
             "exists": d.sidecar_raw is not None,
             "error": d.sidecar_error,
             "fingerprint": d.sidecar_raw.fingerprint.to_json() if d.sidecar_raw else None,
@@ -409,7 +418,8 @@ def detail_to_json(d: SessionDetail) -> dict:
             "messages": d.messages,
             "tool_calls": (d.sidecar or {}).get("tool_calls"),
         },
-        "bak": {"path": str(d.bak_path), "messages": d.bak_messages} if d.bak_path else None,
+        "bak": {"path": str(d.bak_path), "real_path": _real(d.bak_path), "messages": d.bak_messages}
+        if d.bak_path else None,
         "index_row": d.index_row,
         "state_db": [{"profile": v.profile, "path": str(v.path), "record": v.record, "messages": v.messages,
                       "error": v.error} for v in d.state_db],

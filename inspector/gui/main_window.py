@@ -79,7 +79,8 @@ from inspector.gui.tooltip import plain_tooltip
 from inspector.gui.transcript_view import NEXT_TURN_MS, TranscriptView, age_words
 from inspector.gui.workers import TaskRunner
 from inspector.home import Home, check_readable, locate_home
-from inspector.plan import Plan, WriteLog, apply_plan, undo_write
+from inspector.linkcheck import recheck_before_write
+from inspector.plan import ApplyError, Plan, WriteLog, apply_plan, undo_write
 from inspector.quickscan import quick_rows
 from inspector.store.journal import RUN_JOURNAL_DIR
 from inspector.textsafe import one_line, safe_text
@@ -954,8 +955,16 @@ class MainWindow(QMainWindow):
 
     def write_plan(self, plan: Plan) -> None:
         log = WriteLog.default()
-        self.runner.start("write", lambda token, progress: apply_plan(plan, log), self._on_written,
-                          label="Writing…", on_error=self._on_write_error)
+        home = self.home
+
+        def work(token, progress):
+            # the links the preview named were confirmed there; a new one is refused
+            refused = recheck_before_write(plan, home, follow_links=True) if home is not None else None
+            if refused is not None:
+                raise ApplyError(refused)
+            return apply_plan(plan, log)
+
+        self.runner.start("write", work, self._on_written, label="Writing…", on_error=self._on_write_error)
 
     def _on_written(self, record) -> None:
         self.last_write = record.write_id

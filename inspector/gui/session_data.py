@@ -714,7 +714,9 @@ def plan_session_actions(home: Home, session_id: str, recommended: set[str],
         check()
         target = None if action in HOME_WIDE_IN_VIEW else session_id
         try:
-            plans = plan_action(ctx, action, target)
+            # links leaving the home are followed here, named in the plan, and confirmed in the
+            # preview before Write is possible (PreviewDialog.confirm_links)
+            plans = plan_action(ctx, action, target, follow_links=True)
         except Exception as exc:  # noqa: BLE001 - a planner failure disables its button, with the reason
             out[action] = f"{type(exc).__name__}: {exc}"
             continue

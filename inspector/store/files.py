@@ -22,8 +22,10 @@ class FileSnapshot:
     def __init__(self) -> None:
         self._cache: dict[Path, RawFile | None] = {}
         self.too_large: list[TooLargeToLoad] = []  # every read refused for its size, in order
+        self.asked: list[Path] = []  # every path read() was asked for, in order (cache hits too)
 
     def read(self, path: Path) -> RawFile | None:
+        self.asked.append(path)
         if path not in self._cache:
             try:
                 self._cache[path] = read_raw(path)

@@ -9,6 +9,10 @@
 * Files read whole have a size limit ("too large to load safely"): a 2 GB sparse sidecar or
   ``.bak`` and a 500 MB one-line journal keep every command under 500 MB of memory, and a
   repair that would need such a file is refused.
+* Links that leave the home are shown as what they are; a repair that would write, or copy
+  from, a file outside the home (a linked sessions folder, a linked ``.bak``, ``STATE_DIR=`` in
+  the home's own ``webui.ctl.env``) names the real target and is refused without
+  ``--follow-links``; a link swapped in after the preview is refused at write time.
 * No text in any file crashes any output: a lone surrogate in a title is shown escaped by
   ``list``/``show``, text or ``--json``, whatever the terminal's encoding, and exported.
 """
@@ -25,10 +29,13 @@ from pathlib import Path
 
 import pytest
 
+from inspector.actions import make_context, plan_action
 from inspector.export import transcript_json_bytes, transcript_markdown
+from inspector.home import locate_home
+from inspector.linkcheck import LINKS_KEY, recheck_before_write
 from inspector.session_detail import load_detail
 from inspector.store import statedb
-from tests.safety.helpers import demo
+from tests.safety.helpers import CLOCK, demo, run_cli, tree_state
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -213,3 +220,84 @@ def test_huge_files_are_named_too_large_and_memory_stays_bounded(tmp_path: Path)
     assert "too large to load safely (2.0 GB" in said
     assert "too large to load safely (500.0 MB" in said
     assert said.count("REFUSED") >= 2  # the index rebuild and the restore need a file they could not load
+
+
+# ---------------------------------------------------------------- class 6: links that leave the home
+
+
+@pytest.fixture
+def private_state(tmp_path: Path, monkeypatch) -> Path:
+    """The write log and backups in a folder of the test's own."""
+    state = tmp_path / "inspector-state"
+    monkeypatch.setenv("HERMES_INSPECTOR_STATE_DIR", str(state))
+    return state
+
+
+def _restore(d, *extra: str) -> tuple[int, str]:
+    code, out, err = run_cli("repair", d.sessions["shrunken"], "--action", "restore-backup", "--home", str(d.home),
+                             "--now", str(CLOCK.now), "--server-started-at", str(CLOCK.server_started_at), *extra)
+    assert "Traceback" not in err, err
+    return code, out
+
+
+def test_a_linked_sessions_folder_is_shown_and_written_only_with_follow_links(tmp_path: Path,
+                                                                             private_state: Path) -> None:
+    d, _ = demo(tmp_path / "home")
+    elsewhere = tmp_path / "elsewhere"
+    d.session_dir.rename(elsewhere)
+    d.session_dir.symlink_to(elsewhere, target_is_directory=True)
+    live = f"{d.sessions['shrunken']}.json"
+    before = tree_state(elsewhere)
+    code, out = _restore(d, "--write")
+    assert code == 1 and "REFUSED" in out and "--follow-links" in out
+    assert f"writes {elsewhere / live}" in out  # the preview names the real target
+    assert tree_state(elsewhere) == before
+    assert "is really " + str(elsewhere) in run_cli("list", "--home", str(d.home))[1]
+    code, out = _restore(d, "--write", "--follow-links")
+    assert code == 0 and f"writes {elsewhere / live}" in out and "Written" in out
+    assert (elsewhere / live).read_bytes() == (elsewhere / f"{live}.bak").read_bytes()
+
+
+def test_a_bak_linked_to_a_private_file_outside_the_home_is_not_copied(tmp_path: Path, private_state: Path) -> None:
+    d, _ = demo(tmp_path / "home")
+    secret = tmp_path / "private" / "secret.json"
+    secret.parent.mkdir()
+    bak = d.session_dir / f"{d.sessions['shrunken']}.json.bak"
+    secret.write_bytes(bak.read_bytes().replace(b"systemd", b"SECRET-systemd"))
+    secret.chmod(0o600)
+    bak.unlink()
+    bak.symlink_to(secret)
+    before = tree_state(d.home)
+    code, out = _restore(d, "--write")
+    assert code == 1 and "REFUSED" in out and f"reads {secret}" in out
+    assert tree_state(d.home) == before
+    shown = run_cli("show", d.sessions["shrunken"], "--home", str(d.home))[1]
+    assert f"{bak} -> {secret}" in shown  # the link shown as what it is
+
+
+def test_state_dir_from_the_homes_own_env_file_outside_the_home_needs_follow_links(tmp_path: Path,
+                                                                                   private_state: Path) -> None:
+    d, _ = demo(tmp_path / "home")
+    elsewhere = tmp_path / "elsewhere-state"
+    (d.home / "webui").rename(elsewhere)
+    (d.home / "webui.ctl.env").write_text(f"export STATE_DIR='{elsewhere}'\n")
+    home = locate_home(d.home, env={})
+    assert home.state_dir == elsewhere and home.state_dir_from == "webui.ctl.env"
+    before = tree_state(elsewhere)
+    code, out = _restore(d, "--write")
+    assert code == 1 and "REFUSED" in out and "--follow-links" in out
+    assert tree_state(elsewhere) == before
+    # the same folder named by the user (--state-dir) is trusted
+    code, out = _restore(d, "--state-dir", str(elsewhere))
+    assert "REFUSED" not in out and "outside the home" not in out
+
+
+def test_a_link_swapped_in_after_the_preview_is_refused_at_write_time(tmp_path: Path) -> None:
+    d, home = demo(tmp_path / "home")
+    (plan,) = plan_action(make_context(home, CLOCK), "restore-backup", d.sessions["shrunken"])
+    assert plan.changes and not plan.refusal and LINKS_KEY not in plan.result
+    elsewhere = tmp_path / "elsewhere"
+    d.session_dir.rename(elsewhere)
+    d.session_dir.symlink_to(elsewhere, target_is_directory=True)
+    assert "--follow-links" in recheck_before_write(plan, home, follow_links=False)
+    assert "did not name" in recheck_before_write(plan, home, follow_links=True)
