@@ -41,7 +41,7 @@ class LinkExit:
         verb = "writes" if self.written else "reads"
         if os.path.normpath(os.path.abspath(self.path)) == str(self.target):
             return f"{verb} {self.target}, outside the home"
-        return f"{verb} {self.target}, outside the home (named {self.path}: a link leads there)"
+        return f"{verb} {self.target}, outside the home (named {self.path}: a symbolic link leads there)"
 
 
 def trusted_roots(home: Home) -> list[Path]:

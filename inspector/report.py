@@ -24,6 +24,7 @@ from inspector.store.journal import (
     dropped_lines,
     is_valid_journal_id,
 )
+from inspector.store.jsonfmt import TooLargeToLoad
 from inspector.store.scan import (
     JOURNAL,
     STATE_DB,
@@ -235,6 +236,8 @@ def _journal_facts(path: Path, cache: FactCache | None) -> dict | None:
     """
     try:
         return cached_file_facts(cache, JOURNAL, str(path), path, _dropped_line_facts)
+    except TooLargeToLoad as exc:
+        return {"unreadable": None, "too_large": exc.strerror, "malformed": 0, "first": None}
     except OSError as exc:
         return {"unreadable": str(exc), "malformed": 0, "first": None}
 
@@ -268,6 +271,11 @@ def _journal_findings(session_dir: Path, cache: FactCache | None = None) -> list
             if facts["unreadable"] is not None:
                 out.append(Finding("journal_unreadable", "error", f"run {path.stem}: {facts['unreadable']}",
                                    sid, None, str(path)))
+                continue
+            if facts.get("too_large"):
+                out.append(Finding("journal_too_large", "warning",
+                                   f"run {path.stem}: the journal is {facts['too_large']}; the inspector does not "
+                                   "load it", sid, None, str(path)))
                 continue
             if facts["malformed"]:
                 out.append(Finding("journal_lines_dropped", "warning",
@@ -488,7 +496,7 @@ def format_journal(d: SessionDetail, runs: list[RunInfo]) -> str:
         s = r.summary or {}
         lines.append(f"run {r.run_id}  ({r.path}, {r.size} bytes)")
         if r.error:
-            lines.append(f"  UNREADABLE for hermes: {r.error}")
+            lines.append(f"  {'NOT LOADED' if r.too_large else 'UNREADABLE for hermes'}: {r.error}")
         else:
             lines.append(f"  {s.get('event_count')} events, last seq {s.get('last_seq')}, terminal state "
                          f"{s.get('terminal_state')}, last event {s.get('last_event')}")

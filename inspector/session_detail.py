@@ -20,7 +20,14 @@ from inspector.store.journal import (
     parse_journal_bytes,
     run_summary,
 )
-from inspector.store.jsonfmt import RawFile, loads_bytes, loads_or_none, read_raw, read_regular
+from inspector.store.jsonfmt import (
+    RawFile,
+    TooLargeToLoad,
+    loads_bytes,
+    loads_or_none,
+    read_raw,
+    read_regular,
+)
 from inspector.store.scan import FactCache, SessionDirScan
 from inspector.store.sidecar import (
     SidecarError,
@@ -44,6 +51,7 @@ class RunInfo:
     events: list[dict] = field(default_factory=list)
     malformed: list[dict] = field(default_factory=list)
     error: str | None = None
+    too_large: bool = False  # not loaded by the inspector (hermes may well read it): ``error`` says so
 
 
 @dataclass
@@ -113,6 +121,14 @@ def _load_runs(detail: SessionDetail, session_dir: Path) -> None:
         run_id = path.name[: -len(".jsonl")]
         try:
             data, _ = read_regular(path)
+        except TooLargeToLoad as exc:
+            detail.runs.append(RunInfo(run_id, path, exc.size, None, error=exc.strerror,
+                                       too_large=True))
+            detail.findings.append(Finding("journal_too_large", WARNING,
+                                           f"run {run_id}: the journal is {exc.strerror}; the inspector does not "
+                                           "load it and repairs that need it are refused",
+                                           detail.session_id, None, str(path)))
+            continue
         except OSError as exc:
             detail.runs.append(RunInfo(run_id, path, 0, None, error=f"cannot read: {exc}"))
             continue

@@ -554,7 +554,10 @@ class MainWindow(QMainWindow):
         return [i for i in items if isinstance(i, dict) and isinstance(i.get("home"), str)]
 
     def _remember_home(self, home: Home) -> None:
-        entry = {"home": str(home.base), "state_dir": str(home.state_dir),
+        # A state dir the user named is remembered; one found in the home's own webui.ctl.env is
+        # found there again (remembered, it would count as named: see inspector.linkcheck).
+        named = home.state_dir_from in ("option", "env")
+        entry = {"home": str(home.base), "state_dir": str(home.state_dir) if named else None,
                  "state_db": str(home.state_db_override) if home.state_db_override else None}
         items = [entry] + [i for i in self.recent_homes() if i != entry]
         self.settings.setValue("recent_homes", json.dumps(items[:MAX_RECENT]))
@@ -567,7 +570,7 @@ class MainWindow(QMainWindow):
             a = self.recent_menu.addAction("(none)")
             a.setEnabled(False)
         for item in items:
-            label = item["home"] if item.get("state_dir") == str(Path(item["home"]) / "webui") \
+            label = item["home"] if item.get("state_dir") in (None, str(Path(item["home"]) / "webui")) \
                 else f"{item['home']}  (state dir {item.get('state_dir')})"
             a = self.recent_menu.addAction(label)
             a.triggered.connect(lambda _=False, i=item: self.open_home(
