@@ -204,6 +204,28 @@ def _require_plain_tables(conn: sqlite3.Connection, path: Path | str) -> None:
                            f"({path}: a hostile or foreign schema can make any query endless)")
 
 
+def lenient_text(data: bytes) -> str:
+    """A TEXT value as a string even when it is not UTF-8: bad bytes become lone surrogates
+    (``\\udcff``), which every output shows escaped."""
+    return data.decode("utf-8", "surrogateescape")
+
+
+def _fetchall(conn: sqlite3.Connection, sql: str, params: tuple = ()) -> list:
+    """``conn.execute(sql, params).fetchall()`` for the inspector's readers: one TEXT value that
+    is not UTF-8 (a title written by a foreign tool) does not fail the whole query; the rows are
+    read again with :func:`lenient_text` (only then: the plain decoder is the fast path)."""
+    try:
+        return conn.execute(sql, params).fetchall()
+    except sqlite3.OperationalError as exc:
+        if "decode" not in str(exc).lower():
+            raise
+    conn.text_factory = lenient_text
+    try:
+        return conn.execute(sql, params).fetchall()
+    finally:
+        conn.text_factory = str
+
+
 def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
     return [row[1] for row in conn.execute(f"PRAGMA table_info({table})").fetchall()]
 
@@ -375,11 +397,11 @@ def list_sessions(path: Path | str, timeout: float | None = None) -> list[dict]:
             _require_sessions(schema, path)
             counts_sql = _message_counts_sql(schema)
             if counts_sql is None:
-                return [_record(row) for row in conn.execute(_catalogue_sql(schema, one_id=False)).fetchall()]
+                return [_record(row) for row in _fetchall(conn, _catalogue_sql(schema, one_id=False))]
             # The GROUP BY and the sessions apart, joined here: SQLite would otherwise build an
             # automatic index over the grouped counts for the LEFT JOIN (twice the time).
-            counts = {sid: (n, last) for sid, n, last in conn.execute(counts_sql) if sid is not None}
-            rows = conn.execute(_sessions_sql(schema)).fetchall()
+            counts = {sid: (n, last) for sid, n, last in _fetchall(conn, counts_sql) if sid is not None}
+            rows = _fetchall(conn, _sessions_sql(schema))
     except sqlite3.Error as exc:
         raise StateDbError(describe_sqlite_error(exc, path)) from exc
     out = []
@@ -414,7 +436,8 @@ def session_record(path: Path | str, session_id: str, timeout: float | None = No
             schema = _read_schema(conn, path)
             _require_sessions(schema, path)
             sql = _catalogue_sql(schema, one_id=True)
-            row = conn.execute(sql, (session_id,) * sql.count("?")).fetchone()
+            found = _fetchall(conn, sql, (session_id,) * sql.count("?"))
+            row = found[0] if found else None
     except sqlite3.Error as exc:
         raise StateDbError(describe_sqlite_error(exc, path)) from exc
     return _record(row) if row is not None else None
@@ -468,7 +491,7 @@ def read_transcript(
                     f"{path}: no usable messages table (needs session_id, role and content): "
                     "an older or foreign schema"
                 )
-            rows = conn.execute(_transcript_sql(schema, active_only), (session_id,)).fetchall()
+            rows = _fetchall(conn, _transcript_sql(schema, active_only), (session_id,))
     except sqlite3.Error as exc:
         raise StateDbError(describe_sqlite_error(exc, path)) from exc
     return [_display_message(r) for r in rows]

@@ -81,6 +81,26 @@ def test_a_lone_surrogate_in_a_title_is_shown_escaped_by_every_output(tmp_path: 
     assert exported["title"].startswith("\ud800 \udfff ")  # the same string, written as its JSON escape
 
 
+def test_a_state_db_title_that_is_not_utf8_does_not_hide_every_other_row(tmp_path: Path) -> None:
+    """The next hole of the same kind: one TEXT value that is not UTF-8 failed the whole
+    state.db query, so the list lost every state.db row; now it is shown escaped."""
+    d, home = demo(tmp_path / "home")
+    sid = d.sessions["state_only"]
+    with closing(sqlite3.connect(d.state_db)) as con:
+        con.execute("UPDATE sessions SET title = CAST(X'4261642078FF' AS TEXT) WHERE id = ?", (sid,))
+        con.execute("UPDATE messages SET content = CAST(X'6869FE' AS TEXT) WHERE session_id = ?", (sid,))
+        con.commit()
+    h = ("--home", str(d.home))
+    listed = _cli("list", *h)
+    assert listed.returncode == 0 and b"Traceback" not in listed.stderr
+    assert b"Bad x\\udcff" in listed.stdout and b"could not be read" not in listed.stdout
+    shown = _cli("show", sid, *h)
+    assert b"Bad x\\udcff" in shown.stdout and b"4 messages" in shown.stdout
+    for argv in (("list", "--json", *h), ("show", sid, "--json", *h)):
+        proc = _cli(*argv)
+        assert proc.returncode == 0 and json.loads(proc.stdout)
+
+
 # ---------------------------------------------------------------- class 3: a hostile state.db
 
 ENDLESS = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r)"
@@ -194,6 +214,19 @@ def test_special_files_never_block_nor_fill_memory(tmp_path: Path, kind: str) ->
         said += proc.stdout.decode(errors="replace")
     assert "_index.json cannot be read: not a regular file" in said
     assert "state.db-journal is not a regular file" in said
+
+
+def test_the_quick_look_never_opens_a_fifo(tmp_path: Path) -> None:
+    """The next hole of the same kind: the window's first, quick look at a sessions folder opened
+    every ``*.json`` without O_NONBLOCK, so a FIFO named like a sidecar hung it."""
+    d, _ = demo(tmp_path / "home")
+    os.mkfifo(d.session_dir / "fifo01.json")
+    code = ("import sys; from pathlib import Path; from inspector.quickscan import quick_rows; "
+            "rows = quick_rows(Path(sys.argv[1])); print('fifo01' in {r.session_id for r in rows})")
+    proc = subprocess.run([sys.executable, "-c", code, str(d.session_dir)], capture_output=True, timeout=20,
+                          cwd=REPO)
+    assert proc.returncode == 0, proc.stderr[-400:]
+    assert proc.stdout.strip() == b"True"  # listed (a blocked open is a TimeoutExpired)
 
 
 def _huge(d) -> None:
