@@ -200,6 +200,10 @@ def _sidecar_findings(row: SessionRow, now: float) -> None:
     sid = row.session_id
     if sc.error:
         action = "restore-backup" if row.has_bak else None
+        if "too large to load safely" in sc.error:  # the inspector's limit, not hermes' verdict
+            row.findings.append(Finding("sidecar_too_large", ERROR, f"this sidecar is not loaded: {sc.error}",
+                                        sid, None, sc.location))
+            return
         row.findings.append(Finding("corrupt_sidecar", ERROR, f"hermes cannot load this sidecar: {sc.error}",
                                     sid, action, sc.location))
         return

@@ -20,9 +20,11 @@ from inspector.repair.audit import HermesAuditError, audit_session_recovery
 from inspector.store import statedb
 from inspector.store.journal import (
     RUN_JOURNAL_DIR,
+    JournalTooLarge,
     JournalUnreadable,
     dropped_lines,
     is_valid_journal_id,
+    stream_summary,
 )
 from inspector.store.jsonfmt import TooLargeToLoad
 from inspector.store.scan import (
@@ -236,10 +238,23 @@ def _journal_facts(path: Path, cache: FactCache | None) -> dict | None:
     """
     try:
         return cached_file_facts(cache, JOURNAL, str(path), path, _dropped_line_facts)
-    except TooLargeToLoad as exc:
-        return {"unreadable": None, "too_large": exc.strerror, "malformed": 0, "first": None}
+    except TooLargeToLoad:
+        return _streamed_facts(path)
     except OSError as exc:
         return {"unreadable": str(exc), "malformed": 0, "first": None}
+
+
+def _streamed_facts(path: Path) -> dict:
+    """:func:`_journal_facts` of a journal too large to load whole, read piece by piece."""
+    try:
+        streamed = stream_summary(path, path.parent.name, path.stem)
+    except JournalTooLarge as exc:
+        return {"unreadable": None, "too_large": str(exc), "malformed": 0, "first": None}
+    except JournalUnreadable as exc:
+        return {"unreadable": str(exc), "malformed": 0, "first": None}
+    except OSError as exc:
+        return {"unreadable": str(exc), "malformed": 0, "first": None}
+    return {"unreadable": None, "malformed": streamed.malformed, "first": streamed.first_malformed}
 
 
 def _dropped_line_facts(data: bytes) -> dict:
@@ -273,9 +288,8 @@ def _journal_findings(session_dir: Path, cache: FactCache | None = None) -> list
                                    sid, None, str(path)))
                 continue
             if facts.get("too_large"):
-                out.append(Finding("journal_too_large", "warning",
-                                   f"run {path.stem}: the journal is {facts['too_large']}; the inspector does not "
-                                   "load it", sid, None, str(path)))
+                out.append(Finding("journal_too_large", "warning", f"run {path.stem}: {facts['too_large']}",
+                                   sid, None, str(path)))
                 continue
             if facts["malformed"]:
                 out.append(Finding("journal_lines_dropped", "warning",

@@ -14,11 +14,13 @@ from inspector.home import Home
 from inspector.store import statedb
 from inspector.store.index import index_path, parse_index
 from inspector.store.journal import (
+    JournalTooLarge,
     JournalUnreadable,
     is_valid_journal_id,
     list_runs,
     parse_journal_bytes,
     run_summary,
+    stream_summary,
 )
 from inspector.store.jsonfmt import (
     RawFile,
@@ -122,12 +124,7 @@ def _load_runs(detail: SessionDetail, session_dir: Path) -> None:
         try:
             data, _ = read_regular(path)
         except TooLargeToLoad as exc:
-            detail.runs.append(RunInfo(run_id, path, exc.size, None, error=exc.strerror,
-                                       too_large=True))
-            detail.findings.append(Finding("journal_too_large", WARNING,
-                                           f"run {run_id}: the journal is {exc.strerror}; the inspector does not "
-                                           "load it and repairs that need it are refused",
-                                           detail.session_id, None, str(path)))
+            _stream_run(detail, run_id, path, exc)
             continue
         except OSError as exc:
             detail.runs.append(RunInfo(run_id, path, 0, None, error=f"cannot read: {exc}"))
@@ -147,6 +144,34 @@ def _load_runs(detail: SessionDetail, session_dir: Path) -> None:
                 "journal_lines_dropped", WARNING,
                 f"run {run_id}: hermes drops {len(parsed.malformed)} line(s) it cannot parse "
                 f"(first at line {parsed.malformed[0]['line']})", detail.session_id, None, str(path)))
+
+
+def _stream_run(detail: SessionDetail, run_id: str, path: Path, too_large: TooLargeToLoad) -> None:
+    """A journal too large to load whole: hermes' summary of it, read piece by piece (no events)."""
+    note = (f"run {run_id}: the journal is {too_large.strerror}: its events are not loaded and repairs "
+            "that need it are refused")
+    try:
+        streamed = stream_summary(path, detail.session_id, run_id)
+    except JournalTooLarge as exc:
+        detail.runs.append(RunInfo(run_id, path, too_large.size, None, error=str(exc), too_large=True))
+        detail.findings.append(Finding("journal_too_large", WARNING, f"run {run_id}: {exc}",
+                                       detail.session_id, None, str(path)))
+        return
+    except JournalUnreadable as exc:
+        detail.runs.append(RunInfo(run_id, path, too_large.size, None, error=str(exc)))
+        detail.findings.append(Finding("journal_unreadable", ERROR, f"run {run_id}: {exc}; hermes recovers "
+                                       "nothing from it", detail.session_id, None, str(path)))
+        return
+    except OSError as exc:
+        detail.runs.append(RunInfo(run_id, path, too_large.size, None, error=f"cannot read: {exc}"))
+        return
+    detail.runs.append(RunInfo(run_id, path, too_large.size, streamed.summary, too_large=True))
+    detail.findings.append(Finding("journal_too_large", WARNING, note, detail.session_id, None, str(path)))
+    if streamed.malformed:
+        detail.findings.append(Finding(
+            "journal_lines_dropped", WARNING,
+            f"run {run_id}: hermes drops {streamed.malformed} line(s) it cannot parse "
+            f"(first at line {streamed.first_malformed})", detail.session_id, None, str(path)))
 
 
 def _load_state_db(detail: SessionDetail, home: Home) -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -34,7 +35,7 @@ from inspector.export import transcript_json_bytes, transcript_markdown
 from inspector.home import locate_home
 from inspector.linkcheck import LINKS_KEY, recheck_before_write
 from inspector.session_detail import load_detail
-from inspector.store import statedb
+from inspector.store import journal, statedb
 from tests.safety.helpers import CLOCK, demo, run_cli, tree_state
 
 REPO = Path(__file__).resolve().parents[2]
@@ -214,6 +215,52 @@ def test_special_files_never_block_nor_fill_memory(tmp_path: Path, kind: str) ->
         said += proc.stdout.decode(errors="replace")
     assert "_index.json cannot be read: not a regular file" in said
     assert "state.db-journal is not a regular file" in said
+
+
+def _event_line(seq, event="token", **extra) -> bytes:
+    record = {"version": 1, "event_id": f"r1:{seq}", "seq": seq, "run_id": "r1", "session_id": "s1",
+              "event": event, "type": event, "created_at": 1_780_000_000.0 + seq, "payload": {"text": "h\u00e9"},
+              **extra}
+    return json.dumps(record, ensure_ascii=False).encode() + b"\n"
+
+
+JOURNAL_BODIES = {
+    "plain": b"".join(_event_line(i) for i in range(1, 40)),
+    "terminal-then-more": _event_line(1) + _event_line(2, "done", terminal=True, terminal_state="completed")
+    + _event_line(3) + _event_line(4, "stream_end", terminal=True, terminal_state="x"),
+    "junk-and-tears": _event_line(1) + b"not json\n\n[1,2]\r\n" + _event_line(2)[:-1] + "\u2028x\n".encode()
+    + _event_line(3) + b'{"seq": 4',
+    "invalid-utf8": _event_line(1) + b'{"seq": 2, "x": "\xff"}\n' + _event_line(3),
+    "empty": b"",
+}
+
+
+@pytest.mark.parametrize("name", sorted(JOURNAL_BODIES))
+@pytest.mark.parametrize("block", [5, 64, 1 << 22])
+def test_a_streamed_journal_summary_is_hermes_summary(tmp_path: Path, monkeypatch, name: str, block: int) -> None:
+    """A journal too large to load whole is summarised piece by piece, with hermes' own verdict."""
+    path = tmp_path / "r1.jsonl"
+    path.write_bytes(JOURNAL_BODIES[name])
+    monkeypatch.setattr(journal, "BLOCK_BYTES", block)
+    try:
+        parsed = journal.parse_journal_bytes(path.read_bytes())
+    except journal.JournalUnreadable as exc:
+        with pytest.raises(journal.JournalUnreadable, match=re.escape(str(exc))):
+            journal.stream_summary(path, "s1", "r1")
+        return
+    streamed = journal.stream_summary(path, "s1", "r1")
+    assert streamed.summary == journal.run_summary("s1", "r1", parsed.events)
+    assert streamed.malformed == len(parsed.malformed)
+    assert streamed.first_malformed == (parsed.malformed[0]["line"] if parsed.malformed else None)
+
+
+def test_a_streamed_journal_stops_at_a_line_too_long(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(journal, "BLOCK_BYTES", 64)  # the line spans pieces
+    path = tmp_path / "r1.jsonl"
+    path.write_bytes(_event_line(1) + b"x" * 5000 + b"\n")
+    assert journal.stream_summary(path, "s1", "r1", max_line=10_000).malformed == 1
+    with pytest.raises(journal.JournalTooLarge, match="too large to load safely"):
+        journal.stream_summary(path, "s1", "r1", max_line=1000)
 
 
 def test_the_quick_look_never_opens_a_fifo(tmp_path: Path) -> None:
