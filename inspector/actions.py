@@ -46,11 +46,13 @@ def _planned(ctx: RepairContext, module, session_id: str | None, follow_links: b
     seen, asked = len(ctx.snapshot.too_large), len(ctx.snapshot.asked)
     plan = module.plan(ctx, session_id)
     guard_plan(plan, ctx.home, ctx.snapshot.asked[asked:], follow_links)
-    skipped = ctx.snapshot.too_large[seen:]
+    skipped = list({exc.filename: exc for exc in ctx.snapshot.too_large[seen:]}.values())
     if skipped and not plan.refusal and plan.changes:
         names = "; ".join(f"{exc.filename}: {exc.strerror}" for exc in skipped[:3])
         plan.refusal = (f"a file this repair needs was not loaded ({names}); what hermes would do with it "
                         "is unknown, so nothing is written")
+    elif skipped:  # nothing to write, or refused for another reason: still say what was not read
+        plan.warnings.extend(f"{exc.filename} was not loaded: {exc.strerror}" for exc in skipped)
     return plan
 
 
