@@ -161,7 +161,13 @@ def read_regular(path: Path, max_bytes: int | None = MAX_FILE_BYTES) -> tuple[by
         if max_bytes is not None and st.st_size > max_bytes:
             raise TooLargeToLoad(path, st.st_size, max_bytes)
         with os.fdopen(fd, "rb", closefd=False) as fh:
-            data = fh.read() if max_bytes is None else fh.read(max_bytes + 1)
+            if max_bytes is None:
+                data = fh.read()
+            else:  # read(n) allocates n bytes first: ask for the size fstat gave, more only if it grew
+                want = st.st_size + 1
+                data = fh.read(want)
+                if len(data) == want:
+                    data += fh.read(max_bytes + 1 - len(data))
         if max_bytes is not None and len(data) > max_bytes:
             raise TooLargeToLoad(path, len(data), max_bytes)
     finally:
