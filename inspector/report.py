@@ -451,13 +451,20 @@ def detail_to_json(d: SessionDetail) -> dict:
     }
 
 
+def _not_read(exc: OSError) -> str:
+    """Why a journal's lines are not shown: not loaded for its size, or the read's own error."""
+    if isinstance(exc, TooLargeToLoad):
+        return f"lines not loaded: {exc.strerror}"
+    return f"cannot read: {exc.strerror or exc}"
+
+
 def _raw_lines(run: RunInfo) -> list[dict]:
     """Every physical line with its offset and hermes' verdict (dropped lines and anomalies)."""
     from inspector.store.journal_raw import RawJournal
     try:
         journal = RawJournal.from_path(run.path)
     except OSError as exc:
-        return [{"error": str(exc)}]
+        return [{"error": _not_read(exc)}]
     return [{
         "line": line.number,
         "offset": line.offset,
@@ -473,7 +480,7 @@ def _raw_anomaly_lines(run: RunInfo) -> list[str]:
     try:
         journal = RawJournal.from_path(run.path)
     except OSError as exc:
-        return [f"cannot read: {exc}"]
+        return [_not_read(exc)]
     out = []
     if journal.unreadable:
         out.append(f"UNREADABLE: {journal.unreadable}")
