@@ -644,8 +644,8 @@ def state_db_has_session(
             found = conn.execute(
                 "select 1 from sqlite_master where type='table' and name='sessions'"
             ).fetchone()
-            if found is None:
-                return True
+            if found is None or "sessions" in not_plain_tables(conn):
+                return True  # computed columns: treated as an unreadable table (hermes' error path)
             row = conn.execute("select 1 from sessions where id = ? limit 1", (session_id,)).fetchone()
             return row is not None
     except Exception:  # fail open, as hermes does
@@ -668,7 +668,8 @@ class SessionPresence:
             found = self._conn.execute(
                 "select 1 from sqlite_master where type='table' and name='sessions'"
             ).fetchone()
-            self._open = found is not None
+            # a table with computed columns could make every lookup slow: hermes' error path
+            self._open = found is not None and "sessions" not in not_plain_tables(self._conn)
         except Exception:  # fail open, as hermes does
             self._open = False
 

@@ -116,6 +116,8 @@ HOSTILE_SCHEMAS = {
         CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id TEXT, role TEXT, timestamp REAL);
         INSERT INTO messages (session_id, role, timestamp) SELECT session_id, role, timestamp FROM real_messages;
         ALTER TABLE messages ADD COLUMN content TEXT AS (zeroblob(900000000)) VIRTUAL;""",
+    "sessions-huge-computed-column": """
+        ALTER TABLE sessions ADD COLUMN huge TEXT AS (zeroblob(900000000)) VIRTUAL;""",
 }
 
 
