@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from inspector.home import Home, hermes_cwd, webui_pid, webui_started_at
+from inspector.linkcheck import guard_plan
 from inspector.plan import Clock, Plan
 from inspector.repair import HOME_WIDE, action_module
 from inspector.repair.context import RepairContext
@@ -38,13 +39,32 @@ def make_context(home: Home, clock: Clock, cwd: Path | None = None) -> RepairCon
     return RepairContext(home=home, clock=clock, cwd=cwd if cwd is not None else hermes_cwd(home))
 
 
-def plan_action(ctx: RepairContext, action: str, session_id: str | None) -> list[Plan]:
-    """Plans for one session id, or for every eligible session when ``session_id`` is None."""
+def _planned(ctx: RepairContext, module, session_id: str | None, follow_links: bool) -> Plan:
+    """``module.plan``, refused when a file it needed was too large to load (the plan was made
+    without that file, so it may not be what hermes would do), and with every file it reads or
+    writes outside the home named (refused unless ``follow_links``: see inspector.linkcheck)."""
+    seen, asked = len(ctx.snapshot.too_large), len(ctx.snapshot.asked)
+    plan = module.plan(ctx, session_id)
+    guard_plan(plan, ctx.home, ctx.snapshot.asked[asked:], follow_links)
+    skipped = list({exc.filename: exc for exc in ctx.snapshot.too_large[seen:]}.values())
+    if skipped and not plan.refusal and plan.changes:
+        names = "; ".join(f"{exc.filename}: {exc.strerror}" for exc in skipped[:3])
+        plan.refusal = (f"a file this repair needs was not loaded ({names}); what hermes would do with it "
+                        "is unknown, so nothing is written")
+    elif skipped:  # nothing to write, or refused for another reason: still say what was not read
+        plan.warnings.extend(f"{exc.filename} was not loaded: {exc.strerror}" for exc in skipped)
+    return plan
+
+
+def plan_action(ctx: RepairContext, action: str, session_id: str | None, *,
+                follow_links: bool = False) -> list[Plan]:
+    """Plans for one session id, or for every eligible session when ``session_id`` is None.
+    ``follow_links``: the user agreed to read and write through links that leave the home."""
     module = action_module(action)
     if session_id is not None or action in HOME_WIDE:
-        plans = [module.plan(ctx, session_id)]
+        plans = [_planned(ctx, module, session_id, follow_links)]
     else:
-        plans = [module.plan(ctx, sid) for sid in module.eligible(ctx)]
+        plans = [_planned(ctx, module, sid, follow_links) for sid in module.eligible(ctx)]
     warning = running_warning(ctx.home)
     for p in plans:
         p.clock = ctx.clock

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from inspector.findings import ERROR, WARNING, Finding, from_hermes_item, worst
 from inspector.home import Home
+from inspector.linkcheck import sessions_folder_finding
 from inspector.store.index import INDEX_NAME, parse_index
 from inspector.store.jsonfmt import read_regular
 from inspector.store.scan import SessionDirScan, sidecar_facts
@@ -199,6 +200,10 @@ def _sidecar_findings(row: SessionRow, now: float) -> None:
     sid = row.session_id
     if sc.error:
         action = "restore-backup" if row.has_bak else None
+        if "too large to load safely" in sc.error:  # the inspector's limit, not hermes' verdict
+            row.findings.append(Finding("sidecar_too_large", ERROR, f"this sidecar is not loaded: {sc.error}",
+                                        sid, None, sc.location))
+            return
         row.findings.append(Finding("corrupt_sidecar", ERROR, f"hermes cannot load this sidecar: {sc.error}",
                                     sid, action, sc.location))
         return
@@ -247,6 +252,9 @@ def build_catalogue(
     dir_str = str(session_dir)
     rows: dict[str, SessionRow] = {}
     home_findings: list[Finding] = []
+    outside = sessions_folder_finding(home)
+    if outside is not None:
+        home_findings.append(Finding("sessions_folder_outside_home", WARNING, outside, None, None, dir_str))
     visible = [n for n in scan.names if not n.startswith("_")]
     prefix = dir_str if dir_str.endswith(os.sep) else dir_str + os.sep  # os.path.join, 10,000 times
     sidecar = scan.sidecar
@@ -289,12 +297,10 @@ def build_catalogue(
     else:
         index_data, index_error = scan.index_bytes()
         if index_error is not None and not isinstance(index_error, FileNotFoundError):
-            try:  # rare: read it again the plain way, for that error's exact wording
-                index_data = (session_dir / INDEX_NAME).read_bytes()
-            except FileNotFoundError:
-                pass
-            except OSError as exc:
-                home_findings.append(Finding("index_unreadable", WARNING, f"_index.json cannot be read: {exc}"))
+            # the one read's own error (a FIFO, a folder, too large, permission denied): never read twice
+            home_findings.append(Finding("index_unreadable", WARNING,
+                                         f"_index.json cannot be read: {index_error.strerror or index_error}",
+                                         None, None, str(session_dir / INDEX_NAME)))
         if index_data is not None:
             index_present = True
             parsed = parse_index(index_data)

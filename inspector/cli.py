@@ -77,6 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="recover-from-journal is an inspector step, not a hermes-webui repair; "
                         "the others are hermes-webui's own")
     p.add_argument("--write", action="store_true", help="apply the previewed plan (default: preview only)")
+    p.add_argument("--follow-links", action="store_true",
+                   help="read and write through symbolic links that leave the home (the preview names "
+                        "their real targets; without this such a repair is refused)")
     p.add_argument("--now", type=float, help="the clock, Unix seconds (default: now)")
     p.add_argument("--server-started-at", type=float,
                    help="WebUI process start, Unix seconds (default: the running WebUI's, else now)")
@@ -188,9 +191,13 @@ def _plan_json(plans: list[Plan], written: list[dict]) -> dict:
     return {"plans": [p.to_json() for p in plans], "written": written}
 
 
-def _apply(plan: Plan, log: WriteLog) -> dict:
+def _apply(plan: Plan, log: WriteLog, home: Home, follow_links: bool) -> dict:
+    from inspector.linkcheck import recheck_before_write
     from inspector.plan import ApplyError, apply_plan
 
+    refused = recheck_before_write(plan, home, follow_links)  # a link swapped in since the plan was made
+    if refused is not None:
+        return {"session_id": plan.session_id, "error": refused}
     try:
         rec = apply_plan(plan, log)
     except (ApplyError, OSError) as exc:
@@ -209,20 +216,21 @@ def _plan_and_write(args: argparse.Namespace, home: Home, clock) -> tuple[list[P
     from inspector.plan import WriteLog
 
     session_id = None if args.all else args.session_id
+    follow = args.follow_links
     ctx = make_context(home, clock)
     log = WriteLog.default()
     if not args.write:
-        return plan_action(ctx, args.action, session_id), []
+        return plan_action(ctx, args.action, session_id, follow_links=follow), []
     if session_id is None and args.action not in HOME_WIDE:
         plans, written = [], []
         for sid in action_module(args.action).eligible(ctx):
-            plan = plan_action(make_context(home, clock), args.action, sid)[0]
+            plan = plan_action(make_context(home, clock), args.action, sid, follow_links=follow)[0]
             plans.append(plan)
             if not plan.refusal and plan.changes:
-                written.append(_apply(plan, log))
+                written.append(_apply(plan, log, home, follow))
         return plans, written
-    plans = plan_action(ctx, args.action, session_id)
-    return plans, [_apply(p, log) for p in plans if not p.refusal and p.changes]
+    plans = plan_action(ctx, args.action, session_id, follow_links=follow)
+    return plans, [_apply(p, log, home, follow) for p in plans if not p.refusal and p.changes]
 
 
 def cmd_repair(args: argparse.Namespace) -> int:
@@ -361,7 +369,20 @@ def _dispatch(args: argparse.Namespace) -> int:
         return 0
 
 
+def _never_fail_to_encode() -> None:
+    """Whatever the terminal's encoding (a C or Latin-1 locale), a character it cannot show is
+    written as a visible escape instead of ending the command with UnicodeEncodeError."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):  # a closed or detached stream: nothing will be written
+                pass
+
+
 def main(argv: list[str] | None = None) -> int:
+    _never_fail_to_encode()
     return _dispatch(build_parser().parse_args(argv))
 
 
@@ -375,6 +396,7 @@ def run() -> None:
     garbage collection over the catalogue it built and without freeing its hundred thousand
     objects one by one (together about 40 ms of a 10,000-session audit). The window and the
     commands that write exit the normal way, with every ``finally`` and ``atexit`` handler."""
+    _never_fail_to_encode()
     args = build_parser().parse_args()
     if args.command not in READ_ONLY_COMMANDS:
         raise SystemExit(_dispatch(args))

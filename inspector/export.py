@@ -197,4 +197,7 @@ def transcript_json(detail: SessionDetail, *, now: float) -> dict:
 
 
 def transcript_json_bytes(detail: SessionDetail, *, now: float) -> bytes:
-    return (json.dumps(transcript_json(detail, now=now), ensure_ascii=False, indent=2, default=str) + "\n").encode()
+    # A lone surrogate (a title of "\\ud800", which hermes loads) cannot be UTF-8: it is written
+    # as its JSON escape, which reads back as the same string.
+    text = json.dumps(transcript_json(detail, now=now), ensure_ascii=False, indent=2, default=str) + "\n"
+    return text.encode("utf-8", "backslashreplace")

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from dataclasses import dataclass
 from pathlib import Path
+
+from inspector.store.jsonfmt import SMALL_FILE_BYTES, read_regular
 
 PROFILE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 DEFAULT_PROFILE = "default"
@@ -27,11 +28,15 @@ class HomeError(Exception):
 
 
 def _read_ctl_state_dir(base: Path) -> Path | None:
+    """``STATE_DIR=`` of ``<base>/webui.ctl.env``. The file is untrusted: it is read through the
+    regular-file reader with a small limit, so a FIFO, a device or a huge file is treated as no
+    file (never waited on, never loaded)."""
     ctl = base / "webui.ctl.env"
     try:
-        text = ctl.read_text(encoding="utf-8", errors="replace")
+        data, _ = read_regular(ctl, SMALL_FILE_BYTES)
     except OSError:
         return None
+    text = data.decode("utf-8", errors="replace")
     for line in text.splitlines():
         line = line.strip()
         if line.startswith("export "):
@@ -56,6 +61,9 @@ class Home:
     base: Path
     state_dir: Path
     state_db_override: Path | None = None
+    # Where state_dir came from: "option" (--state-dir), "env" ($HERMES_WEBUI_STATE_DIR),
+    # "webui.ctl.env" (the home's own file: untrusted, see inspector.linkcheck) or "default".
+    state_dir_from: str = "default"
 
     @property
     def session_dir(self) -> Path:
@@ -108,13 +116,14 @@ def locate_home(
         base = Path("~/.hermes").expanduser()
     base = _unwrap_profile_home(base.absolute())
     if state_dir is not None:
-        sdir = Path(state_dir).expanduser()
+        sdir, source = Path(state_dir).expanduser(), "option"
     elif env.get("HERMES_WEBUI_STATE_DIR"):
-        sdir = Path(env["HERMES_WEBUI_STATE_DIR"]).expanduser()
+        sdir, source = Path(env["HERMES_WEBUI_STATE_DIR"]).expanduser(), "env"
     else:
-        sdir = _read_ctl_state_dir(base) or base / "webui"
+        ctl = _read_ctl_state_dir(base)
+        sdir, source = (ctl, "webui.ctl.env") if ctl is not None else (base / "webui", "default")
     db = Path(state_db).expanduser().absolute() if state_db is not None else None
-    return Home(base=base, state_dir=sdir.absolute(), state_db_override=db)
+    return Home(base=base, state_dir=sdir.absolute(), state_db_override=db, state_dir_from=source)
 
 
 def check_readable(home: Home) -> None:
@@ -137,13 +146,8 @@ def webui_pid(home: Home) -> int | None:
     a plain positive pid (garbage, a huge number, a FIFO, a folder) means "not running".
     """
     try:
-        fd = os.open(home.pid_file, os.O_RDONLY | os.O_NONBLOCK)
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return None
-            text = os.read(fd, 64).decode("ascii").strip()
-        finally:
-            os.close(fd)
+        data, _ = read_regular(home.pid_file, 64)
+        text = data.decode("ascii").strip()
         pid = int(text) if text.isdigit() else 0
     except (OSError, ValueError):
         return None

@@ -11,6 +11,7 @@ them.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -44,9 +45,10 @@ def prefix_meta(head: bytes) -> dict | None:
 
 
 def read_prefix(path: str, size: int) -> dict | None:
-    """:func:`prefix_meta` of the file, reading no more than needed (never raises)."""
+    """:func:`prefix_meta` of the file, reading no more than needed (never raises). Links are
+    not followed and the open never blocks (a FIFO named like a sidecar)."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError:
         return None
     try:
@@ -63,10 +65,11 @@ def read_prefix(path: str, size: int) -> dict | None:
         os.close(fd)
 
 
-def list_sessions_by_mtime(session_dir: Path) -> tuple[list[tuple[str, str, int, float]], set[str]]:
-    """``(session id, path, size, mtime)`` of every ``<sid>.json`` sidecar, newest first, and the
+def list_sessions_by_mtime(session_dir: Path) -> tuple[list[tuple[str, str, int, float, bool]], set[str]]:
+    """``(session id, path, size, mtime, is a regular file)`` of every ``<sid>.json`` sidecar (its own
+    lstat: links are not followed), newest first, and the
     ids that have a ``<sid>.json.bak``. Empty when the folder cannot be listed."""
-    sidecars: list[tuple[str, str, int, float]] = []
+    sidecars: list[tuple[str, str, int, float, bool]] = []
     baks: set[str] = set()
     try:
         with os.scandir(session_dir) as it:
@@ -82,15 +85,15 @@ def list_sessions_by_mtime(session_dir: Path) -> tuple[list[tuple[str, str, int,
                 st = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
-            sidecars.append((name[:-5], entry.path, st.st_size, st.st_mtime))
+            sidecars.append((name[:-5], entry.path, st.st_size, st.st_mtime, stat.S_ISREG(st.st_mode)))
         elif name.endswith(".json.bak"):
             baks.add(name[:-9])
     sidecars.sort(key=lambda s: (-s[3], s[0]))
     return sidecars, baks
 
 
-def _row(sid: str, path: str, size: int, mtime: float, has_bak: bool) -> SessionRow:
-    meta = read_prefix(path, size) or {}
+def _row(sid: str, path: str, size: int, mtime: float, has_bak: bool, regular: bool = True) -> SessionRow:
+    meta = (read_prefix(path, size) if regular else None) or {}
     if not isinstance(meta.get("updated_at"), (int, float)) or isinstance(meta.get("updated_at"), bool):
         meta["updated_at"] = mtime  # hermes stamps the file when it saves: a fair stand-in
     summary = SidecarSummary(sid, str(path), size, mtime, meta=meta)
@@ -111,7 +114,7 @@ def quick_batches(session_dir: Path, first: int = FIRST_BATCH, batch: int = 2_00
     while start < len(sidecars):
         check()
         chunk = sidecars[start:start + size]
-        yield [_row(sid, path, sz, mt, sid in baks) for sid, path, sz, mt in chunk]
+        yield [_row(sid, path, sz, mt, sid in baks, regular) for sid, path, sz, mt, regular in chunk]
         start += size
         size = batch
 

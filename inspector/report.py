@@ -15,14 +15,18 @@ from inspector.catalogue import Catalogue, SessionRow, add_hermes_audit, build_c
 from inspector.findings import Finding
 from inspector.forked import Forked, ForkedError
 from inspector.home import Home
+from inspector.linkcheck import shown
 from inspector.repair.audit import HermesAuditError, audit_session_recovery
 from inspector.store import statedb
 from inspector.store.journal import (
     RUN_JOURNAL_DIR,
+    JournalTooLarge,
     JournalUnreadable,
     dropped_lines,
     is_valid_journal_id,
+    stream_summary,
 )
+from inspector.store.jsonfmt import TooLargeToLoad
 from inspector.store.scan import (
     JOURNAL,
     OPEN_RUN,
@@ -293,8 +297,23 @@ def _journal_facts(path: Path, cache: FactCache | None) -> dict | None:
     """
     try:
         return cached_file_facts(cache, JOURNAL, str(path), path, _dropped_line_facts)
+    except TooLargeToLoad:
+        return _streamed_facts(path)
     except OSError as exc:
         return {"unreadable": str(exc), "malformed": 0, "first": None}
+
+
+def _streamed_facts(path: Path) -> dict:
+    """:func:`_journal_facts` of a journal too large to load whole, read piece by piece."""
+    try:
+        streamed = stream_summary(path, path.parent.name, path.stem)
+    except JournalTooLarge as exc:
+        return {"unreadable": None, "too_large": str(exc), "malformed": 0, "first": None}
+    except JournalUnreadable as exc:
+        return {"unreadable": str(exc), "malformed": 0, "first": None}
+    except OSError as exc:
+        return {"unreadable": str(exc), "malformed": 0, "first": None}
+    return {"unreadable": None, "malformed": streamed.malformed, "first": streamed.first_malformed}
 
 
 def _dropped_line_facts(data: bytes) -> dict:
@@ -327,6 +346,10 @@ def _journal_findings(session_dir: Path, cache: FactCache | None = None) -> list
                 out.append(Finding("journal_unreadable", "error", f"run {path.stem}: {facts['unreadable']}",
                                    sid, None, str(path)))
                 continue
+            if facts.get("too_large"):
+                out.append(Finding("journal_too_large", "warning", f"run {path.stem}: {facts['too_large']}",
+                                   sid, None, str(path)))
+                continue
             if facts["malformed"]:
                 out.append(Finding("journal_lines_dropped", "warning",
                                    f"run {path.stem}: hermes drops {facts['malformed']} line(s) "
@@ -352,7 +375,9 @@ def full_audit(home: Home, *, now: float) -> dict:
         "home": {
             "base": str(home.base),
             "state_dir": str(home.state_dir),
+            "state_dir_from": home.state_dir_from,
             "session_dir": str(home.session_dir),
+            "session_dir_real": os.path.realpath(home.session_dir),
             "state_db": str(home.state_db()),
             "profiles": home.profile_names(),
         },
@@ -421,16 +446,16 @@ def format_detail(d: SessionDetail) -> str:
     from inspector.export import format_time
     lines = [f"session {safe_text(d.session_id)}: {one_line(d.title, 100)}"]
     lines.append(f"  profile:   {d.profile or '-'}")
-    lines.append(f"  sidecar:   {d.sidecar_path if d.sidecar_raw else '(missing)'}"
+    lines.append(f"  sidecar:   {shown(d.sidecar_path) if d.sidecar_raw or d.sidecar_error else '(missing)'}"
                  + (f"  ERROR: {d.sidecar_error}" if d.sidecar_error else ""))
     if d.bak_path:
-        lines.append(f"  .bak:      {d.bak_path} ({d.bak_messages} messages)")
+        lines.append(f"  .bak:      {shown(d.bak_path)} ({d.bak_messages} messages)")
     lines.append(f"  index row: {'yes' if d.index_row else 'no'}")
     for v in d.state_db:
         status = v.error or (f"{len(v.messages)} messages, source {v.record.get('source')}" if v.record else "no row")
         lines.append(f"  state.db:  [{v.profile}] {v.path}: {status}")
     if d.core is not None or d.core_error:
-        lines.append(f"  core:      {d.core_path}" + (f" ERROR: {d.core_error}" if d.core_error else ""))
+        lines.append(f"  core:      {shown(d.core_path)}" + (f" ERROR: {d.core_error}" if d.core_error else ""))
     sc = d.sidecar or {}
     if sc:
         lines.append(f"  created {format_time(sc.get('created_at'))}, updated {format_time(sc.get('updated_at'))}, "
@@ -453,6 +478,11 @@ def format_detail(d: SessionDetail) -> str:
     return "\n".join(lines)
 
 
+def _real(path: Path | None) -> str | None:
+    """Where ``path`` really is (every link followed); None without a path."""
+    return os.path.realpath(path) if path is not None else None
+
+
 def detail_to_json(d: SessionDetail) -> dict:
     return {
         "session_id": d.session_id,
@@ -460,6 +490,7 @@ def detail_to_json(d: SessionDetail) -> dict:
         "profile": d.profile,
         "sidecar": {
             "path": str(d.sidecar_path) if d.sidecar_path else None,
+            "real_path": _real(d.sidecar_path),
             "exists": d.sidecar_raw is not None,
             "error": d.sidecar_error,
             "fingerprint": d.sidecar_raw.fingerprint.to_json() if d.sidecar_raw else None,
@@ -468,7 +499,8 @@ def detail_to_json(d: SessionDetail) -> dict:
             "messages": d.messages,
             "tool_calls": (d.sidecar or {}).get("tool_calls"),
         },
-        "bak": {"path": str(d.bak_path), "messages": d.bak_messages} if d.bak_path else None,
+        "bak": {"path": str(d.bak_path), "real_path": _real(d.bak_path), "messages": d.bak_messages}
+        if d.bak_path else None,
         "index_row": d.index_row,
         "state_db": [{"profile": v.profile, "path": str(v.path), "record": v.record, "messages": v.messages,
                       "error": v.error} for v in d.state_db],
@@ -478,13 +510,20 @@ def detail_to_json(d: SessionDetail) -> dict:
     }
 
 
+def _not_read(exc: OSError) -> str:
+    """Why a journal's lines are not shown: not loaded for its size, or the read's own error."""
+    if isinstance(exc, TooLargeToLoad):
+        return f"lines not loaded: {exc.strerror}"
+    return f"cannot read: {exc.strerror or exc}"
+
+
 def _raw_lines(run: RunInfo) -> list[dict]:
     """Every physical line with its offset and hermes' verdict (dropped lines and anomalies)."""
     from inspector.store.journal_raw import RawJournal
     try:
         journal = RawJournal.from_path(run.path)
     except OSError as exc:
-        return [{"error": str(exc)}]
+        return [{"error": _not_read(exc)}]
     return [{
         "line": line.number,
         "offset": line.offset,
@@ -500,7 +539,7 @@ def _raw_anomaly_lines(run: RunInfo) -> list[str]:
     try:
         journal = RawJournal.from_path(run.path)
     except OSError as exc:
-        return [f"cannot read: {exc}"]
+        return [_not_read(exc)]
     out = []
     if journal.unreadable:
         out.append(f"UNREADABLE: {journal.unreadable}")
@@ -537,7 +576,7 @@ def format_journal(d: SessionDetail, runs: list[RunInfo]) -> str:
         s = r.summary or {}
         lines.append(f"run {r.run_id}  ({r.path}, {r.size} bytes)")
         if r.error:
-            lines.append(f"  UNREADABLE for hermes: {r.error}")
+            lines.append(f"  {'NOT LOADED' if r.too_large else 'UNREADABLE for hermes'}: {r.error}")
         else:
             lines.append(f"  {s.get('event_count')} events, last seq {s.get('last_seq')}, terminal state "
                          f"{s.get('terminal_state')}, last event {s.get('last_event')}")

@@ -15,13 +15,22 @@ from inspector.home import Home
 from inspector.store import statedb
 from inspector.store.index import index_path, parse_index
 from inspector.store.journal import (
+    JournalTooLarge,
     JournalUnreadable,
     is_valid_journal_id,
     list_runs,
     parse_journal_bytes,
     run_summary,
+    stream_summary,
 )
-from inspector.store.jsonfmt import RawFile, loads_bytes, loads_or_none, read_raw, read_regular
+from inspector.store.jsonfmt import (
+    RawFile,
+    TooLargeToLoad,
+    loads_bytes,
+    loads_or_none,
+    read_raw,
+    read_regular,
+)
 from inspector.store.scan import FactCache, SessionDirScan
 from inspector.store.sidecar import (
     SidecarError,
@@ -45,6 +54,7 @@ class RunInfo:
     events: list[dict] = field(default_factory=list)
     malformed: list[dict] = field(default_factory=list)
     error: str | None = None
+    too_large: bool = False  # not loaded by the inspector (hermes may well read it): ``error`` says so
 
 
 @dataclass
@@ -114,6 +124,9 @@ def _load_runs(detail: SessionDetail, session_dir: Path) -> None:
         run_id = path.name[: -len(".jsonl")]
         try:
             data, _ = read_regular(path)
+        except TooLargeToLoad as exc:
+            _stream_run(detail, run_id, path, exc)
+            continue
         except OSError as exc:
             detail.runs.append(RunInfo(run_id, path, 0, None, error=f"cannot read: {exc}"))
             continue
@@ -132,6 +145,34 @@ def _load_runs(detail: SessionDetail, session_dir: Path) -> None:
                 "journal_lines_dropped", WARNING,
                 f"run {run_id}: hermes drops {len(parsed.malformed)} line(s) it cannot parse "
                 f"(first at line {parsed.malformed[0]['line']})", detail.session_id, None, str(path)))
+
+
+def _stream_run(detail: SessionDetail, run_id: str, path: Path, too_large: TooLargeToLoad) -> None:
+    """A journal too large to load whole: hermes' summary of it, read piece by piece (no events)."""
+    note = (f"run {run_id}: the journal is {too_large.strerror}: its events are not loaded and repairs "
+            "that need it are refused")
+    try:
+        streamed = stream_summary(path, detail.session_id, run_id)
+    except JournalTooLarge as exc:
+        detail.runs.append(RunInfo(run_id, path, too_large.size, None, error=str(exc), too_large=True))
+        detail.findings.append(Finding("journal_too_large", WARNING, f"run {run_id}: {exc}",
+                                       detail.session_id, None, str(path)))
+        return
+    except JournalUnreadable as exc:
+        detail.runs.append(RunInfo(run_id, path, too_large.size, None, error=str(exc)))
+        detail.findings.append(Finding("journal_unreadable", ERROR, f"run {run_id}: {exc}; hermes recovers "
+                                       "nothing from it", detail.session_id, None, str(path)))
+        return
+    except OSError as exc:
+        detail.runs.append(RunInfo(run_id, path, too_large.size, None, error=f"cannot read: {exc}"))
+        return
+    detail.runs.append(RunInfo(run_id, path, too_large.size, streamed.summary, too_large=True))
+    detail.findings.append(Finding("journal_too_large", WARNING, note, detail.session_id, None, str(path)))
+    if streamed.malformed:
+        detail.findings.append(Finding(
+            "journal_lines_dropped", WARNING,
+            f"run {run_id}: hermes drops {streamed.malformed} line(s) it cannot parse "
+            f"(first at line {streamed.first_malformed})", detail.session_id, None, str(path)))
 
 
 def _load_state_db(detail: SessionDetail, home: Home) -> None:

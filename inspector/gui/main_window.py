@@ -79,7 +79,8 @@ from inspector.gui.tooltip import plain_tooltip
 from inspector.gui.transcript_view import NEXT_TURN_MS, TranscriptView, age_words
 from inspector.gui.workers import TaskRunner
 from inspector.home import Home, check_readable, locate_home
-from inspector.plan import Plan, WriteLog, apply_plan, undo_write
+from inspector.linkcheck import recheck_before_write
+from inspector.plan import ApplyError, Plan, WriteLog, apply_plan, undo_write
 from inspector.quickscan import quick_rows
 from inspector.store.journal import RUN_JOURNAL_DIR
 from inspector.textsafe import one_line, safe_text
@@ -553,7 +554,10 @@ class MainWindow(QMainWindow):
         return [i for i in items if isinstance(i, dict) and isinstance(i.get("home"), str)]
 
     def _remember_home(self, home: Home) -> None:
-        entry = {"home": str(home.base), "state_dir": str(home.state_dir),
+        # A state dir the user named is remembered; one found in the home's own webui.ctl.env is
+        # found there again (remembered, it would count as named: see inspector.linkcheck).
+        named = home.state_dir_from in ("option", "env")
+        entry = {"home": str(home.base), "state_dir": str(home.state_dir) if named else None,
                  "state_db": str(home.state_db_override) if home.state_db_override else None}
         items = [entry] + [i for i in self.recent_homes() if i != entry]
         self.settings.setValue("recent_homes", json.dumps(items[:MAX_RECENT]))
@@ -566,7 +570,7 @@ class MainWindow(QMainWindow):
             a = self.recent_menu.addAction("(none)")
             a.setEnabled(False)
         for item in items:
-            label = item["home"] if item.get("state_dir") == str(Path(item["home"]) / "webui") \
+            label = item["home"] if item.get("state_dir") in (None, str(Path(item["home"]) / "webui")) \
                 else f"{item['home']}  (state dir {item.get('state_dir')})"
             a = self.recent_menu.addAction(label)
             a.triggered.connect(lambda _=False, i=item: self.open_home(
@@ -957,8 +961,16 @@ class MainWindow(QMainWindow):
 
     def write_plan(self, plan: Plan) -> None:
         log = WriteLog.default()
-        self.runner.start("write", lambda token, progress: apply_plan(plan, log), self._on_written,
-                          label="Writing…", on_error=self._on_write_error)
+        home = self.home
+
+        def work(token, progress):
+            # the links the preview named were confirmed there; a new one is refused
+            refused = recheck_before_write(plan, home, follow_links=True) if home is not None else None
+            if refused is not None:
+                raise ApplyError(refused)
+            return apply_plan(plan, log)
+
+        self.runner.start("write", work, self._on_written, label="Writing…", on_error=self._on_write_error)
 
     def _on_written(self, record) -> None:
         self.last_write = record.write_id

@@ -9,6 +9,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QSyntaxHighlighter, QTextCharFormat
 from PySide6.QtWidgets import (
+    QCheckBox,
     QDialog,
     QDialogButtonBox,
     QLabel,
@@ -21,6 +22,7 @@ from inspector.crosscheck import FileVerdict
 from inspector.gui.crosscheck_panel import CrosscheckPanel
 from inspector.gui.resources import colours
 from inspector.gui.session_data import ACTIONS, plan_applies
+from inspector.linkcheck import LINKS_KEY
 from inspector.plan import Plan, file_diff
 from inspector.textsafe import safe_text
 
@@ -117,10 +119,24 @@ class PreviewDialog(QDialog):
         self.crosscheck_diffs: list[QPlainTextEdit] = []
         layout.addWidget(self.tabs, 1)
 
+        # Files outside the home (a linked sessions folder or .bak, STATE_DIR= in webui.ctl.env):
+        # their real targets are in the warnings above; Write waits for an explicit yes.
+        links = plan.result.get(LINKS_KEY) if isinstance(plan.result, dict) else None
+        self.confirm_links: QCheckBox | None = None
+        if links:
+            self.confirm_links = QCheckBox(safe_text(
+                f"Follow the link{'s' if len(links) > 1 else ''} that leave{'' if len(links) > 1 else 's'} the "
+                "home: read and write the real targets named above"))
+            self.confirm_links.setObjectName("ConfirmLinks")
+            layout.addWidget(self.confirm_links)
+
         self.buttons = QDialogButtonBox()
         self.write_button = self.buttons.addButton("Write", QDialogButtonBox.ButtonRole.AcceptRole)
         self.cancel_button = self.buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
-        self.write_button.setEnabled(plan_applies(plan))
+        self.write_button.setEnabled(plan_applies(plan) and self.confirm_links is None)
+        if self.confirm_links is not None:
+            self.confirm_links.toggled.connect(
+                lambda on: self.write_button.setEnabled(plan_applies(plan) and on))
         self.write_button.setToolTip("Back up the current files, then write exactly this diff "
                                      "(refused if a file changed since the preview)")
         self.buttons.accepted.connect(self.accept)

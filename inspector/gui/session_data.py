@@ -38,7 +38,7 @@ from inspector.plan import Plan
 from inspector.session_detail import RunInfo, SessionDetail, load_detail
 from inspector.store.journal import is_valid_journal_id, journal_path, list_runs
 from inspector.store.journal_raw import JournalIndex, RawJournal, index_journal
-from inspector.store.jsonfmt import loads_bytes, read_regular
+from inspector.store.jsonfmt import MAX_FILE_BYTES, TooLargeToLoad, loads_bytes, read_regular
 from inspector.store.scan import RACY_WINDOW_NS
 
 # The session view's buttons, in display order: action name -> label.
@@ -308,7 +308,9 @@ def _digest(data: bytes) -> bytes:
 
 def _read_prefix(path: Path, size: int) -> bytes:
     """The first ``size`` bytes of a regular file (fewer if it is shorter now); the reads run
-    without the GIL."""
+    without the GIL. More than :data:`MAX_FILE_BYTES` is never read (TooLargeToLoad)."""
+    if size > MAX_FILE_BYTES:
+        raise TooLargeToLoad(path, size, MAX_FILE_BYTES)
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
@@ -458,6 +460,8 @@ def index_whole_journal(path: Path, check: Check = lambda: None) -> RawJournal:
         started = time.time_ns()
         before = os.stat(path)
         size = before.st_size
+        if size > MAX_FILE_BYTES:
+            raise TooLargeToLoad(path, size, MAX_FILE_BYTES)
         job = session_jobs.start_job(_index_job, path, size, path.parent.name, path.stem)
         try:
             data = FilePrefix(path, size)  # read line by line when shown
@@ -669,6 +673,8 @@ def _read_head(path: Path, rows: int) -> bytes:
             return data[:cut]
         if want >= 64 * GLANCE_READ and cut:
             return data[:cut]  # very long lines: show the complete ones read so far
+        if want * 4 > MAX_FILE_BYTES:
+            return data[:cut]  # a line longer than anything loaded: no complete line to show
         want *= 4
 
 
@@ -709,7 +715,9 @@ def plan_session_actions(home: Home, session_id: str, recommended: set[str],
         check()
         target = None if action in HOME_WIDE_IN_VIEW else session_id
         try:
-            plans = plan_action(ctx, action, target)
+            # links leaving the home are followed here, named in the plan, and confirmed in the
+            # preview before Write is possible (PreviewDialog.confirm_links)
+            plans = plan_action(ctx, action, target, follow_links=True)
         except Exception as exc:  # noqa: BLE001 - a planner failure disables its button, with the reason
             out[action] = f"{type(exc).__name__}: {exc}"
             continue
@@ -752,7 +760,7 @@ def search_messages(paths: list[Path], query: str, check: Check = lambda: None,
             if progress is not None:
                 progress(n, len(paths))
         try:
-            data = path.read_bytes()
+            data, _ = read_regular(path)  # never a FIFO, never a file too large to load
         except OSError:
             continue
         # Cheap pre-check on the raw bytes before parsing; JSON escapes can hide a match, so a

@@ -41,7 +41,7 @@ from inspector.repair.pending_turn import (
 from inspector.repair.save import save_session, sidecar_names
 from inspector.repair.session_source import load_session_for_repair
 from inspector.store.index import index_path
-from inspector.store.jsonfmt import RawFile, loads_bytes, loads_bytes_fast
+from inspector.store.jsonfmt import RawFile, TooLargeToLoad, loads_bytes, loads_bytes_fast
 from inspector.store.sidecar import LoadedSession, is_safe_session_id
 
 NAME = "repair-interrupted"
@@ -385,6 +385,10 @@ def plan(ctx: RepairContext, session_id: str) -> Plan:
         returned = _Repair(session, journal, lambda: ctx.snapshot.read(core_path), ctx.clock, notes).run()
         changes = save_session(ctx.save_context(), LoadedSession(session, loaded.count_hint, loaded.dropped_keys),
                                touch_updated_at=True) if returned else []
+    except TooLargeToLoad as exc:  # the inspector's limit, not hermes' failure
+        result.refusal = (f"{exc.filename} is not loaded ({exc.strerror}): what hermes' repair would do "
+                          "with it is unknown, so nothing is written")
+        return result
     except Exception as exc:  # hermes raises too: get_session logs it and reports "not repaired"
         result.refusal = f"hermes' repair fails on this session ({type(exc).__name__}: {exc}); it writes nothing"
         result.result = {"hermes_return": False, "hermes_error": f"{type(exc).__name__}: {exc}"}

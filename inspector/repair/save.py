@@ -31,7 +31,9 @@ from inspector.store.index import (
     rebuild_rows,
 )
 from inspector.store.jsonfmt import (
+    MAX_FILE_BYTES,
     NotARegularFile,
+    TooLargeToLoad,
     dumps_pretty,
     dumps_pretty_fast,
     loads_bytes,
@@ -104,15 +106,23 @@ def read_uncached(snapshot: FileSnapshot, path: Path) -> bytes | None:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise NotARegularFile(errno.EINVAL, "not a regular file", str(path))
-        chunks = []
+        if st.st_size > MAX_FILE_BYTES:
+            raise TooLargeToLoad(path, st.st_size, MAX_FILE_BYTES)
+        chunks, got = [], 0
         want = st.st_size + 1
         while True:
             chunk = os.read(fd, max(want, 65536))
             if not chunk:
                 break
             chunks.append(chunk)
+            got += len(chunk)
             want -= len(chunk)
+            if got > MAX_FILE_BYTES:  # it grew past the limit while being read
+                raise TooLargeToLoad(path, got, MAX_FILE_BYTES)
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    except TooLargeToLoad as exc:
+        snapshot.too_large.append(exc)
+        raise
     finally:
         os.close(fd)
 

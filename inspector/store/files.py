@@ -3,13 +3,17 @@
 Every file a repair looks at is read through one :class:`FileSnapshot`, which keeps the
 exact bytes and their fingerprint. The plan's ``before`` bytes are therefore the bytes the
 decision was made on, and apply can refuse if the disk moved on since.
+
+A file over the reader's size limit is not loaded (``TooLargeToLoad``, an OSError the planners
+report like any unreadable file); the snapshot remembers it in :attr:`FileSnapshot.too_large`,
+so a plan built without it can be refused: what hermes would make of that file is unknown.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from inspector.store.jsonfmt import RawFile, read_raw
+from inspector.store.jsonfmt import RawFile, TooLargeToLoad, read_raw
 
 
 class FileSnapshot:
@@ -17,10 +21,17 @@ class FileSnapshot:
 
     def __init__(self) -> None:
         self._cache: dict[Path, RawFile | None] = {}
+        self.too_large: list[TooLargeToLoad] = []  # every read refused for its size, in order
+        self.asked: list[Path] = []  # every path read() was asked for, in order (cache hits too)
 
     def read(self, path: Path) -> RawFile | None:
+        self.asked.append(path)
         if path not in self._cache:
-            self._cache[path] = read_raw(path)
+            try:
+                self._cache[path] = read_raw(path)
+            except TooLargeToLoad as exc:
+                self.too_large.append(exc)
+                raise
         return self._cache[path]
 
     def data(self, path: Path) -> bytes | None:

@@ -10,13 +10,17 @@ they inherit hermes' quirks exactly. The raw, line-by-line view lives in
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import re
-from collections.abc import Iterator
+import stat
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from inspector.store.jsonfmt import fast_loads, orjson_safe, read_regular
+from inspector.store.jsonfmt import NotARegularFile, fast_loads, orjson_safe, read_regular
 
 RUN_JOURNAL_DIR = "_run_journal"
 TERMINAL_EVENTS = frozenset({"done", "cancel", "apperror", "error", "stream_end"})
@@ -78,14 +82,57 @@ def _records(data: bytes) -> Iterator[tuple[int, str, dict | None]]:
     ``str.splitlines``), a few MB at a time. Raises JournalUnreadable for invalid UTF-8 (events
     of earlier lines may have been yielded by then: callers drop what they gathered)."""
     view = memoryview(data)
+    return _records_of(((start, view[start:end]) for start, end in _blocks(data)))
+
+
+# The longest line :func:`stream_summary` holds in memory; hermes would hold it whole too.
+MAX_LINE_BYTES = 64 << 20
+
+
+class JournalTooLarge(JournalUnreadable):
+    """The inspector does not load this journal (a line over :data:`MAX_LINE_BYTES`); hermes may."""
+
+
+def _file_pieces(path: Path, max_line: int) -> Iterator[tuple[int, bytes]]:
+    """``(offset, bytes)`` pieces of a regular file of about :data:`BLOCK_BYTES`, each ending just
+    after a ``\n`` (or at the end), read as they are needed: memory stays at one piece, or one
+    line when a line is longer. JournalTooLarge for a line of more than ``max_line`` bytes that
+    spans pieces (a line inside one piece is never longer than the piece)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotARegularFile(errno.EINVAL, "not a regular file", str(path))
+        offset, pending, pending_size = 0, [], 0
+        while True:
+            chunk = fh.read(BLOCK_BYTES)
+            if not chunk:
+                if pending:
+                    yield offset, b"".join(pending)
+                return
+            cut = chunk.rfind(b"\n")
+            if pending_size + (len(chunk) if cut < 0 else chunk.find(b"\n") + 1) > max_line:
+                limit = f"{max_line >> 20} MB" if max_line >= 1 << 20 else f"{max_line} bytes"
+                raise JournalTooLarge(f"the line at byte {offset} is longer than {limit}: too large to load safely")
+            if cut < 0:
+                pending.append(chunk)
+                pending_size += len(chunk)
+                continue
+            piece = b"".join([*pending, chunk[:cut + 1]])
+            yield offset, piece
+            offset += len(piece)
+            pending, pending_size = ([chunk[cut + 1:]], len(chunk) - cut - 1) if cut + 1 < len(chunk) else ([], 0)
+
+
+def _records_of(pieces: Iterable[tuple[int, Any]]) -> Iterator[tuple[int, str, dict | None]]:
+    """:func:`_records` over ``(offset, bytes)`` pieces that each end after a ``\n`` (or at the end)."""
     number = 0
-    for start, end in _blocks(data):
+    for start, piece in pieces:
         try:
-            text = str(view[start:end], "utf-8")
+            text = str(piece, "utf-8")
         except UnicodeDecodeError as exc:
             raise JournalUnreadable(f"not valid UTF-8 at byte {start + exc.start}: "
                                     "the whole journal is unreadable") from exc
-        safe = orjson_safe(data[start:end])  # checked once per piece, not per line
+        safe = orjson_safe(bytes(piece) if isinstance(piece, memoryview) else piece)  # once per piece
         for line in text.splitlines():
             number += 1
             if not line.strip():
@@ -119,6 +166,40 @@ def dropped_lines(data: bytes) -> tuple[int, int | None]:
             if first is None:
                 first = number
     return count, first
+
+
+@dataclass(frozen=True)
+class StreamedJournal:
+    """hermes' view of a journal read piece by piece: its run summary and dropped lines, no events."""
+
+    summary: dict
+    malformed: int
+    first_malformed: int | None
+
+
+def stream_summary(path: Path, session_id: str, run_id: str, max_line: int = MAX_LINE_BYTES) -> StreamedJournal:
+    """:func:`run_summary` and the dropped-line count of a journal of any size, in the memory of one
+    piece (or one line): for a journal too large to load whole. Raises JournalUnreadable (invalid
+    UTF-8), JournalTooLarge (a line over ``max_line``) and OSError."""
+    count, last, last_terminal, last_stream_end = 0, None, None, None
+    dropped, first = 0, None
+    for number, _line, obj in _records_of(_file_pieces(path, max_line)):
+        if obj is None:
+            dropped += 1
+            first = number if first is None else first
+            continue
+        count += 1
+        last = obj
+        if obj.get("terminal"):
+            if obj.get("event") == "stream_end":
+                last_stream_end = obj
+            else:
+                last_terminal = obj
+    # run_summary() over the few events it looks at gives the very summary of all of them
+    kept = [e for e in (last_terminal, last_stream_end) if e is not None and e is not last]
+    summary = run_summary(session_id, run_id, kept + ([last] if last is not None else []))
+    summary["event_count"] = count
+    return StreamedJournal(summary, dropped, first)
 
 
 def read_run_events(path: Path) -> ParsedJournal:

@@ -37,8 +37,9 @@ from inspector.store.journal import (
     list_runs,
     parse_journal_bytes,
     run_summary,
+    stream_summary,
 )
-from inspector.store.jsonfmt import has_long_digit_run, read_regular
+from inspector.store.jsonfmt import TooLargeToLoad, has_long_digit_run, read_regular
 
 try:  # orjson only speeds up parsing; a line it rejects or might read differently goes to the stdlib
     from orjson import loads as _orjson_loads
@@ -655,6 +656,14 @@ class RunListing:
     valid_id: bool  # hermes would accept this run id (otherwise it never opens the file)
 
 
+def _streamed_listing(session_id: str, run_id: str, path: Path, size: int) -> RunListing:
+    try:
+        streamed = stream_summary(path, session_id, run_id)
+    except (JournalUnreadable, OSError) as exc:  # JournalTooLarge included: its message says so
+        return RunListing(run_id, path, size, None, 0, str(exc), is_valid_journal_id(run_id))
+    return RunListing(run_id, path, size, streamed.summary, streamed.malformed, None, is_valid_journal_id(run_id))
+
+
 def list_session_runs(session_dir: Path, session_id: str) -> list[RunListing]:
     """Every ``_run_journal/<sid>/<run>.jsonl`` with hermes' run summary, sorted by run id."""
     out = []
@@ -662,6 +671,9 @@ def list_session_runs(session_dir: Path, session_id: str) -> list[RunListing]:
         run_id = path.stem
         try:
             data, _ = read_regular(path)
+        except TooLargeToLoad as exc:  # too large to load whole: hermes' summary, read piece by piece
+            out.append(_streamed_listing(session_id, run_id, path, exc.size))
+            continue
         except OSError as exc:
             out.append(RunListing(run_id, path, 0, None, 0, str(exc), is_valid_journal_id(run_id)))
             continue

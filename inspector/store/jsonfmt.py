@@ -122,11 +122,36 @@ class NotARegularFile(OSError):
     """A FIFO, device or folder where a data file was expected: never read from it."""
 
 
-def read_regular(path: Path, max_bytes: int | None = None) -> tuple[bytes, os.stat_result]:
-    """Bytes and stat of a regular file. FileNotFoundError when absent.
+# The largest file read whole. hermes' sidecars, backups, indexes and tombstones are a few MB
+# even for long chats; a bigger one (a 2 GB sparse file, a link to a huge log) would cost
+# several times its size in memory to read and parse, so it is refused, and named, instead.
+MAX_FILE_BYTES = 128 << 20
+SMALL_FILE_BYTES = 64 << 10  # webui.ctl.env, webui.pid and the like: a few lines
 
-    Opened non-blocking and checked with fstat before reading, so a FIFO named like a
-    sidecar cannot block the scan and a link to ``/dev/zero`` cannot read forever.
+
+def _size_text(n: int) -> str:
+    return f"{n / (1 << 30):.1f} GB" if n >= 1 << 30 else f"{n / (1 << 20):.1f} MB" if n >= 1 << 20 else f"{n} bytes"
+
+
+class TooLargeToLoad(OSError):
+    """A file larger than the reader's limit: not loaded (``strerror`` says so in words)."""
+
+    def __init__(self, path: Path | str, size: int, limit: int) -> None:
+        super().__init__(errno.EFBIG, f"too large to load safely ({_size_text(size)}; the limit is "
+                                      f"{_size_text(limit)})", str(path))
+        self.size = size
+        self.limit = limit
+
+
+def read_regular(path: Path, max_bytes: int | None = MAX_FILE_BYTES) -> tuple[bytes, os.stat_result]:
+    """Bytes and stat of a regular file of at most ``max_bytes``. FileNotFoundError when absent.
+
+    The one way the inspector reads a file it did not write. Opened non-blocking and checked
+    with fstat before reading, so a FIFO named like a sidecar cannot block the scan, a link to
+    ``/dev/zero`` is refused (NotARegularFile) and a file over the limit is not read
+    (TooLargeToLoad, decided on the same fstat: no extra system call). The read itself stops
+    after ``max_bytes + 1`` bytes, so a file that grows (or lies about its size) cannot make it
+    longer. ``max_bytes=None`` lifts the limit (files the inspector wrote itself).
     """
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     try:
@@ -134,16 +159,23 @@ def read_regular(path: Path, max_bytes: int | None = None) -> tuple[bytes, os.st
         if not stat.S_ISREG(st.st_mode):
             raise NotARegularFile(errno.EINVAL, "not a regular file", str(path))
         if max_bytes is not None and st.st_size > max_bytes:
-            raise OSError(errno.EFBIG, f"file is {st.st_size} bytes, more than the {max_bytes}-byte limit",
-                          str(path))
+            raise TooLargeToLoad(path, st.st_size, max_bytes)
         with os.fdopen(fd, "rb", closefd=False) as fh:
-            data = fh.read()
+            if max_bytes is None:
+                data = fh.read()
+            else:  # read(n) allocates n bytes first: ask for the size fstat gave, more only if it grew
+                want = st.st_size + 1
+                data = fh.read(want)
+                if len(data) == want:
+                    data += fh.read(max_bytes + 1 - len(data))
+        if max_bytes is not None and len(data) > max_bytes:
+            raise TooLargeToLoad(path, len(data), max_bytes)
     finally:
         os.close(fd)
     return data, st
 
 
-def read_raw(path: Path, max_bytes: int | None = None) -> RawFile | None:
+def read_raw(path: Path, max_bytes: int | None = MAX_FILE_BYTES) -> RawFile | None:
     """Read a regular file's bytes, or None when it does not exist.
 
     Other OS errors (permission denied, a directory in the way, a FIFO, a name too long)

@@ -15,12 +15,22 @@ the URI is the percent-encoded ``Path.resolve().as_uri()`` plus ``?mode=ro`` (so
 and ``%`` in a path work, unlike hermes' raw ``file:{path}``), ``PRAGMA query_only=ON``, a
 modest busy timeout, never ``immutable=1`` and never a writable fallback. Statements are
 short, results are fetched with ``fetchall()`` and connections are closed at once.
+
+The file is untrusted. A ``sessions`` or ``messages`` that is a VIEW (which can be an endless
+recursive query), a virtual table or a table with virtual generated columns (values computed
+on every read) is not what hermes made: the inspector readers refuse it with a message and
+hermes' readers take their error path. Every connection's queries run under a deadline
+(:data:`QUERY_DEADLINE`, SQLite's progress handler) and no single value may be larger than
+:data:`MAX_VALUE_BYTES` (``SQLITE_LIMIT_LENGTH``); either failure is a message, never a hang.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import stat
+import time
 from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass
@@ -30,6 +40,15 @@ from typing import Any
 CONTENT_JSON_PREFIX = "\x00json:"
 DEFAULT_TIMEOUT = 2.0
 HERMES_TIMEOUT = 5.0  # sqlite3.connect's default, which hermes-webui's recovery code uses
+# Seconds the queries of one connection (one :class:`SessionPresence` lookup) may run in all; a
+# catalogue of 10,000 sessions takes well under one. Past it SQLite interrupts the statement.
+QUERY_DEADLINE = 20.0
+# The largest single text or blob a query may produce (a message of a long tool output is a
+# few MB); a bigger value - stored, or computed by a hostile schema - fails the query.
+MAX_VALUE_BYTES = 64 << 20
+_PROGRESS_STEPS = 20_000  # SQLite virtual-machine steps between two looks at the clock (~1 ms)
+# The tables the readers expect, which must be plain tables (see the module docstring).
+CORE_TABLES = ("sessions", "messages")
 
 # The hermes recovery reader's optional session columns, in SELECT order, with their
 # substitute when the column is missing (session-recovery §3.4).
@@ -83,12 +102,38 @@ def describe_sqlite_error(exc: BaseException, path: Path | str) -> str:
                 "folder is not writable")
     if "disk i/o" in low:
         return f"{path}: transient disk I/O error (the agent may be resetting its WAL); try again"
+    if "interrupted" in low:
+        return (f"{path}: a query ran longer than {QUERY_DEADLINE:g} s and was stopped (a damaged or hostile "
+                "state.db, e.g. a view where a table belongs); nothing was read from it")
+    if "too big" in low:
+        return (f"{path} holds a value larger than {MAX_VALUE_BYTES >> 20} MB: too large to load safely; "
+                "nothing was read from it")
     if "no such table" in low or "no such column" in low:
         return f"{path} does not have the expected tables/columns ({text}): an older or foreign schema"
     return f"{path} could not be read: {text}"
 
 
-def open_readonly(path: Path | str, timeout: float | None = None) -> sqlite3.Connection:
+SIDE_FILE_SUFFIXES = ("-journal", "-wal", "-shm")
+
+
+def _check_side_files(path: Path) -> None:
+    """SQLite opens ``-journal``/``-wal``/``-shm`` beside the database itself (a FIFO there would
+    block the open for ever, a link to a device would be read): each that exists must be a
+    regular file. One ``stat`` each, before SQLite touches them."""
+    for suffix in SIDE_FILE_SUFFIXES:
+        side = Path(f"{path}{suffix}")
+        try:
+            st = os.stat(side)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise StateDbError(f"{side} cannot be examined ({exc.strerror or exc}); the database is not opened") from exc
+        if not stat.S_ISREG(st.st_mode):
+            raise StateDbError(f"{side} is not a regular file (a FIFO, device or folder): SQLite would block or "
+                               "read it, so the database is not opened")
+
+
+def open_readonly(path: Path | str, timeout: float | None = None) -> GuardedConnection:
     """Open ``path`` read-only; raise StateDbError when it is missing or cannot be opened.
 
     ``timeout`` (seconds to wait for a lock) defaults to :data:`DEFAULT_TIMEOUT`. The caller
@@ -100,18 +145,85 @@ def open_readonly(path: Path | str, timeout: float | None = None) -> sqlite3.Con
         raise StateDbError(f"{p} does not exist")
     if not p.is_file():
         raise StateDbError(f"{p} is not a file")
+    _check_side_files(p)
     uri = p.resolve().as_uri() + "?mode=ro"
     try:
-        conn = sqlite3.connect(uri, uri=True, timeout=timeout)
+        conn = sqlite3.connect(uri, uri=True, timeout=timeout, factory=GuardedConnection)
     except sqlite3.Error as exc:
         raise StateDbError(describe_sqlite_error(exc, p)) from exc
     try:
+        conn.guard()
         conn.execute("PRAGMA query_only=ON")
         conn.execute(f"PRAGMA busy_timeout={max(0, int(timeout * 1000))}")
     except sqlite3.Error as exc:
         conn.close()
         raise StateDbError(describe_sqlite_error(exc, p)) from exc
     return conn
+
+
+class GuardedConnection(sqlite3.Connection):
+    """A connection whose statements stop at a deadline and whose values have a size limit."""
+
+    deadline = 0.0
+
+    def guard(self) -> None:
+        self.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
+        self.restart_deadline()
+        self.set_progress_handler(self._past_deadline, _PROGRESS_STEPS)
+
+    def restart_deadline(self) -> None:
+        """Give the next queries :data:`QUERY_DEADLINE` seconds from now."""
+        self.deadline = time.monotonic() + QUERY_DEADLINE
+
+    def _past_deadline(self) -> int:
+        return 1 if time.monotonic() > self.deadline else 0  # non-zero: SQLite interrupts the statement
+
+
+def not_plain_tables(conn: sqlite3.Connection) -> dict[str, str]:
+    """``{name: what it is}`` for each of :data:`CORE_TABLES` that exists but is not a plain table:
+    a view, a virtual table, or a table with virtual generated columns (computed on each read)."""
+    out: dict[str, str] = {}
+    rows = conn.execute("SELECT name, type, sql FROM sqlite_master WHERE name IN (?, ?)", CORE_TABLES).fetchall()
+    for name, kind, sql in rows:
+        if kind == "view":
+            out[name] = "a view (a query), not a table"
+        elif kind == "table" and isinstance(sql, str) and sql.lstrip()[:20].upper().startswith("CREATE VIRTUAL"):
+            out[name] = "a virtual table, not a table"
+        elif kind == "table":
+            hidden = [r[1] for r in conn.execute(f"PRAGMA table_xinfo({name})").fetchall() if r[6] == 2]
+            if hidden:
+                out[name] = f"a table with computed columns ({', '.join(map(str, hidden))})"
+    return out
+
+
+def _require_plain_tables(conn: sqlite3.Connection, path: Path | str) -> None:
+    odd = not_plain_tables(conn)
+    if odd:
+        what = "; ".join(f"{name} is {kind}" for name, kind in sorted(odd.items()))
+        raise StateDbError(f"{Path(path).name}: {what} as hermes makes it; nothing is read from this database "
+                           f"({path}: a hostile or foreign schema can make any query endless)")
+
+
+def lenient_text(data: bytes) -> str:
+    """A TEXT value as a string even when it is not UTF-8: bad bytes become lone surrogates
+    (``\\udcff``), which every output shows escaped."""
+    return data.decode("utf-8", "surrogateescape")
+
+
+def _fetchall(conn: sqlite3.Connection, sql: str, params: tuple = ()) -> list:
+    """``conn.execute(sql, params).fetchall()`` for the inspector's readers: one TEXT value that
+    is not UTF-8 (a title written by a foreign tool) does not fail the whole query; the rows are
+    read again with :func:`lenient_text` (only then: the plain decoder is the fast path)."""
+    try:
+        return conn.execute(sql, params).fetchall()
+    except sqlite3.OperationalError as exc:
+        if "decode" not in str(exc).lower():
+            raise
+    conn.text_factory = lenient_text
+    try:
+        return conn.execute(sql, params).fetchall()
+    finally:
+        conn.text_factory = str
 
 
 def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
@@ -143,12 +255,17 @@ class StateDbSchema:
 def _schema_version(conn: sqlite3.Connection, tables: frozenset[str]) -> int | None:
     if "schema_version" not in tables or "version" not in _columns(conn, "schema_version"):
         return None
+    kind = conn.execute("SELECT type FROM sqlite_master WHERE name = 'schema_version'").fetchone()
+    if kind is None or kind[0] != "table":
+        return None  # a view could be any query
     row = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
     value = row[0] if row else None
     return value if isinstance(value, int) else None
 
 
-def _read_schema(conn: sqlite3.Connection) -> StateDbSchema:
+def _read_schema(conn: sqlite3.Connection, path: Path | str = "state.db") -> StateDbSchema:
+    """The schema; StateDbError when ``sessions``/``messages`` is not a plain table."""
+    _require_plain_tables(conn, path)
     sql = "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')"
     tables = frozenset(r[0] for r in conn.execute(sql).fetchall())
     return StateDbSchema(
@@ -164,7 +281,7 @@ def read_schema(path: Path | str, timeout: float | None = None) -> StateDbSchema
     """Introspect the database (PRAGMA table_info, sqlite_master, versions); StateDbError on failure."""
     try:
         with closing(open_readonly(path, timeout)) as conn:
-            return _read_schema(conn)
+            return _read_schema(conn, path)
     except sqlite3.Error as exc:
         raise StateDbError(describe_sqlite_error(exc, path)) from exc
 
@@ -276,15 +393,15 @@ def list_sessions(path: Path | str, timeout: float | None = None) -> list[dict]:
     """
     try:
         with closing(open_readonly(path, timeout)) as conn:
-            schema = _read_schema(conn)
+            schema = _read_schema(conn, path)
             _require_sessions(schema, path)
             counts_sql = _message_counts_sql(schema)
             if counts_sql is None:
-                return [_record(row) for row in conn.execute(_catalogue_sql(schema, one_id=False)).fetchall()]
+                return [_record(row) for row in _fetchall(conn, _catalogue_sql(schema, one_id=False))]
             # The GROUP BY and the sessions apart, joined here: SQLite would otherwise build an
             # automatic index over the grouped counts for the LEFT JOIN (twice the time).
-            counts = {sid: (n, last) for sid, n, last in conn.execute(counts_sql) if sid is not None}
-            rows = conn.execute(_sessions_sql(schema)).fetchall()
+            counts = {sid: (n, last) for sid, n, last in _fetchall(conn, counts_sql) if sid is not None}
+            rows = _fetchall(conn, _sessions_sql(schema))
     except sqlite3.Error as exc:
         raise StateDbError(describe_sqlite_error(exc, path)) from exc
     out = []
@@ -316,10 +433,11 @@ def session_record(path: Path | str, session_id: str, timeout: float | None = No
     """The :func:`list_sessions` record of one session, or None when state.db has no such row."""
     try:
         with closing(open_readonly(path, timeout)) as conn:
-            schema = _read_schema(conn)
+            schema = _read_schema(conn, path)
             _require_sessions(schema, path)
             sql = _catalogue_sql(schema, one_id=True)
-            row = conn.execute(sql, (session_id,) * sql.count("?")).fetchone()
+            found = _fetchall(conn, sql, (session_id,) * sql.count("?"))
+            row = found[0] if found else None
     except sqlite3.Error as exc:
         raise StateDbError(describe_sqlite_error(exc, path)) from exc
     return _record(row) if row is not None else None
@@ -367,13 +485,13 @@ def read_transcript(
     try:
         with closing(open_readonly(path, timeout)) as conn:
             conn.row_factory = sqlite3.Row
-            schema = _read_schema(conn)
+            schema = _read_schema(conn, path)
             if not schema.has_transcripts:
                 raise StateDbError(
                     f"{path}: no usable messages table (needs session_id, role and content): "
                     "an older or foreign schema"
                 )
-            rows = conn.execute(_transcript_sql(schema, active_only), (session_id,)).fetchall()
+            rows = _fetchall(conn, _transcript_sql(schema, active_only), (session_id,))
     except sqlite3.Error as exc:
         raise StateDbError(describe_sqlite_error(exc, path)) from exc
     return [_display_message(r) for r in rows]
@@ -388,7 +506,7 @@ def dropped_field_counts(path: Path | str, session_id: str, timeout: float | Non
     """
     try:
         with closing(open_readonly(path, timeout)) as conn:
-            schema = _read_schema(conn)
+            schema = _read_schema(conn, path)
             mc = schema.message_columns
             if not schema.has_transcripts:
                 return {}
@@ -489,6 +607,8 @@ def _hermes_rows(
     is_tombstoned: Callable[[str], bool],
 ) -> list[dict]:
     conn.row_factory = sqlite3.Row
+    if not_plain_tables(conn):
+        raise StateDbError("not a plain sessions/messages table")  # hermes' error path: no rows
     session_cols = set(_columns(conn, "sessions"))
     message_cols = set(_columns(conn, "messages"))
     if not {"id", "source"} <= session_cols:
@@ -575,8 +695,8 @@ def state_db_has_session(
             found = conn.execute(
                 "select 1 from sqlite_master where type='table' and name='sessions'"
             ).fetchone()
-            if found is None:
-                return True
+            if found is None or "sessions" in not_plain_tables(conn):
+                return True  # computed columns: treated as an unreadable table (hermes' error path)
             row = conn.execute("select 1 from sessions where id = ? limit 1", (session_id,)).fetchone()
             return row is not None
     except Exception:  # fail open, as hermes does
@@ -590,7 +710,7 @@ class SessionPresence:
     Use as a context manager."""
 
     def __init__(self, state_db_path: Path | None, *, timeout: float | None = None) -> None:
-        self._conn: sqlite3.Connection | None = None
+        self._conn: GuardedConnection | None = None
         self._open = False  # False: every answer is True (missing file, no table, cannot open)
         if state_db_path is None or not Path(state_db_path).exists():
             return
@@ -599,7 +719,8 @@ class SessionPresence:
             found = self._conn.execute(
                 "select 1 from sqlite_master where type='table' and name='sessions'"
             ).fetchone()
-            self._open = found is not None
+            # a table with computed columns could make every lookup slow: hermes' error path
+            self._open = found is not None and "sessions" not in not_plain_tables(self._conn)
         except Exception:  # fail open, as hermes does
             self._open = False
 
@@ -607,6 +728,7 @@ class SessionPresence:
         if not self._open or self._conn is None:
             return True
         try:
+            self._conn.restart_deadline()
             return self._conn.execute("select 1 from sessions where id = ? limit 1", (session_id,)).fetchone() is not None
         except Exception:  # fail open, as hermes does
             return True
