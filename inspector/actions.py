@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from inspector.home import Home, hermes_cwd, webui_pid, webui_started_at
-from inspector.plan import Clock, Plan
+from inspector.plan import Clock, Plan, attribute_warnings
 from inspector.repair import HOME_WIDE, action_module
 from inspector.repair.context import RepairContext
 
@@ -46,7 +46,8 @@ def plan_action(ctx: RepairContext, action: str, session_id: str | None) -> list
     else:
         plans = [module.plan(ctx, sid) for sid in module.eligible(ctx)]
     warning = running_warning(ctx.home)
-    if warning:
-        for p in plans:
+    for p in plans:
+        if warning:
             p.warnings.insert(0, warning)
+        p.warnings.extend(attribute_warnings(p))  # what a rewritten file cannot keep (ACLs, xattrs, owner)
     return plans

@@ -172,9 +172,21 @@ def _apply(plan: Plan, log: WriteLog) -> dict:
 
     try:
         rec = apply_plan(plan, log)
-    except (ApplyError, OSError) as exc:
-        return {"session_id": plan.session_id, "error": str(exc)}
+    except ApplyError as exc:
+        return {"session_id": plan.session_id, "error": str(exc), "outcome": exc.outcome,
+                "written_files": [str(p) for p in exc.written], "write_id": exc.write_id}
+    except OSError as exc:
+        return {"session_id": plan.session_id, "error": str(exc), "outcome": "nothing", "written_files": [],
+                "write_id": None}
     return {**rec.to_json(), "backup_dir": str(log.backup_dir(rec.write_id))}
+
+
+# What a failed write left on disk, as the first words of its line (ApplyError.outcome).
+OUTCOME_HEADS = {
+    "nothing": "NOT WRITTEN",
+    "partial": "PARTLY WRITTEN",
+    "all": "WRITTEN, BUT THE WRITE LOG IS INCOMPLETE",
+}
 
 
 def _plan_and_write(args: argparse.Namespace, home: Home, clock) -> tuple[list[Plan], list[dict]]:
@@ -189,7 +201,7 @@ def _plan_and_write(args: argparse.Namespace, home: Home, clock) -> tuple[list[P
 
     session_id = None if args.all else args.session_id
     ctx = make_context(home, clock)
-    log = WriteLog.default()
+    log = WriteLog.default(home=home)
     if not args.write:
         return plan_action(ctx, args.action, session_id), []
     if session_id is None and args.action not in HOME_WIDE:
@@ -225,7 +237,7 @@ def cmd_repair(args: argparse.Namespace) -> int:
             _print("Nothing to write.")
     for w in written:
         if "error" in w:
-            _print(f"NOT WRITTEN ({w['session_id']}): {w['error']}")
+            _print(f"{OUTCOME_HEADS.get(w.get('outcome'), 'NOT WRITTEN')} ({w['session_id']}): {w['error']}")
         else:
             files = ", ".join(f"{f['kind']} {f['path']}" for f in w["files"])
             _print(f"Written {w['write_id']}: {files}\nBackups: {w['backup_dir']}\n"

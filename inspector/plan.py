@@ -329,7 +329,7 @@ def _temp_prefix(target: Path) -> str:
 def _temp_name(target: Path) -> Path:
     # hermes sweeps `*.tmp.*` files older than an hour and never lists names that do not
     # end in `.json`, so a crash here never leaves something hermes would load as a session.
-    return target.with_name(f"{_temp_prefix(target)}{os.getpid()}.{threading.get_ident()}")
+    return target.with_name(f"{_temp_prefix(target)}{os.getpid()}.{threading.get_ident()}.{uuid.uuid4().hex[:8]}")
 
 
 def _aside_name(target: Path) -> Path:
@@ -348,20 +348,23 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def sweep_stale_temps(targets: list[Path], log: WriteLog | None = None) -> int:
+def sweep_stale_temps(targets: list[Path], log: WriteLog | None = None,
+                      known: dict[str, set[str]] | None = None) -> int:
     """Remove the inspector's own temp files for ``targets`` left by a process that died.
 
     Only names ``.<target name>.inspector.tmp.<pid>.<tid>[...]`` of a pid that no longer runs
     are touched; returns how many were removed. A write killed in the middle of a swap can
     leave there the version it displaced: with ``log``, a file whose bytes are not a version
     the write log knows for that target (a backed-up previous version, or the inspector's
-    own new bytes) is first copied to ``<state>/rescued/`` so that no byte of it is lost.
+    own new bytes; ``known`` adds sha256s per target path, e.g. those of the write about to
+    run) is first copied to ``<state>/rescued/`` so that no byte of it is lost.
     """
     removed = 0
     by_parent: dict[Path, dict[str, Path]] = {}
     for t in targets:
         by_parent.setdefault(t.parent, {})[_temp_prefix(t)] = t
-    known: dict[str, set[str]] | None = None
+    extra = known or {}
+    known = None
     for parent, prefixes in by_parent.items():
         try:
             entries = list(os.scandir(parent))
@@ -380,6 +383,8 @@ def sweep_stale_temps(targets: list[Path], log: WriteLog | None = None) -> int:
                 if log is not None:
                     if known is None:
                         known = _known_versions(log)
+                        for path, shas in extra.items():
+                            known.setdefault(path, set()).update(shas)
                     data = _read_held(Path(entry.path))
                     target = str(prefixes[prefix])
                     if data is not None and sha256_hex(data) not in known.get(target, set()):
@@ -1204,7 +1209,8 @@ def _apply_locked(plan: Plan, log: WriteLog, clock_now: float | None) -> WriteRe
     current = plan.changes[0].path
     logged = False
     try:
-        sweep_stale_temps([c.path for c in plan.changes], log)
+        sweep_stale_temps([c.path for c in plan.changes], log, known={
+            str(c.path): {sha256_hex(x) for x in (c.before, c.after) if x is not None} for c in plan.changes})
         for change in plan.changes:
             current = change.path
             tmp = None
@@ -1264,6 +1270,7 @@ def _swap_all(plan: Plan, slots: list[_Slot], log: WriteLog, record: WriteRecord
             _rollback(slot, log)
     except OSError as exc:
         written = [c.path for c in plan.changes if _holds_new(c)]
+        _tidy_leftovers(slots, log)
         raise WriteFailed(
             f"could not write {where} ({_reason(failure) if isinstance(failure, OSError) else 'hermes-webui saved it'})"
             f" and could not put back the files already written ({_reason(exc)}); {len(written)} of "
@@ -1279,6 +1286,19 @@ def _swap_all(plan: Plan, slots: list[_Slot], log: WriteLog, record: WriteRecord
                          "save, which is kept); nothing was changed. Preview the repair again.") from None
     raise WriteFailed(f"could not write {where} ({_reason(failure)}); no file was changed, nothing was "
                       "written") from failure
+
+
+def _tidy_leftovers(slots: list[_Slot], log: WriteLog) -> None:
+    """After a write that could not be put back: remove its temp files, keeping anyone else's bytes."""
+    for slot in slots:
+        for leftover in dict.fromkeys(p for p in (slot.aside, slot.tmp) if p is not None):
+            with contextlib.suppress(OSError):
+                data = _read_held(leftover)
+                if data is None:
+                    continue
+                if data not in (slot.change.before, slot.change.after):  # the backups hold `before`
+                    log.rescue(leftover.name, data, "displaced")
+                os.unlink(leftover)
 
 
 def _discard(slots: list[_Slot]) -> None:

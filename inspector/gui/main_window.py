@@ -79,7 +79,7 @@ from inspector.gui.tooltip import plain_tooltip
 from inspector.gui.transcript_view import NEXT_TURN_MS, TranscriptView, age_words
 from inspector.gui.workers import TaskRunner
 from inspector.home import Home, check_readable, locate_home
-from inspector.plan import Plan, WriteLog, apply_plan, undo_write
+from inspector.plan import ApplyError, Plan, WriteLog, apply_plan, undo_write
 from inspector.quickscan import quick_rows
 from inspector.store.journal import RUN_JOURNAL_DIR
 from inspector.textsafe import one_line, safe_text
@@ -101,6 +101,22 @@ def _plain(text: str = "", name: str = "", wrap: bool = True) -> QLabel:
 
 
 # ---------------------------------------------------------------- session view parts
+
+
+# What a failed write or undo left on disk (ApplyError.outcome), as the status bar says it.
+WRITE_OUTCOME_HEADS = {
+    "nothing": "Nothing was written",
+    "partial": "Partly written",
+    "all": "Written, but the write log is incomplete",
+}
+
+
+def _refusal_as_result(write, *args):
+    """Run a write; a refusal or failure comes back as the ApplyError (its ``outcome`` says what is on disk)."""
+    try:
+        return write(*args)
+    except ApplyError as exc:
+        return exc
 
 
 def merge_findings(detail: list[Finding], row: list[Finding]) -> list[Finding]:
@@ -953,11 +969,14 @@ class MainWindow(QMainWindow):
         return dialog
 
     def write_plan(self, plan: Plan) -> None:
-        log = WriteLog.default()
-        self.runner.start("write", lambda token, progress: apply_plan(plan, log), self._on_written,
-                          label="Writing…", on_error=self._on_write_error)
+        log = WriteLog.default(home=self.home)
+        self.runner.start("write", lambda token, progress: _refusal_as_result(apply_plan, plan, log),
+                          self._on_written, label="Writing…", on_error=self._on_write_error)
 
     def _on_written(self, record) -> None:
+        if isinstance(record, ApplyError):
+            self._on_write_error(str(record), record.outcome)
+            return
         self.last_write = record.write_id
         files = ", ".join(Path(f["path"]).name for f in record.files)
         self.statusBar().showMessage(f"Wrote {files} (write {record.write_id}). Undo restores the previous files.")
@@ -966,17 +985,21 @@ class MainWindow(QMainWindow):
         self.undo_button.show()
         self.refresh()
 
-    def _on_write_error(self, message: str) -> None:
-        self.statusBar().showMessage(f"Nothing was written: {one_line(message, 300)}", 15000)
+    def _on_write_error(self, message: str, outcome: str = "nothing") -> None:
+        head = WRITE_OUTCOME_HEADS.get(outcome, WRITE_OUTCOME_HEADS["nothing"])
+        self.statusBar().showMessage(f"{head}: {one_line(message, 300)}", 15000)
         self.refresh()
 
     def undo(self, write_id: str) -> None:
         log = WriteLog.default()
-        self.runner.start("write", lambda token, progress: undo_write(write_id, log),
+        self.runner.start("write", lambda token, progress: _refusal_as_result(undo_write, write_id, log),
                           lambda rec, w=write_id: self._on_undone(w, rec), label="Undoing…",
                           on_error=self._on_write_error)
 
     def _on_undone(self, write_id: str, record) -> None:
+        if isinstance(record, ApplyError):
+            self._on_write_error(str(record), record.outcome)
+            return
         if self.last_write == write_id:
             self.last_write = None
             self.undo_button.hide()
