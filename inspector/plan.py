@@ -228,12 +228,17 @@ def render_diff(plan: Plan) -> str:
 # ---------------------------------------------------------------- apply
 
 
+class _NotRegular(OSError):
+    pass
+
+
 def _current_bytes(path: Path) -> bytes | None:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read()
-    except FileNotFoundError:
-        return None
+    """The bytes at ``path`` (None: no file). Never follows a link nor blocks on a FIFO that was
+    swapped in after the path was checked: that raises OSError "not a regular file"."""
+    data = _read_held(path)
+    if data is None and os.path.lexists(path):
+        raise _NotRegular(errno.EINVAL, "not a regular file", str(path))
+    return data
 
 
 def _reason(exc: BaseException) -> str:
@@ -1282,8 +1287,11 @@ def _swap_all(plan: Plan, slots: list[_Slot], log: WriteLog, record: WriteRecord
     with contextlib.suppress(OSError):
         log.append(record, state="aborted")
     if isinstance(failure, _Raced):
-        raise ApplyError(f"hermes-webui saved this session during the write ({failure.path} holds its newer "
-                         "save, which is kept); nothing was changed. Preview the repair again.") from None
+        if os.path.lexists(failure.path):
+            raise ApplyError(f"hermes-webui saved this session during the write ({failure.path} holds its newer "
+                             "save, which is kept); nothing was changed. Preview the repair again.") from None
+        raise ApplyError(f"hermes-webui saved this session during the write ({failure.path} was removed "
+                         "meanwhile, and stays removed); nothing was changed. Preview the repair again.") from None
     raise WriteFailed(f"could not write {where} ({_reason(failure)}); no file was changed, nothing was "
                       "written") from failure
 

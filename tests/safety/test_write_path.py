@@ -723,3 +723,53 @@ def test_each_staged_file_is_fsynced_before_it_replaces_its_target_and_the_folde
     for i in backups:
         assert spy.index("fsync", calls[i][1])[0] < i, "a backup was renamed into place before its bytes were on disk"
     assert max(backups) < min(puts), "a file was swapped in before every backup was kept"
+
+
+# ---------------------------------------------------------------- the next holes of the same kind
+
+
+def test_hermes_removing_the_session_during_the_write_is_not_undone(tmp_path: Path, monkeypatch) -> None:
+    """A delete by hermes-webui (its session delete) between the last check and the swap stays a delete."""
+    folder = _sessions(tmp_path)
+    plan = _reset(folder)
+    before = tree_state(folder)
+    real = planmod._swap
+
+    def swap(slot):
+        if slot.change.path.name == "_index.json":
+            (folder / "s1.json").unlink()  # hermes deletes the session just before its index is swapped
+        return real(slot)
+
+    monkeypatch.setattr(planmod, "_swap", swap)
+    with pytest.raises(ApplyError, match="was removed meanwhile, and stays removed"):
+        # the index is swapped first, then s1.json is found gone: the index is put back, s1 stays gone
+        apply_plan(Plan(plan.action, plan.session_id, [plan.changes[1], plan.changes[0]]), WriteLog(tmp_path / "s"))
+    assert tree_diff(before, tree_state(folder)) == ["removed s1.json"]
+
+
+def test_a_target_swapped_for_a_fifo_after_it_was_checked_does_not_hang_the_write(tmp_path: Path,
+                                                                                  monkeypatch) -> None:
+    """The fingerprint check reads without following links or opening FIFOs, whatever lstat said just before."""
+    folder = _sessions(tmp_path)
+    target = folder / "s1.json"
+    os.mkfifo(target)
+    monkeypatch.setattr(planmod, "_target_problem", lambda path: None)  # as if it was a file when looked at
+    result: list = []
+
+    def write():
+        try:
+            apply_plan(Plan("w", "s1", [FileChange(target, b"{}", b'{"a": 1}')]), WriteLog(tmp_path / "state"))
+            result.append("written")
+        except ApplyError as exc:
+            result.append(str(exc))
+
+    t = threading.Thread(target=write, daemon=True)
+    t.start()
+    t.join(10)
+    if t.is_alive():  # unblock the reader so the test process can end
+        fd = os.open(target, os.O_WRONLY | os.O_NONBLOCK)
+        os.close(fd)
+        t.join(5)
+        pytest.fail("the write blocked on a FIFO")
+    assert result and "not a regular file" in result[0] and "nothing was written" in result[0]
+    assert stat.S_ISFIFO(os.lstat(target).st_mode)
