@@ -485,9 +485,16 @@ def read_xattrs(path: Path) -> dict[str, bytes]:
     return out
 
 
+# The SELinux label: policy gives a new file its label (normally the one the old file had);
+# copying it is attempted, and neither warned about nor required (a user may not relabel).
+_LABELS = frozenset({"security.selinux", "security.SMACK64"})
+
+
 def _xattr_problem(name: str) -> str | None:
     """Why the attribute ``name`` cannot be put on a new file by this process (None: it can)."""
     if name.startswith("user.") or name in ("system.posix_acl_access", "system.posix_acl_default"):
+        return None
+    if name in _LABELS:
         return None
     if name.startswith(("trusted.", "security.")):
         return None if os.geteuid() == 0 else "only root may set it"
@@ -539,8 +546,8 @@ def _put_xattrs(fd: int, target: Path, attrs: dict[str, bytes]) -> None:
         try:
             os.setxattr(fd, name, value)
         except OSError as exc:
-            if problem is not None:
-                continue  # the preview said it cannot be kept
+            if problem is not None or name in _LABELS:
+                continue  # the preview said it cannot be kept; a label is the policy's to give
             raise ApplyError(f"could not keep the extended attribute {name} of {target} ({_reason(exc)}); "
                              "nothing was written, every file is as it was") from exc
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shutil
 import stat
 import struct
 import subprocess
@@ -363,8 +364,12 @@ def test_a_second_writer_on_the_same_home_waits_then_is_refused(tmp_path: Path, 
         assert str(folder) in str(exc.value)
         assert 0.4 <= waited < 5
         assert (folder / "b.json").read_bytes() == before
-        code, out, _ = run_cli("repair", "x", "--home", str(tmp_path / "home"))  # reading is never blocked
-        assert "another hermes-inspector" not in out
+        code, out, _ = run_cli("list", "--home", str(tmp_path / "home"))  # reading is never blocked
+        assert code == 0
+        cli_folder = tmp_path / "cli-home" / "webui" / "sessions"  # a command on another home is not blocked
+        shutil.copytree(folder, cli_folder)
+        cli_before = (cli_folder / "b.json").read_bytes()
+        apply_plan(Plan("other home", "b", [FileChange(cli_folder / "b.json", cli_before, b"{}")]), log)
     finally:
         release.touch()
         assert proc.wait(timeout=30) == 0
@@ -386,6 +391,44 @@ def test_a_second_writer_waits_for_the_first_and_never_interleaves(tmp_path: Pat
     assert proc.wait(timeout=30) == 0
     states = [(json.loads(line)["action"], json.loads(line)["state"]) for line in log.log_path.read_text().splitlines()]
     assert states == [("holder", "started"), ("holder", "done"), ("second", "started"), ("second", "done")]
+
+
+def test_repair_write_from_the_command_line_refuses_while_another_writer_works(tmp_path: Path, monkeypatch) -> None:
+    d, _ = demo(tmp_path / "home")
+    sid = d.sessions["shrunken"]
+    live = d.session_dir / f"{sid}.json"
+    before = live.read_bytes()
+    proc, _, release = _start_first_writer(tmp_path, d.session_dir)
+    try:
+        monkeypatch.setattr(planmod, "LOCK_WAIT", 0.3, raising=False)
+        code, out, _ = run_cli("repair", sid, "--action", "restore-backup", "--home", str(d.home), "--write")
+        assert code == 1 and f"NOT WRITTEN ({sid}): another hermes-inspector" in out, out
+        assert live.read_bytes() == before
+    finally:
+        release.touch()
+        assert proc.wait(timeout=30) == 0
+
+
+def test_a_folder_that_cannot_be_flocked_is_locked_with_a_file_in_the_state_folder(tmp_path: Path,
+                                                                                    monkeypatch) -> None:
+    """Some network filesystems cannot flock a folder: the lock falls back to a private lock file."""
+    folder = _sessions(tmp_path)
+    (folder / "b.json").write_bytes(b"{}")
+    real = planmod.fcntl.flock
+
+    def flock(fd, op):
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            raise OSError(errno.EOPNOTSUPP, os.strerror(errno.EOPNOTSUPP))
+        return real(fd, op)
+
+    monkeypatch.setattr(planmod.fcntl, "flock", flock)
+    log = WriteLog(tmp_path / "state")
+    apply_plan(Plan("w", "b", [FileChange(folder / "b.json", b"{}", b"[]")]), log)
+    (lock,) = (log.root / "locks").iterdir()
+    assert stat.S_IMODE((log.root / "locks").stat().st_mode) == 0o700 and stat.S_IMODE(lock.stat().st_mode) == 0o600
+    with open(lock, "rb") as fh:  # released when the write ended
+        real(fh.fileno(), planmod.fcntl.LOCK_EX | planmod.fcntl.LOCK_NB)
+    assert sorted(p.name for p in folder.iterdir()) == ["b.json"]
 
 
 def test_undo_takes_the_same_lock(tmp_path: Path, monkeypatch) -> None:
