@@ -187,6 +187,11 @@ OUTCOME_HEADS = {
     "partial": "PARTLY WRITTEN",
     "all": "WRITTEN, BUT THE WRITE LOG IS INCOMPLETE",
 }
+UNDO_OUTCOME_HEADS = {
+    "nothing": "Undo refused",
+    "partial": "UNDO PARTLY DONE",
+    "all": "UNDONE, BUT THE WRITE LOG IS INCOMPLETE",
+}
 
 
 def _plan_and_write(args: argparse.Namespace, home: Home, clock) -> tuple[list[Plan], list[dict]]:
@@ -274,9 +279,10 @@ def cmd_undo(args: argparse.Namespace) -> int:
         rec = undo_write(args.write_id, log)
     except ApplyError as exc:
         if args.json:
-            _print_json({"undone": False, "error": str(exc)})
+            _print_json({"undone": False, "error": str(exc), "outcome": exc.outcome,
+                         "written_files": [str(p) for p in exc.written], "write_id": exc.write_id})
         else:
-            _print(f"Undo refused: {exc}")
+            _print(f"{UNDO_OUTCOME_HEADS.get(exc.outcome, 'Undo refused')}: {exc}")
         return 1
     if args.json:
         _print_json({"undone": True, "write": rec.to_json()})

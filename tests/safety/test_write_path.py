@@ -674,6 +674,26 @@ def test_a_write_whose_log_could_not_be_finished_says_every_file_was_written(tmp
     assert code == 0, out
 
 
+def test_an_undo_that_could_not_finish_its_log_says_it_was_done(tmp_path: Path, monkeypatch) -> None:
+    d, sid = _two_file_home(tmp_path)
+    code, out, _ = run_cli("repair", sid, "--action", "repair-interrupted", "--home", str(d.home), "--write",
+                           "--now", str(CLOCK.now), "--server-started-at", str(CLOCK.server_started_at))
+    assert code == 0, out
+    (rec,) = WriteLog.default().records()
+    real_append = WriteLog.append
+
+    def append(self, record, state="done"):
+        if state == "done":
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_append(self, record, state)
+
+    with monkeypatch.context() as m:
+        m.setattr(WriteLog, "append", append)
+        code, out, _ = run_cli("undo", rec.write_id)
+    assert code == 1 and "Undo refused" not in out, out
+    assert out.startswith("UNDONE, BUT THE WRITE LOG IS INCOMPLETE: every file was written")
+
+
 def test_json_output_says_what_was_written(tmp_path: Path, monkeypatch) -> None:
     d, sid = _two_file_home(tmp_path)
     real_append = WriteLog.append
@@ -769,6 +789,36 @@ def test_each_staged_file_is_fsynced_before_it_replaces_its_target_and_the_folde
 
 
 # ---------------------------------------------------------------- the next holes of the same kind
+
+
+def test_a_filesystem_that_refuses_the_exchange_gets_the_fallback(tmp_path: Path, monkeypatch) -> None:
+    """renameat2 exists but this filesystem says EINVAL (no RENAME_EXCHANGE): the write still goes through
+    the fallback, and a save landing at the exchange is still kept."""
+    folder = _sessions(tmp_path)
+    calls = []
+
+    def refuse(a, b):
+        calls.append(b)
+        raise OSError(errno.EINVAL, os.strerror(errno.EINVAL), str(b))
+
+    monkeypatch.setattr(planmod, "_exchange", refuse)
+    plan = _reset(folder)
+    apply_plan(plan, WriteLog(tmp_path / "state"))
+    assert calls, "the exchange was not tried"
+    for c in plan.changes:
+        assert (c.path.read_bytes() == c.after) if c.after is not None else not c.path.exists()
+    plan = _reset(folder)
+    saved = b'{"saved": "at the refused exchange"}'
+
+    def refuse_after_a_save(a, b):
+        if Path(b).name == "s1.json":
+            hermes_save(Path(b), saved)
+        return refuse(a, b)
+
+    monkeypatch.setattr(planmod, "_exchange", refuse_after_a_save)
+    with pytest.raises(ApplyError, match=SAVED_MESSAGE):
+        apply_plan(plan, WriteLog(tmp_path / "state"))
+    assert (folder / "s1.json").read_bytes() == saved
 
 
 def test_hermes_removing_the_session_during_the_write_is_not_undone(tmp_path: Path, monkeypatch) -> None:
