@@ -1259,10 +1259,11 @@ def _apply_locked(plan: Plan, log: WriteLog, clock_now: float | None) -> WriteRe
         log.append(record, state="done")
     except OSError as exc:
         paths = [c.path for c in plan.changes]
-        raise WriteFailed(f"every file was written ({_written_list(paths)}), but the write log {log.log_path} "
-                          f"could not be marked complete ({_reason(exc)}); the write is listed as interrupted "
-                          f"and `hermes-inspector undo {write_id}` puts the previous versions back (kept in "
-                          f"{folder})", outcome="all", written=tuple(paths), write_id=write_id) from exc
+        raise WriteFailed(f"every file was written, but the write log could not be marked complete "
+                          f"({_reason(exc)}); `hermes-inspector undo {write_id}` puts the previous versions back "
+                          f"(the write is listed as interrupted). Written: {_written_list(paths)}; previous "
+                          f"versions kept in {folder}; log {log.log_path}", outcome="all", written=tuple(paths),
+                          write_id=write_id) from exc
     return record
 
 
@@ -1283,11 +1284,12 @@ def _swap_all(plan: Plan, slots: list[_Slot], log: WriteLog, record: WriteRecord
     except OSError as exc:
         written = [c.path for c in plan.changes if _holds_new(c)]
         _tidy_leftovers(slots, log)
+        why = _reason(failure) if isinstance(failure, OSError) else "hermes-webui saved it meanwhile"
         raise WriteFailed(
-            f"could not write {where} ({_reason(failure) if isinstance(failure, OSError) else 'hermes-webui saved it'})"
-            f" and could not put back the files already written ({_reason(exc)}); {len(written)} of "
-            f"{len(plan.changes)} files hold their new bytes ({_written_list(written) or 'none'}); undo them with "
-            f"`hermes-inspector undo {record.write_id}`. Every previous version is kept in {folder}",
+            f"{len(written)} of {len(plan.changes)} files hold their new bytes; undo them with "
+            f"`hermes-inspector undo {record.write_id}`. Could not write {where} ({why}) nor put back the files "
+            f"already written ({_reason(exc)}). Written: {_written_list(written) or 'none'}; every previous "
+            f"version is kept in {folder}",
             outcome="partial" if written else "nothing", written=tuple(written), write_id=record.write_id) from exc
     _discard(slots)
     _remove_backups(folder)

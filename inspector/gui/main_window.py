@@ -107,7 +107,7 @@ def _plain(text: str = "", name: str = "", wrap: bool = True) -> QLabel:
 WRITE_OUTCOME_HEADS = {
     "nothing": "Nothing was written",
     "partial": "Partly written",
-    "all": "Written, but the write log is incomplete",
+    "all": "Written",  # the message goes on: "every file was written, but the write log could not be..."
 }
 
 
@@ -976,6 +976,11 @@ class MainWindow(QMainWindow):
     def _on_written(self, record) -> None:
         if isinstance(record, ApplyError):
             self._on_write_error(str(record), record.outcome)
+            if record.outcome != "nothing" and record.write_id:  # some files were written: offer their undo
+                self.last_write = record.write_id
+                self.undo_button.setText("Undo")
+                self.undo_button.setToolTip(f"Undo write {record.write_id}")
+                self.undo_button.show()
             return
         self.last_write = record.write_id
         files = ", ".join(Path(f["path"]).name for f in record.files)
