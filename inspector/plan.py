@@ -1281,7 +1281,7 @@ def _swap_all(plan: Plan, slots: list[_Slot], log: WriteLog, record: WriteRecord
     try:
         for slot in reversed(started):
             _rollback(slot, log)
-    except OSError as exc:
+    except (OSError, ApplyError) as exc:
         written = [c.path for c in plan.changes if _holds_new(c)]
         _tidy_leftovers(slots, log)
         why = _reason(failure) if isinstance(failure, OSError) else "hermes-webui saved it meanwhile"
@@ -1309,7 +1309,7 @@ def _tidy_leftovers(slots: list[_Slot], log: WriteLog) -> None:
     """After a write that could not be put back: remove its temp files, keeping anyone else's bytes."""
     for slot in slots:
         for leftover in dict.fromkeys(p for p in (slot.aside, slot.tmp) if p is not None):
-            with contextlib.suppress(OSError):
+            with contextlib.suppress(OSError, ApplyError):
                 data = _read_held(leftover)
                 if data is None:
                     continue
