@@ -6,7 +6,7 @@ Each iteration resets a demo home (every kind of broken chat) and runs one write
 process: `repair ... --write` for each repair action, or `undo` of an earlier write. The child
 counts every call that changes the disk while a write is being applied (`os.open`, `write`,
 `fsync`, `fchmod`, `fchown`, `close`, `replace`, `link`, `unlink`, `rename`, `mkdir`,
-`chmod`, `rmdir`) and SIGKILLs itself at the Nth. N walks every call of every scenario
+`chmod`, `rmdir`, and the atomic exchange that swaps each file in) and SIGKILLs itself at the Nth. N walks every call of every scenario
 (a calibration run counts them), in a shuffled order, once killing just before the call and
 once, for `os.write`, after writing only half of its bytes (a torn temp file or log line).
 
@@ -82,6 +82,7 @@ def _install_hook(kill_at: int, torn: bool, trace: list[str] | None) -> None:
 
     for name in HOOKED:
         setattr(os, name, counted(name, getattr(os, name)))
+    planmod._exchange = counted("exchange", planmod._exchange)  # renameat2(RENAME_EXCHANGE), via ctypes
     real_apply = planmod.apply_plan
 
     def apply_plan(*args, **kwargs):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from inspector.home import Home, hermes_cwd, webui_pid, webui_started_at
 from inspector.linkcheck import guard_plan
-from inspector.plan import Clock, Plan
+from inspector.plan import Clock, Plan, attribute_warnings
 from inspector.repair import HOME_WIDE, action_module
 from inspector.repair.context import RepairContext
 
@@ -70,4 +70,5 @@ def plan_action(ctx: RepairContext, action: str, session_id: str | None, *,
         p.clock = ctx.clock
         if warning:
             p.warnings.insert(0, warning)
+        p.warnings.extend(attribute_warnings(p))  # what a rewritten file cannot keep (ACLs, xattrs, owner)
     return plans

@@ -200,9 +200,26 @@ def _apply(plan: Plan, log: WriteLog, home: Home, follow_links: bool) -> dict:
         return {"session_id": plan.session_id, "error": refused}
     try:
         rec = apply_plan(plan, log)
-    except (ApplyError, OSError) as exc:
-        return {"session_id": plan.session_id, "error": str(exc)}
+    except ApplyError as exc:
+        return {"session_id": plan.session_id, "error": str(exc), "outcome": exc.outcome,
+                "written_files": [str(p) for p in exc.written], "write_id": exc.write_id}
+    except OSError as exc:
+        return {"session_id": plan.session_id, "error": str(exc), "outcome": "nothing", "written_files": [],
+                "write_id": None}
     return {**rec.to_json(), "backup_dir": str(log.backup_dir(rec.write_id))}
+
+
+# What a failed write left on disk, as the first words of its line (ApplyError.outcome).
+OUTCOME_HEADS = {
+    "nothing": "NOT WRITTEN",
+    "partial": "PARTLY WRITTEN",
+    "all": "WRITTEN, BUT THE WRITE LOG IS INCOMPLETE",
+}
+UNDO_OUTCOME_HEADS = {
+    "nothing": "Undo refused",
+    "partial": "UNDO PARTLY DONE",
+    "all": "UNDONE, BUT THE WRITE LOG IS INCOMPLETE",
+}
 
 
 def _plan_and_write(args: argparse.Namespace, home: Home, clock) -> tuple[list[Plan], list[dict]]:
@@ -218,7 +235,7 @@ def _plan_and_write(args: argparse.Namespace, home: Home, clock) -> tuple[list[P
     session_id = None if args.all else args.session_id
     follow = args.follow_links
     ctx = make_context(home, clock)
-    log = WriteLog.default()
+    log = WriteLog.default(home=home)
     if not args.write:
         return plan_action(ctx, args.action, session_id, follow_links=follow), []
     if session_id is None and args.action not in HOME_WIDE:
@@ -254,7 +271,7 @@ def cmd_repair(args: argparse.Namespace) -> int:
             _print("Nothing to write.")
     for w in written:
         if "error" in w:
-            _print(f"NOT WRITTEN ({w['session_id']}): {w['error']}")
+            _print(f"{OUTCOME_HEADS.get(w.get('outcome'), 'NOT WRITTEN')} ({w['session_id']}): {w['error']}")
         else:
             files = ", ".join(f"{f['kind']} {f['path']}" for f in w["files"])
             _print(f"Written {w['write_id']}: {files}\nBackups: {w['backup_dir']}\n"
@@ -324,9 +341,10 @@ def cmd_undo(args: argparse.Namespace) -> int:
         rec = undo_write(args.write_id, log)
     except ApplyError as exc:
         if args.json:
-            _print_json({"undone": False, "error": str(exc)})
+            _print_json({"undone": False, "error": str(exc), "outcome": exc.outcome,
+                         "written_files": [str(p) for p in exc.written], "write_id": exc.write_id})
         else:
-            _print(f"Undo refused: {exc}")
+            _print(f"{UNDO_OUTCOME_HEADS.get(exc.outcome, 'Undo refused')}: {exc}")
         return 1
     if args.json:
         _print_json({"undone": True, "write": rec.to_json()})

@@ -10,13 +10,18 @@ since.
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import ctypes
 import difflib
+import errno
+import fcntl
 import hashlib
 import json
 import os
 import re
 import stat
+import sys
 import threading
 import time
 import uuid
@@ -51,6 +56,9 @@ class FileChange:
     after: bytes | None
     fingerprint: Fingerprint | None = None
     new_mode: int | None = None
+    # For a created file: the extended attributes (ACL entries included) it gets, as undo
+    # re-creating a deleted file does. A modified file keeps those of the file it replaces.
+    new_xattrs: dict[str, bytes] | None = None
 
     @property
     def kind(self) -> str:
@@ -100,7 +108,20 @@ class Plan:
 
 
 class ApplyError(Exception):
-    """Apply or undo refused or failed; nothing (further) was written. The message says why."""
+    """Apply or undo refused or failed. The message says why, what is on disk now and how to undo it.
+
+    ``outcome`` says what was written: ``"nothing"`` (every file is as it was), ``"partial"``
+    (some files hold their new bytes: the message names them and gives the undo command) or
+    ``"all"`` (every file was written but the write log could not be marked complete).
+    ``written`` lists the files that hold their new bytes; ``write_id`` is the write to undo.
+    """
+
+    def __init__(self, message: str, *, outcome: str = "nothing", written: tuple[Path, ...] = (),
+                 write_id: str | None = None):
+        super().__init__(message)
+        self.outcome = outcome
+        self.written = tuple(written)
+        self.write_id = write_id
 
 
 class WriteFailed(ApplyError, OSError):
@@ -208,23 +229,35 @@ def render_diff(plan: Plan) -> str:
 # ---------------------------------------------------------------- apply
 
 
+class _NotRegular(OSError):
+    pass
+
+
 def _current_bytes(path: Path) -> bytes | None:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read()
-    except FileNotFoundError:
-        return None
+    """The bytes at ``path`` (None: no file). Never follows a link nor blocks on a FIFO that was
+    swapped in after the path was checked: that raises OSError "not a regular file"."""
+    data = _read_held(path)
+    if data is None and os.path.lexists(path):
+        raise _NotRegular(errno.EINVAL, "not a regular file", str(path))
+    return data
 
 
 def _reason(exc: BaseException) -> str:
     return (exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)) or type(exc).__name__
 
 
-def _target_problem(path: Path) -> str | None:
-    """Why ``path`` must not be written (a link, not a regular file, not a plain path), else None."""
+def _plain_problem(path: Path) -> str | None:
     text = str(path)
     if "\x00" in text or os.path.normpath(text) != text or not path.is_absolute():
         return f"{text!r} is not a plain absolute path; the inspector only writes plain paths"
+    return None
+
+
+def _target_problem(path: Path) -> str | None:
+    """Why ``path`` must not be written (a link, not a regular file, not a plain path), else None."""
+    problem = _plain_problem(path)
+    if problem is not None:
+        return problem
     try:
         st = os.lstat(path)
     except FileNotFoundError:
@@ -270,22 +303,45 @@ def check_fingerprints(plan: Plan) -> list[str]:
     return changed
 
 
+# ---------------------------------------------------------------- names that always fit
+
+NAME_MAX = 255  # bytes in one file name (ext4, xfs, btrfs, APFS...)
 _TEMP_MARK = ".inspector.tmp."
+
+
+def fit_name(name: str, room: int) -> str:
+    """``name`` itself if it takes at most ``room`` bytes, else its head, ``~`` and a digest of it all.
+
+    Two different long names never shorten to the same result (the digest is of the whole name).
+    """
+    raw = name.encode("utf-8", "surrogateescape")
+    if len(raw) <= room:
+        return name
+    digest = hashlib.sha256(raw).hexdigest()[:16]
+    head = raw[: max(0, room - len(digest) - 1)].decode("utf-8", "ignore")
+    while len(head.encode("utf-8", "surrogateescape")) > room - len(digest) - 1:
+        head = head[:-1]
+    return f"{head}~{digest}"
 
 
 def _temp_prefix(target: Path) -> str:
     """``.<name>.inspector.tmp.``, with a long name shortened so the temp name fits in 255 bytes."""
     name = target.name
     if len(name.encode("utf-8", "surrogateescape")) > 180:
-        digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:16]
-        name = name.encode("utf-8", "surrogateescape")[:120].decode("utf-8", "ignore") + "~" + digest
+        name = fit_name(name, 137)
     return f".{name}{_TEMP_MARK}"
 
 
 def _temp_name(target: Path) -> Path:
     # hermes sweeps `*.tmp.*` files older than an hour and never lists names that do not
     # end in `.json`, so a crash here never leaves something hermes would load as a session.
-    return target.with_name(f"{_temp_prefix(target)}{os.getpid()}.{threading.get_ident()}")
+    return target.with_name(f"{_temp_prefix(target)}{os.getpid()}.{threading.get_ident()}.{uuid.uuid4().hex[:8]}")
+
+
+def _aside_name(target: Path) -> Path:
+    """A fresh private name beside ``target`` for a version moved off it (swept like a temp file)."""
+    return target.with_name(f"{_temp_prefix(target)}{os.getpid()}.{threading.get_ident()}."
+                            f"{uuid.uuid4().hex[:8]}.old")
 
 
 def _pid_alive(pid: int) -> bool:
@@ -298,16 +354,23 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def sweep_stale_temps(targets: list[Path]) -> int:
+def sweep_stale_temps(targets: list[Path], log: WriteLog | None = None,
+                      known: dict[str, set[str]] | None = None) -> int:
     """Remove the inspector's own temp files for ``targets`` left by a process that died.
 
-    Only names ``.<target name>.inspector.tmp.<pid>.<tid>`` of a pid that no longer runs
-    are removed; returns how many.
+    Only names ``.<target name>.inspector.tmp.<pid>.<tid>[...]`` of a pid that no longer runs
+    are touched; returns how many were removed. A write killed in the middle of a swap can
+    leave there the version it displaced: with ``log``, a file whose bytes are not a version
+    the write log knows for that target (a backed-up previous version, or the inspector's
+    own new bytes; ``known`` adds sha256s per target path, e.g. those of the write about to
+    run) is first copied to ``<state>/rescued/`` so that no byte of it is lost.
     """
     removed = 0
-    by_parent: dict[Path, set[str]] = {}
+    by_parent: dict[Path, dict[str, Path]] = {}
     for t in targets:
-        by_parent.setdefault(t.parent, set()).add(_temp_prefix(t))
+        by_parent.setdefault(t.parent, {})[_temp_prefix(t)] = t
+    extra = known or {}
+    known = None
     for parent, prefixes in by_parent.items():
         try:
             entries = list(os.scandir(parent))
@@ -321,10 +384,29 @@ def sweep_stale_temps(targets: list[Path]) -> int:
             if not pid.isdigit() or int(pid) == os.getpid() or _pid_alive(int(pid)):
                 continue
             with contextlib.suppress(OSError):
-                if entry.is_file(follow_symlinks=False):
-                    os.unlink(entry.path)
-                    removed += 1
+                if not entry.is_file(follow_symlinks=False):
+                    continue
+                if log is not None:
+                    if known is None:
+                        known = _known_versions(log)
+                        for path, shas in extra.items():
+                            known.setdefault(path, set()).update(shas)
+                    data = _read_held(Path(entry.path))
+                    target = str(prefixes[prefix])
+                    if data is not None and sha256_hex(data) not in known.get(target, set()):
+                        log.rescue(Path(entry.path).name, data, "swept")
+                os.unlink(entry.path)
+                removed += 1
     return removed
+
+
+def _known_versions(log: WriteLog) -> dict[str, set[str]]:
+    known: dict[str, set[str]] = {}
+    for rec in log.records():
+        for f in rec.files:
+            shas = known.setdefault(str(f.get("path")), set())
+            shas.update(x for x in (f.get("sha256_before"), f.get("sha256_after")) if isinstance(x, str))
+    return known
 
 
 def _fsync_dir(path: Path) -> None:
@@ -372,6 +454,105 @@ def _attributes(change: FileChange) -> tuple[int, int | None, int | None]:
     return mode, None, None
 
 
+# ---------------------------------------------------------------- extended attributes and ACLs
+#
+# A rewritten file is a new inode: whatever the old one carried besides its bytes and mode
+# must be copied to it before it takes the old one's place. POSIX ACL entries are the
+# extended attributes ``system.posix_acl_access`` / ``system.posix_acl_default``; where
+# hermes-webui runs as a service account given access by an ACL, losing them stops it from
+# saving that chat.
+
+_HAS_XATTR = hasattr(os, "listxattr")
+_NO_XATTR = {errno.ENOTSUP, getattr(errno, "EOPNOTSUPP", errno.ENOTSUP), getattr(errno, "ENODATA", errno.ENOENT)}
+
+
+def read_xattrs(path: Path) -> dict[str, bytes]:
+    """The extended attributes of ``path`` (not following a link); {} where the system has none."""
+    if not _HAS_XATTR:
+        return {}
+    try:
+        names = os.listxattr(path, follow_symlinks=False)
+    except OSError as exc:
+        if exc.errno in _NO_XATTR:
+            return {}
+        raise
+    out = {}
+    for name in names:
+        try:
+            out[name] = os.getxattr(path, name, follow_symlinks=False)
+        except OSError as exc:
+            if exc.errno not in _NO_XATTR:
+                raise
+    return out
+
+
+# The SELinux label: policy gives a new file its label (normally the one the old file had);
+# copying it is attempted, and neither warned about nor required (a user may not relabel).
+_LABELS = frozenset({"security.selinux", "security.SMACK64"})
+
+
+def _xattr_problem(name: str) -> str | None:
+    """Why the attribute ``name`` cannot be put on a new file by this process (None: it can)."""
+    if name.startswith("user.") or name in ("system.posix_acl_access", "system.posix_acl_default"):
+        return None
+    if name in _LABELS:
+        return None
+    if name.startswith(("trusted.", "security.")):
+        return None if os.geteuid() == 0 else "only root may set it"
+    return "the inspector does not know how to copy it"
+
+
+def attribute_warnings(plan: Plan) -> list[str]:
+    """What a rewritten file of ``plan`` cannot keep (extended attributes, ACL entries, owner, links).
+
+    Nothing here writes. ``apply_plan`` copies every attribute this does not warn about, and
+    refuses (writing nothing) if one of those cannot be copied after all.
+    """
+    out = []
+    for c in plan.changes:
+        try:
+            st = os.lstat(c.path)
+        except OSError:
+            st = None
+        if c.before is None or c.after is None or st is None or not stat.S_ISREG(st.st_mode):
+            attrs = c.new_xattrs or {}
+        else:
+            try:
+                attrs = read_xattrs(c.path)
+            except OSError as exc:
+                out.append(f"{c.path}: its extended attributes cannot be read ({_reason(exc)}); the write will be "
+                           "refused unless they can be copied to the rewritten file")
+                continue
+            euid = os.geteuid()
+            if euid != 0 and st.st_uid != euid:
+                out.append(f"{c.path} belongs to user {st.st_uid}; the rewritten file will belong to you (user "
+                           f"{euid}); run the repair as that user to keep its owner")
+            elif euid != 0 and st.st_gid != os.getegid() and st.st_gid not in os.getgroups():
+                out.append(f"{c.path} belongs to group {st.st_gid}, which you are not in; the rewritten file "
+                           f"will belong to your group ({os.getegid()})")
+            if st.st_nlink > 1:
+                out.append(f"{c.path} has {st.st_nlink} hard links; the rewritten file is a new file, the other "
+                           "names keep the old bytes")
+        lost = [f"{name} ({why})" for name in sorted(attrs) if (why := _xattr_problem(name)) is not None]
+        if lost:
+            out.append(f"{c.path}: the extended attribute(s) {', '.join(lost)} cannot be copied to the "
+                       "rewritten file; it will not have them")
+    return out
+
+
+def _put_xattrs(fd: int, target: Path, attrs: dict[str, bytes]) -> None:
+    """Copy ``attrs`` onto the staged file; an attribute the preview did not warn about must stick."""
+    for name, value in attrs.items():
+        problem = _xattr_problem(name)
+        try:
+            os.setxattr(fd, name, value)
+        except OSError as exc:
+            if problem is not None or name in _LABELS:
+                continue  # the preview said it cannot be kept; a label is the policy's to give
+            raise ApplyError(f"could not keep the extended attribute {name} of {target} ({_reason(exc)}); "
+                             "nothing was written, every file is as it was") from exc
+
+
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     written = 0
@@ -380,8 +561,9 @@ def _write_all(fd: int, data: bytes) -> None:
         written += os.write(fd, view[written:])
 
 
-def _stage(target: Path, data: bytes, attributes: tuple[int, int | None, int | None]) -> Path:
-    """Write ``data`` to a fsynced temp file beside ``target`` with the given (mode, uid, gid)."""
+def _stage(target: Path, data: bytes, attributes: tuple[int, int | None, int | None],
+           xattrs: dict[str, bytes] | None = None) -> Path:
+    """Write ``data`` to a fsynced temp file beside ``target`` with the given (mode, uid, gid) and xattrs."""
     target.parent.mkdir(parents=True, exist_ok=True)
     mode, uid, gid = attributes
     tmp = _temp_name(target)
@@ -393,6 +575,8 @@ def _stage(target: Path, data: bytes, attributes: tuple[int, int | None, int | N
                 with contextlib.suppress(OSError):  # only root (or a group member) may; best effort
                     os.fchown(fd, uid, gid)
             os.fchmod(fd, mode)
+            if xattrs:  # after the mode: an ACL sets the group bits itself
+                _put_xattrs(fd, target, xattrs)
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -403,35 +587,79 @@ def _stage(target: Path, data: bytes, attributes: tuple[int, int | None, int | N
     return tmp
 
 
-def _commit(change: FileChange, tmp: Path | None) -> None:
-    """Put one staged change in place: replace, link (create-only, never clobbers) or unlink."""
-    if tmp is None:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(change.path)
-    elif change.before is None:
-        os.link(tmp, change.path)  # fails with FileExistsError instead of clobbering
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-    else:
-        os.replace(tmp, change.path)
+# ---------------------------------------------------------------- the atomic exchange
+#
+# renameat2(RENAME_EXCHANGE) swaps two names in one step: the target gets the new file and the
+# temp name gets whatever was at the target at that instant, so what was displaced can be
+# checked afterwards and nothing anyone else renamed into place is ever unlinked.
+
+_RENAME_EXCHANGE = 2  # linux/fs.h
+_AT_FDCWD = -100
+_RENAME_SWAP = 2  # macOS renamex_np
+_SYS_RENAMEAT2 = {"x86_64": 316, "amd64": 316, "aarch64": 276, "arm64": 276, "riscv64": 276, "i686": 353}
+# Errors that mean "this system or filesystem cannot exchange": the names are untouched.
+_NO_EXCHANGE = {errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, getattr(errno, "EOPNOTSUPP", errno.ENOTSUP)}
 
 
-def _discard(staged: list[tuple[FileChange, Path | None]]) -> None:
-    for _, tmp in staged:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+def _load_exchange():
+    """A ``swap(a: bytes, b: bytes) -> int`` calling the OS's atomic exchange, or None."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+    except (OSError, TypeError):
+        return None
+    if sys.platform.startswith("linux"):
+        fn = getattr(libc, "renameat2", None)  # glibc >= 2.28
+        if fn is not None:
+            fn.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint)
+            fn.restype = ctypes.c_int
+            return lambda a, b: fn(_AT_FDCWD, a, _AT_FDCWD, b, _RENAME_EXCHANGE)
+        number = _SYS_RENAMEAT2.get(os.uname().machine)
+        syscall = getattr(libc, "syscall", None)
+        if number is not None and syscall is not None:
+            syscall.restype = ctypes.c_long
+            return lambda a, b: syscall(ctypes.c_long(number), ctypes.c_int(_AT_FDCWD), ctypes.c_char_p(a),
+                                        ctypes.c_int(_AT_FDCWD), ctypes.c_char_p(b), ctypes.c_uint(_RENAME_EXCHANGE))
+    elif sys.platform == "darwin":
+        fn = getattr(libc, "renamex_np", None)
+        if fn is not None:
+            fn.argtypes = (ctypes.c_char_p, ctypes.c_char_p, ctypes.c_uint)
+            fn.restype = ctypes.c_int
+            return lambda a, b: fn(a, b, _RENAME_SWAP)
+    return None
+
+
+_EXCHANGE = _load_exchange()
+
+
+def _exchange(a: Path, b: Path) -> None:
+    """Swap the names ``a`` and ``b`` atomically (both must exist). OSError when it cannot."""
+    if _EXCHANGE is None:
+        raise OSError(errno.ENOSYS, "this system has no atomic exchange of two names", str(b))
+    if _EXCHANGE(os.fsencode(a), os.fsencode(b)) != 0:
+        code = ctypes.get_errno() or errno.EIO
+        raise OSError(code, os.strerror(code), str(b))
+
+
+def exchange_supported() -> bool:
+    """Whether this system offers an atomic exchange (a filesystem may still refuse it)."""
+    return _EXCHANGE is not None
 
 
 def atomic_write(target: Path, data: bytes, *, mode: int, create_only: bool) -> None:
     """temp file beside the target, fsync, then atomic replace (or link, for create-only)."""
     tmp = _stage(target, data, (mode, None, None))
     try:
-        _commit(FileChange(path=target, before=None if create_only else b"", after=data), tmp)
+        if create_only:
+            os.link(tmp, target)  # fails with FileExistsError instead of clobbering
+        else:
+            os.replace(tmp, target)
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
     _fsync_dir(target.parent)
+
+
+# ---------------------------------------------------------------- the write log
 
 
 @dataclass(frozen=True)
@@ -456,36 +684,100 @@ class WriteRecord:
         }
 
 
+STATE_FOLDER = "hermes-inspector"
+
+
+def _given_state_folder(given: Path) -> tuple[Path, bool]:
+    """(folder, whether it is the inspector's own) for ``HERMES_INSPECTOR_STATE_DIR=given``.
+
+    ``given`` itself never has its permissions changed. A missing folder is created (0700)
+    and is our own. An existing folder of ours that no one else can write to is used as it
+    is. A shared folder (group- or world-writable, sticky, like a 1777 /tmp) or someone
+    else's gets a private ``hermes-inspector-<uid>`` folder of our own inside it.
+    """
+    try:
+        st = os.stat(given)
+    except OSError:
+        return given, True  # missing: ours to create (_ensure says why when it cannot be)
+    mode = stat.S_IMODE(st.st_mode)
+    if stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not mode & (0o022 | stat.S_ISVTX):
+        return given, False
+    return given / f"{STATE_FOLDER}-{os.geteuid()}", True
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    p, f = os.path.realpath(path), os.path.realpath(folder)
+    return p == f or p.startswith(f.rstrip(os.sep) + os.sep)
+
+
 class WriteLog:
     """Backups and the append-only write log, kept in a private folder outside the home.
 
-    Default location: ``$XDG_STATE_HOME/hermes-inspector`` (``~/.local/state/...``).
-    The folder is 0700 and every file in it 0600: backups hold private chats.
+    Default location: ``$XDG_STATE_HOME/hermes-inspector`` (``~/.local/state/...``), or
+    ``$HERMES_INSPECTOR_STATE_DIR`` (a private folder of our own inside it when it is shared).
+    Every folder the inspector makes there is 0700 and every file 0600: backups hold private
+    chats. A folder the user named is used as it is, never chmod-ed. It must not
+    be inside the Hermes home (``keep_out_of``) nor inside a folder a write changes.
     """
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, *, keep_out_of: tuple[Path, ...] = (), own_root: bool = True):
         self.root = root
+        self.keep_out_of = tuple(keep_out_of)
+        self.own_root = own_root  # False: a folder the user named; its permissions are left alone
 
     @classmethod
-    def default(cls) -> WriteLog:
+    def default(cls, home=None) -> WriteLog:
+        """The user's write log; ``home`` (a located :class:`~inspector.home.Home`) must not hold it."""
+        outside = () if home is None else tuple(dict.fromkeys((Path(home.base), Path(home.state_dir))))
         override = os.environ.get("HERMES_INSPECTOR_STATE_DIR")
         if override:
-            return cls(Path(override).expanduser())
+            root, own = _given_state_folder(Path(override).expanduser())
+            return cls(root, keep_out_of=outside, own_root=own)
         base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-        return cls(Path(base) / "hermes-inspector")
+        return cls(Path(base) / STATE_FOLDER, keep_out_of=outside)
 
     @property
     def log_path(self) -> Path:
         return self.root / "writes.jsonl"
 
+    def check_outside(self, folders=()) -> None:
+        """Refuse (ApplyError) a state folder inside the home or inside a folder being written."""
+        for folder in (*self.keep_out_of, *folders):
+            if _inside(self.root, folder):
+                raise ApplyError(
+                    f"the inspector's state folder {self.root} (backups and the write log) is inside {folder}; "
+                    "it must be kept outside the Hermes home and its sessions. Set HERMES_INSPECTOR_STATE_DIR "
+                    "(or XDG_STATE_HOME) to a folder outside it; nothing was written")
+
     def _ensure(self) -> None:
+        self.check_outside()
         self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
-        os.chmod(self.root, 0o700)
+        st = os.stat(self.root)
+        if st.st_uid != os.geteuid():
+            raise ApplyError(f"the state folder {self.root} belongs to user {st.st_uid}, not to you; the "
+                             "inspector keeps private chats there only in a folder of its own. Set "
+                             "HERMES_INSPECTOR_STATE_DIR to another folder; nothing was written")
+        if self.own_root:
+            os.chmod(self.root, 0o700)
+        elif stat.S_IMODE(st.st_mode) & 0o022:
+            raise ApplyError(f"the state folder {self.root} can be written by others; nothing was written")
         (self.root / "backups").mkdir(exist_ok=True, mode=0o700)
         os.chmod(self.root / "backups", 0o700)
 
     def backup_dir(self, write_id: str) -> Path:
         return self.root / "backups" / write_id
+
+    def rescue(self, name: str, data: bytes, why: str) -> Path:
+        """Keep ``data`` (a version someone else wrote that a write moved aside) in ``rescued/``."""
+        self._ensure()
+        folder = self.root / "rescued"
+        folder.mkdir(exist_ok=True, mode=0o700)
+        os.chmod(folder, 0o700)
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + "-" + uuid.uuid4().hex[:8]
+        prefix = f"{stamp}-{why}-"
+        dest = folder / (prefix + fit_name(name, NAME_MAX - len(prefix) - len(".part")))
+        _write_private(dest, data)
+        return dest
 
     def append(self, record: WriteRecord, state: str = "done") -> None:
         self._ensure()
@@ -534,21 +826,128 @@ class WriteLog:
         return None
 
 
+# ---------------------------------------------------------------- one writer per home
+#
+# Two writers at once (the window and a command, or two commands) would each check the files
+# and then write over each other. A write holds an exclusive flock(2) on every sessions folder
+# it changes, from its first check to its last log line. The lock is on the folder itself:
+# it creates no file (nothing inside the sessions folder, nothing for hermes to list or
+# sweep), it is the same lock whatever path or symlink names the folder, and any user who can
+# read the folder shares it (a command run as root and the window run as the user both see
+# it, which a lock file in each user's own state folder would not). Where a filesystem cannot
+# flock a folder (some network filesystems), a lock file in the state folder, named after the
+# folder's real path, is used instead.
+
+LOCK_WAIT = 5.0  # seconds a second writer waits before it refuses
+_HELD = threading.local()
+
+
+class WriteBusy(ApplyError):
+    """Another writer holds the home: nothing was written."""
+
+
+def _flock(fd: int, deadline: float, folder: Path) -> None:
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise WriteBusy(f"another hermes-inspector (the window or a command) is writing to {folder}; "
+                                "nothing was written. Try again when it has finished.") from None
+            time.sleep(0.05)
+        except InterruptedError:
+            continue
+
+
+def _lock_one(folder: Path, log: WriteLog, deadline: float) -> int:
+    fd = None
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+        _flock(fd, deadline, folder)
+        return fd
+    except WriteBusy:
+        os.close(fd)
+        raise
+    except OSError:
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+    # the folder cannot be locked (missing, or a filesystem without flock on folders): a lock file
+    log._ensure()
+    locks = log.root / "locks"
+    locks.mkdir(exist_ok=True, mode=0o700)
+    key = hashlib.sha256(os.fsencode(os.path.realpath(folder))).hexdigest()[:32]
+    fd = os.open(locks / f"{key}.lock", os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+    try:
+        _flock(fd, deadline, folder)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+@contextlib.contextmanager
+def write_lock(folders, log: WriteLog, wait: float | None = None):
+    """Hold the write lock of every folder in ``folders`` (re-entrant within a thread).
+
+    Waits up to ``wait`` seconds (default :data:`LOCK_WAIT`) for another writer, then raises
+    :class:`WriteBusy`. A lock that cannot be taken for another reason raises WriteFailed.
+    """
+    held: set[str] = getattr(_HELD, "keys", None) or set()
+    _HELD.keys = held
+    deadline = time.monotonic() + (LOCK_WAIT if wait is None else wait)
+    taken: list[tuple[str, int]] = []
+    try:
+        for folder in sorted(dict.fromkeys(os.path.realpath(f) for f in folders)):
+            if folder in held:
+                continue
+            try:
+                fd = _lock_one(Path(folder), log, deadline)
+            except ApplyError:
+                raise
+            except OSError as exc:
+                raise WriteFailed(f"could not lock {folder} for writing ({_reason(exc)}); nothing was written, "
+                                  "every file is as it was") from exc
+            taken.append((folder, fd))
+            held.add(folder)
+        yield
+    finally:
+        for folder, fd in reversed(taken):
+            held.discard(folder)
+            with contextlib.suppress(OSError):
+                os.close(fd)  # closing the descriptor releases its lock
+
+
+# ---------------------------------------------------------------- backups
+
+
+def _write_private(dest: Path, data: bytes) -> None:
+    """``data`` to ``dest`` (0600) through a fsynced ``.part`` file and a rename."""
+    tmp = dest.with_name(dest.name + ".part")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        _write_all(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, dest)
+
+
+def backup_name(index: int, name: str) -> str:
+    """The backup file name of the ``index``-th file of a write: always fits, with its ``.part``."""
+    prefix = f"{index:02d}-"
+    return prefix + fit_name(name, NAME_MAX - len(prefix) - len(".part"))
+
+
 def _save_backup(folder: Path, index: int, change: FileChange) -> str | None:
     if change.before is None:
         return None
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     os.chmod(folder, 0o700)
-    dest = folder / f"{index:02d}-{change.path.name}"
-    tmp = dest.with_name(dest.name + ".part")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.fchmod(fd, 0o600)
-        _write_all(fd, change.before)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, dest)
+    dest = folder / backup_name(index, change.path.name)
+    _write_private(dest, change.before)
     return str(dest)
 
 
@@ -561,11 +960,14 @@ def _remove_backups(folder: Path) -> None:
 
 
 def _file_entry(change: FileChange, backup: str | None) -> dict:
-    try:
-        mode = stat.S_IMODE(os.lstat(change.path).st_mode) if change.before is not None else None
-    except OSError:
-        mode = None
-    return {
+    mode = None
+    xattrs: dict[str, bytes] = {}
+    if change.before is not None:
+        with contextlib.suppress(OSError):
+            mode = stat.S_IMODE(os.lstat(change.path).st_mode)
+        with contextlib.suppress(OSError):
+            xattrs = read_xattrs(change.path)
+    entry = {
         "path": str(change.path),
         "kind": change.kind,
         "sha256_before": sha256_hex(change.before) if change.before is not None else None,
@@ -573,33 +975,235 @@ def _file_entry(change: FileChange, backup: str | None) -> dict:
         "backup": backup,
         "mode": mode,
     }
+    if xattrs:  # undo re-creating a deleted file gives them back
+        entry["xattrs"] = {k: base64.b64encode(v).decode("ascii") for k, v in sorted(xattrs.items())}
+    return entry
 
 
 def _refuse(problems: list[str], why: str) -> ApplyError:
     return ApplyError(f"{why}; nothing was written:\n  " + "\n  ".join(problems))
 
 
+# ---------------------------------------------------------------- swapping files in, and back
+
+
+class _Raced(Exception):
+    """Someone else (hermes-webui) saved ``path`` during the write."""
+
+    def __init__(self, path: Path):
+        super().__init__(str(path))
+        self.path = path
+
+
+@dataclass
+class _Slot:
+    """One file of a write in progress."""
+
+    change: FileChange
+    tmp: Path | None  # the staged new version (None: a delete)
+    ours: tuple[int, int] | None  # (st_dev, st_ino) of the staged file
+    aside: Path | None = None  # where the version displaced from the target now is
+    exchanged: bool = False  # swapped by an atomic exchange (aside is the staged file's name)
+    placed: bool = False  # our version was linked in at the target (create, or the fallback)
+    moved: bool = False  # the previous version was renamed off the target to ``aside``
+
+
+_MAX_PUT_BACK = 100
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _read_held(path: Path) -> bytes | None:
+    """The bytes of the regular file at ``path`` (never through a link, never blocking); None if not one."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return None
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _swap(slot: _Slot) -> None:
+    """Put one staged change in place and check what it displaced; _Raced when that was not ``before``.
+
+    A modified file is swapped in with an atomic exchange; the displaced file keeps its name
+    beside the target until the whole write has succeeded. Without an exchange (or on a
+    filesystem that refuses it) the previous file is renamed aside and the new one linked in
+    (a link never replaces a file that appeared in between). A new file is linked in; a
+    deleted one is renamed aside.
+    """
+    c = slot.change
+    if c.before is None:
+        try:
+            os.link(slot.tmp, c.path)  # never clobbers a file that appeared
+        except FileExistsError:
+            raise _Raced(c.path) from None
+        slot.placed = True
+        return
+    if c.after is not None and _EXCHANGE is not None:
+        try:
+            _exchange(slot.tmp, c.path)
+        except FileNotFoundError:
+            raise _Raced(c.path) from None  # the target was removed meanwhile
+        except OSError as exc:
+            if exc.errno not in _NO_EXCHANGE:
+                raise
+        else:
+            slot.exchanged = slot.moved = slot.placed = True
+            slot.aside = slot.tmp
+            if _read_held(slot.aside) != c.before:
+                raise _Raced(c.path)
+            return
+    aside = _aside_name(c.path)
+    try:
+        os.rename(c.path, aside)
+    except FileNotFoundError:
+        raise _Raced(c.path) from None
+    slot.moved, slot.aside = True, aside
+    if c.after is not None:
+        try:
+            os.link(slot.tmp, c.path)
+        except FileExistsError:
+            raise _Raced(c.path) from None  # a save landed in the gap: it stays
+        slot.placed = True
+    if _read_held(aside) != c.before:
+        raise _Raced(c.path)
+
+
+def _drop(holder: Path, ours: tuple[int, int] | None, log: WriteLog) -> None:
+    """Remove a file moved off a target: ours goes; anyone else's is first kept in ``rescued/``."""
+    if ours is None or _identity(holder) != ours:
+        data = _read_held(holder)
+        if data is not None:
+            log.rescue(holder.name, data, "superseded")
+    os.unlink(holder)
+
+
+def _link_back(holder: Path, target: Path, log: WriteLog) -> None:
+    """Put ``holder`` back at ``target``, unless a newer save is there (then keep ``holder`` aside)."""
+    try:
+        os.link(holder, target)
+    except FileExistsError:
+        _drop(holder, None, log)
+        return
+    os.unlink(holder)
+
+
+def _remove_if_ours(target: Path, ours: tuple[int, int] | None, log: WriteLog) -> None:
+    """Take our file off ``target``; a save that replaced it meanwhile stays where it is."""
+    holder = _aside_name(target)
+    try:
+        os.rename(target, holder)
+    except FileNotFoundError:
+        return
+    if _identity(holder) == ours:
+        os.unlink(holder)
+    else:
+        _link_back(holder, target, log)
+
+
+def _put_back(target: Path, holder: Path, wrong: tuple[int, int] | None, log: WriteLog) -> None:
+    """Undo an exchange: ``holder`` goes back to ``target`` and what comes out must be ``wrong`` (ours).
+
+    If what comes out is a save made after ours was put in place, it is newer than what went
+    back: exchange again, so the newest save always ends at the target.
+    """
+    ours = wrong
+    for _ in range(_MAX_PUT_BACK):
+        going = _identity(holder)
+        try:
+            _exchange(holder, target)
+        except FileNotFoundError:
+            _link_back(holder, target, log)  # the target was removed meanwhile
+            return
+        if _identity(holder) == wrong:
+            _drop(holder, ours, log)
+            return
+        wrong = going
+    raise OSError(errno.EAGAIN, f"{target} kept changing while the write was put back")
+
+
+def _rollback(slot: _Slot, log: WriteLog) -> None:
+    c = slot.change
+    if slot.exchanged:
+        _put_back(c.path, slot.aside, slot.ours, log)
+        slot.exchanged = slot.placed = slot.moved = False
+        return
+    if slot.placed:
+        _remove_if_ours(c.path, slot.ours, log)
+        slot.placed = False
+    if slot.moved:
+        _link_back(slot.aside, c.path, log)
+        slot.moved = False
+
+
+def _holds_new(change: FileChange) -> bool:
+    try:
+        now = _current_bytes(change.path)
+    except OSError:
+        return False
+    return now is None if change.after is None else now is not None and now == change.after
+
+
+def _written_list(paths: list[Path]) -> str:
+    return ", ".join(map(str, paths))
+
+
+# ---------------------------------------------------------------- apply and undo
+
+
 def apply_plan(plan: Plan, log: WriteLog, *, clock_now: float | None = None) -> WriteRecord:
     """Write exactly the previewed bytes, or refuse and write nothing.
 
-    Order, so that a crash at any point leaves every target either old or new:
+    The whole write holds the home's write lock (a second writer waits up to LOCK_WAIT
+    seconds, then is refused). Order, so that a crash at any point leaves every target
+    either old or new, and a save by hermes-webui at any moment is never lost:
 
     1. check every target (same bytes as the preview, a regular file, not a link);
     2. back up every previous version (0600, in the 0700 state folder, outside the home);
-    3. stage every new version as a fsynced temp file beside its target;
-    4. check every target again: hermes may have saved meanwhile (the window is now the
-       time of a few renames, not of the writes and fsyncs);
-    5. log the write as "started", then rename/link/unlink each target, fsync the folders,
-       and log it "done".
+    3. stage every new version as a fsynced temp file beside its target (mode, owner,
+       extended attributes and ACL entries of the file it replaces);
+    4. log the write as "started", then check every target again;
+    5. swap each file in atomically (renameat2 RENAME_EXCHANGE) and check that what it
+       displaced is exactly the previewed "before" bytes. If it is not, hermes-webui saved
+       meanwhile: its save is put back, every file already swapped is put back, and the
+       write is refused with nothing changed;
+    6. remove the displaced versions (they are in the backups), fsync the folders, log "done".
 
-    Any failure before step 5 removes the temp files and backups and raises ApplyError saying
-    nothing was written. A failure during step 5 says which files were written and how to
-    undo them. ApplyError messages name the file and the reason.
+    ApplyError messages name the file and the reason and say what was written
+    (``ApplyError.outcome``) and how to undo it.
     """
     if plan.refusal:
         raise ApplyError(f"refused: {plan.refusal}")
     if not plan.changes:
         raise ApplyError("nothing to write")
+    not_plain = [p for c in plan.changes if (p := _plain_problem(c.path)) is not None]
+    if not_plain:
+        raise _refuse(not_plain, "the plan names paths the inspector never writes")
+    folders = [c.path.parent for c in plan.changes]
+    log.check_outside(folders)
+    with write_lock(folders, log):
+        return _apply_locked(plan, log, clock_now)
+
+
+def _apply_locked(plan: Plan, log: WriteLog, clock_now: float | None) -> WriteRecord:
     stale = check_fingerprints(plan)
     if stale:
         raise _refuse(stale, "the files changed since the preview (or cannot be written safely)")
@@ -611,26 +1215,30 @@ def apply_plan(plan: Plan, log: WriteLog, *, clock_now: float | None = None) -> 
     except OSError as exc:
         _remove_backups(folder)
         raise WriteFailed(f"could not keep a backup in {folder} ({_reason(exc)}); nothing was written, "
-                         "every file is as it was") from exc
-    staged: list[tuple[FileChange, Path | None]] = []
+                          "every file is as it was") from exc
+    slots: list[_Slot] = []
     record = WriteRecord(write_id, time.time() if clock_now is None else clock_now, plan.action,
                          plan.session_id, files, complete=False)
     current = plan.changes[0].path
     logged = False
     try:
-        sweep_stale_temps([c.path for c in plan.changes])
+        sweep_stale_temps([c.path for c in plan.changes], log, known={
+            str(c.path): {sha256_hex(x) for x in (c.before, c.after) if x is not None} for c in plan.changes})
         for change in plan.changes:
             current = change.path
-            tmp = None if change.after is None else _stage(change.path, change.after, _attributes(change))
-            staged.append((change, tmp))
-        stale = check_fingerprints(plan)
-        if stale:
-            raise _refuse(stale, "the files changed while the write was being prepared")
+            tmp = None
+            if change.after is not None:
+                xattrs = read_xattrs(change.path) if change.before is not None else change.new_xattrs
+                tmp = _stage(change.path, change.after, _attributes(change), xattrs)
+            slots.append(_Slot(change, tmp, _identity(tmp) if tmp is not None else None))
         current = log.log_path
         logged = True
         log.append(record, state="started")
+        stale = check_fingerprints(plan)
+        if stale:
+            raise _refuse(stale, "the files changed while the write was being prepared")
     except (OSError, ApplyError) as exc:
-        _discard(staged)
+        _discard(slots)
         _remove_backups(folder)
         if logged:  # the "started" line may be on disk even though appending it failed
             with contextlib.suppress(OSError):
@@ -638,33 +1246,84 @@ def apply_plan(plan: Plan, log: WriteLog, *, clock_now: float | None = None) -> 
         if isinstance(exc, ApplyError):
             raise
         raise WriteFailed(f"could not write {current} ({_reason(exc)}); nothing was written, every file is "
-                         "as it was") from exc
-    done: list[Path] = []
-    for i, (change, tmp) in enumerate(staged):
-        try:
-            _commit(change, tmp)
-        except OSError as exc:
-            _discard(staged[i:])
-            if not done:
-                _remove_backups(folder)
-                with contextlib.suppress(OSError):
-                    log.append(record, state="aborted")
-                raise WriteFailed(f"could not write {change.path} ({_reason(exc)}); no file was changed, "
-                                  "nothing was written") from exc
-            raise WriteFailed(f"could not write {change.path} ({_reason(exc)}); {len(done)} of {len(staged)} "
-                              f"files were already written ({', '.join(map(str, done))}); undo them with "
-                              f"`hermes-inspector undo {write_id}`. Every previous version is kept in "
-                              f"{folder}") from exc
-        done.append(change.path)
+                          "as it was") from exc
+    _swap_all(plan, slots, log, record, folder)
+    for slot in slots:
+        for leftover in (slot.aside, slot.tmp):
+            if leftover is not None:
+                with contextlib.suppress(FileNotFoundError, OSError):
+                    os.unlink(leftover)  # the displaced version is in the backups; the staged one is linked in
     for parent in dict.fromkeys(c.path.parent for c in plan.changes):
         _fsync_dir(parent)
     record = WriteRecord(record.write_id, record.time, record.action, record.session_id, files, complete=True)
     try:
         log.append(record, state="done")
     except OSError as exc:
-        raise WriteFailed(f"every file was written, but the write log {log.log_path} could not be completed "
-                         f"({_reason(exc)}); the previous versions are in {folder}") from exc
+        paths = [c.path for c in plan.changes]
+        raise WriteFailed(f"every file was written, but the write log could not be marked complete "
+                          f"({_reason(exc)}); `hermes-inspector undo {write_id}` puts the previous versions back "
+                          f"(the write is listed as interrupted). Written: {_written_list(paths)}; previous "
+                          f"versions kept in {folder}; log {log.log_path}", outcome="all", written=tuple(paths),
+                          write_id=write_id) from exc
     return record
+
+
+def _swap_all(plan: Plan, slots: list[_Slot], log: WriteLog, record: WriteRecord, folder: Path) -> None:
+    """Swap every staged file in; on a save by hermes or a failure, put every file back as it was."""
+    started: list[_Slot] = []
+    try:
+        for slot in slots:
+            started.append(slot)
+            _swap(slot)
+        return
+    except (_Raced, OSError) as exc:
+        failure: BaseException = exc
+        where = started[-1].change.path
+    try:
+        for slot in reversed(started):
+            _rollback(slot, log)
+    except (OSError, ApplyError) as exc:
+        written = [c.path for c in plan.changes if _holds_new(c)]
+        _tidy_leftovers(slots, log)
+        why = _reason(failure) if isinstance(failure, OSError) else "hermes-webui saved it meanwhile"
+        raise WriteFailed(
+            f"{len(written)} of {len(plan.changes)} files hold their new bytes; undo them with "
+            f"`hermes-inspector undo {record.write_id}`. Could not write {where} ({why}) nor put back the files "
+            f"already written ({_reason(exc)}). Written: {_written_list(written) or 'none'}; every previous "
+            f"version is kept in {folder}",
+            outcome="partial" if written else "nothing", written=tuple(written), write_id=record.write_id) from exc
+    _discard(slots)
+    _remove_backups(folder)
+    with contextlib.suppress(OSError):
+        log.append(record, state="aborted")
+    if isinstance(failure, _Raced):
+        if os.path.lexists(failure.path):
+            raise ApplyError(f"hermes-webui saved this session during the write ({failure.path} holds its newer "
+                             "save, which is kept); nothing was changed. Preview the repair again.") from None
+        raise ApplyError(f"hermes-webui saved this session during the write ({failure.path} was removed "
+                         "meanwhile, and stays removed); nothing was changed. Preview the repair again.") from None
+    raise WriteFailed(f"could not write {where} ({_reason(failure)}); no file was changed, nothing was "
+                      "written") from failure
+
+
+def _tidy_leftovers(slots: list[_Slot], log: WriteLog) -> None:
+    """After a write that could not be put back: remove its temp files, keeping anyone else's bytes."""
+    for slot in slots:
+        for leftover in dict.fromkeys(p for p in (slot.aside, slot.tmp) if p is not None):
+            with contextlib.suppress(OSError, ApplyError):
+                data = _read_held(leftover)
+                if data is None:
+                    continue
+                if data not in (slot.change.before, slot.change.after):  # the backups hold `before`
+                    log.rescue(leftover.name, data, "displaced")
+                os.unlink(leftover)
+
+
+def _discard(slots: list[_Slot]) -> None:
+    for slot in slots:
+        if slot.tmp is not None and not slot.exchanged:
+            with contextlib.suppress(OSError):
+                os.unlink(slot.tmp)
 
 
 def undo_write(write_id: str, log: WriteLog) -> WriteRecord:
@@ -672,10 +1331,21 @@ def undo_write(write_id: str, log: WriteLog) -> WriteRecord:
 
     A file that already holds its previous bytes (an interrupted write never reached it, or
     an interrupted undo already put it back) is left alone, so undo can always be re-run.
+    Undo is itself a write: it holds the write lock from its first check, and a save by
+    hermes-webui during it is never lost (the undo is refused with nothing changed).
     """
     rec = log.find(write_id)
     if rec is None:
         raise ApplyError(f"no write with id {write_id} in {log.log_path}")
+    folders = [Path(str(f.get("path"))).parent for f in rec.files]
+    log.check_outside(folders)
+    with write_lock(folders, log):
+        undo_plan = _undo_plan(rec)
+        return apply_plan(undo_plan, log)
+
+
+def _undo_plan(rec: WriteRecord) -> Plan:
+    write_id = rec.write_id
     problems = []
     to_restore = []
     for f in rec.files:
@@ -714,6 +1384,17 @@ def undo_write(write_id: str, log: WriteLog) -> WriteRecord:
         fp = Fingerprint.of_bytes(current) if current is not None else None
         mode = f.get("mode") if isinstance(f.get("mode"), int) else None
         changes.append(FileChange(path=Path(f["path"]), before=current, after=previous, fingerprint=fp,
-                                  new_mode=mode))
-    undo_plan = Plan(action=f"undo:{rec.action}", session_id=rec.session_id, changes=changes)
-    return apply_plan(undo_plan, log)
+                                  new_mode=mode, new_xattrs=_logged_xattrs(f)))
+    return Plan(action=f"undo:{rec.action}", session_id=rec.session_id, changes=changes)
+
+
+def _logged_xattrs(entry: dict) -> dict[str, bytes] | None:
+    raw = entry.get("xattrs")
+    if not isinstance(raw, dict):
+        return None
+    out = {}
+    for name, value in raw.items():
+        with contextlib.suppress(ValueError, TypeError):
+            if isinstance(name, str) and isinstance(value, str):
+                out[name] = base64.b64decode(value, validate=True)
+    return out or None

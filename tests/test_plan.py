@@ -22,13 +22,20 @@ from inspector.plan import (
 from inspector.store.jsonfmt import Fingerprint
 
 
+def _folder(tmp_path: Path) -> Path:
+    """The sessions folder of a test (the state folder, tmp_path/state, must be outside it)."""
+    folder = tmp_path / "sessions"
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
 def _plan(path: Path, before: bytes | None, after: bytes | None) -> Plan:
     fp = Fingerprint.of_bytes(before) if before is not None else None
     return Plan("test", "s1", [FileChange(path, before, after, fp)], summary=["one change"])
 
 
 def test_apply_writes_exactly_the_previewed_bytes_and_logs_it(tmp_path: Path) -> None:
-    target = tmp_path / "s1.json"
+    target = _folder(tmp_path) / "s1.json"
     target.write_bytes(b'{\n  "a": 1\n}')
     plan = _plan(target, target.read_bytes(), b'{\n  "a": 2\n}')
     log = WriteLog(tmp_path / "state")
@@ -40,11 +47,11 @@ def test_apply_writes_exactly_the_previewed_bytes_and_logs_it(tmp_path: Path) ->
     assert stat.S_IMODE(backup.stat().st_mode) == 0o600
     assert stat.S_IMODE(log.root.stat().st_mode) == 0o700
     assert stat.S_IMODE(log.log_path.stat().st_mode) == 0o600
-    assert not [p for p in tmp_path.iterdir() if ".tmp." in p.name], "temp file left behind"
+    assert not [p for p in target.parent.iterdir() if ".tmp." in p.name], "temp file left behind"
 
 
 def test_apply_refuses_a_file_changed_after_preview_and_writes_nothing(tmp_path: Path) -> None:
-    target = tmp_path / "s1.json"
+    target = _folder(tmp_path) / "s1.json"
     target.write_bytes(b"old")
     plan = _plan(target, b"old", b"new")
     target.write_bytes(b"hermes saved meanwhile")
@@ -56,7 +63,7 @@ def test_apply_refuses_a_file_changed_after_preview_and_writes_nothing(tmp_path:
 
 
 def test_create_only_never_clobbers_a_file_that_appeared(tmp_path: Path) -> None:
-    target = tmp_path / "new.json"
+    target = _folder(tmp_path) / "new.json"
     plan = _plan(target, None, b"materialized")
     target.write_bytes(b"appeared")
     with pytest.raises(ApplyError, match="now exists"):
@@ -65,10 +72,10 @@ def test_create_only_never_clobbers_a_file_that_appeared(tmp_path: Path) -> None
 
 
 def test_written_file_keeps_its_permissions_and_new_files_get_hermes_mode(tmp_path: Path) -> None:
-    target = tmp_path / "s1.json"
+    target = _folder(tmp_path) / "s1.json"
     target.write_bytes(b"old")
     target.chmod(0o640)
-    created = tmp_path / "s2.json"
+    created = _folder(tmp_path) / "s2.json"
     plan = Plan("test", None, [
         FileChange(target, b"old", b"new", Fingerprint.of_bytes(b"old")),
         FileChange(created, None, b"fresh"),
@@ -79,8 +86,8 @@ def test_written_file_keeps_its_permissions_and_new_files_get_hermes_mode(tmp_pa
 
 
 def test_undo_restores_and_refuses_when_the_file_moved_on(tmp_path: Path) -> None:
-    target = tmp_path / "s1.json"
-    created = tmp_path / "s2.json"
+    target = _folder(tmp_path) / "s1.json"
+    created = _folder(tmp_path) / "s2.json"
     target.write_bytes(b"old")
     log = WriteLog(tmp_path / "state")
     rec = apply_plan(Plan("test", None, [FileChange(target, b"old", b"new"), FileChange(created, None, b"c")]), log)
@@ -95,17 +102,18 @@ def test_undo_restores_and_refuses_when_the_file_moved_on(tmp_path: Path) -> Non
 
 
 def test_crash_between_temp_write_and_replace_leaves_the_old_file(tmp_path: Path, monkeypatch) -> None:
-    target = tmp_path / "s1.json"
+    target = _folder(tmp_path) / "s1.json"
     target.write_bytes(b"old")
 
-    def boom(src, dst):
+    def boom(*args):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(planmod.os, "replace", boom)
+    monkeypatch.setattr(planmod, "_exchange", boom)  # the swap (atomic exchange)
+    monkeypatch.setattr(planmod.os, "rename", boom)  # and the fallback without one
     with pytest.raises(OSError):
         apply_plan(_plan(target, b"old", b"new"), WriteLog(tmp_path / "state"))
     assert target.read_bytes() == b"old"
-    assert [p.name for p in tmp_path.iterdir() if p.is_file()] == ["s1.json"]
+    assert [p.name for p in target.parent.iterdir() if p.is_file()] == ["s1.json"]
 
 
 def test_diff_is_readable_json_lines_and_marks_missing_newline(tmp_path: Path) -> None:
@@ -118,7 +126,7 @@ def test_diff_is_readable_json_lines_and_marks_missing_newline(tmp_path: Path) -
 
 def test_torn_write_log_line_is_skipped_not_fatal(tmp_path: Path) -> None:
     log = WriteLog(tmp_path / "state")
-    target = tmp_path / "s1.json"
+    target = _folder(tmp_path) / "s1.json"
     target.write_bytes(b"old")
     apply_plan(_plan(target, b"old", b"new"), log)
     with open(log.log_path, "ab") as fh:

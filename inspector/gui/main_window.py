@@ -104,6 +104,22 @@ def _plain(text: str = "", name: str = "", wrap: bool = True) -> QLabel:
 # ---------------------------------------------------------------- session view parts
 
 
+# What a failed write or undo left on disk (ApplyError.outcome), as the status bar says it.
+WRITE_OUTCOME_HEADS = {
+    "nothing": "Nothing was written",
+    "partial": "Partly written",
+    "all": "Written",  # the message goes on: "every file was written, but the write log could not be..."
+}
+
+
+def _refusal_as_result(write, *args):
+    """Run a write; a refusal or failure comes back as the ApplyError (its ``outcome`` says what is on disk)."""
+    try:
+        return write(*args)
+    except ApplyError as exc:
+        return exc
+
+
 def merge_findings(detail: list[Finding], row: list[Finding]) -> list[Finding]:
     """The session view's findings: the detailed ones, plus the list's (hermes' audit items
     among them) that say something the detailed ones do not; worst first."""
@@ -960,19 +976,27 @@ class MainWindow(QMainWindow):
         return dialog
 
     def write_plan(self, plan: Plan) -> None:
-        log = WriteLog.default()
+        log = WriteLog.default(home=self.home)
         home = self.home
 
         def work(token, progress):
             # the links the preview named were confirmed there; a new one is refused
             refused = recheck_before_write(plan, home, follow_links=True) if home is not None else None
             if refused is not None:
-                raise ApplyError(refused)
-            return apply_plan(plan, log)
+                return ApplyError(refused)
+            return _refusal_as_result(apply_plan, plan, log)
 
         self.runner.start("write", work, self._on_written, label="Writing…", on_error=self._on_write_error)
 
     def _on_written(self, record) -> None:
+        if isinstance(record, ApplyError):
+            self._on_write_error(str(record), record.outcome)
+            if record.outcome != "nothing" and record.write_id:  # some files were written: offer their undo
+                self.last_write = record.write_id
+                self.undo_button.setText("Undo")
+                self.undo_button.setToolTip(f"Undo write {record.write_id}")
+                self.undo_button.show()
+            return
         self.last_write = record.write_id
         files = ", ".join(Path(f["path"]).name for f in record.files)
         self.statusBar().showMessage(f"Wrote {files} (write {record.write_id}). Undo restores the previous files.")
@@ -981,17 +1005,21 @@ class MainWindow(QMainWindow):
         self.undo_button.show()
         self.refresh()
 
-    def _on_write_error(self, message: str) -> None:
-        self.statusBar().showMessage(f"Nothing was written: {one_line(message, 300)}", 15000)
+    def _on_write_error(self, message: str, outcome: str = "nothing") -> None:
+        head = WRITE_OUTCOME_HEADS.get(outcome, WRITE_OUTCOME_HEADS["nothing"])
+        self.statusBar().showMessage(f"{head}: {one_line(message, 300)}", 15000)
         self.refresh()
 
     def undo(self, write_id: str) -> None:
         log = WriteLog.default()
-        self.runner.start("write", lambda token, progress: undo_write(write_id, log),
+        self.runner.start("write", lambda token, progress: _refusal_as_result(undo_write, write_id, log),
                           lambda rec, w=write_id: self._on_undone(w, rec), label="Undoing…",
                           on_error=self._on_write_error)
 
     def _on_undone(self, write_id: str, record) -> None:
+        if isinstance(record, ApplyError):
+            self._on_write_error(str(record), record.outcome)
+            return
         if self.last_write == write_id:
             self.last_write = None
             self.undo_button.hide()

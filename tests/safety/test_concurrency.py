@@ -318,9 +318,9 @@ def test_a_hermes_process_saving_in_a_loop_never_sees_a_torn_file(tmp_path: Path
     """A real second process replaces the sidecar atomically, as hermes does, as fast as it can.
 
     The inspector plans and writes repeatedly. Each write is either refused (the file moved) or
-    done; the file always parses; no temp file is left. (The remaining window, between the last
-    check and the rename, is the time of a rename: there "last rename wins", as between two
-    hermes processes; the backup keeps what the preview was made from.)
+    done; the file always parses; no temp file is left. (That no save is lost meanwhile, even
+    between the last check and the swap, is test_write_path.py's
+    test_a_real_hermes_process_saving_in_a_loop_loses_no_save.)
     """
     d, home = demo(tmp_path / "home")
     sid = d.sessions["shrunken"]

@@ -36,6 +36,8 @@ class Injector:
         self.failed: str | None = None
         for name in HOOKED:
             monkeypatch.setattr(planmod.os, name, self._wrap(name, getattr(os, name)))
+        # the atomic exchange that swaps each file in (renameat2, called through ctypes)
+        monkeypatch.setattr(planmod, "_exchange", self._wrap("exchange", planmod._exchange))
 
     def _wrap(self, name, real):
         def wrapper(*args, **kwargs):
