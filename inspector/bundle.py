@@ -507,8 +507,12 @@ def _verify_files(root: Path, manifest: dict, path: Path) -> None:
         raise BundleError(f"{path}: its files do not match manifest.json (extra: {extra[:5]}, "
                           f"missing: {missing[:5]})")
     for rel, entry in listed.items():
-        data = (root / rel).read_bytes()
-        if len(data) != entry.get("size") or sha256_hex(data) != entry.get("sha256"):
+        digest, size = hashlib.sha256(), 0
+        with open(root / rel, "rb") as fh:
+            while chunk := fh.read(1 << 20):
+                digest.update(chunk)
+                size += len(chunk)
+        if size != entry.get("size") or digest.hexdigest() != entry.get("sha256"):
             raise BundleError(f"{path}: {rel} does not match its size and sha256 in manifest.json")
 
 
@@ -534,6 +538,7 @@ def _origin(path: Path, manifest: dict) -> BundleOrigin:
         home_id=str(h.get("home_id", "")),
         hermes_cwd=str(h.get("hermes_cwd") or h.get("base", "")),
         webui_started_at=float(started) if isinstance(started, (int, float)) else None,
+        sessions=tuple(s for s in manifest.get("sessions", []) if isinstance(s, str)),
     )
 
 

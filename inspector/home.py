@@ -66,6 +66,7 @@ class BundleOrigin:
     home_id: str
     hermes_cwd: str
     webui_started_at: float | None
+    sessions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

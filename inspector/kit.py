@@ -98,7 +98,7 @@ def make_kit(plan: Plan, home: Home, clock: Clock) -> dict:
         raise KitError(f"the plan is refused, so there is nothing to put in a kit: {plan.refusal}")
     if not plan.changes:
         raise KitError("the plan writes nothing, so there is nothing to put in a kit")
-    sessions = _bundle_sessions(home)
+    sessions = list(origin.sessions)
     files = []
     for c in plan.changes:
         root, rel = _split(c.path, home)
@@ -130,14 +130,6 @@ def make_kit(plan: Plan, home: Home, clock: Clock) -> dict:
     }
     return {"format": KIT_FORMAT, "format_version": FORMAT_VERSION, "body": body,
             "body_sha256": sha256_hex(canonical(body))}
-
-
-def _bundle_sessions(home: Home) -> list[str]:
-    try:
-        manifest = json.loads((home.base.parent / "manifest.json").read_bytes())
-        return [s for s in manifest.get("sessions", []) if isinstance(s, str)]
-    except (OSError, ValueError, AttributeError):
-        return []
 
 
 def save_kit(kit: dict, dest: Path, *, overwrite: bool = False) -> None:

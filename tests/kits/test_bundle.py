@@ -305,3 +305,15 @@ def test_a_file_not_matching_the_manifest_is_refused(mixed_home: Path, tmp_path:
     with pytest.raises(BundleError, match="does not match its size and sha256"):
         open_bundle(tampered)
     assert list(_private_tmp.iterdir()) == []
+
+
+def test_a_bundle_of_every_session_reads_like_the_home(mixed_home: Path, tmp_path: Path) -> None:
+    """The same list and the same hermes audit verdicts, paths aside: the bundle holds what they read."""
+    out = tmp_path / "b.tar.gz"
+    assert _run(["bundle", "--all", "--home", str(mixed_home), "-o", str(out)])[0] == 0
+    home_list, bundle_list = _run(["list", "--home", str(mixed_home)])[1], _run(["list", "--home", str(out)])[1]
+    assert home_list == bundle_list
+    home_audit = json.loads(_run(["audit", "--home", str(mixed_home), "--json"])[1])
+    bundle_audit = json.loads(_run(["audit", "--home", str(out), "--json"])[1])
+    assert (home_audit["status"], home_audit["summary"]) == (bundle_audit["status"], bundle_audit["summary"])
+    assert [i.get("session_id") for i in home_audit["items"]] == [i.get("session_id") for i in bundle_audit["items"]]
