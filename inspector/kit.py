@@ -19,9 +19,11 @@ with the kit's clock on the user's live home, through the same code as ``repair 
 writes only if that plan is the kit's: the same files, every before-fingerprint equal to the
 live file's (else refused, naming the file: the chat moved on since the bundle), every
 after-byte equal. ``_index.json`` is the one exception: a bundle holds only the chosen
-sessions' index rows, so the kit fixes those rows (each must come out the same here) and the
-rest of the index is whatever the user's live index gives, exactly as ``repair --write``
-computes it. What gets written is therefore byte for byte what ``repair --write`` writes with
+sessions' index rows, so the kit holds those rows as they are after the repair
+(``index_rows``; each must come out the same here, whether this home's repair rewrites the
+index or not) and the rest of the index is whatever the user's live index gives, exactly as
+``repair --write`` computes it (its save drops rows whose sidecar is gone and re-sorts, which
+a bundle cannot see). What gets written is therefore byte for byte what ``repair --write`` writes with
 that clock, and what support previewed; it goes through the single write path (fingerprints
 re-checked, backups, the write log, undo).
 """
@@ -74,10 +76,12 @@ def _is_index(root: str, rel: str) -> bool:
 
 
 def _index_rows(data: bytes | None, sessions: list[str]) -> dict[str, object]:
-    """The index rows of ``sessions`` (None = no row), or a marker for an unusable index."""
-    rows = parse_index_exact(data) if data is not None else None
+    """The index rows of ``sessions`` (None = no row), or a marker for a missing/unusable index."""
+    if data is None:
+        return {"__missing__": True}
+    rows = parse_index_exact(data)
     if rows is None:
-        return {"__unusable__": True} if data is not None else {}
+        return {"__unusable__": True}
     out: dict[str, object] = {sid: None for sid in sessions}
     for row in rows:
         sid = row.get("session_id")
@@ -99,16 +103,25 @@ def make_kit(plan: Plan, home: Home, clock: Clock) -> dict:
     if not plan.changes:
         raise KitError("the plan writes nothing, so there is nothing to put in a kit")
     sessions = list(origin.sessions)
+    index = home.session_dir / INDEX_NAME
+    index_after = next((c.after for c in plan.changes if c.path == index), None)
+    if not any(c.path == index for c in plan.changes):
+        try:
+            index_after = index.read_bytes()
+        except FileNotFoundError:
+            index_after = None
+        except OSError as exc:
+            raise KitError(f"{index} cannot be read ({exc.strerror or exc})") from exc
     files = []
     for c in plan.changes:
+        if c.path == index:
+            continue
         root, rel = _split(c.path, home)
         entry: dict = {"root": root, "path": rel, "kind": c.kind,
                        "sha256_before": sha256_hex(c.before) if c.before is not None else None,
                        "size_before": len(c.before) if c.before is not None else None,
                        "sha256_after": sha256_hex(c.after) if c.after is not None else None}
-        if _is_index(root, rel):
-            entry["index_rows"] = _index_rows(c.after, sessions)
-        elif c.after is not None:
+        if c.after is not None:
             entry["after_b64"] = base64.b64encode(c.after).decode("ascii")
         files.append(entry)
     body = {
@@ -127,6 +140,7 @@ def make_kit(plan: Plan, home: Home, clock: Clock) -> dict:
         "warnings": list(plan.warnings),
         "preview": render_diff(plan),
         "files": files,
+        "index_rows": _index_rows(index_after, sessions),
     }
     return {"format": KIT_FORMAT, "format_version": FORMAT_VERSION, "body": body,
             "body_sha256": sha256_hex(canonical(body))}
@@ -163,7 +177,6 @@ class KitFile:
     size_before: int | None
     sha256_after: str | None
     after: bytes | None
-    index_rows: dict | None
 
     @property
     def label(self) -> str:
@@ -229,11 +242,9 @@ def _kit_file(entry: object) -> KitFile:
             or (before is not None and not _hex(before)) or (after is not None and not _hex(after)):
         raise KitError(f"the kit is refused: {entry['path']} has inconsistent fingerprints")
     data = None
-    rows = entry.get("index_rows")
     if _is_index(entry["root"], entry["path"]):
-        if not isinstance(rows, dict):
-            raise KitError("the kit is refused: its index entry has no rows")
-    elif after is not None:
+        raise KitError("the kit is refused: it names _index.json as a file (a kit holds index rows only)")
+    if after is not None:
         try:
             data = base64.b64decode(entry.get("after_b64", ""), validate=True)
         except (ValueError, TypeError) as exc:
@@ -242,7 +253,7 @@ def _kit_file(entry: object) -> KitFile:
             raise KitError(f"the kit is refused: the bytes of {entry['path']} do not match their sha256")
     size = entry.get("size_before")
     return KitFile(entry["root"], entry["path"], kind, before, size if isinstance(size, int) else None,
-                   after, data, rows if isinstance(rows, dict) else None)
+                   after, data)
 
 
 def parse_kit(data: bytes) -> Kit:
@@ -267,6 +278,8 @@ def parse_kit(data: bytes) -> Kit:
         if not isinstance(body["action"], str) or not (body["session_id"] is None or
                                                        isinstance(body["session_id"], str)):
             raise TypeError("action/session_id")
+        if not isinstance(body["index_rows"], dict):
+            raise TypeError("index_rows")
     except (KeyError, TypeError, ValueError) as exc:
         raise KitError(f"the kit is malformed ({exc})") from exc
     labels = [f.label for f in files]
@@ -327,18 +340,14 @@ def check_kit(kit: Kit, home: Home, plan: Plan) -> list[str]:
             continue
         c = mine.pop(f.label, None)
         problems += _compare(f, c, home)
-    for label, c in mine.items():
-        if label.endswith(f"sessions/{INDEX_NAME}") and not any(_is_index(f.root, f.path) for f in kit.files):
-            problems.append(f"{c.path}: this home's repair rewrites the index; the kit does not")
-        else:
-            problems.append(f"{c.path}: this home's repair would also write it; the kit does not")
+    problems += _compare_index(kit.body["index_rows"], mine.pop(f"state/sessions/{INDEX_NAME}", None), home)
+    for c in mine.values():
+        problems.append(f"{c.path}: this home's repair would also write it; the kit does not")
     return problems
 
 
 def _compare(f: KitFile, c: FileChange | None, home: Home) -> list[str]:
     live = _roots(home)[f.root] / f.path
-    if _is_index(f.root, f.path):
-        return _compare_index(f, c, live)
     live_sha = None
     if c is not None and c.before is not None:
         live_sha = sha256_hex(c.before)
@@ -364,13 +373,22 @@ def _compare(f: KitFile, c: FileChange | None, home: Home) -> list[str]:
     return []
 
 
-def _compare_index(f: KitFile, c: FileChange | None, live: Path) -> list[str]:
-    if c is None:
-        return [f"{live}: this home's repair leaves the index alone; the kit changes it"]
-    want = f.index_rows or {}
-    got = _index_rows(c.after, [k for k in want if k != "__unusable__"])
+def _compare_index(want: dict, c: FileChange | None, home: Home) -> list[str]:
+    """The bundled sessions' index rows after this home's repair must be the kit's."""
+    live = home.session_dir / INDEX_NAME
+    if c is not None:
+        after = c.after
+    else:
+        try:
+            after = live.read_bytes()
+        except FileNotFoundError:
+            after = None
+        except OSError as exc:
+            return [f"{live} cannot be read ({exc.strerror or exc})"]
+    got = _index_rows(after, [k for k in want if not k.startswith("__")])
     if want != got:
-        return [f"{live}: the bundled sessions' rows would come out differently here than in the kit"]
+        return [f"{live}: the bundled sessions' index rows would come out differently here than in the kit "
+                "(the chat moved on, or the index changed since the bundle was made)"]
     return []
 
 

@@ -160,3 +160,35 @@ def test_a_kit_whose_bytes_do_not_match_their_fingerprint_is_refused(made) -> No
     _rewrite(kit, lambda b: b["files"][0].update(after_b64=base64.b64encode(b"{}").decode()), rehash=True)
     with pytest.raises(KitError, match="do not match their sha256"):
         load_kit(kit)
+
+
+def test_a_kit_applies_where_the_live_index_also_drops_a_stale_row(tmp_path: Path) -> None:
+    """The bundle's plan leaves the index alone; the user's save also drops a row whose sidecar is
+    gone (hermes' fast path). The bundled session's row is the same, so the kit applies, and the
+    bytes are those of ``repair --write``."""
+    import time
+
+    from inspector.demo import build_demo_home
+
+    demo = build_demo_home(tmp_path / "demo", now=time.time())
+    sid = demo.sessions["lost_response"]
+    index = demo.session_dir / "_index.json"
+    rows = json.loads(index.read_bytes())
+    rows.append(dict(rows[-1], session_id="gone0000aaaa", title="a chat deleted by hand"))
+    index.write_text(json.dumps(rows, ensure_ascii=False, indent=2), encoding="utf-8")
+    bundle, kit = tmp_path / "b.tar.gz", tmp_path / "kit.json"
+    assert _run(["bundle", sid, "--home", str(demo.home), "-o", str(bundle)])[0] == 0
+    code, out = _run(["repair", sid, "--action", "recover-journal", "--home", str(bundle), "--kit-out", str(kit)])
+    assert code == 0, out
+    assert "_index.json" not in out  # the bundle's own index does not change
+    code, out = _run(["apply-kit", str(kit), "--home", str(demo.home), "--write"])
+    assert code == 0, out
+    by_kit = _files(demo.home)
+    assert b"gone0000aaaa" not in (demo.session_dir / "_index.json").read_bytes()
+    write_id = out.split("Undo with: hermes-inspector undo ")[1].split()[0]
+    assert _run(["undo", write_id])[0] == 0
+    clock = load_kit(kit).clock
+    code, out = _run(["repair", sid, "--action", "recover-journal", "--home", str(demo.home), "--write",
+                      "--now", repr(clock.now), "--server-started-at", repr(clock.server_started_at)])
+    assert code == 0, out
+    assert _files(demo.home) == by_kit
