@@ -48,7 +48,7 @@ from inspector.home import DEFAULT_PROFILE, BundleOrigin, Home, hermes_cwd, loca
 from inspector.store.index import INDEX_NAME, parse_index_exact
 from inspector.store.jsonfmt import dumps_pretty_fast, sha256_hex
 from inspector.store.sidecar import is_safe_session_id
-from inspector.store.statedb import StateDbError
+from inspector.store.statedb import StateDbError, session_record
 from inspector.store.statedb_extract import extract_sessions
 
 BUNDLE_FORMAT = "hermes-inspector-support-bundle"
@@ -233,22 +233,35 @@ def _filtered_index(data: bytes, chosen: set[str]) -> bytes:
 
 def select_sessions(home: Home, ids: Iterable[str] = (), *, attention: bool = False, every: bool = False,
                     now: float | None = None) -> list[str]:
-    """The session ids a bundle covers: the given ones, those needing attention, or all."""
-    from inspector.report import load_catalogue
+    """The session ids a bundle covers: the given ones, those needing attention, or all.
 
+    Named sessions are only looked up (a file of theirs, or a row in a ``state.db``); the
+    other two read the whole catalogue."""
     ids = list(ids)
     for sid in ids:
         if not is_safe_session_id(sid):
             raise BundleError(f"{sid!r} is not a session id (only letters, digits, _ and -)")
-    cat = load_catalogue(home, now=time.time() if now is None else now, with_hermes_audit=False)
-    if every:
-        return sorted(cat.rows)
-    if attention:
-        return sorted(sid for sid, row in cat.rows.items() if row.needs_attention)
-    unknown = [sid for sid in ids if sid not in cat.rows]
+    if every or attention:
+        from inspector.report import load_catalogue
+
+        cat = load_catalogue(home, now=time.time() if now is None else now, with_hermes_audit=False)
+        return sorted(sid for sid, row in cat.rows.items() if every or row.needs_attention)
+    unknown = [sid for sid in ids if not _session_exists(home, sid)]
     if unknown:
         raise BundleError(f"no session {', '.join(unknown)} in {home.base}")
     return sorted(dict.fromkeys(ids))
+
+
+def _session_exists(home: Home, sid: str) -> bool:
+    if any(os.path.lexists(p) for p in _session_paths(home, sid)):
+        return True
+    for profile in home.profile_names():
+        db = home.state_db(profile)
+        if db.is_file():
+            with contextlib.suppress(StateDbError):
+                if session_record(db, sid) is not None:
+                    return True
+    return False
 
 
 def collect(home: Home, session_ids: list[str], *, now: float | None = None, workdir: Path) -> BundleContents:
