@@ -55,7 +55,7 @@ BUNDLE_FORMAT = "hermes-inspector-support-bundle"
 FORMAT_VERSION = 1
 MANIFEST_NAME = "manifest.json"
 ROOTS = ("home", "state")
-MAX_MEMBERS = 20_000
+MAX_MEMBERS = 100_000
 MAX_MEMBER_BYTES = 1 << 30  # 1 GiB: a sidecar or state.db extract of one chat is far below
 MAX_TOTAL_BYTES = 4 << 30
 MAX_MANIFEST_BYTES = 16 << 20
@@ -130,17 +130,35 @@ def hermes_webui_version(home: Home) -> str | None:
 # ---------------------------------------------------------------- making a bundle
 
 
+# Files up to this size are kept in memory from the look that lists them to the write, up to
+# KEEP_TOTAL together; any other is read again when written and must still have the sha256 the
+# summary was made with.
+KEEP_IN_MEMORY = 4 << 20
+KEEP_TOTAL = 64 << 20
+
+
 @dataclass(frozen=True)
 class BundleFile:
-    """One member: its name in the archive, where it came from, its bytes."""
+    """One member: its name in the archive, where it came from, its size and sha256, and its bytes
+    when they are kept (``None``: read again from ``source`` when the archive is written)."""
 
     arcname: str
     source: str
-    data: bytes
+    size: int
+    sha256: str
+    data: bytes | None = None
 
-    @property
-    def size(self) -> int:
-        return len(self.data)
+    def read(self) -> bytes:
+        if self.data is not None:
+            return self.data
+        try:
+            data = _read_plain(Path(self.source))
+        except OSError as exc:
+            raise BundleError(f"{self.source} cannot be read ({exc.strerror or exc}); nothing was written") from exc
+        if data is None or len(data) != self.size or sha256_hex(data) != self.sha256:
+            raise BundleError(f"{self.source} changed while the bundle was being made; nothing was written, "
+                              "try again")
+        return data
 
 
 @dataclass
@@ -274,8 +292,10 @@ def collect(home: Home, session_ids: list[str], *, now: float | None = None, wor
     chosen = set(session_ids)
     out = BundleContents(sessions=list(session_ids))
     seen: set[str] = set()
+    kept = [0]
 
     def add(path: Path, data: bytes | None = None) -> None:
+        derived = data is not None  # a cut-down index or a state.db extract: kept, never re-read
         arc = _relative(path, home)
         if arc is None or arc in seen:
             return
@@ -286,7 +306,10 @@ def collect(home: Home, session_ids: list[str], *, now: float | None = None, wor
             return
         if data is not None:
             seen.add(arc)
-            out.files.append(BundleFile(arc, str(path), data))
+            keep = data if derived or (len(data) <= KEEP_IN_MEMORY and kept[0] + len(data) <= KEEP_TOTAL) \
+                else None
+            kept[0] += len(keep or b"") if not derived else 0
+            out.files.append(BundleFile(arc, str(path), len(data), sha256_hex(data), keep))
 
     index = home.session_dir / INDEX_NAME
     try:
@@ -303,6 +326,11 @@ def collect(home: Home, session_ids: list[str], *, now: float | None = None, wor
             add(path)
     _add_state_dbs(home, session_ids, out, workdir, add)
     out.files.sort(key=lambda f: f.arcname)
+    if len(out.files) >= MAX_MEMBERS or out.total_bytes > MAX_TOTAL_BYTES or \
+            any(f.size > MAX_MEMBER_BYTES for f in out.files):
+        raise BundleError(f"{len(session_ids)} sessions make {len(out.files):,} files of {_human(out.total_bytes)}: "
+                          f"more than a bundle may hold ({MAX_MEMBERS:,} files, {_human(MAX_TOTAL_BYTES)}, "
+                          f"{_human(MAX_MEMBER_BYTES)} a file); choose fewer sessions")
     out.manifest = _manifest(home, out, made_at)
     return out
 
@@ -349,7 +377,7 @@ def _manifest(home: Home, out: BundleContents, made_at: float) -> dict:
             "index": "cut down to the bundled sessions' rows",
         },
         "sessions": out.sessions,
-        "files": [{"path": f.arcname, "size": f.size, "sha256": sha256_hex(f.data)} for f in out.files],
+        "files": [{"path": f.arcname, "size": f.size, "sha256": f.sha256} for f in out.files],
         "state_db_extracts": out.state_dbs,
         "not_included": out.skipped,
     }
@@ -367,10 +395,13 @@ def write_bundle(contents: BundleContents, dest: Path, *, overwrite: bool = Fals
         raise BundleError(f"cannot create {dest} ({exc.strerror or exc}); nothing was written") from exc
     try:
         os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz, \
+        with os.fdopen(fd, "wb") as raw, \
+                gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=6) as gz, \
                 tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar:
             manifest = json.dumps(contents.manifest, ensure_ascii=False, indent=2).encode("utf-8")
-            for name, data in [(MANIFEST_NAME, manifest)] + [(f.arcname, f.data) for f in contents.files]:
+            members = [(MANIFEST_NAME, lambda: manifest)] + [(f.arcname, f.read) for f in contents.files]
+            for name, read in members:
+                data = read()
                 info = tarfile.TarInfo(name)
                 info.size, info.mode, info.mtime = len(data), 0o600, int(contents.manifest["made_at"])
                 tar.addfile(info, io.BytesIO(data))

@@ -320,7 +320,8 @@ def check_kit(kit: Kit, home: Home, plan: Plan) -> list[str]:
     if kit.body.get("home_id") != home_id(home):
         original = kit.body.get("home", {}).get("base", "?")
         return [f"this kit was made for another Hermes home ({original} on the machine the bundle came "
-                f"from), not {home.base}"]
+                f"from), not {home.base} (if it is the same home, locate it as when the bundle was made: the "
+                "same --home and --state-dir, on the same machine)"]
     if plan.refusal:
         return [f"the repair is refused on this home now: {plan.refusal}"]
     problems = []

@@ -317,3 +317,18 @@ def test_a_bundle_of_every_session_reads_like_the_home(mixed_home: Path, tmp_pat
     bundle_audit = json.loads(_run(["audit", "--home", str(out), "--json"])[1])
     assert (home_audit["status"], home_audit["summary"]) == (bundle_audit["status"], bundle_audit["summary"])
     assert [i.get("session_id") for i in home_audit["items"]] == [i.get("session_id") for i in bundle_audit["items"]]
+
+
+def test_a_file_changed_between_the_summary_and_the_write_stops_the_bundle(mixed_home: Path, tmp_path: Path,
+                                                                            monkeypatch) -> None:
+    import inspector.bundle as bundle_mod
+
+    monkeypatch.setattr(bundle_mod, "KEEP_IN_MEMORY", 0)  # every plain file is read again when written
+    sid = _sidecar_ids(mixed_home)[0]
+    contents = bundle_mod.collect(locate_home(mixed_home), [sid], workdir=tmp_path)
+    sidecar = mixed_home / "webui" / "sessions" / f"{sid}.json"
+    sidecar.write_bytes(sidecar.read_bytes() + b" ")
+    out = tmp_path / "b.tar.gz"
+    with pytest.raises(BundleError, match="changed while the bundle was being made"):
+        bundle_mod.write_bundle(contents, out)
+    assert not out.exists() and not any(p.name.startswith(".b.tar.gz") for p in tmp_path.iterdir())
