@@ -583,7 +583,13 @@ def _origin(path: Path, manifest: dict) -> BundleOrigin:
         hermes_cwd=str(h.get("hermes_cwd") or h.get("base", "")),
         webui_started_at=float(started) if isinstance(started, (int, float)) else None,
         sessions=tuple(s for s in manifest.get("sessions", []) if isinstance(s, str)),
+        inspector_version=_text_or_none(manifest.get("inspector_version")),
+        hermes_webui_version=_text_or_none(manifest.get("hermes_webui_version")),
     )
+
+
+def _text_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def open_bundle(path: str | os.PathLike) -> OpenedBundle:

@@ -67,6 +67,8 @@ class BundleOrigin:
     hermes_cwd: str
     webui_started_at: float | None
     sessions: tuple[str, ...] = ()
+    inspector_version: str | None = None
+    hermes_webui_version: str | None = None
 
 
 @dataclass(frozen=True)
