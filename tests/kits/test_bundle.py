@@ -332,3 +332,24 @@ def test_a_file_changed_between_the_summary_and_the_write_stops_the_bundle(mixed
     with pytest.raises(BundleError, match="changed while the bundle was being made"):
         bundle_mod.write_bundle(contents, out)
     assert not out.exists() and not any(p.name.startswith(".b.tar.gz") for p in tmp_path.iterdir())
+
+
+def test_manifest_names_the_hermes_webui_version_when_ctl_sh_recorded_its_checkout(mixed_home: Path,
+                                                                                  tmp_path: Path) -> None:
+    repo = tmp_path / "hermes-webui"
+    (repo / "api").mkdir(parents=True)
+    (repo / "api" / "_version.py").write_text('__version__ = "exp-v0.52.262"\n')
+    (mixed_home / "webui.ctl.env").write_text(f"PID=1\nREPO_ROOT={repo}\nSTATE_DIR={mixed_home / 'webui'}\n")
+    contents = make_bundle(locate_home(mixed_home), _sidecar_ids(mixed_home)[:1], tmp_path / "b.tar.gz")
+    assert contents.manifest["hermes_webui_version"] == "exp-v0.52.262"
+    assert "home/webui.ctl.env" not in _names(tmp_path / "b.tar.gz")
+
+
+def test_home_id_is_stable_for_a_home_and_differs_for_a_copy(mixed_home: Path, tmp_path: Path) -> None:
+    from inspector.bundle import home_id
+
+    copy = tmp_path / "copy"
+    shutil.copytree(mixed_home, copy)
+    assert home_id(locate_home(mixed_home)) == home_id(locate_home(str(mixed_home) + "/"))
+    assert home_id(locate_home(mixed_home)) != home_id(locate_home(copy))
+    assert home_id(locate_home(mixed_home)) != home_id(locate_home(mixed_home, state_dir=copy / "webui"))
