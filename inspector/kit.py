@@ -85,7 +85,7 @@ def _index_rows(data: bytes | None, sessions: list[str]) -> dict[str, object]:
     out: dict[str, object] = {sid: None for sid in sessions}
     for row in rows:
         sid = row.get("session_id")
-        if sid in out and out[sid] is None:
+        if isinstance(sid, str) and sid in out and out[sid] is None:
             out[sid] = row
     return out
 
@@ -368,8 +368,7 @@ def _compare(f: KitFile, c: FileChange | None, home: Home) -> list[str]:
         return [f"{live} changed since the bundle was made (the chat moved on); ask for a new bundle"]
     if c is None:
         return [f"{live}: this home's repair would leave it as it is; the kit changes it"]
-    after_sha = sha256_hex(c.after) if c.after is not None else None
-    if after_sha != f.sha256_after:
+    if c.after != f.after:
         return [f"{live}: this home's repair gives other bytes than the kit (the kit was made from "
                 "different files, or this machine resolves paths differently)"]
     return []
@@ -388,7 +387,7 @@ def _compare_index(want: dict, c: FileChange | None, home: Home) -> list[str]:
         except OSError as exc:
             return [f"{live} cannot be read ({exc.strerror or exc})"]
     got = _index_rows(after, [k for k in want if not k.startswith("__")])
-    if want != got:
+    if canonical(want) != canonical(got):  # as JSON text: 1 and 1.0 are different bytes in an index
         return [f"{live}: the bundled sessions' index rows would come out differently here than in the kit "
                 "(the chat moved on, or the index changed since the bundle was made)"]
     return []
