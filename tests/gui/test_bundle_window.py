@@ -101,3 +101,40 @@ def test_save_support_bundle_shows_what_goes_in_then_writes_0600(qtbot, window, 
     assert stat.S_IMODE(out.stat().st_mode) == 0o600
     with tarfile.open(out, "r:gz") as tar:
         assert f"state/sessions/{sid}.json" in tar.getnames()
+
+
+def test_home_option_opens_a_bundle_in_the_window_and_removes_it_after(qtbot, tmp_path, demo, demo_home,
+                                                                       monkeypatch):
+    import argparse
+    import tempfile
+
+    from PySide6.QtCore import QSettings
+    from PySide6.QtGui import QImage
+
+    from inspector.gui.app import run_app
+
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    sid = demo.sessions["lost_response"]
+    bundle = tmp_path / "support.tar.gz"
+    make_bundle(demo_home, [sid], bundle)
+    shot = tmp_path / "shot.png"
+    args = argparse.Namespace(home=str(bundle), state_dir=None, state_db=None, demo=False,
+                              screenshot=str(shot), select=sid)
+    assert run_app(args, settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)) == 0
+    assert QImage(str(shot)).width() == 1500
+    assert [p for p in scratch.iterdir() if p.name.startswith("hermes-inspector-bundle-")] == []
+
+
+def test_home_option_with_a_hostile_bundle_says_why_and_opens_nothing(qtbot, tmp_path, capsys):
+    import argparse
+
+    from inspector.gui.app import run_app
+
+    bad = tmp_path / "bad.tar.gz"
+    bad.write_bytes(b"\x1f\x8b\x08\x00 not really gzip")
+    args = argparse.Namespace(home=str(bad), state_dir=None, state_db=None, demo=False, screenshot=None,
+                              select=None)
+    assert run_app(args) == 2
+    assert "not a readable .tar.gz" in capsys.readouterr().err
