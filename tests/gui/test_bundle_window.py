@@ -5,7 +5,9 @@ from __future__ import annotations
 import stat
 import tarfile
 
+import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 
 from inspector.bundle import make_bundle
 from inspector.gui.preview_dialog import PreviewDialog
@@ -103,8 +105,19 @@ def test_save_support_bundle_shows_what_goes_in_then_writes_0600(qtbot, window, 
         assert f"state/sessions/{sid}.json" in tar.getnames()
 
 
+@pytest.fixture
+def app_state(qapp):
+    """run_app styles the whole QApplication; later tests of this process get it back as it was."""
+    app = QApplication.instance()
+    saved = (app.styleSheet(), app.organizationName(), app.applicationName())
+    yield
+    app.setStyleSheet(saved[0])
+    app.setOrganizationName(saved[1])
+    app.setApplicationName(saved[2])
+
+
 def test_home_option_opens_a_bundle_in_the_window_and_removes_it_after(qtbot, tmp_path, demo, demo_home,
-                                                                       monkeypatch):
+                                                                       monkeypatch, app_state):
     import argparse
     import tempfile
 
@@ -127,7 +140,7 @@ def test_home_option_opens_a_bundle_in_the_window_and_removes_it_after(qtbot, tm
     assert [p for p in scratch.iterdir() if p.name.startswith("hermes-inspector-bundle-")] == []
 
 
-def test_home_option_with_a_hostile_bundle_says_why_and_opens_nothing(qtbot, tmp_path, capsys):
+def test_home_option_with_a_hostile_bundle_says_why_and_opens_nothing(qtbot, tmp_path, capsys, app_state):
     import argparse
 
     from inspector.gui.app import run_app
