@@ -30,7 +30,9 @@ class UsageError(Exception):
 def _add_home_args(p: argparse.ArgumentParser, top: bool = False) -> None:
     # On subcommands the defaults are suppressed so `hermes-inspector --home H audit` keeps H.
     default = None if top else argparse.SUPPRESS
-    p.add_argument("--home", default=default, help="Hermes home (default: $HERMES_HOME, else ~/.hermes)")
+    p.add_argument("--home", default=default,
+                   help="Hermes home (default: $HERMES_HOME, else ~/.hermes), or a support bundle FILE.tar.gz "
+                        "(opened read-only)")
     p.add_argument("--state-dir", default=default,
                    help="WebUI state dir (default: $HERMES_WEBUI_STATE_DIR, webui.ctl.env, <home>/webui)")
     p.add_argument("--state-db", default=default, help="state.db for hermes' audit (default: <home>/state.db)")
@@ -83,6 +85,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--now", type=float, help="the clock, Unix seconds (default: now)")
     p.add_argument("--server-started-at", type=float,
                    help="WebUI process start, Unix seconds (default: the running WebUI's, else now)")
+    p.add_argument("--kit-out", metavar="KIT.json",
+                   help="in a support bundle: save the previewed plan as a repair kit for the user")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("bundle", help="save a support bundle of some sessions (read-only on the home)")
+    _add_home_args(p)
+    target = p.add_mutually_exclusive_group(required=True)
+    target.add_argument("session_ids", nargs="*", default=[], metavar="SESSION_ID")
+    target.add_argument("--attention", action="store_true", help="every session that needs attention")
+    target.add_argument("--all", action="store_true", help="every session of the home")
+    p.add_argument("-o", "--output", required=True, metavar="FILE.tar.gz")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("apply-kit", help="preview (default) or --write a repair kit made by support")
+    _add_home_args(p)
+    p.add_argument("kit", metavar="KIT.json")
+    p.add_argument("--write", action="store_true", help="apply the previewed kit (default: preview only)")
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("crosscheck", help="run the repair in your own hermes-webui on a private copy and "
@@ -113,7 +132,42 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_OPENED_BUNDLES: dict[str, Home] = {}
+_CLOSERS: list = []
+
+
+def close_bundles() -> None:
+    """Remove every bundle this process unpacked (also run at exit)."""
+    while _CLOSERS:
+        _CLOSERS.pop()()
+    _OPENED_BUNDLES.clear()
+
+
+def _bundle_home(path: str) -> Home:
+    """The home inside a support bundle, unpacked once per process and removed at exit."""
+    import atexit
+
+    from inspector.bundle import BundleError, open_bundle
+
+    if path not in _OPENED_BUNDLES:
+        try:
+            opened = open_bundle(path)
+        except BundleError as exc:
+            raise UsageError(str(exc)) from exc
+        if not _CLOSERS:
+            atexit.register(close_bundles)
+        _CLOSERS.append(opened.close)
+        _OPENED_BUNDLES[path] = opened.home
+    return _OPENED_BUNDLES[path]
+
+
 def _home(args: argparse.Namespace) -> Home:
+    from inspector.bundle import looks_like_bundle
+
+    if looks_like_bundle(args.home):
+        if args.state_dir or getattr(args, "state_db", None):
+            raise UsageError("--state-dir and --state-db do not apply to a support bundle (it has its own)")
+        return _bundle_home(args.home)
     home = locate_home(args.home, args.state_dir, getattr(args, "state_db", None))
     check_readable(home)
     return home
@@ -255,8 +309,14 @@ def cmd_repair(args: argparse.Namespace) -> int:
     from inspector.plan import render_diff
 
     home = _home(args)
+    if home.bundle is not None and args.write:
+        raise UsageError("a support bundle is read-only: make a repair kit with --kit-out and send it to the user")
+    if args.kit_out and home.bundle is None:
+        raise UsageError("--kit-out works in a support bundle (--home FILE.tar.gz); on this home use --write")
     clock = default_clock(home, args.now, args.server_started_at)
     plans, written = _plan_and_write(args, home, clock)
+    if args.kit_out:
+        return _save_kit(args, home, clock, plans)
     code = 1 if any(p.refusal for p in plans) or any("error" in w for w in written) else 0
     if args.json:
         _print_json(_plan_json(plans, written))
@@ -314,6 +374,87 @@ def cmd_crosscheck(args: argparse.Namespace) -> int:
     return code
 
 
+def _save_kit(args: argparse.Namespace, home: Home, clock, plans: list[Plan]) -> int:
+    from inspector.kit import KitError, make_kit, save_kit
+    from inspector.plan import render_diff
+
+    if len(plans) != 1:
+        raise UsageError(f"a repair kit holds one plan; this one has {len(plans)} (name one session)")
+    plan = plans[0]
+    if not args.json:
+        _print(render_diff(plan))
+    try:
+        save_kit(make_kit(plan, home, clock), args.kit_out)
+    except KitError as exc:
+        if args.json:
+            _print_json({"plans": [plan.to_json()], "kit": None, "error": str(exc)})
+        else:
+            _print(f"No kit saved: {exc}")
+        return 1
+    if args.json:
+        _print_json({"plans": [plan.to_json()], "kit": args.kit_out})
+    else:
+        _print(f"Repair kit saved: {args.kit_out}\nThe user applies it with: "
+               f"hermes-inspector apply-kit {os.path.basename(args.kit_out)} --write")
+    return 0
+
+
+def cmd_bundle(args: argparse.Namespace) -> int:
+    from inspector.bundle import BundleError, make_bundle, select_sessions
+
+    home = _home(args)
+    if home.bundle is not None:
+        raise UsageError("--home is already a support bundle; make bundles on the user's machine")
+    try:
+        ids = select_sessions(home, args.session_ids, attention=args.attention, every=args.all)
+        if not ids:
+            raise BundleError("no session matches: nothing to put in a bundle")
+        contents = make_bundle(home, ids, args.output)
+    except BundleError as exc:
+        raise UsageError(str(exc)) from exc
+    if args.json:
+        _print_json({"bundle": args.output, "manifest": contents.manifest})
+    else:
+        _print(contents.summary() + f"Saved {args.output} (readable only by you). Send it to support; "
+               "they open it with: hermes-inspector --home " + os.path.basename(args.output))
+    return 0
+
+
+def cmd_apply_kit(args: argparse.Namespace) -> int:
+    from inspector.kit import KitError, load_kit, plan_kit
+    from inspector.plan import WriteLog, render_diff
+
+    try:
+        kit = load_kit(args.kit)
+    except KitError as exc:
+        raise UsageError(f"{args.kit}: {exc}") from exc
+    home = _home(args)
+    if home.bundle is not None:
+        raise UsageError("a repair kit is applied on the user's home, not on a support bundle")
+    try:
+        plan, problems = plan_kit(kit, home)
+    except KitError as exc:
+        raise UsageError(f"{args.kit}: {exc}") from exc
+    written = [_apply(plan, WriteLog.default(home=home), home, False)] if args.write and not problems else []
+    code = 1 if problems or any("error" in w for w in written) else 0
+    if args.json:
+        _print_json(_plan_json([plan], written))
+        return code
+    _print(render_diff(plan))
+    for w in written:
+        if "error" in w:
+            _print(f"{OUTCOME_HEADS.get(w.get('outcome'), 'NOT WRITTEN')}: {w['error']}")
+        else:
+            files = ", ".join(f"{f['kind']} {f['path']}" for f in w["files"])
+            _print(f"Written {w['write_id']}: {files}\nBackups: {w['backup_dir']}\n"
+                   f"Undo with: hermes-inspector undo {w['write_id']}")
+    if problems:
+        _print("Nothing was written.")
+    elif not args.write:
+        _print("Preview only: nothing was written. Add --write to apply exactly this.")
+    return code
+
+
 def cmd_history(args: argparse.Namespace) -> int:
     from inspector.plan import WriteLog
 
@@ -360,6 +501,8 @@ COMMANDS = {
     "journal": cmd_journal,
     "repair": cmd_repair,
     "crosscheck": cmd_crosscheck,
+    "bundle": cmd_bundle,
+    "apply-kit": cmd_apply_kit,
     "history": cmd_history,
     "undo": cmd_undo,
 }
@@ -420,6 +563,7 @@ def run() -> None:
         raise SystemExit(_dispatch(args))
     gc.disable()  # a short run: its few cycles are freed by the exit
     code = _dispatch(args)
+    close_bundles()  # os._exit below skips atexit: an unpacked bundle must not outlive the run
     try:
         sys.stdout.flush()
         sys.stderr.flush()

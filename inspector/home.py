@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from inspector.store.jsonfmt import SMALL_FILE_BYTES, read_regular
@@ -55,8 +55,33 @@ def _unwrap_profile_home(path: Path) -> Path:
 
 
 @dataclass(frozen=True)
+class BundleOrigin:
+    """Where an opened support bundle came from (its manifest): the home it copies, read-only.
+
+    A bundle's home is a private unpacked copy; the original's working directory and WebUI
+    start time stand in for the copy's, so a plan made in it holds the bytes the user's
+    machine would write.
+    """
+
+    archive: Path
+    made_at: float
+    made_by: str
+    original_base: str
+    original_state_dir: str
+    home_id: str
+    hermes_cwd: str
+    webui_started_at: float | None
+    sessions: tuple[str, ...] = ()
+    inspector_version: str | None = None
+    hermes_webui_version: str | None = None
+
+
+@dataclass(frozen=True)
 class Home:
-    """A located Hermes home. All paths are absolute; none is guaranteed to exist."""
+    """A located Hermes home. All paths are absolute; none is guaranteed to exist.
+
+    ``bundle`` is set when this is the unpacked copy inside a support bundle (never written).
+    """
 
     base: Path
     state_dir: Path
@@ -64,6 +89,7 @@ class Home:
     # Where state_dir came from: "option" (--state-dir), "env" ($HERMES_WEBUI_STATE_DIR),
     # "webui.ctl.env" (the home's own file: untrusted, see inspector.linkcheck) or "default".
     state_dir_from: str = "default"
+    bundle: BundleOrigin | None = field(default=None, compare=False)
 
     @property
     def session_dir(self) -> Path:
@@ -144,7 +170,10 @@ def webui_pid(home: Home) -> int | None:
 
     The file is untrusted: only a regular file is read, at most 64 bytes, and anything but
     a plain positive pid (garbage, a huge number, a FIFO, a folder) means "not running".
+    A support bundle's home never runs here.
     """
+    if home.bundle is not None:
+        return None
     try:
         data, _ = read_regular(home.pid_file, 64)
         text = data.decode("ascii").strip()
@@ -165,7 +194,11 @@ def webui_pid(home: Home) -> int | None:
 
 
 def webui_started_at(home: Home) -> float | None:
-    """Start time of the running hermes-webui process (Linux /proc), or None."""
+    """Start time of the running hermes-webui process (Linux /proc), or None.
+
+    In a support bundle: the start time recorded on the user's machine when it was made."""
+    if home.bundle is not None:
+        return home.bundle.webui_started_at
     pid = webui_pid(home)
     if pid is None:
         return None
@@ -183,8 +216,11 @@ def hermes_cwd(home: Home) -> Path:
     """The directory hermes resolves an empty ``workspace`` against.
 
     hermes uses its own working directory. When it runs we read it from /proc; otherwise
-    the home stands in for it (the golden cases were made with cwd = HERMES_HOME).
+    the home stands in for it (the golden cases were made with cwd = HERMES_HOME). In a support
+    bundle: the directory recorded on the user's machine when it was made.
     """
+    if home.bundle is not None:
+        return Path(home.bundle.hermes_cwd)
     pid = webui_pid(home)
     if pid is not None:
         try:

@@ -92,7 +92,7 @@ def test_errors_keep_their_exit_code_and_message(tmp_path):
 
 def test_only_commands_that_read_take_the_quick_exit():
     assert {"audit", "list", "show", "journal", "history"} == cli.READ_ONLY_COMMANDS
-    assert not cli.READ_ONLY_COMMANDS & {"repair", "undo"}  # writers close and log the normal way
     # crosscheck runs hermes in a child and keeps a temporary copy: it, too, ends the normal way
-    assert "crosscheck" not in cli.READ_ONLY_COMMANDS
-    assert set(cli.COMMANDS) == cli.READ_ONLY_COMMANDS | {"repair", "undo", "crosscheck"}  # a new command is classified
+    writers = {"repair", "undo", "bundle", "apply-kit", "crosscheck"}
+    assert not cli.READ_ONLY_COMMANDS & writers  # writers close and log the normal way
+    assert set(cli.COMMANDS) == cli.READ_ONLY_COMMANDS | writers  # a new command is classified

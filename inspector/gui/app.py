@@ -18,6 +18,7 @@ from pathlib import Path
 from PySide6.QtCore import QEventLoop, QSettings, QTimer, QtMsgType, qInstallMessageHandler
 from PySide6.QtWidgets import QApplication
 
+from inspector.bundle import BundleError, looks_like_bundle, open_bundle
 from inspector.gui.main_window import MainWindow
 from inspector.gui.offload import prestart
 from inspector.gui.resources import icon, stylesheet
@@ -117,14 +118,26 @@ def run_app(args: argparse.Namespace, settings: QSettings | None = None) -> int:
     scratch = tempfile.TemporaryDirectory(prefix="hermes-inspector-settings-") if shot and settings is None else None
     if scratch is not None:
         settings = QSettings(str(Path(scratch.name) / "settings.ini"), QSettings.Format.IniFormat)
+    opened = None
     try:
-        home = _home_from_args(args, Path(demo_dir.name) if demo_dir else None)
+        if not demo and looks_like_bundle(getattr(args, "home", None)):
+            try:  # --home FILE.tar.gz: a support bundle, unpacked read-only for this window
+                opened = open_bundle(args.home)
+            except BundleError as exc:
+                sys.stderr.write(f"hermes-inspector: {exc}\n")
+                return 2
+            home = opened.home
+        else:
+            home = _home_from_args(args, Path(demo_dir.name) if demo_dir else None)
         window = MainWindow(settings=settings)
         if shot:
             window.resize(*SCREENSHOT_SIZE)
         window.show()
         select = getattr(args, "select", None)
-        window.open_home(home, select=select, remember=not demo)  # a demo folder is gone after exit
+        if opened is not None:
+            window.support.show_bundle(opened, select=select)
+        else:
+            window.open_home(home, select=select, remember=not demo)  # a demo folder is gone after exit
         if shot:
             wait_settled(window)
             ok = screenshot(window, Path(shot))
@@ -136,6 +149,8 @@ def run_app(args: argparse.Namespace, settings: QSettings | None = None) -> int:
             return 0 if ok else 1
         return app.exec()
     finally:
+        if opened is not None:
+            opened.close()
         for folder in (demo_dir, scratch):
             if folder is not None:
                 folder.cleanup()

@@ -6,6 +6,7 @@ line makes) run on a worker thread through :class:`inspector.gui.workers.TaskRun
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from pathlib import Path
@@ -44,6 +45,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from inspector.actions import default_clock
 from inspector.catalogue import Catalogue, list_sidecar_paths
 from inspector.export import format_time, transcript_json_bytes, transcript_markdown
 from inspector.findings import Finding
@@ -75,12 +77,13 @@ from inspector.gui.session_model import (
     Column,
     SessionTableModel,
 )
+from inspector.gui.support import SupportActions
 from inspector.gui.tooltip import plain_tooltip
 from inspector.gui.transcript_view import NEXT_TURN_MS, TranscriptView, age_words
 from inspector.gui.workers import TaskRunner
 from inspector.home import Home, check_readable, locate_home
 from inspector.linkcheck import recheck_before_write
-from inspector.plan import ApplyError, Plan, WriteLog, apply_plan, undo_write
+from inspector.plan import ApplyError, Clock, Plan, WriteLog, apply_plan, undo_write
 from inspector.quickscan import quick_rows
 from inspector.store.journal import RUN_JOURNAL_DIR
 from inspector.textsafe import one_line, safe_text
@@ -374,6 +377,9 @@ class MainWindow(QMainWindow):
         self.catalogue: Catalogue | None = None
         self.data: SessionData | None = None
         self.plans: dict[str, Plan | str] | None = None
+        self.plan_clock: Clock | None = None  # the clock self.plans were made with (a kit records it)
+        self.session_id_role = SESSION_ID_ROLE
+        self.support = SupportActions(self)  # support bundles and repair kits
         self.preview: PreviewDialog | None = None
         self.last_write: str | None = None
         self._pending_select: str | None = None
@@ -394,7 +400,13 @@ class MainWindow(QMainWindow):
         self.split.setStretchFactor(0, 2)  # a smaller window takes from both sides, mostly the view's
         self.split.setStretchFactor(1, 3)
         self.split.setSizes([600, 900])
-        self.setCentralWidget(self.split)
+        central = QWidget()  # the support-bundle banner above the panes (hidden unless a bundle is open)
+        central_layout = QVBoxLayout(central)
+        central_layout.setContentsMargins(0, 0, 0, 0)
+        central_layout.setSpacing(0)
+        central_layout.addWidget(self.support.banner)
+        central_layout.addWidget(self.split, 1)
+        self.setCentralWidget(central)
         self._build_status()
         self._build_menus()
 
@@ -445,7 +457,7 @@ class MainWindow(QMainWindow):
         self.table.setSortingEnabled(True)
         self.table.sortByColumn(Column.LAST_ACTIVITY, Qt.SortOrder.DescendingOrder)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)  # a bundle takes several
         self.table.setWordWrap(False)
         self.table.setAlternatingRowColors(True)
         unshaped_text(self.table)
@@ -507,6 +519,10 @@ class MainWindow(QMainWindow):
         self._action(m, "&Open Home…", self.choose_home, QKeySequence.StandardKey.Open)
         self.recent_menu = m.addMenu("Open &Recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent)
+        self._action(m, "Open &Bundle…", self.support.choose_bundle)
+        m.addSeparator()
+        self._action(m, "Save &Support Bundle…", self.support.save_bundle)
+        self._action(m, "&Apply Repair Kit…", self.support.choose_kit)
         m.addSeparator()
         self._action(m, "Export Transcript as &Markdown…", lambda: self.choose_export("md"))
         self._action(m, "Export Transcript as &JSON…", lambda: self.choose_export("json"))
@@ -605,6 +621,7 @@ class MainWindow(QMainWindow):
         self.debounce.stop()
         self.search_timer.stop()
         self.runner.wait(10000)
+        self.support.close()
         super().closeEvent(event)
 
     # ------------------------------------------------------------ opening a home
@@ -625,6 +642,7 @@ class MainWindow(QMainWindow):
         self.model.clear()
         self._show_session(None)
         self.setWindowTitle(f"Hermes Session Inspector — {home.base}")
+        self.support.home_opened(home)  # a bundle: banner and title say so
         self.profile.blockSignals(True)
         self.profile.clear()
         self.profile.addItem("All profiles", None)
@@ -940,11 +958,13 @@ class MainWindow(QMainWindow):
         recommended = recommended_actions(data.detail, (self.catalogue.home_findings if self.catalogue else [])
                                           + self._row_findings(data.session_id))
         sid = data.session_id
+        clock = self.plan_clock = default_clock(home, None, None)
+        planner = functools.partial(plan_session_actions, clock=clock)
 
         def work(token, progress):
             # in the child process: a plan reads and rewrites _index.json (tens of MB in a big
             # home), long C calls that would hold the window's GIL
-            return session_jobs.run_job_steps(plan_session_actions, home, sid, recommended, check=token.check)
+            return session_jobs.run_job_steps(planner, home, sid, recommended, check=token.check)
 
         self.runner.start("plans", work, self._on_plans, label="Planning repairs…",
                           on_error=lambda msg: self.statusBar().showMessage(one_line(msg, 200), 10000))
@@ -965,6 +985,7 @@ class MainWindow(QMainWindow):
         if not isinstance(plan, Plan):
             return None
         dialog = PreviewDialog(plan, self)
+        self.support.decorate_preview(dialog, plan, self.plan_clock)  # in a bundle: Save as Repair Kit…
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.accepted.connect(lambda p=plan: self.write_plan(p))
         dialog.destroyed.connect(lambda _=None: setattr(self, "preview", None))
