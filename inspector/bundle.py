@@ -615,7 +615,9 @@ def open_bundle(path: str | os.PathLike) -> OpenedBundle:
             (unpacked / r).mkdir(exist_ok=True)
         _make_read_only(unpacked)
         home = locate_home(unpacked / "home", unpacked / "state", env={})
-        home = Home(base=home.base, state_dir=home.state_dir, bundle=_origin(path, manifest))
+        # the bundle's state folder is named explicitly (it sits beside the home), so it is trusted like --state-dir
+        home = Home(base=home.base, state_dir=home.state_dir, state_dir_from=home.state_dir_from,
+                    bundle=_origin(path, manifest))
         return OpenedBundle(archive=path, root=root, manifest=manifest, home=home)
     except BaseException:
         _remove_tree(root)
