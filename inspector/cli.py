@@ -86,6 +86,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("undo", help="restore the files of a logged write if nothing changed since")
     p.add_argument("write_id")
     p.add_argument("--json", action="store_true")
+    for p in (parser, *sub.choices.values()):  # `hermes-inspector --debug audit` and `... audit --debug`
+        p.add_argument("--debug", action="store_true", default=False if p is parser else argparse.SUPPRESS,
+                       help="log everything (DEBUG) to stderr as well as to the log file")
     return parser
 
 
@@ -168,12 +171,16 @@ def _plan_json(plans: list[Plan], written: list[dict]) -> dict:
 
 
 def _apply(plan: Plan, log: WriteLog) -> dict:
+    from inspector.log import get_logger
     from inspector.plan import ApplyError, apply_plan
 
+    logger = get_logger(__name__)
     try:
         rec = apply_plan(plan, log)
     except (ApplyError, OSError) as exc:
+        logger.warning("%s of %s not written", plan.action, plan.session_id or "the home", exc_info=True)
         return {"session_id": plan.session_id, "error": str(exc)}
+    logger.info("%s of %s written as %s", plan.action, plan.session_id or "the home", rec.write_id)
     return {**rec.to_json(), "backup_dir": str(log.backup_dir(rec.write_id))}
 
 
@@ -304,10 +311,34 @@ def _dispatch(args: argparse.Namespace) -> int:
         return 2
     except BrokenPipeError:
         return 0
+    except Exception:
+        # Unexpected: its traceback goes to the log file too (Python still prints it on stderr).
+        from inspector import log
+
+        if not log.is_set_up():
+            log.setup()
+        log.get_logger(__name__).exception("hermes-inspector %s failed", args.command or "(window)")
+        raise
+
+
+def _setup_logging(args: argparse.Namespace) -> None:
+    """Logging for this run: with ``--debug`` everything, on stderr too; a command that writes
+    (or the window) logs to the file. A read-only command without ``--debug`` sets up nothing
+    (not even ``import logging``): it stays as fast as before; an unexpected error still sets it up."""
+    debug = bool(getattr(args, "debug", False))
+    if debug or args.command not in READ_ONLY_COMMANDS:
+        from inspector import log
+
+        log.setup(debug=debug, stderr_level=None if args.command else WINDOW_STDERR_LEVEL)
+
+
+WINDOW_STDERR_LEVEL = 30  # logging.WARNING: the window's warnings (Qt's among them) still show on stderr
 
 
 def main(argv: list[str] | None = None) -> int:
-    return _dispatch(build_parser().parse_args(argv))
+    args = build_parser().parse_args(argv)
+    _setup_logging(args)
+    return _dispatch(args)
 
 
 # Commands that only read and print: once their output is flushed, nothing is left to do.
@@ -321,6 +352,7 @@ def run() -> None:
     objects one by one (together about 40 ms of a 10,000-session audit). The window and the
     commands that write exit the normal way, with every ``finally`` and ``atexit`` handler."""
     args = build_parser().parse_args()
+    _setup_logging(args)
     if args.command not in READ_ONLY_COMMANDS:
         raise SystemExit(_dispatch(args))
     gc.disable()  # a short run: its few cycles are freed by the exit
