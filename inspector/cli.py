@@ -14,7 +14,6 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
-from inspector import __version__
 from inspector.home import Home, HomeError, check_readable, locate_home
 from inspector.repair import ACTION_MODULES, HOME_WIDE, action_module
 from inspector.textsafe import safe_text
@@ -25,6 +24,20 @@ if TYPE_CHECKING:  # the repair machinery is imported by the commands that write
 
 class UsageError(Exception):
     """Bad input from the user: exit 2 with the message."""
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: the version is looked up only when asked for (see :func:`inspector.version`)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0,
+                         help=help or "show the version and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from inspector import version
+
+        sys.stdout.write(f"hermes-inspector {version()}\n")  # on stdout, as argparse's own action
+        parser.exit()
 
 
 def _add_home_args(p: argparse.ArgumentParser, top: bool = False) -> None:
@@ -41,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="hermes-inspector",
         description="Inspect and safely repair Hermes WebUI sessions. Without a command, opens the window.",
     )
-    parser.add_argument("--version", action="version", version=f"hermes-inspector {__version__}")
+    parser.add_argument("--version", action=_VersionAction)
     _add_home_args(parser, top=True)
     parser.add_argument("--demo", action="store_true", help="build a demo home in a temporary folder and open it")
     parser.add_argument("--screenshot", metavar="FILE.png", help="render the window, save a picture and exit")

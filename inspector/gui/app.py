@@ -28,6 +28,7 @@ from inspector.log import get_logger
 
 ORGANIZATION = "hermes-inspector"
 APPLICATION = "Hermes Session Inspector"
+DESKTOP_FILE = "hermes-session-inspector"  # resources/hermes-session-inspector.desktop, as README installs it
 SCREENSHOT_SIZE = (1500, 900)
 SCREENSHOT_TIMEOUT_MS = 60_000
 SWITCH_INTERVAL_S = 0.002  # how long a worker thread may hold the GIL while the GUI thread waits
@@ -47,6 +48,7 @@ def application(argv: list[str] | None = None) -> QApplication:
         route_qt_messages(app)
     app.setOrganizationName(ORGANIZATION)
     app.setApplicationName(APPLICATION)
+    app.setDesktopFileName(DESKTOP_FILE)  # Wayland shells find the icon and name through it
     app.setWindowIcon(icon("app"))
     app.setStyleSheet(stylesheet())
     return app

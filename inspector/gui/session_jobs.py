@@ -128,7 +128,7 @@ def _run_in_child(slot: int, fn: Callable[..., Any], args: tuple) -> tuple[str, 
 
 def _warm() -> None:
     """Nothing: it only makes the pool start one more child (which imports the core meanwhile)."""
-    import inspector.gui.offload  # noqa: F401
+    import inspector.gui.offload
     import inspector.gui.session_data  # noqa: F401
 
 
