@@ -334,6 +334,9 @@ def _dispatch(args: argparse.Namespace) -> int:
         raise
 
 
+WINDOW_STDERR_LEVEL = 30  # logging.WARNING: the window's warnings (Qt's among them) still show on stderr
+
+
 def _setup_logging(args: argparse.Namespace) -> None:
     """Logging for this run: with ``--debug`` everything, on stderr too; a command that writes
     (or the window) logs to the file. A read-only command without ``--debug`` sets up nothing
@@ -344,8 +347,6 @@ def _setup_logging(args: argparse.Namespace) -> None:
 
         log.setup(debug=debug, stderr_level=None if args.command else WINDOW_STDERR_LEVEL)
 
-
-WINDOW_STDERR_LEVEL = 30  # logging.WARNING: the window's warnings (Qt's among them) still show on stderr
 
 
 def main(argv: list[str] | None = None) -> int:

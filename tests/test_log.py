@@ -81,16 +81,19 @@ def _demo_home(tmp_path: Path) -> Path:
 def test_debug_logs_to_stderr_and_the_file(tmp_path, capsys, monkeypatch) -> None:
     state = tmp_path / "state"
     monkeypatch.setenv("HERMES_INSPECTOR_STATE_DIR", str(state))
-    home = _demo_home(tmp_path)
-    sid = "9c1e4f7a2b35"  # any id: `repair` previews (nothing written) and logs at DEBUG with --debug
-    log.get_logger("probe")  # a logger exists before setup: it is still routed
-    assert cli.main(["--debug", "history"]) == 0
+    log.get_logger("probe")  # a logger made before setup is routed too
+    assert cli.main(["--debug", "history"]) == 0  # before the command
     log.get_logger("probe").debug("a debug record")
     err = capsys.readouterr().err
     assert "DEBUG inspector.probe: a debug record" in err
-    assert cli.main(["repair", sid, "--action", "rebuild-index", "--home", str(home), "--debug"]) in (0, 1)
+    log.teardown()
+    assert cli.main(["history", "--debug"]) == 0  # or after it
     log.get_logger("probe").debug("after a subcommand's --debug")
     assert "after a subcommand's --debug" in capsys.readouterr().err
+    log.teardown()
+    assert cli.main(["history"]) == 0  # a read-only command without --debug sets up nothing
+    log.get_logger("probe").warning("nowhere")
+    assert capsys.readouterr().err == "" and not log.is_set_up()
     for handler in logging.getLogger("inspector").handlers:
         handler.flush()
     assert "a debug record" in (state / "logs" / "inspector.log").read_text()
