@@ -348,7 +348,6 @@ def _setup_logging(args: argparse.Namespace) -> None:
         log.setup(debug=debug, stderr_level=None if args.command else WINDOW_STDERR_LEVEL)
 
 
-
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     _setup_logging(args)
