@@ -14,7 +14,6 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
-from inspector import __version__
 from inspector.home import Home, HomeError, check_readable, locate_home
 from inspector.repair import ACTION_MODULES, HOME_WIDE, action_module
 from inspector.textsafe import safe_text
@@ -25,6 +24,20 @@ if TYPE_CHECKING:  # the repair machinery is imported by the commands that write
 
 class UsageError(Exception):
     """Bad input from the user: exit 2 with the message."""
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: the version is looked up only when asked for (see :func:`inspector.version`)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0,
+                         help=help or "show the version and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from inspector import version
+
+        sys.stdout.write(f"hermes-inspector {version()}\n")  # on stdout, as argparse's own action
+        parser.exit()
 
 
 def _add_home_args(p: argparse.ArgumentParser, top: bool = False) -> None:
@@ -43,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="hermes-inspector",
         description="Inspect and safely repair Hermes WebUI sessions. Without a command, opens the window.",
     )
-    parser.add_argument("--version", action="version", version=f"hermes-inspector {__version__}")
+    parser.add_argument("--version", action=_VersionAction)
     _add_home_args(parser, top=True)
     parser.add_argument("--demo", action="store_true", help="build a demo home in a temporary folder and open it")
     parser.add_argument("--screenshot", metavar="FILE.png", help="render the window, save a picture and exit")
@@ -129,6 +142,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("undo", help="restore the files of a logged write if nothing changed since")
     p.add_argument("write_id")
     p.add_argument("--json", action="store_true")
+    for p in (parser, *sub.choices.values()):  # `hermes-inspector --debug audit` and `... audit --debug`
+        p.add_argument("--debug", action="store_true", default=False if p is parser else argparse.SUPPRESS,
+                       help="log everything (DEBUG) to stderr as well as to the log file")
     return parser
 
 
@@ -247,19 +263,27 @@ def _plan_json(plans: list[Plan], written: list[dict]) -> dict:
 
 def _apply(plan: Plan, log: WriteLog, home: Home, follow_links: bool) -> dict:
     from inspector.linkcheck import recheck_before_write
+    from inspector.log import get_logger
     from inspector.plan import ApplyError, apply_plan
 
+    logger = get_logger(__name__)
     refused = recheck_before_write(plan, home, follow_links)  # a link swapped in since the plan was made
     if refused is not None:
-        return {"session_id": plan.session_id, "error": refused}
+        logger.warning("%s of %s not written: %s", plan.action, plan.session_id or "the home", refused)
+        return {"session_id": plan.session_id, "error": refused, "outcome": "nothing", "written_files": [],
+                "write_id": None}
     try:
         rec = apply_plan(plan, log)
     except ApplyError as exc:
+        logger.warning("%s of %s not written (%s)", plan.action, plan.session_id or "the home", exc.outcome,
+                       exc_info=True)
         return {"session_id": plan.session_id, "error": str(exc), "outcome": exc.outcome,
                 "written_files": [str(p) for p in exc.written], "write_id": exc.write_id}
     except OSError as exc:
+        logger.warning("%s of %s not written", plan.action, plan.session_id or "the home", exc_info=True)
         return {"session_id": plan.session_id, "error": str(exc), "outcome": "nothing", "written_files": [],
                 "write_id": None}
+    logger.info("%s of %s written as %s", plan.action, plan.session_id or "the home", rec.write_id)
     return {**rec.to_json(), "backup_dir": str(log.backup_dir(rec.write_id))}
 
 
@@ -528,6 +552,28 @@ def _dispatch(args: argparse.Namespace) -> int:
         return 2
     except BrokenPipeError:
         return 0
+    except Exception:
+        # Unexpected: its traceback goes to the log file too (Python still prints it on stderr).
+        from inspector import log
+
+        if not log.is_set_up():
+            log.setup()
+        log.get_logger(__name__).exception("hermes-inspector %s failed", args.command or "(window)")
+        raise
+
+
+WINDOW_STDERR_LEVEL = 30  # logging.WARNING: the window's warnings (Qt's among them) still show on stderr
+
+
+def _setup_logging(args: argparse.Namespace) -> None:
+    """Logging for this run: with ``--debug`` everything, on stderr too; a command that writes
+    (or the window) logs to the file. A read-only command without ``--debug`` sets up nothing
+    (not even ``import logging``): it stays as fast as before; an unexpected error still sets it up."""
+    debug = bool(getattr(args, "debug", False))
+    if debug or args.command not in READ_ONLY_COMMANDS:
+        from inspector import log
+
+        log.setup(debug=debug, stderr_level=None if args.command else WINDOW_STDERR_LEVEL)
 
 
 def _never_fail_to_encode() -> None:
@@ -544,7 +590,9 @@ def _never_fail_to_encode() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     _never_fail_to_encode()
-    return _dispatch(build_parser().parse_args(argv))
+    args = build_parser().parse_args(argv)
+    _setup_logging(args)
+    return _dispatch(args)
 
 
 # Commands that only read and print: once their output is flushed, nothing is left to do.
@@ -559,6 +607,7 @@ def run() -> None:
     commands that write exit the normal way, with every ``finally`` and ``atexit`` handler."""
     _never_fail_to_encode()
     args = build_parser().parse_args()
+    _setup_logging(args)
     if args.command not in READ_ONLY_COMMANDS:
         raise SystemExit(_dispatch(args))
     gc.disable()  # a short run: its few cycles are freed by the exit

@@ -15,7 +15,11 @@ from typing import Any
 
 
 class ForkedError(RuntimeError):
-    """The forked copy failed (its error's type and message) or died."""
+    """The forked copy failed (its error's type and message; ``details``: its traceback) or died."""
+
+    def __init__(self, message: str, details: str = "") -> None:
+        super().__init__(message)
+        self.details = details or message
 
 
 class Forked:
@@ -29,8 +33,11 @@ class Forked:
                 os.close(read_fd)
                 try:
                     payload = pickle.dumps((True, fn()), protocol=pickle.HIGHEST_PROTOCOL)
-                except BaseException as exc:  # noqa: BLE001 - reported to the parent
-                    payload = pickle.dumps((False, f"{type(exc).__name__}: {exc}"))
+                except BaseException as exc:  # noqa: BLE001 - reported to the parent, traceback and all
+                    import traceback
+
+                    payload = pickle.dumps((False, (f"{type(exc).__name__}: {exc}",
+                                                    "".join(traceback.format_exception(exc)).rstrip())))
                 view = memoryview(payload)
                 while view:
                     view = view[os.write(write_fd, view):]
@@ -53,8 +60,20 @@ class Forked:
             os.close(self._fd)
             os.waitpid(self._pid, 0)
         if not chunks:
+            _log_failure("the forked process ended without a result", "")
             raise ForkedError("the forked process ended without a result")
         ok, value = pickle.loads(b"".join(chunks))
         if not ok:
-            raise ForkedError(value)
+            message, details = value
+            _log_failure(message, details)
+            raise ForkedError(message, details)
         return value
+
+
+def _log_failure(message: str, details: str) -> None:
+    """The copy's failure, with its traceback, in the log (the callers fall back to working in
+    this process, so the failure is otherwise silent). ``logging`` is imported only here: the
+    read-only commands that fork do not pay for it."""
+    from inspector.log import get_logger
+
+    get_logger(__name__).warning("a forked copy failed (the work is redone here): %s\n%s", message, details)

@@ -28,6 +28,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from inspector.statedir import state_folder
 from inspector.store.jsonfmt import Fingerprint, sha256_hex
 
 # New sidecars get hermes' permissions: the process umask applied to 0666 (0644 observed, the
@@ -684,27 +685,6 @@ class WriteRecord:
         }
 
 
-STATE_FOLDER = "hermes-inspector"
-
-
-def _given_state_folder(given: Path) -> tuple[Path, bool]:
-    """(folder, whether it is the inspector's own) for ``HERMES_INSPECTOR_STATE_DIR=given``.
-
-    ``given`` itself never has its permissions changed. A missing folder is created (0700)
-    and is our own. An existing folder of ours that no one else can write to is used as it
-    is. A shared folder (group- or world-writable, sticky, like a 1777 /tmp) or someone
-    else's gets a private ``hermes-inspector-<uid>`` folder of our own inside it.
-    """
-    try:
-        st = os.stat(given)
-    except OSError:
-        return given, True  # missing: ours to create (_ensure says why when it cannot be)
-    mode = stat.S_IMODE(st.st_mode)
-    if stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not mode & (0o022 | stat.S_ISVTX):
-        return given, False
-    return given / f"{STATE_FOLDER}-{os.geteuid()}", True
-
-
 def _inside(path: Path, folder: Path) -> bool:
     p, f = os.path.realpath(path), os.path.realpath(folder)
     return p == f or p.startswith(f.rstrip(os.sep) + os.sep)
@@ -729,12 +709,8 @@ class WriteLog:
     def default(cls, home=None) -> WriteLog:
         """The user's write log; ``home`` (a located :class:`~inspector.home.Home`) must not hold it."""
         outside = () if home is None else tuple(dict.fromkeys((Path(home.base), Path(home.state_dir))))
-        override = os.environ.get("HERMES_INSPECTOR_STATE_DIR")
-        if override:
-            root, own = _given_state_folder(Path(override).expanduser())
-            return cls(root, keep_out_of=outside, own_root=own)
-        base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-        return cls(Path(base) / STATE_FOLDER, keep_out_of=outside)
+        root, own = state_folder()
+        return cls(root, keep_out_of=outside, own_root=own)
 
     @property
     def log_path(self) -> Path:

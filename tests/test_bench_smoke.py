@@ -12,7 +12,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
 
-pytestmark = pytest.mark.skipif(not (BENCH / "run.py").exists(), reason="no bench/ in this checkout")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not (BENCH / "run.py").exists(), reason="no bench/ in this checkout")]
 
 
 def _generate(tmp_path: Path) -> tuple[Path, dict]:

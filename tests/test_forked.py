@@ -37,3 +37,17 @@ def test_a_copy_that_dies_is_reported():
 def test_an_unpicklable_result_is_an_error():
     with pytest.raises(ForkedError, match="pickle|Pickl"):
         Forked(lambda: (lambda: None)).result()
+
+
+def test_an_error_in_the_copy_keeps_its_traceback_and_is_logged(caplog):
+    """The callers fall back to working in-process, so the copy's traceback must reach the log."""
+
+    def deep_failure():
+        raise KeyError("the copy's own frame")
+
+    caplog.set_level("WARNING", logger="inspector")
+    with pytest.raises(ForkedError) as info:
+        Forked(deep_failure).result()
+    assert "Traceback" in info.value.details and "deep_failure" in info.value.details
+    (record,) = [r for r in caplog.records if r.name == "inspector.forked"]
+    assert record.levelname == "WARNING" and "deep_failure" in record.getMessage()

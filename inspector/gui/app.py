@@ -9,6 +9,7 @@ the picture and exits.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 import tempfile
@@ -18,14 +19,17 @@ from pathlib import Path
 from PySide6.QtCore import QEventLoop, QSettings, QTimer, QtMsgType, qInstallMessageHandler
 from PySide6.QtWidgets import QApplication
 
+from inspector import log
 from inspector.bundle import BundleError, looks_like_bundle, open_bundle
 from inspector.gui.main_window import MainWindow
 from inspector.gui.offload import prestart
 from inspector.gui.resources import icon, stylesheet
 from inspector.home import Home, locate_home
+from inspector.log import get_logger
 
 ORGANIZATION = "hermes-inspector"
 APPLICATION = "Hermes Session Inspector"
+DESKTOP_FILE = "hermes-session-inspector"  # resources/hermes-session-inspector.desktop, as README installs it
 SCREENSHOT_SIZE = (1500, 900)
 SCREENSHOT_TIMEOUT_MS = 60_000
 SWITCH_INTERVAL_S = 0.002  # how long a worker thread may hold the GIL while the GUI thread waits
@@ -42,9 +46,10 @@ def application(argv: list[str] | None = None) -> QApplication:
         no_paint_threads()
         prestart()  # the window's child processes import the core meanwhile (see offload.prestart)
         app = QApplication(argv if argv is not None else sys.argv[:1])
-        _quiet_offscreen_noise(app)
+        route_qt_messages(app)
     app.setOrganizationName(ORGANIZATION)
     app.setApplicationName(APPLICATION)
+    app.setDesktopFileName(DESKTOP_FILE)  # Wayland shells find the icon and name through it
     app.setWindowIcon(icon("app"))
     app.setStyleSheet(stylesheet())
     return app
@@ -59,17 +64,51 @@ def no_paint_threads() -> None:
     os.environ.setdefault(NO_GUI_THREADPOOL, "1")
 
 
-def _quiet_offscreen_noise(app: QApplication) -> None:
-    """Qt's headless "offscreen" platform warns about every window with size constraints
-    (``--screenshot`` on a server); drop that one message, print the rest as Qt would."""
-    if app.platformName() != "offscreen":
+QT_LEVELS = {
+    QtMsgType.QtDebugMsg: logging.DEBUG,
+    QtMsgType.QtInfoMsg: logging.INFO,
+    QtMsgType.QtWarningMsg: logging.WARNING,
+    QtMsgType.QtCriticalMsg: logging.ERROR,
+    QtMsgType.QtFatalMsg: logging.CRITICAL,
+}
+OFFSCREEN_NOISE = "propagateSizeHints"  # the offscreen platform's warning about every sized window
+qt_logger = get_logger("qt")
+
+
+def qt_message_handler(offscreen: bool = False):
+    """Qt's messages (qDebug ... qFatal) as records of the ``inspector.qt`` logger: in the log
+    file, and on stderr from WARNING (as ``inspector.log.setup`` sets it up for the window).
+    Qt's headless "offscreen" platform warns about every window with size constraints
+    (``--screenshot`` on a server): with ``offscreen`` that one message is dropped."""
+
+    def handler(mode: QtMsgType, context: object, message: str) -> None:
+        if offscreen and OFFSCREEN_NOISE in message:
+            return
+        where = ""
+        category = getattr(context, "category", None)
+        if category and category != "default":
+            where = f"[{category}] "
+        qt_logger.log(QT_LEVELS.get(mode, logging.WARNING), "%s%s", where, message)
+
+    return handler
+
+
+def route_qt_messages(app: QApplication) -> None:
+    """Install :func:`qt_message_handler` for this process (see there); without a logging set
+    up (the window started from Python, not the program), warnings still reach stderr."""
+    if not log.is_set_up():
+        log.setup(stderr_level=logging.WARNING)
+    qInstallMessageHandler(qt_message_handler(offscreen=app.platformName() == "offscreen"))
+    sys.excepthook = log_uncaught
+
+
+def log_uncaught(kind, value, tb) -> None:
+    """An exception nothing caught (in a slot, a timer, an event handler): logged with its
+    traceback (the stderr handler prints it as Python would have)."""
+    if issubclass(kind, KeyboardInterrupt):
+        sys.__excepthook__(kind, value, tb)
         return
-
-    def handler(_mode: QtMsgType, _context: object, message: str) -> None:
-        if "propagateSizeHints" not in message:
-            sys.stderr.write(f"{message}\n")
-
-    qInstallMessageHandler(handler)
+    get_logger(__name__).error("uncaught exception", exc_info=(kind, value, tb))
 
 
 def _home_from_args(args: argparse.Namespace, demo_root: Path | None) -> Home:

@@ -50,6 +50,7 @@ from inspector.catalogue import Catalogue, list_sidecar_paths
 from inspector.export import format_time, transcript_json_bytes, transcript_markdown
 from inspector.findings import Finding
 from inspector.gui import session_jobs
+from inspector.gui.failure_details import FailureDetails
 from inspector.gui.flow_layout import FlowLayout, wrap_policy
 from inspector.gui.history_dialog import HistoryDialog
 from inspector.gui.journal_view import JournalView
@@ -513,6 +514,8 @@ class MainWindow(QMainWindow):
         bar.addPermanentWidget(self.busy)
         bar.addPermanentWidget(self.cancel_button)
         bar.addPermanentWidget(self.undo_button)
+        self.failure_details = FailureDetails(self.runner)  # "Details…" of the last failed task
+        bar.addPermanentWidget(self.failure_details)
 
     def _build_menus(self) -> None:
         m = self.menuBar().addMenu("&File")

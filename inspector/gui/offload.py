@@ -35,7 +35,9 @@ def prestart() -> None:
     try:
         session_jobs.start_pool()
     except Exception:  # noqa: BLE001 - starting early is an optimisation only
-        pass
+        from inspector.log import get_logger
+
+        get_logger(__name__).warning("could not start the child processes early", exc_info=True)
 
 
 def catalogue_job(home, now: float, sort: tuple[int, bool] | None = None,

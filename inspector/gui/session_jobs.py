@@ -128,7 +128,7 @@ def _run_in_child(slot: int, fn: Callable[..., Any], args: tuple) -> tuple[str, 
 
 def _warm() -> None:
     """Nothing: it only makes the pool start one more child (which imports the core meanwhile)."""
-    import inspector.gui.offload  # noqa: F401
+    import inspector.gui.offload
     import inspector.gui.session_data  # noqa: F401
 
 
@@ -249,9 +249,16 @@ class Job:
                 raise
             except Exception as exc:
                 if type(exc).__name__ == "BrokenProcessPool":
+                    _log().error("a child process died; its pool is dropped (the next job starts a fresh one)")
                     _drop_pool(self._pool)
-                raise
+                raise  # the caller logs it (the window's TaskRunner, with the child's traceback chained)
         return Resume(load_steps(_take_file(payload) if kind == "file" else payload))
+
+
+def _log():
+    from inspector.log import get_logger  # lazily: a child imports logging only when it logs
+
+    return get_logger(__name__)
 
 
 def start_job(fn: Callable[..., Any], *args: Any) -> Job:

@@ -13,6 +13,11 @@ still to be unpickled, and what the window does with it) finishes on the GUI thr
 run there, about :data:`STEP_BUDGET_S` of them per turn of the event loop, between paints. A
 worker thread of the window must not run much Python: each call Qt makes into Python while it
 paints (hundreds per paint of the session list) would wait for the GIL.
+
+A task that fails is logged with its traceback (``logger.exception``; a child process's own
+traceback is chained to the error it raised here), its ``on_error`` gets the one-paragraph
+message, and :attr:`TaskRunner.failure` carries the message and the traceback to whatever shows
+them (the status bar's "Details…": :mod:`inspector.gui.failure_details`).
 """
 
 from __future__ import annotations
@@ -28,6 +33,9 @@ from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
 
 from inspector.gui.qtypes import single_shot
 from inspector.gui.session_jobs import Resume, no_collections
+from inspector.log import get_logger
+
+logger = get_logger(__name__)
 
 STEP_BUDGET_S = 0.005  # a task's steps on the GUI thread run this long per turn of the event loop
 NEXT_STEP_MS = 0  # the next turn: after the events (paints, timers) that came meanwhile
@@ -36,6 +44,11 @@ NEXT_STEP_MS = 0  # the next turn: after the events (paints, timers) that came m
 def _message(exc: BaseException) -> str:
     """A failure as the window shows it: the exception's type and message, one paragraph."""
     return "".join(traceback.format_exception_only(type(exc), exc)).strip()
+
+
+def _details(exc: BaseException) -> str:
+    """A failure's full traceback, with the causes chained to it (a child's traceback among them)."""
+    return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).rstrip()
 
 
 class Cancelled(Exception):
@@ -66,7 +79,7 @@ TaskFn = Callable[[CancelToken, Callable[[int, int], None]], Any]
 
 class _TaskSignals(QObject):
     finished = Signal(str, int, object)  # channel, generation, result
-    failed = Signal(str, int, str)  # channel, generation, message
+    failed = Signal(str, int, str, str)  # channel, generation, message, traceback
     cancelled = Signal(str, int)
     progress = Signal(str, int, int, int)  # channel, generation, done, total
 
@@ -89,7 +102,8 @@ class _Task(QRunnable):
         except Cancelled:
             sig.cancelled.emit(self.channel, self.generation)
         except Exception as exc:  # noqa: BLE001 - every failure becomes a readable message
-            sig.failed.emit(self.channel, self.generation, _message(exc))
+            logger.exception("task %r (generation %d) failed", self.channel, self.generation)
+            sig.failed.emit(self.channel, self.generation, _message(exc), _details(exc))
         else:
             if self.token.cancelled:
                 sig.cancelled.emit(self.channel, self.generation)
@@ -119,6 +133,7 @@ class TaskRunner(QObject):
     """Runs tasks per channel; newest request wins, stale results are dropped."""
 
     activity = Signal(str)  # label of the running work ("" when idle)
+    failure = Signal(str, str, str)  # a current task failed: its label (or channel), message, traceback
     progress = Signal(int, int)  # done, total of the newest task reporting progress
     idle = Signal()
 
@@ -232,18 +247,20 @@ class TaskRunner(QObject):
             except StopIteration as stop:
                 self._stepping[channel] = (generation, _Ready(stop.value))
             except Exception as exc:  # noqa: BLE001 - reported as a worker thread's failure is
-                self._on_failed(channel, generation, _message(exc))
+                logger.exception("steps of task %r (generation %d) failed", channel, generation)
+                self._on_failed(channel, generation, _message(exc), _details(exc))
             else:
                 self._stepping[channel] = entry  # its next turn comes after the others'
         if self._stepping:
             self._step_timer.start()
 
-    @Slot(str, int, str)
-    def _on_failed(self, channel: str, generation: int, message: str) -> None:
+    @Slot(str, int, str, str)
+    def _on_failed(self, channel: str, generation: int, message: str, details: str = "") -> None:
         pending = self._current(channel, generation)
         if pending is None:
             return
         del self._pending[channel]
+        self.failure.emit(pending.label or channel, message, details or message)
         try:
             if pending.on_error is not None:
                 pending.on_error(message)

@@ -17,12 +17,12 @@ import sys
 def main() -> int:
     src, sids = sys.argv[1], sys.argv[2:]
     sys.path.insert(0, src)
-    import api.models as models  # noqa: PLC0415 - hermes reads HERMES_HOME when imported
+    import api.models as models
 
     out: dict = {}
     if sids[:1] == ["--audit"]:
         sids = sids[1:]
-        from api.session_recovery import audit_session_recovery  # noqa: PLC0415
+        from api.session_recovery import audit_session_recovery
 
         out["_audit"] = audit_session_recovery(models.SESSION_DIR)
     for sid in sids:

@@ -426,9 +426,17 @@ def test_a_deeply_nested_message_is_refused_not_raised(tmp_path: Path, action: s
 
 
 def test_a_sidecar_name_too_long_for_its_backup_name_does_not_break_the_list(tmp_path: Path) -> None:
+    """A 255-byte sidecar name fits, its ``.bak`` would not: the list still shows every session,
+    that one among them, and its detail says why nothing can be backed up for it."""
     d, home = demo(tmp_path / "home")
-    (d.session_dir / ("x" * 250 + ".json")).write_bytes(b'{"session_id": "x", "messages": []}')
-    inspect_everything(home, plans=False)
+    long_id = "x" * 250
+    (d.session_dir / f"{long_id}.json").write_bytes(b'{"session_id": "x", "messages": []}')
+    w = inspect_everything(home, plans=False)
+    listing = w.texts[0]  # format_list over the catalogue
+    for sid in [*d.sessions.values(), long_id]:
+        assert sid[:30] in listing, f"{sid[:30]}… missing from the list"
+    said = [f for f in w.findings if f["session_id"] == long_id and f["kind"] == "id_too_long"]
+    assert said and "too long for a file name" in said[0]["message"]
 
 
 @pytest.mark.parametrize("where", ["typed", "state.db"])
@@ -437,7 +445,12 @@ def test_an_id_too_long_for_a_file_name_is_reported(tmp_path: Path, where: str) 
     sid = "y" * 300
     if where == "state.db":
         _db_session(d, sid, [("user", "hi")])
-    inspect_everything(home, extra_ids=[sid] if where == "typed" else (), plans=False)
+    w = inspect_everything(home, extra_ids=[sid] if where == "typed" else (), plans=False)
+    said = [f for f in w.findings if f["session_id"] == sid and f["kind"] == "id_too_long"]
+    assert said, "no id_too_long finding for the 300-byte id"
+    assert said[0]["severity"] == "error" and "300 bytes: too long for a file name" in said[0]["message"]
+    if where == "state.db":  # a row only state.db has is still listed
+        assert sid[:30] in w.texts[0]
 
 
 # ---------------------------------------------------------------- files the user may not read

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 LOOP = ROOT / "bench" / "crash_loop.py"
 ITERATIONS = int(os.environ.get("CRASH_LOOP_ITERATIONS", "40"))
 
-pytestmark = pytest.mark.skipif(not LOOP.exists(), reason="no bench/crash_loop.py in this checkout")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not LOOP.exists(), reason="no bench/crash_loop.py in this checkout")]
 
 
 def test_killed_writes_leave_every_file_old_or_new_and_lose_nothing(tmp_path: Path) -> None:

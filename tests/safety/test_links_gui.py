@@ -14,9 +14,9 @@ import pytest
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # headless, even when run on its own
 pytest.importorskip("PySide6")
 
-from inspector.gui.preview_dialog import PreviewDialog  # noqa: E402
-from inspector.gui.session_data import plan_session_actions  # noqa: E402
-from tests.safety.helpers import demo  # noqa: E402
+from inspector.gui.preview_dialog import PreviewDialog
+from inspector.gui.session_data import plan_session_actions
+from tests.safety.helpers import demo
 
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
 

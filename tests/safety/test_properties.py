@@ -27,6 +27,7 @@ import tempfile
 from pathlib import Path
 from unittest import mock
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -245,6 +246,7 @@ def _apply_edits(d, edits) -> None:
             con.close()
 
 
+@pytest.mark.slow
 @HOME_SETTINGS
 @given(edits=_hostile_edits())
 def test_every_reader_and_planner_survives_a_hostile_home_and_loses_nothing(edits) -> None:

@@ -20,12 +20,12 @@ import pytest
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # headless, even when run on its own
 pytest.importorskip("PySide6")
 
-from PySide6.QtCore import QModelIndex, QSettings, Qt  # noqa: E402
-from PySide6.QtGui import Qt as GuiQt  # noqa: E402
-from PySide6.QtWidgets import QAbstractItemView, QLabel, QTabWidget, QTextEdit, QWidget  # noqa: E402
+from PySide6.QtCore import QModelIndex, QSettings, Qt
+from PySide6.QtGui import Qt as GuiQt
+from PySide6.QtWidgets import QAbstractItemView, QLabel, QTabWidget, QTextEdit, QWidget
 
-from inspector.home import locate_home  # noqa: E402
-from tests.safety.helpers import demo  # noqa: E402
+from inspector.home import locate_home
+from tests.safety.helpers import demo
 
 MARK = "EVILMARK"
 MARKUP = f"<img src='file:///etc/hostname'><b>{MARK}</b><script>alert(1)</script><a href='http://x/'>x</a>"

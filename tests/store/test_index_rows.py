@@ -117,6 +117,7 @@ def test_path_resolver_answers_like_resolve_path_and_repeats_errors(tmp_path: Pa
         assert str(got.value) == str(expected.value)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(raws=st.lists(_raw, max_size=6), ids=st.lists(st.sampled_from(["a", "b", "c", "", None]), max_size=6))
 def test_rebuild_rows_keeps_the_old_dedup_and_order(raws, ids, tmp_path_factory) -> None:

@@ -157,6 +157,7 @@ _json = st.recursive(_scalars, lambda c: st.lists(c, max_size=4) | st.dictionari
 _containers = st.one_of(st.lists(_json, max_size=6), st.dictionaries(_keys, _json, max_size=6))
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(items=st.lists(_json, max_size=6))
 def test_list_elements_are_written_independently_of_their_neighbours(items) -> None:
@@ -167,6 +168,7 @@ def test_list_elements_are_written_independently_of_their_neighbours(items) -> N
     assert expected == "[\n  " + ",\n  ".join(_at_level(e, 2) for e in items) + "\n]"
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(obj=st.dictionaries(_keys, _json, min_size=1, max_size=6), level=st.integers(1, 4))
 def test_dict_values_are_written_independently_at_any_level(obj, level) -> None:
@@ -181,12 +183,14 @@ def test_dict_values_are_written_independently_at_any_level(obj, level) -> None:
     assert json.dumps(wrapped, ensure_ascii=False, indent=2) == prefix + _at_level(obj, level) + suffix
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(obj=_containers)
 def test_fast_writer_equals_the_stdlib_on_generated_values(obj) -> None:
     _same_as_stdlib(obj)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(rows=st.lists(st.dictionaries(_keys, _json, max_size=8), min_size=1, max_size=300))
 def test_fast_writer_equals_the_stdlib_on_long_lists(rows) -> None:
@@ -260,6 +264,7 @@ _digity_json = st.recursive(
     max_leaves=20)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(obj=_digity_json, compact=st.booleans())
 def test_fast_parser_equals_the_stdlib_on_digit_runs_and_escapes(obj, compact) -> None:
