@@ -14,6 +14,7 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
+from inspector import statedir
 from inspector.home import Home, HomeError, check_readable, locate_home
 from inspector.repair import ACTION_MODULES, HOME_WIDE, action_module
 from inspector.textsafe import safe_text
@@ -186,6 +187,7 @@ def _home(args: argparse.Namespace) -> Home:
         return _bundle_home(args.home)
     home = locate_home(args.home, args.state_dir, getattr(args, "state_db", None))
     check_readable(home)
+    statedir.keep_out_of(home.base, home.state_dir)  # the log file is never made inside the home
     return home
 
 

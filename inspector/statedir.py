@@ -39,3 +39,26 @@ def state_folder() -> tuple[Path, bool]:
         return given_state_folder(Path(override).expanduser())
     base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
     return Path(base) / STATE_FOLDER, True
+
+
+# Folders the inspector's own files must never land in: the open Hermes home and its WebUI state
+# folder. The write log refuses them itself (it is told the home); the log file, made lazily by a
+# handler that does not know the home, asks here.
+_kept_out: list[str] = []
+
+
+def keep_out_of(*folders: Path | str) -> None:
+    """Register folders (the open home) that no state file of the inspector may be made in."""
+    for folder in folders:
+        real = os.path.realpath(folder)
+        if real not in _kept_out:
+            _kept_out.append(real)
+
+
+def in_kept_out(path: Path | str) -> str | None:
+    """The registered folder ``path`` lies in, else None."""
+    real = os.path.realpath(path)
+    for folder in _kept_out:
+        if real == folder or real.startswith(folder.rstrip(os.sep) + os.sep):
+            return folder
+    return None

@@ -138,3 +138,18 @@ def test_a_read_only_command_does_not_import_logging(tmp_path) -> None:
                          capture_output=True, text=True, env=env, timeout=120, check=True).stdout.split()
     assert out == ["0", "False"]
     assert not (tmp_path / "state").exists(), "a read-only command wrote to the state folder"
+
+
+def test_the_log_file_is_never_made_inside_an_open_home(tmp_path, monkeypatch, capsys) -> None:
+    """A state folder that resolves inside the Hermes home gets no log file (the write log refuses it too)."""
+    from inspector import statedir
+
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setattr(statedir, "_kept_out", [])
+    statedir.keep_out_of(home)
+    target = home / "webui" / "state" / "logs" / "inspector.log"
+    handler = log.LazyRotatingFile(target)
+    handler.emit(logging.LogRecord("inspector.x", logging.ERROR, __file__, 1, "boom", (), None))
+    assert not (home / "webui").exists()
+    assert "not writing the log file" in capsys.readouterr().err

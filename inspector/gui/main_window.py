@@ -45,6 +45,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from inspector import statedir
 from inspector.actions import default_clock
 from inspector.catalogue import Catalogue, list_sidecar_paths
 from inspector.export import format_time, transcript_json_bytes, transcript_markdown
@@ -638,6 +639,7 @@ class MainWindow(QMainWindow):
     def open_home(self, home: Home, select: str | None = None, remember: bool = True) -> None:
         """Show a home: scan it in the background, watch its folders, select ``select`` when given."""
         self.home = home
+        statedir.keep_out_of(home.base, home.state_dir)  # the log file is never made inside a home
         self.catalogue = None
         self._loaded = False
         self._pending_select = select
