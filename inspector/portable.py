@@ -46,8 +46,12 @@ def system() -> str:
 
 # ---------------------------------------------------------------- reads at an offset
 
-# Opening a file to read its bytes: Windows' os.open is in text mode unless told otherwise.
+# Flags of os.open that one system or another lacks (0 there). Windows' os.open is in text
+# mode unless given O_BINARY; it has no O_NONBLOCK (a FIFO cannot be named like a file there)
+# and no O_NOFOLLOW (the inspector's other checks refuse a link: read_regular's lstat/fstat).
 O_BINARY = getattr(os, "O_BINARY", 0)
+O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 HAS_PREAD = hasattr(os, "pread") and not FORCED
 _SEEK_LOCK = threading.Lock()
 
