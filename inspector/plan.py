@@ -17,6 +17,7 @@ import difflib
 import errno
 import functools
 import hashlib
+import importlib
 import json
 import os
 import re
@@ -28,24 +29,27 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from inspector import portable
 from inspector.statedir import state_folder
+from inspector.store.jsonfmt import Fingerprint, sha256_hex
+
 
 # flock(2) where the system has it (Linux, macOS, the BSDs); msvcrt's byte-range lock on
 # Windows; a lock file made with O_EXCL where neither is (or when forced portable).
-if portable.FORCED:
-    fcntl = msvcrt = None
-else:
+def _system_module(name: str) -> Any:
+    """The module ``name`` when this system has it (and the run is not forced portable), else None."""
+    if portable.FORCED:
+        return None
     try:
-        import fcntl
+        return importlib.import_module(name)
     except ImportError:
-        fcntl = None
-    try:
-        import msvcrt
-    except ImportError:
-        msvcrt = None
-from inspector.store.jsonfmt import Fingerprint, sha256_hex
+        return None
+
+
+fcntl = _system_module("fcntl")
+msvcrt = _system_module("msvcrt")
 
 # New sidecars get hermes' permissions: the process umask applied to 0666 (0644 observed, the
 # mode under the usual umask 022). ``FileChange.new_mode=None`` means exactly that.
