@@ -43,7 +43,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from inspector import __version__
+from inspector import __version__, portable
 from inspector.home import DEFAULT_PROFILE, BundleOrigin, Home, hermes_cwd, locate_home, webui_started_at
 from inspector.store.index import INDEX_NAME, parse_index_exact
 from inspector.store.jsonfmt import dumps_pretty_fast, sha256_hex
@@ -104,7 +104,7 @@ def who() -> str:
     try:
         user = getpass.getuser()
     except (KeyError, OSError):
-        user = str(os.getuid())
+        user = str(portable.euid() if portable.euid() is not None else "unknown")
     return f"{user}@{socket.gethostname()}"
 
 
@@ -201,7 +201,7 @@ def _human(n: int) -> str:
 def _read_plain(path: Path) -> bytes | None:
     """A regular file's bytes (None when missing); a link or anything else raises OSError."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, os.O_RDONLY | portable.O_NONBLOCK | portable.O_NOFOLLOW | portable.O_BINARY | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         return None
     try:
@@ -390,11 +390,11 @@ def write_bundle(contents: BundleContents, dest: Path, *, overwrite: bool = Fals
         raise BundleError(f"{dest} already exists; choose another name")
     tmp = dest.with_name(f".{dest.name}.inspector.tmp.{os.getpid()}")
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | portable.O_BINARY, 0o600)
     except OSError as exc:
         raise BundleError(f"cannot create {dest} ({exc.strerror or exc}); nothing was written") from exc
     try:
-        os.fchmod(fd, 0o600)
+        portable.fchmod(fd, 0o600)
         with os.fdopen(fd, "wb") as raw, \
                 gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=6) as gz, \
                 tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar:

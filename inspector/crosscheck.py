@@ -35,6 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from inspector import portable
 from inspector.home import Home, hermes_cwd, webui_pid
 from inspector.plan import Clock, FileChange, Plan, file_diff
 from inspector.store.jsonfmt import Fingerprint
@@ -112,7 +113,7 @@ def checkout_version(checkout: Path) -> str:
 
 
 def _venv_python(checkout: Path) -> str | None:
-    for rel in (".venv/bin/python", "venv/bin/python"):
+    for rel in (".venv/bin/python", "venv/bin/python", ".venv/Scripts/python.exe", "venv/Scripts/python.exe"):
         if (checkout / rel).is_file():
             return str(checkout / rel)
     return None
@@ -120,19 +121,25 @@ def _venv_python(checkout: Path) -> str | None:
 
 def running_server(home: Home) -> tuple[Path, str] | None:
     """(checkout, interpreter) of the hermes-webui running on this home (``<home>/webui.pid``), from
-    its command line and working directory in /proc; None when none runs or it cannot be told."""
+    its command line, working directory and executable as the system reports them (psutil); None
+    when none runs or it cannot be told."""
     pid = webui_pid(home)
     if pid is None:
         return None
-    try:
-        args = [a.decode("utf-8", "surrogateescape")
-                for a in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0") if a]
-        cwd = Path(os.readlink(f"/proc/{pid}/cwd"))
-    except OSError:
+    facts = portable.process_facts(pid)
+    if facts is None or facts.cwd is None or not facts.cmdline:
         return None
-    if not args:
-        return None
-    candidates = [cwd / a for a in args[1:] if a.endswith(".py") or "/" in a] + [cwd / "server.py"]
+    return _server_from(facts.cmdline, facts.cwd, facts.exe)
+
+
+def _looks_like_path(arg: str) -> bool:
+    return "/" in arg or (os.sep != "/" and os.sep in arg) or (os.altsep is not None and os.altsep in arg)
+
+
+def _server_from(args, cwd: Path, exe: str | None) -> tuple[Path, str] | None:
+    """(checkout, interpreter) from a server's command line ``args`` run in ``cwd``; ``exe``: its
+    executable as the system reports it (used when ``args[0]`` is a bare name found on PATH)."""
+    candidates = [cwd / a for a in args[1:] if a.endswith(".py") or _looks_like_path(a)] + [cwd / "server.py"]
     checkout = None
     for path in candidates:
         for folder in [path.parent, *list(path.parents)[1:3]]:
@@ -144,11 +151,10 @@ def running_server(home: Home) -> tuple[Path, str] | None:
     if checkout is None:
         return None
     python = args[0]
-    if "/" in python:
+    if _looks_like_path(python):
         python = str(cwd / python)
-    else:
-        with contextlib.suppress(OSError):
-            python = os.readlink(f"/proc/{pid}/exe")
+    elif exe:
+        python = exe
     return checkout, python
 
 
@@ -326,7 +332,10 @@ def _tail(path: Path, limit: int = 2000) -> str:
 
 def _kill(proc: subprocess.Popen) -> None:
     with contextlib.suppress(OSError):
-        os.killpg(proc.pid, signal.SIGKILL)
+        if hasattr(os, "killpg"):
+            os.killpg(proc.pid, signal.SIGKILL)  # the driver and anything it started
+        else:
+            proc.kill()  # Windows: TerminateProcess
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=5)
 

@@ -3,15 +3,20 @@
 The copy inherits everything already in memory (the facts a scan has read: nothing is pickled to
 it); only its result comes back, pickled through a pipe. Lighter than ``multiprocessing`` (no
 import, no pool threads). Callers fork only where it is safe: a POSIX system and no Qt in the
-process (see :func:`inspector.store.scan.can_fork`), and before they start threads of their own.
+process, not macOS, not forced portable (see :func:`inspector.portable.can_fork`), and before they
+start threads of their own; where there is no fork, :class:`Forked` raises OSError and they do the
+work themselves.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import pickle
 from collections.abc import Callable
 from typing import Any
+
+from inspector import portable
 
 
 class ForkedError(RuntimeError):
@@ -26,6 +31,9 @@ class Forked:
     """``fn()`` running in a forked copy; :meth:`result` waits for it."""
 
     def __init__(self, fn: Callable[[], Any]) -> None:
+        if portable.FORCED or not hasattr(os, "fork"):
+            # Windows (and the forced-portable mode): no fork; every caller then does the work itself
+            raise OSError(errno.ENOSYS, "this system does not fork")
         read_fd, write_fd = os.pipe()
         pid = os.fork()
         if pid == 0:  # the copy: work, write the result, leave without running anything else

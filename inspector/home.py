@@ -1,7 +1,9 @@
 """Where a Hermes install keeps things (spec session-storage §1).
 
-* base home: ``--home``, else ``$HERMES_HOME``, else ``~/.hermes`` (a ``.../profiles/<name>``
-  home is unwrapped to the base, as hermes' profile code does);
+* base home: ``--home``, else ``$HERMES_HOME``, else hermes-webui's platform default
+  (:func:`default_hermes_home`: ``~/.hermes``; on Windows ``%LOCALAPPDATA%\\hermes``, or a
+  populated legacy ``%USERPROFILE%\\.hermes`` while the new one holds no WebUI state); a
+  ``.../profiles/<name>`` home is unwrapped to the base, as hermes' profile code does;
 * WebUI state dir: ``--state-dir``, else ``$HERMES_WEBUI_STATE_DIR``, else ``STATE_DIR=`` in
   ``<home>/webui.ctl.env``, else ``<home>/webui``; sessions live in ``<state dir>/sessions``;
 * per profile (default = the base home, named = ``<home>/profiles/<name>``): its ``state.db``
@@ -17,6 +19,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from inspector import portable
 from inspector.store.jsonfmt import SMALL_FILE_BYTES, read_regular
 
 PROFILE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
@@ -126,20 +129,70 @@ class Home:
         return self.base / "webui.pid"
 
 
+def _has_webui_state(base: Path) -> bool:
+    """hermes-webui's sign that ``base`` was a WebUI home (``api/paths.py:
+    _hermes_home_has_webui_state``): a ``webui/`` folder (or its ``sessions``/``settings.json``)
+    exists. Agent files (``config.yaml``, ``auth.json``) do not count. Never raises."""
+    try:
+        if not base.is_dir():
+            return False
+        return any(m.exists() for m in (base / "webui" / "sessions", base / "webui" / "settings.json",
+                                        base / "webui"))
+    except OSError:
+        return False
+
+
+def _user_home(system: str, env) -> Path:
+    """The user's home as Python's ``Path.home()`` finds it on ``system`` (Windows: ``USERPROFILE``,
+    else ``HOMEDRIVE`` + ``HOMEPATH``)."""
+    if system == portable.WINDOWS:
+        if env.get("USERPROFILE"):
+            return Path(env["USERPROFILE"])
+        if env.get("HOMEPATH"):
+            return Path(env.get("HOMEDRIVE", "") + env["HOMEPATH"])
+    return Path.home()
+
+
+def default_hermes_home(system: str | None = None, env=None, user_home: Path | None = None) -> Path:
+    """hermes-webui's default home when ``HERMES_HOME`` is unset (``api/paths.py:
+    _platform_default_hermes_home``), for ``system`` (default: this one, see
+    :func:`inspector.portable.system`).
+
+    Windows: ``%LOCALAPPDATA%\\hermes`` (v0.51.134+), except that the legacy
+    ``%USERPROFILE%\\.hermes`` is kept while it holds WebUI state and the new one holds none
+    (hermes #2905, so an upgraded user's sessions are not stranded); with no ``LOCALAPPDATA``,
+    ``~/.hermes``. Everywhere else (macOS, Linux): ``~/.hermes``.
+    """
+    system = portable.system() if system is None else system
+    env = os.environ if env is None else env
+    home = _user_home(system, env) if user_home is None else user_home
+    if system == portable.WINDOWS:
+        local_app_data = (env.get("LOCALAPPDATA") or "").strip()
+        if local_app_data:
+            new_home = Path(local_app_data) / "hermes"
+            legacy_home = home / ".hermes"
+            if legacy_home != new_home and not _has_webui_state(new_home) and _has_webui_state(legacy_home):
+                return legacy_home
+            return new_home
+    return home / ".hermes"
+
+
 def locate_home(
     home: str | os.PathLike | None = None,
     state_dir: str | os.PathLike | None = None,
     state_db: str | os.PathLike | None = None,
     env: dict | None = None,
+    system: str | None = None,
 ) -> Home:
-    """Resolve the home the way hermes-webui would have been started on it."""
+    """Resolve the home the way hermes-webui would have been started on it (``system``: whose
+    default home rule applies, see :func:`default_hermes_home`)."""
     env = os.environ if env is None else env
     if home is not None:
         base = Path(home).expanduser()
     elif env.get("HERMES_HOME"):
         base = Path(env["HERMES_HOME"]).expanduser()
     else:
-        base = Path("~/.hermes").expanduser()
+        base = default_hermes_home(system, env)
     base = _unwrap_profile_home(base.absolute())
     if state_dir is not None:
         sdir, source = Path(state_dir).expanduser(), "option"
@@ -182,19 +235,12 @@ def webui_pid(home: Home) -> int | None:
         return None
     if not 0 < pid < 2**31:
         return None
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return None
-    except PermissionError:
-        return pid  # alive, owned by someone else
-    except (OSError, OverflowError):
-        return None
-    return pid
+    # psutil, never os.kill(pid, 0): on Windows os.kill ends the process whatever the signal.
+    return pid if portable.pid_alive(pid) else None
 
 
 def webui_started_at(home: Home) -> float | None:
-    """Start time of the running hermes-webui process (Linux /proc), or None.
+    """Start time of the running hermes-webui process (psutil), or None.
 
     In a support bundle: the start time recorded on the user's machine when it was made."""
     if home.bundle is not None:
@@ -202,20 +248,14 @@ def webui_started_at(home: Home) -> float | None:
     pid = webui_pid(home)
     if pid is None:
         return None
-    try:
-        stat_fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        start_ticks = int(stat_fields[19])  # field 22 of /proc/<pid>/stat
-        btime = next(int(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
-                     if line.startswith("btime "))
-        return btime + start_ticks / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError, StopIteration):
-        return None
+    facts = portable.process_facts(pid)
+    return None if facts is None else facts.started_at
 
 
 def hermes_cwd(home: Home) -> Path:
     """The directory hermes resolves an empty ``workspace`` against.
 
-    hermes uses its own working directory. When it runs we read it from /proc; otherwise
+    hermes uses its own working directory. When it runs we ask the system (psutil); otherwise
     the home stands in for it (the golden cases were made with cwd = HERMES_HOME). In a support
     bundle: the directory recorded on the user's machine when it was made.
     """
@@ -223,8 +263,7 @@ def hermes_cwd(home: Home) -> Path:
         return Path(home.bundle.hermes_cwd)
     pid = webui_pid(home)
     if pid is not None:
-        try:
-            return Path(os.readlink(f"/proc/{pid}/cwd"))
-        except OSError:
-            pass
+        facts = portable.process_facts(pid)
+        if facts is not None and facts.cwd is not None:
+            return facts.cwd
     return home.base

@@ -37,7 +37,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from inspector import __version__
+from inspector import __version__, portable
 from inspector.bundle import ROOTS, home_id, who
 from inspector.home import Home
 from inspector.plan import Clock, FileChange, Plan, render_diff
@@ -155,7 +155,7 @@ def save_kit(kit: dict, dest: Path, *, overwrite: bool = False) -> None:
     data = (json.dumps(kit, ensure_ascii=True, indent=1) + "\n").encode("ascii")
     tmp = dest.with_name(f".{dest.name}.inspector.tmp.{os.getpid()}")
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | portable.O_BINARY, 0o600)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()

@@ -9,8 +9,9 @@ No Qt here (the window routes Qt's own messages in: see ``inspector.gui.app``).
   :data:`MAX_BYTES`, :data:`BACKUPS` old files kept), and with ``debug`` everything to stderr.
   The file is opened lazily, on the first record: a run that logs nothing creates nothing.
   Folder 0700, files 0600: records name sessions and paths of private chats.
-- The state folder is the write log's (``WriteLog.default``): ``$HERMES_INSPECTOR_STATE_DIR``,
-  else ``$XDG_STATE_HOME/hermes-inspector``, else ``~/.local/state/hermes-inspector``; never
+- The state folder is the write log's (``WriteLog.default``, :mod:`inspector.statedir`):
+  ``$HERMES_INSPECTOR_STATE_DIR``, else the system's per-user state folder (Linux:
+  ``$XDG_STATE_HOME/hermes-inspector``, else ``~/.local/state/hermes-inspector``); never
   inside a Hermes home.
 
 The command line imports this module only when it logs (``--debug``, a command that writes, or an
@@ -24,7 +25,7 @@ import os
 import sys
 from pathlib import Path
 
-from inspector import statedir
+from inspector import portable, statedir
 
 ROOT = "inspector"
 LOG_FILE = "inspector.log"
@@ -53,7 +54,7 @@ def log_path() -> Path:
 def _private_opener(path: str, flags: int) -> int:
     fd = os.open(path, flags, 0o600)
     try:
-        os.fchmod(fd, 0o600)
+        portable.fchmod(fd, 0o600)
     except OSError:
         pass
     return fd

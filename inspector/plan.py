@@ -15,8 +15,9 @@ import contextlib
 import ctypes
 import difflib
 import errno
-import fcntl
+import functools
 import hashlib
+import importlib
 import json
 import os
 import re
@@ -25,11 +26,30 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from inspector import portable
 from inspector.statedir import state_folder
 from inspector.store.jsonfmt import Fingerprint, sha256_hex
+
+
+# flock(2) where the system has it (Linux, macOS, the BSDs); msvcrt's byte-range lock on
+# Windows; a lock file made with O_EXCL where neither is (or when forced portable).
+def _system_module(name: str) -> Any:
+    """The module ``name`` when this system has it (and the run is not forced portable), else None."""
+    if portable.FORCED:
+        return None
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
+fcntl = _system_module("fcntl")
+msvcrt = _system_module("msvcrt")
 
 # New sidecars get hermes' permissions: the process umask applied to 0666 (0644 observed, the
 # mode under the usual umask 022). ``FileChange.new_mode=None`` means exactly that.
@@ -419,18 +439,28 @@ def _fsync_dir(path: Path) -> None:
             os.close(fd)
 
 
+_UMASK_LOCK = threading.Lock()
+_UMASK: list[int] = []
+
+
 def current_umask() -> int:
-    """The process umask, read without changing it (other threads may be creating files)."""
-    try:
-        with open("/proc/self/status", encoding="ascii", errors="replace") as fh:
-            for line in fh:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
+    """The process umask, read without changing it where the system tells it (Linux's
+    ``/proc/self/status``, other threads may be creating files). Elsewhere it is set and put
+    back once, under a lock, and remembered (a process's umask does not change under it)."""
+    if sys.platform.startswith("linux") and not portable.FORCED:
+        try:
+            with open("/proc/self/status", encoding="ascii", errors="replace") as fh:
+                for line in fh:
+                    if line.startswith("Umask:"):
+                        return int(line.split()[1], 8)
+        except (OSError, ValueError, IndexError):
+            pass
+    with _UMASK_LOCK:
+        if not _UMASK:
+            mask = os.umask(0o022)
+            os.umask(mask)
+            _UMASK.append(mask)
+        return _UMASK[0]
 
 
 def _attributes(change: FileChange) -> tuple[int, int | None, int | None]:
@@ -446,7 +476,7 @@ def _attributes(change: FileChange) -> tuple[int, int | None, int | None]:
     except OSError:
         pass
     mode = change.new_mode if change.new_mode is not None else 0o666 & ~current_umask()
-    if os.geteuid() == 0:
+    if portable.euid() == 0:
         try:
             pst = os.stat(change.path.parent)
             return mode, pst.st_uid, pst.st_gid
@@ -499,7 +529,7 @@ def _xattr_problem(name: str) -> str | None:
     if name in _LABELS:
         return None
     if name.startswith(("trusted.", "security.")):
-        return None if os.geteuid() == 0 else "only root may set it"
+        return None if portable.euid() == 0 else "only root may set it"
     return "the inspector does not know how to copy it"
 
 
@@ -524,11 +554,11 @@ def attribute_warnings(plan: Plan) -> list[str]:
                 out.append(f"{c.path}: its extended attributes cannot be read ({_reason(exc)}); the write will be "
                            "refused unless they can be copied to the rewritten file")
                 continue
-            euid = os.geteuid()
-            if euid != 0 and st.st_uid != euid:
+            euid = portable.euid()  # None: Windows, where owners are not POSIX ids
+            if euid is not None and euid != 0 and st.st_uid != euid:
                 out.append(f"{c.path} belongs to user {st.st_uid}; the rewritten file will belong to you (user "
                            f"{euid}); run the repair as that user to keep its owner")
-            elif euid != 0 and st.st_gid != os.getegid() and st.st_gid not in os.getgroups():
+            elif euid is not None and euid != 0 and st.st_gid != os.getegid() and st.st_gid not in os.getgroups():
                 out.append(f"{c.path} belongs to group {st.st_gid}, which you are not in; the rewritten file "
                            f"will belong to your group ({os.getegid()})")
             if st.st_nlink > 1:
@@ -568,14 +598,14 @@ def _stage(target: Path, data: bytes, attributes: tuple[int, int | None, int | N
     target.parent.mkdir(parents=True, exist_ok=True)
     mode, uid, gid = attributes
     tmp = _temp_name(target)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | portable.O_BINARY, 0o600)
     try:
         try:
             _write_all(fd, data)
-            if uid is not None and (uid, gid) != (os.geteuid(), os.getegid()):
+            if uid is not None and portable.euid() is not None and (uid, gid) != (os.geteuid(), os.getegid()):
                 with contextlib.suppress(OSError):  # only root (or a group member) may; best effort
                     os.fchown(fd, uid, gid)
-            os.fchmod(fd, mode)
+            portable.fchmod(fd, mode)
             if xattrs:  # after the mode: an ACL sets the group bits itself
                 _put_xattrs(fd, target, xattrs)
             os.fsync(fd)
@@ -629,7 +659,8 @@ def _load_exchange():
     return None
 
 
-_EXCHANGE = _load_exchange()
+# Forced portable: the Windows way, os.replace after moving the old file aside (see apply_plan).
+_EXCHANGE = None if portable.FORCED else _load_exchange()
 
 
 def _exchange(a: Path, b: Path) -> None:
@@ -729,7 +760,7 @@ class WriteLog:
         self.check_outside()
         self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
         st = os.stat(self.root)
-        if st.st_uid != os.geteuid():
+        if portable.euid() is not None and st.st_uid != portable.euid():
             raise ApplyError(f"the state folder {self.root} belongs to user {st.st_uid}, not to you; the "
                              "inspector keeps private chats there only in a folder of its own. Set "
                              "HERMES_INSPECTOR_STATE_DIR to another folder; nothing was written")
@@ -760,9 +791,9 @@ class WriteLog:
         entry = {**record.to_json(), "state": state}
         entry.pop("complete")
         line = (json.dumps(entry, ensure_ascii=True) + "\n").encode("ascii")
-        fd = os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        fd = os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | portable.O_BINARY, 0o600)
         try:
-            os.fchmod(fd, 0o600)  # whatever made it before, the log holds private chats' names
+            portable.fchmod(fd, 0o600)  # whatever made it before, the log holds private chats' names
             _write_all(fd, line)
             os.fsync(fd)
         finally:
@@ -822,45 +853,162 @@ class WriteBusy(ApplyError):
     """Another writer holds the home: nothing was written."""
 
 
+def _busy(folder: Path) -> WriteBusy:
+    return WriteBusy(f"another hermes-inspector (the window or a command) is writing to {folder}; "
+                     "nothing was written. Try again when it has finished.")
+
+
 def _flock(fd: int, deadline: float, folder: Path) -> None:
+    """An exclusive lock on ``fd``: flock(2), or on Windows msvcrt's lock of its first byte
+    (both released by the system when the descriptor is closed or the process dies)."""
     while True:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if fcntl is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            else:
+                os.lseek(fd, 0, os.SEEK_SET)
+                msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
             return
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
-                raise WriteBusy(f"another hermes-inspector (the window or a command) is writing to {folder}; "
-                                "nothing was written. Try again when it has finished.") from None
-            time.sleep(0.05)
         except InterruptedError:
             continue
+        except OSError as exc:
+            # held by another: flock says EWOULDBLOCK, msvcrt EACCES (or EDEADLOCK after its retries)
+            held_by_another = isinstance(exc, BlockingIOError) or (
+                fcntl is None and exc.errno in (errno.EACCES, getattr(errno, "EDEADLOCK", errno.EDEADLK)))
+            if not held_by_another:
+                raise
+            if time.monotonic() >= deadline:
+                raise _busy(folder) from None
+            time.sleep(0.05)
 
 
-def _lock_one(folder: Path, log: WriteLog, deadline: float) -> int:
-    fd = None
-    try:
-        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
-        _flock(fd, deadline, folder)
-        return fd
-    except WriteBusy:
-        os.close(fd)
-        raise
-    except OSError:
-        if fd is not None:
-            with contextlib.suppress(OSError):
-                os.close(fd)
-    # the folder cannot be locked (missing, or a filesystem without flock on folders): a lock file
+def _lock_file(folder: Path, log: WriteLog) -> Path:
+    """The lock file standing for ``folder`` in the state folder (named after its real path)."""
     log._ensure()
     locks = log.root / "locks"
     locks.mkdir(exist_ok=True, mode=0o700)
     key = hashlib.sha256(os.fsencode(os.path.realpath(folder))).hexdigest()[:32]
-    fd = os.open(locks / f"{key}.lock", os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+    return locks / f"{key}.lock"
+
+
+def _shared_lock_file(folder: Path) -> Path:
+    """The lock file of ``folder`` where there is no flock (Windows, forced portable): in one
+    private folder for every hermes-inspector of this user, whatever state folder each one uses
+    (the window and a command with another ``HERMES_INSPECTOR_STATE_DIR`` still exclude each
+    other): ``<temp folder>/hermes-inspector-locks-<uid or user name>``, 0700 and the user's own."""
+    import getpass
+    import tempfile
+
+    uid = portable.euid()
+    if uid is None:
+        try:
+            who = re.sub(r"[^A-Za-z0-9_.-]", "_", getpass.getuser())
+        except (KeyError, OSError):
+            who = "user"
+    else:
+        who = str(uid)
+    locks = Path(tempfile.gettempdir()) / f"hermes-inspector-locks-{who}"
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(locks, 0o700)
+    st = os.lstat(locks)
+    if not stat.S_ISDIR(st.st_mode) or (uid is not None and (st.st_uid != uid or stat.S_IMODE(st.st_mode) & 0o077)):
+        raise OSError(errno.EPERM, "the lock folder is not a private folder of yours", str(locks))
+    key = hashlib.sha256(os.fsencode(os.path.realpath(folder))).hexdigest()[:32]
+    return locks / f"{key}.lock"
+
+
+def _lock_one(folder: Path, log: WriteLog, deadline: float):
+    """Lock ``folder``; the function that releases it."""
+    if fcntl is None:
+        lock = _shared_lock_file(folder)
+        if msvcrt is None:
+            return _exclusive_file_lock(lock, folder, deadline)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOINHERIT", 0), 0o600)
+        try:
+            _flock(fd, deadline, folder)
+        except BaseException:
+            os.close(fd)
+            raise
+        return functools.partial(os.close, fd)
+    fd = None
+    if fcntl is not None:
+        try:
+            fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+            _flock(fd, deadline, folder)
+            return functools.partial(os.close, fd)  # closing the descriptor releases its lock
+        except WriteBusy:
+            os.close(fd)
+            raise
+        except OSError:
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+    # the folder cannot be locked (missing, or a filesystem without flock on folders): a lock file
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(_lock_file(folder, log), flags, 0o600)
     try:
         _flock(fd, deadline, folder)
     except BaseException:
         os.close(fd)
         raise
-    return fd
+    return functools.partial(os.close, fd)
+
+
+def _holder(path: Path) -> tuple[int, float] | None:
+    """(pid, start time) written in a held lock file, or None when it cannot be read whole."""
+    try:
+        pid, started = path.read_text(encoding="ascii").split()
+        return int(pid), float(started)
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+
+
+def _holder_gone(holder: tuple[int, float] | None) -> bool:
+    """Whether the process that made a lock file has ended (its pid is gone or now names
+    another process, started later)."""
+    if holder is None:
+        return False  # being written this instant, or not ours to judge: wait for it
+    facts = portable.process_facts(holder[0])
+    return facts is None or (facts.started_at is not None and abs(facts.started_at - holder[1]) > 1.0)
+
+
+def _exclusive_file_lock(lock: Path, folder: Path, deadline: float):
+    """A lock for systems with neither flock nor msvcrt (and the forced-portable mode): the file
+    ``<lock>.held`` made with O_EXCL holds this process's pid and start time; it is removed on
+    release. One left behind by a process that died is taken over: it is first renamed to a
+    name of our own, so two waiters never both remove it."""
+    held = lock.with_name(lock.name + ".held")
+    me = portable.process_facts(os.getpid())
+    stamp = f"{os.getpid()} {me.started_at if me and me.started_at is not None else 0.0!r}\n".encode("ascii")
+    while True:
+        try:
+            fd = os.open(held, os.O_WRONLY | os.O_CREAT | os.O_EXCL | portable.O_BINARY, 0o600)
+        except FileExistsError:
+            holder = _holder(held)
+            if _holder_gone(holder):
+                aside = held.with_name(f"{held.name}.stale-{uuid.uuid4().hex}")
+                with contextlib.suppress(FileNotFoundError):
+                    os.rename(held, aside)
+                    if _holder(aside) != holder:  # another waiter's fresh lock: put it back
+                        with contextlib.suppress(OSError):
+                            os.link(aside, held)
+                    os.unlink(aside)
+                continue
+            if time.monotonic() >= deadline:
+                raise _busy(folder) from None
+            time.sleep(0.05)
+            continue
+        try:
+            _write_all(fd, stamp)
+        finally:
+            os.close(fd)
+        return functools.partial(_release_file_lock, held, stamp)
+
+
+def _release_file_lock(held: Path, stamp: bytes) -> None:
+    with contextlib.suppress(OSError):
+        if held.read_bytes() == stamp:
+            os.unlink(held)
 
 
 @contextlib.contextmanager
@@ -873,26 +1021,26 @@ def write_lock(folders, log: WriteLog, wait: float | None = None):
     held: set[str] = getattr(_HELD, "keys", None) or set()
     _HELD.keys = held
     deadline = time.monotonic() + (LOCK_WAIT if wait is None else wait)
-    taken: list[tuple[str, int]] = []
+    taken: list[tuple[str, Callable[[], None]]] = []
     try:
         for folder in sorted(dict.fromkeys(os.path.realpath(f) for f in folders)):
             if folder in held:
                 continue
             try:
-                fd = _lock_one(Path(folder), log, deadline)
+                release = _lock_one(Path(folder), log, deadline)
             except ApplyError:
                 raise
             except OSError as exc:
                 raise WriteFailed(f"could not lock {folder} for writing ({_reason(exc)}); nothing was written, "
                                   "every file is as it was") from exc
-            taken.append((folder, fd))
+            taken.append((folder, release))
             held.add(folder)
         yield
     finally:
-        for folder, fd in reversed(taken):
+        for folder, release in reversed(taken):
             held.discard(folder)
             with contextlib.suppress(OSError):
-                os.close(fd)  # closing the descriptor releases its lock
+                release()
 
 
 # ---------------------------------------------------------------- backups
@@ -901,9 +1049,9 @@ def write_lock(folders, log: WriteLog, wait: float | None = None):
 def _write_private(dest: Path, data: bytes) -> None:
     """``data`` to ``dest`` (0600) through a fsynced ``.part`` file and a rename."""
     tmp = dest.with_name(dest.name + ".part")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | portable.O_BINARY, 0o600)
     try:
-        os.fchmod(fd, 0o600)
+        portable.fchmod(fd, 0o600)
         _write_all(fd, data)
         os.fsync(fd)
     finally:
@@ -998,7 +1146,7 @@ def _identity(path: Path) -> tuple[int, int] | None:
 def _read_held(path: Path) -> bytes | None:
     """The bytes of the regular file at ``path`` (never through a link, never blocking); None if not one."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | portable.O_BINARY)
     except FileNotFoundError:
         return None
     except OSError as exc:

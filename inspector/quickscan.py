@@ -15,6 +15,7 @@ import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from inspector import portable
 from inspector.catalogue import SessionRow, SidecarSummary
 from inspector.store.jsonfmt import fast_loads
 
@@ -48,13 +49,14 @@ def read_prefix(path: str, size: int) -> dict | None:
     """:func:`prefix_meta` of the file, reading no more than needed (never raises). Links are
     not followed and the open never blocks (a FIFO named like a sidecar)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+                     | getattr(os, "O_CLOEXEC", 0) | portable.O_BINARY)
     except OSError:
         return None
     try:
         want = PREFIX_BYTES
         while True:
-            head = os.pread(fd, min(want, max(size, 1)), 0)
+            head = portable.pread(fd, min(want, max(size, 1)), 0)
             meta = prefix_meta(head)
             if meta is not None or len(head) < want or want >= MAX_PREFIX_BYTES:
                 return meta

@@ -71,10 +71,16 @@ def test_the_desktop_entry_starts_the_program_with_its_icon() -> None:
     assert DESKTOP_FILE == DESKTOP.stem
 
 
-def test_the_classifiers_say_posix_only() -> None:
+def test_the_classifiers_name_the_three_systems_and_the_dependencies_have_wheels_for_each() -> None:
+    """Rule: Linux, macOS and Windows are named (each has its paths in inspector/portable.py), never
+    "OS Independent"; what runs there comes from packages with wheels for all three."""
     classifiers = PYPROJECT["project"]["classifiers"]
-    assert "Operating System :: POSIX" in classifiers
-    assert not any("Windows" in c or "OS Independent" in c for c in classifiers)
+    for system in ("Operating System :: POSIX :: Linux", "Operating System :: MacOS",
+                   "Operating System :: Microsoft :: Windows"):
+        assert system in classifiers
+    assert not any("OS Independent" in c for c in classifiers)
+    names = {d.split(">")[0].split("<")[0].split(";")[0].strip() for d in PYPROJECT["project"]["dependencies"]}
+    assert names == {"PySide6-Essentials", "orjson", "platformdirs", "psutil"}
     minor = int(PYPROJECT["project"]["requires-python"].removeprefix(">=3."))
     assert f"Programming Language :: Python :: 3.{minor}" in classifiers
 

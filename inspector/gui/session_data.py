@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from inspector import portable
 from inspector.actions import default_clock, make_context, plan_action
 from inspector.catalogue import Catalogue
 from inspector.export import message_text, tools_by_message
@@ -40,6 +41,8 @@ from inspector.store.journal import is_valid_journal_id, journal_path, list_runs
 from inspector.store.journal_raw import JournalIndex, RawJournal, index_journal
 from inspector.store.jsonfmt import MAX_FILE_BYTES, TooLargeToLoad, loads_bytes, read_regular
 from inspector.store.scan import RACY_WINDOW_NS
+
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO named like a journal never blocks the open (POSIX)
 
 # The session view's buttons, in display order: action name -> label.
 ACTIONS: dict[str, str] = {
@@ -311,14 +314,14 @@ def _read_prefix(path: Path, size: int) -> bytes:
     without the GIL. More than :data:`MAX_FILE_BYTES` is never read (TooLargeToLoad)."""
     if size > MAX_FILE_BYTES:
         raise TooLargeToLoad(path, size, MAX_FILE_BYTES)
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    fd = os.open(path, os.O_RDONLY | _NONBLOCK | getattr(os, "O_CLOEXEC", 0) | portable.O_BINARY)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(errno.EINVAL, "not a regular file", str(path))
         chunks = []
         got = 0
         while got < size:
-            chunk = os.pread(fd, size - got, got)
+            chunk = portable.pread(fd, size - got, got)
             if not chunk:
                 break
             chunks.append(chunk)
@@ -340,7 +343,7 @@ class FilePrefix:
     CHUNK = 4 << 20
 
     def __init__(self, path: Path, size: int):
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, os.O_RDONLY | _NONBLOCK | getattr(os, "O_CLOEXEC", 0) | portable.O_BINARY)
         try:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
@@ -369,7 +372,7 @@ class FilePrefix:
         chunks = []
         while start < stop:
             try:
-                chunk = os.pread(self._fd, stop - start, start)
+                chunk = portable.pread(self._fd, stop - start, start)
             except OSError:
                 chunk = b""
             if not chunk:
@@ -386,7 +389,7 @@ class FilePrefix:
         view = memoryview(buf)
         off = 0
         while off < self._size:
-            n = os.preadv(self._fd, [view[:min(len(buf), self._size - off)]], off)
+            n = portable.pread_into(self._fd, view[:min(len(buf), self._size - off)], off)
             if n <= 0:
                 break  # cut short: the hash differs and the caller reads the journal again
             h.update(view[:n])

@@ -44,6 +44,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, NamedTuple
 
+from inspector import portable
 from inspector.report import gc_paused
 
 WORKERS = 2  # a session's data and its big journal's index are read at the same time
@@ -52,7 +53,7 @@ POLL_S = 0.02
 PARENT_POLL_S = 0.2
 INLINE_MAX = 1 << 20  # bigger results come back through a temporary file (the pool's own thread
 # receives an inline result here and copies it holding the GIL; a file is read without it)
-SHM = "/dev/shm"  # memory, never a disk, for such a file when the system has it
+SHM = portable.SHM  # memory, never a disk, for such a file when the system has it (portable.handover_dir)
 CHILD_NICE = 10
 PIECE_WEIGHT = 3000  # objects (or kilobytes of text and bytes) per piece of a result's pickle
 IN_PROCESS_ENV = "HERMES_INSPECTOR_NO_SUBPROCESS"  # "1": run jobs in the calling thread (debugging)
@@ -111,7 +112,7 @@ def _run_in_child(slot: int, fn: Callable[..., Any], args: tuple) -> tuple[str, 
     pickled = pickle_pieces(fn(*args, check=check))
     if not pickled.bulk and len(pickled.stream) <= INLINE_MAX:
         return "inline", pickled.stream
-    folder = SHM if os.path.isdir(SHM) and os.access(SHM, os.W_OK) else None
+    folder = portable.handover_dir()  # /dev/shm, else tempfile's folder (macOS, Windows)
     fd, name = tempfile.mkstemp(prefix="hermes-inspector-job-", suffix=".pickle", dir=folder)  # 0600
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -294,9 +295,9 @@ def _take_file(name: str) -> Pickled:
     """A result file's values, each read into a ``bytes`` of its own (a read runs without the
     GIL: a thread of the window copies tens of megabytes without holding up its paints)."""
     try:
-        fd = os.open(name, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(name, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | portable.O_BINARY)
         try:
-            head = os.pread(fd, 8, 0)
+            head = portable.pread(fd, 8, 0)
             if len(head) != 8 or head[:4] != _MAGIC:
                 raise OSError(errno.EINVAL, "not a job result", name)
             (count,) = struct.unpack("<I", head[4:])
@@ -317,13 +318,13 @@ def _take_file(name: str) -> Pickled:
 
 
 def _pread_all(fd: int, size: int, offset: int) -> bytes:
-    data = os.pread(fd, size, offset)
+    data = portable.pread(fd, size, offset)
     if len(data) == size:
         return data
     parts = [data]
     got = len(data)
     while got < size:
-        more = os.pread(fd, size - got, offset + got)
+        more = portable.pread(fd, size - got, offset + got)
         if not more:
             raise OSError(errno.EIO, "a job result file is shorter than it says")
         parts.append(more)

@@ -19,6 +19,7 @@ import stat
 from collections.abc import Callable
 from typing import Any
 
+from inspector import portable
 from inspector.plan import Clock, Plan
 from inspector.repair.context import RepairContext
 from inspector.repair.gateway_error import detect_gateway_terminal_error, materialize_gateway_terminal_error
@@ -275,7 +276,7 @@ def _read_head(path: str, size: int, upto: int) -> bytes | None:
     Opened non-blocking and checked with fstat, so a FIFO named like a sidecar cannot block.
     """
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, os.O_RDONLY | portable.O_NONBLOCK | portable.O_BINARY | getattr(os, "O_CLOEXEC", 0))
     except (OSError, ValueError):
         return None
     try:

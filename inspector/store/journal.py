@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from inspector import portable
 from inspector.store.jsonfmt import NotARegularFile, fast_loads, orjson_safe, read_regular
 
 RUN_JOURNAL_DIR = "_run_journal"
@@ -98,7 +99,7 @@ def _file_pieces(path: Path, max_line: int) -> Iterator[tuple[int, bytes]]:
     after a ``\n`` (or at the end), read as they are needed: memory stays at one piece, or one
     line when a line is longer. JournalTooLarge for a line of more than ``max_line`` bytes that
     spans pieces (a line inside one piece is never longer than the piece)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    fd = os.open(path, os.O_RDONLY | portable.O_NONBLOCK | portable.O_BINARY | getattr(os, "O_CLOEXEC", 0))
     with os.fdopen(fd, "rb") as fh:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise NotARegularFile(errno.EINVAL, "not a regular file", str(path))

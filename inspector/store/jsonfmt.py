@@ -20,6 +20,8 @@ from itertools import compress
 from pathlib import Path
 from typing import Any
 
+from inspector import portable
+
 
 def dumps_pretty(obj: Any) -> bytes:
     """Serialize exactly as ``Session.save`` / index / tombstone writers do."""
@@ -153,7 +155,7 @@ def read_regular(path: Path, max_bytes: int | None = MAX_FILE_BYTES) -> tuple[by
     after ``max_bytes + 1`` bytes, so a file that grows (or lies about its size) cannot make it
     longer. ``max_bytes=None`` lifts the limit (files the inspector wrote itself).
     """
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    fd = os.open(path, os.O_RDONLY | portable.O_NONBLOCK | portable.O_BINARY | getattr(os, "O_CLOEXEC", 0))
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):

@@ -21,7 +21,6 @@ import hashlib
 import json
 import os
 import stat
-import sys
 import tempfile
 import time
 import weakref
@@ -29,7 +28,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from inspector import portable
 from inspector.forked import Forked, ForkedError
+from inspector.statedir import cache_folder
 from inspector.store.jsonfmt import NotARegularFile, fast_loads, has_long_digit_run, read_regular
 from inspector.store.sidecar import pending_retry_marker
 from inspector.store.turn_journal import TURN_JOURNAL_DIR, TurnJournalError, shard_audit_facts
@@ -52,12 +53,9 @@ CATALOGUE_META = frozenset({"session_id", "title", "profile", "updated_at", "cre
 
 
 def cache_dir() -> Path:
-    """``$HERMES_INSPECTOR_STATE_DIR/cache``, else ``$XDG_CACHE_HOME/hermes-inspector``."""
-    override = os.environ.get("HERMES_INSPECTOR_STATE_DIR")
-    if override:
-        return Path(override).expanduser() / "cache"
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "hermes-inspector"
+    """``$HERMES_INSPECTOR_STATE_DIR/cache``, else the per-user cache folder (``$XDG_CACHE_HOME/
+    hermes-inspector`` on Linux; see :func:`inspector.statedir.cache_folder`)."""
+    return cache_folder()
 
 
 def stat_key(st: os.stat_result) -> list[int]:
@@ -270,9 +268,10 @@ PARALLEL_MIN_FILES = 256  # fewer files than this are parsed in this process onl
 
 
 def can_fork() -> bool:
-    """A forked helper is safe here: a POSIX fork, and no Qt in this process (a process that has
-    started Qt must never fork; the window scans in a spawned child, where this is true)."""
-    return hasattr(os, "fork") and "PySide6.QtCore" not in sys.modules
+    """A forked helper is safe here: see :func:`inspector.portable.can_fork` (a system that
+    allows it, not macOS, not forced portable, no Qt in this process; the window scans in a
+    spawned child)."""
+    return portable.can_fork()
 
 
 def _read_sidecars(dir_str: str, names: list[tuple[str, bool]]) -> list[tuple]:
