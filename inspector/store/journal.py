@@ -103,7 +103,8 @@ def _file_pieces(path: Path, max_line: int) -> Iterator[tuple[int, bytes]]:
     with os.fdopen(fd, "rb") as fh:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise NotARegularFile(errno.EINVAL, "not a regular file", str(path))
-        offset, pending, pending_size = 0, [], 0
+        pending: list[bytes] = []
+        offset, pending_size = 0, 0
         while True:
             chunk = fh.read(BLOCK_BYTES)
             if not chunk:
