@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QMainWindow,
     QMenu,
+    QMessageBox,
     QProgressBar,
     QPushButton,
     QSplitter,
@@ -52,6 +53,7 @@ from inspector.findings import Finding
 from inspector.gui import session_jobs
 from inspector.gui.failure_details import FailureDetails
 from inspector.gui.flow_layout import FlowLayout, wrap_policy
+from inspector.gui.help_dialogs import AboutDialog, ShortcutsDialog
 from inspector.gui.history_dialog import HistoryDialog
 from inspector.gui.journal_view import JournalView
 from inspector.gui.offload import load_catalogue_offloaded, prestart, quick_rows_offloaded
@@ -84,7 +86,7 @@ from inspector.gui.transcript_view import NEXT_TURN_MS, TranscriptView, age_word
 from inspector.gui.workers import TaskRunner
 from inspector.home import Home, check_readable, locate_home
 from inspector.linkcheck import recheck_before_write
-from inspector.plan import ApplyError, Clock, Plan, WriteLog, apply_plan, undo_write
+from inspector.plan import ApplyError, Clock, Plan, WriteLog, WriteRecord, apply_plan, undo_write
 from inspector.quickscan import quick_rows
 from inspector.store.journal import RUN_JOURNAL_DIR
 from inspector.textsafe import one_line, safe_text
@@ -94,6 +96,8 @@ MAX_RECENT = 8
 MAX_FINDINGS_SHOWN = 5
 FIRST_ROWS = 200  # the quick look shows the newest sessions first, then all of them
 QUICK_ALL_AFTER_MS = 1500  # ... all of them only when the complete catalogue is not in by then
+# Each repair button's own shortcut (Repair menu): Ctrl+1 for the first button, and so on.
+REPAIR_SHORTCUTS = {action: f"Ctrl+{n}" for n, action in enumerate(ACTIONS, start=1)}
 
 
 def _plain(text: str = "", name: str = "", wrap: bool = True) -> QLabel:
@@ -198,6 +202,7 @@ class FindingsBar(QFrame):
     """The session's findings in plain words, and one button per repair (enabled when it applies)."""
 
     action_clicked = Signal(str)
+    plans_changed = Signal()  # the buttons' enabled states changed (the Repair menu follows them)
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -214,6 +219,7 @@ class FindingsBar(QFrame):
             b.setProperty("repair", True)
             b.setObjectName(f"action-{action}")
             b.setEnabled(False)
+            b.setFocusPolicy(Qt.FocusPolicy.StrongFocus)  # Tab reaches an enabled repair; Space presses it
             b.clicked.connect(lambda _=False, a=action: self.action_clicked.emit(a))
             self.buttons[action] = b
             row.addWidget(b)
@@ -261,7 +267,9 @@ class FindingsBar(QFrame):
         for action, button in self.buttons.items():
             plan = (plans or {}).get(action)
             button.setEnabled(plans is not None and plan_applies(plan))
-            button.setToolTip(plain_tooltip(plan_tooltip(action, plan)) if plans is not None else "Planning…")
+            tip = plan_tooltip(action, plan) if plans is not None else "Planning…"
+            button.setToolTip(plain_tooltip(f"{tip}\nShortcut: {REPAIR_SHORTCUTS[action]}"))
+        self.plans_changed.emit()
 
 
 class SessionView(QWidget):
@@ -383,6 +391,7 @@ class MainWindow(QMainWindow):
         self.support = SupportActions(self)  # support bundles and repair kits
         self.preview: PreviewDialog | None = None
         self.last_write: str | None = None
+        self.last_write_about: tuple[str, str | None] = ("", None)  # (action, session id) of last_write
         self._pending_select: str | None = None
         self._auto_select = True
         self._loaded = False
@@ -393,6 +402,7 @@ class MainWindow(QMainWindow):
         self._build_list()
         self.view = SessionView()
         self.view.findings.action_clicked.connect(self.preview_action)
+        self.view.findings.plans_changed.connect(self._sync_repair_menu)
         self.view.filled.connect(self._maybe_settled)
         self.split = QSplitter(Qt.Orientation.Horizontal)
         self.split.setObjectName("MainSplit")
@@ -439,6 +449,7 @@ class MainWindow(QMainWindow):
         self.search.setPlaceholderText("Search title, id or message text  (Ctrl+F)")
         self.search.setClearButtonEnabled(True)
         self.search.textChanged.connect(self._on_search)
+        self.search.installEventFilter(self)  # Down / Return move into the results
         self.attention = QCheckBox("Needs attention")
         self.attention.setToolTip("Show only sessions with a warning or an error")
         self.attention.toggled.connect(self.model.set_attention_only)
@@ -460,6 +471,7 @@ class MainWindow(QMainWindow):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)  # a bundle takes several
         self.table.setWordWrap(False)
+        self.table.setTabKeyNavigation(False)  # Tab leaves the list (not its cells, nor the selection)
         self.table.setAlternatingRowColors(True)
         unshaped_text(self.table)
         self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
@@ -509,7 +521,7 @@ class MainWindow(QMainWindow):
         self.undo_button = QPushButton("Undo")
         self.undo_button.setObjectName("UndoButton")
         self.undo_button.hide()
-        self.undo_button.clicked.connect(lambda: self.undo(self.last_write) if self.last_write else None)
+        self.undo_button.clicked.connect(self.undo_last)
         bar.addPermanentWidget(self.activity)
         bar.addPermanentWidget(self.busy)
         bar.addPermanentWidget(self.cancel_button)
@@ -537,6 +549,16 @@ class MainWindow(QMainWindow):
         self._action(m, "Copy Session &Id", self.copy_session_id, QKeySequence("Ctrl+Shift+C"))
         self._action(m, "Copy Sidecar &Path", self.copy_sidecar_path, QKeySequence("Ctrl+Alt+C"))
         self._action(m, "Re&veal File", self.reveal_file)
+        m.addSeparator()
+        self.undo_action = self._action(m, "&Undo Last Write", self.undo_last, QKeySequence.StandardKey.Undo)
+        self.undo_action.setEnabled(False)
+        m = self.menuBar().addMenu("&Repair")
+        self.repair_actions: dict[str, QAction] = {}
+        for action, label in ACTIONS.items():
+            a = self._action(m, f"{label}…", functools.partial(self.preview_action, action),
+                             QKeySequence(REPAIR_SHORTCUTS[action]))
+            a.setEnabled(False)
+            self.repair_actions[action] = a
         m = self.menuBar().addMenu("&View")
         a = self._action(m, "Needs &Attention Only", None, QKeySequence("Ctrl+Shift+A"))
         a.setCheckable(True)
@@ -545,6 +567,38 @@ class MainWindow(QMainWindow):
         self._action(m, "Write &History…", self.show_history, QKeySequence("Ctrl+H"))
         self._action(m, "&Raw Sidecar", lambda: self.view.tabs.setCurrentIndex(1), QKeySequence("Ctrl+R"))
         self._action(m, "&Transcript and Journal", lambda: self.view.tabs.setCurrentIndex(0), QKeySequence("Ctrl+T"))
+        m = self.menuBar().addMenu("&Help")
+        self._action(m, "&Keyboard Shortcuts", self.show_shortcuts, QKeySequence.StandardKey.HelpContents)
+        self._action(m, "&About Hermes Session Inspector", self.show_about)
+
+    def show_shortcuts(self) -> ShortcutsDialog:
+        dialog = ShortcutsDialog(self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        return dialog
+
+    def show_about(self) -> AboutDialog:
+        dialog = AboutDialog(self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        return dialog
+
+    def _sync_repair_menu(self) -> None:
+        for action, a in self.repair_actions.items():
+            a.setEnabled(self.view.findings.buttons[action].isEnabled())
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt's name
+        if obj is self.search and event.type() == QEvent.Type.KeyPress and event.key() in (
+                Qt.Key.Key_Down, Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            self.focus_results()
+            return True
+        return super().eventFilter(obj, event)
+
+    def focus_results(self) -> None:
+        """From the search box into the list: the current row stays, else the first result becomes current."""
+        self.table.setFocus(Qt.FocusReason.TabFocusReason)
+        if not self.table.currentIndex().isValid() and self.model.rowCount():
+            self.select_session(self.model.index(0, 0).data(SESSION_ID_ROLE))
 
     def _action(self, menu: QMenu, text: str, slot, shortcut=None) -> QAction:
         a = QAction(text, self)
@@ -1010,24 +1064,64 @@ class MainWindow(QMainWindow):
                 return ApplyError(refused)
             return _refusal_as_result(apply_plan, plan, log)
 
-        self.runner.start("write", work, self._on_written, label="Writing…", on_error=self._on_write_error)
+        self.runner.start("write", work, lambda record, p=plan: self._on_written(record, p), label="Writing…",
+                          on_error=self._on_write_error)
 
-    def _on_written(self, record) -> None:
+    def _on_written(self, record, plan: Plan | None = None) -> None:
+        about = (plan.action, plan.session_id) if plan is not None else ("", None)
         if isinstance(record, ApplyError):
             self._on_write_error(str(record), record.outcome)
             if record.outcome != "nothing" and record.write_id:  # some files were written: offer their undo
-                self.last_write = record.write_id
-                self.undo_button.setText("Undo")
-                self.undo_button.setToolTip(f"Undo write {record.write_id}")
-                self.undo_button.show()
+                self._offer_undo(record.write_id, about)
             return
-        self.last_write = record.write_id
+        if isinstance(record, WriteRecord):
+            about = (record.action, record.session_id)
+        self._offer_undo(record.write_id, about)
         files = ", ".join(Path(f["path"]).name for f in record.files)
-        self.statusBar().showMessage(f"Wrote {files} (write {record.write_id}). Undo restores the previous files.")
-        self.undo_button.setText("Undo")
-        self.undo_button.setToolTip(f"Undo write {record.write_id}")
-        self.undo_button.show()
+        self.statusBar().showMessage(f"Wrote {files}: {self.write_words(record.write_id, about)}. "
+                                     "Undo (Ctrl+Z) restores the previous files.")
         self.refresh()
+
+    def _offer_undo(self, write_id: str, about: tuple[str, str | None]) -> None:
+        self.last_write, self.last_write_about = write_id, about
+        label = ACTIONS.get(about[0], about[0]) or "the last write"
+        self.undo_button.setText(f"Undo {label}")
+        self.undo_button.setToolTip(f"Undo {self.write_words(write_id, about)} (Ctrl+Z)")
+        self.undo_button.show()
+        self.undo_action.setEnabled(True)
+        self.undo_action.setText(f"&Undo {label}")
+
+    def write_words(self, write_id: str, about: tuple[str, str | None]) -> str:
+        """A write named for people: its repair, the session's title, the write's id."""
+        action, sid = about
+        label = ACTIONS.get(action, action) or "write"
+        if sid is None:
+            return f"{label} (write {write_id})"
+        row = self.model.row_for(sid)
+        title = one_line(row.title, 60) if row is not None and row.title else one_line(sid, 40)
+        return f"{label} on “{title}” (write {write_id})"
+
+    def undo_last(self) -> bool:
+        """Undo the last write of this window (Ctrl+Z, the Undo button). A write of a session other than
+        the one shown is undone only after the user says yes. True when the undo was started."""
+        write_id = self.last_write
+        if write_id is None:
+            self.statusBar().showMessage("Nothing to undo: no write was made in this window.", 5000)
+            return False
+        words = self.write_words(write_id, self.last_write_about)
+        shown = self.data.session_id if self.data is not None else None
+        sid = self.last_write_about[1]
+        if sid is not None and sid != shown:
+            answer = QMessageBox.question(
+                self, "Undo a write of another session?",
+                f"The last write was {words}, not the session shown. Undo it?",
+                QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.No)
+            if answer != QMessageBox.StandardButton.Yes:
+                self.statusBar().showMessage(f"Not undone: {words}.", 5000)
+                return False
+        self.statusBar().showMessage(f"Undoing {words}…")
+        self.undo(write_id)
+        return True
 
     def _on_write_error(self, message: str, outcome: str = "nothing") -> None:
         head = WRITE_OUTCOME_HEADS.get(outcome, WRITE_OUTCOME_HEADS["nothing"])
@@ -1044,10 +1138,14 @@ class MainWindow(QMainWindow):
         if isinstance(record, ApplyError):
             self._on_write_error(str(record), record.outcome)
             return
+        words = f"write {write_id}"
         if self.last_write == write_id:
+            words = self.write_words(write_id, self.last_write_about)
             self.last_write = None
             self.undo_button.hide()
-        self.statusBar().showMessage(f"Undid write {write_id}: restored {len(record.files)} file(s).", 10000)
+            self.undo_action.setEnabled(False)
+            self.undo_action.setText("&Undo Last Write")
+        self.statusBar().showMessage(f"Undid {words}: restored {len(record.files)} file(s).", 10000)
         self.refresh()
 
     def show_history(self) -> HistoryDialog:

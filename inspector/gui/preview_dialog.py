@@ -131,14 +131,20 @@ class PreviewDialog(QDialog):
             layout.addWidget(self.confirm_links)
 
         self.buttons = QDialogButtonBox()
-        self.write_button = self.buttons.addButton("Write", QDialogButtonBox.ButtonRole.AcceptRole)
+        # Return never writes: Cancel is the default button, and Write is never "auto default" (a
+        # focused Write would otherwise take Return). Write needs a click, Space on it, or Alt+W.
+        self.write_button = self.buttons.addButton("&Write", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.write_button.setAutoDefault(False)
+        self.write_button.setDefault(False)
         self.cancel_button = self.buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
+        self.cancel_button.setAutoDefault(True)
         self.write_button.setEnabled(plan_applies(plan) and self.confirm_links is None)
         if self.confirm_links is not None:
             self.confirm_links.toggled.connect(
                 lambda on: self.write_button.setEnabled(plan_applies(plan) and on))
         self.write_button.setToolTip("Back up the current files, then write exactly this diff "
-                                     "(refused if a file changed since the preview)")
+                                     "(refused if a file changed since the preview). Shortcut: Alt+W; "
+                                     "Return cancels")
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         self.cancel_button.setDefault(True)
