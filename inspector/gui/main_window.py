@@ -49,6 +49,7 @@ from PySide6.QtWidgets import (
 from inspector.actions import default_clock
 from inspector.catalogue import Catalogue, list_sidecar_paths
 from inspector.export import format_time, transcript_json_bytes, transcript_markdown
+from inspector.finding_words import FindingWords, blocked_reason, words_for
 from inspector.findings import Finding
 from inspector.gui import session_jobs
 from inspector.gui.failure_details import FailureDetails
@@ -210,6 +211,9 @@ class FindingsBar(QFrame):
         self._lines = QVBoxLayout()
         self._lines.setSpacing(1)
         self.buttons: dict[str, QPushButton] = {}
+        self._findings: list[Finding] | None = None
+        self._plans: dict[str, Plan | str] | None = None
+        self.words: list[FindingWords] = []  # what the lines say (for the tests)
         holder = QWidget()
         wrap_policy(holder)
         row = FlowLayout(holder)  # on a narrow window the buttons wrap instead of being cut
@@ -231,22 +235,53 @@ class FindingsBar(QFrame):
         layout.addWidget(holder)
 
     def set_findings(self, findings: list[Finding] | None) -> None:
+        self._findings = findings
+        self._render()
+
+    def _render(self) -> None:
+        """One line per finding, in plain words (inspector.finding_words): what is wrong, the button
+        to press or why it cannot be pressed (inline, not only on hover), what to tell the user.
+        The finding's technical message (ids, raw times) is the line's tooltip."""
         while self._lines.count():
             item = self._lines.takeAt(0)
             if item.widget() is not None:
                 item.widget().deleteLater()
+        findings, plans = self._findings, self._plans
+        self.words = []
         if findings is None:
             return
         if not findings:
             self._lines.addWidget(self._line("ok", "No findings: this session looks healthy."))
             return
         for f in findings[:MAX_FINDINGS_SHOWN]:
-            action = f"  → {ACTIONS.get(f.action, f.action)}" if f.action else ""
-            self._lines.addWidget(self._line(f.severity, f"{one_line(f.message, 260)}{action}"))
+            words = self.words_of(f, plans)
+            self.words.append(words)
+            line = self._line(f.severity, words.sentence())
+            line.setToolTip(plain_tooltip(f"Details: {safe_text(f.message)}"))
+            self._lines.addWidget(line)
         if len(findings) > MAX_FINDINGS_SHOWN:
             more = self._line("info", f"… and {len(findings) - MAX_FINDINGS_SHOWN} more finding(s)")
-            more.setToolTip(plain_tooltip("\n".join(one_line(f.message, 200) for f in findings[MAX_FINDINGS_SHOWN:])))
+            more.setToolTip(plain_tooltip("\n".join(self.words_of(f, plans).sentence()
+                                                    for f in findings[MAX_FINDINGS_SHOWN:])))
             self._lines.addWidget(more)
+
+    @staticmethod
+    def words_of(f: Finding, plans: dict[str, Plan | str] | None) -> FindingWords:
+        if not f.action or f.action not in ACTIONS:
+            return words_for(f)
+        label, keys = ACTIONS[f.action], REPAIR_SHORTCUTS[f.action]
+        if plans is None:
+            return words_for(f, label, keys, planning=True)
+        plan = plans.get(f.action)
+        if plan_applies(plan):
+            return words_for(f, label, keys)
+        if isinstance(plan, str):
+            blocked = blocked_reason(None, None, True, plan_error=one_line(plan, 160))
+        elif isinstance(plan, Plan):
+            blocked = blocked_reason(plan.refusal, [one_line(s, 160) for s in plan.summary], True)
+        else:
+            blocked = blocked_reason(None, None, False)
+        return words_for(f, label, keys, blocked=blocked)
 
     @staticmethod
     def _line(severity: str, text: str) -> QWidget:
@@ -263,6 +298,8 @@ class FindingsBar(QFrame):
         return w
 
     def set_plans(self, plans: dict[str, Plan | str] | None) -> None:
+        self._plans = plans
+        self._render()
         self.planning.setText("Planning repairs…" if plans is None else "")
         for action, button in self.buttons.items():
             plan = (plans or {}).get(action)
@@ -827,7 +864,9 @@ class MainWindow(QMainWindow):
         row = self.model.row_for(self.data.session_id) if self.data is not None else None
         if row is not None:  # the list's findings (hermes' audit items) may have changed
             self.view.header.set_data(self.data, row.where)
-            self.view.findings.set_findings(merge_findings(self.data.detail.findings, list(row.findings)))
+            merged = merge_findings(self.data.detail.findings, list(row.findings))
+            self.view.findings.set_findings(merged)
+            self.model.update_findings(self.data.session_id, merged)
 
     def _fill_profiles(self, row_profiles: list[str]) -> None:
         names = list(self.home.profile_names()) if self.home else []
@@ -1003,6 +1042,8 @@ class MainWindow(QMainWindow):
         self.view.set_data(data, row.where if row else None, list(row.findings) if row else None)
         if data is None:
             return
+        if row is not None:  # the list's health is what the view found (it read the whole session)
+            self.model.update_findings(data.session_id, merge_findings(data.detail.findings, list(row.findings)))
         if selected >= 0:
             self.view.transcript.select_message(selected, emit=True)
         self._watch()

@@ -280,6 +280,23 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
         pos = self._all_pos.get(session_id)
         return None if pos is None else self._all[pos].row
 
+    def update_findings(self, session_id: str, findings: list) -> bool:
+        """The row's findings become ``findings`` (what the session view found reading the whole
+        session), so the list's health agrees with the view. True when something changed."""
+        pos = self._all_pos.get(session_id)
+        if pos is None:
+            return False
+        entry = self._all[pos]
+        if list(entry.row.findings) == list(findings):
+            return False
+        entry.row.findings = list(findings)
+        entry._display = None
+        entry.keys.clear()
+        shown = self._pos.get(session_id)
+        if shown is not None:
+            self.dataChanged.emit(self.index(shown, 0), self.index(shown, len(Column.HEADERS) - 1))
+        return True
+
     def position(self, session_id: str) -> int | None:
         """The row's position in the view; None when it is unknown or filtered out."""
         return self._pos.get(session_id)
