@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import functools
 import json
+import os
+import tempfile
 import time
 from pathlib import Path
 
@@ -39,6 +41,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSplitter,
+    QStackedWidget,
     QTableView,
     QTabWidget,
     QToolButton,
@@ -84,8 +87,10 @@ from inspector.gui.session_model import (
 from inspector.gui.support import SupportActions
 from inspector.gui.tooltip import plain_tooltip
 from inspector.gui.transcript_view import NEXT_TURN_MS, TranscriptView, age_words
+from inspector.gui.welcome import WelcomePage
 from inspector.gui.workers import TaskRunner
 from inspector.home import Home, check_readable, locate_home
+from inspector.home_choice import home_for_chosen_folder
 from inspector.linkcheck import recheck_before_write
 from inspector.plan import ApplyError, Clock, Plan, WriteLog, WriteRecord, apply_plan, undo_write
 from inspector.quickscan import quick_rows
@@ -454,7 +459,21 @@ class MainWindow(QMainWindow):
         central_layout.setSpacing(0)
         central_layout.addWidget(self.support.banner)
         central_layout.addWidget(self.split, 1)
-        self.setCentralWidget(central)
+        self.welcome = WelcomePage()  # while no home is open
+        self.welcome.open_home_requested.connect(self.choose_home)
+        self.welcome.open_demo_requested.connect(self.open_demo)
+        self.welcome.recent_requested.connect(self.open_recent)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.welcome)
+        self.stack.addWidget(central)
+        self.setCentralWidget(self.stack)
+        self.welcome.set_recent(self.recent_homes())
+        # The demo: a home in a temporary folder, its write log and backups beside it (not in the
+        # user's state folder) while it is open.
+        self._demo_dir: tempfile.TemporaryDirectory | None = None
+        self.demo_home: Home | None = None
+        self._state_env: str | None = None  # HERMES_INSPECTOR_STATE_DIR before the demo set it
+        self._demo_env_set = False
         self._build_status()
         self._build_menus()
 
@@ -477,7 +496,9 @@ class MainWindow(QMainWindow):
         self.runner.progress.connect(self._on_progress)
         self.runner.idle.connect(self._maybe_settled)
         self.resize(1500, 900)
+        self.stack.setCurrentIndex(1)  # the geometry saved was measured around the panes
         self._restore_layout()
+        self.stack.setCurrentIndex(0)  # no home open yet: the welcome page
 
     # ------------------------------------------------------------ building
 
@@ -571,6 +592,7 @@ class MainWindow(QMainWindow):
         self._action(m, "&Open Home…", self.choose_home, QKeySequence.StandardKey.Open)
         self.recent_menu = m.addMenu("Open &Recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent)
+        self._action(m, "Open the &Demo", self.open_demo)
         self._action(m, "Open &Bundle…", self.support.choose_bundle)
         m.addSeparator()
         self._action(m, "Save &Support Bundle…", self.support.save_bundle)
@@ -688,6 +710,7 @@ class MainWindow(QMainWindow):
         items = [entry] + [i for i in self.recent_homes() if i != entry]
         self.settings.setValue("recent_homes", json.dumps(items[:MAX_RECENT]))
         self.settings.sync()
+        self.welcome.set_recent(self.recent_homes())
 
     def _fill_recent(self) -> None:
         self.recent_menu.clear()
@@ -699,8 +722,7 @@ class MainWindow(QMainWindow):
             label = item["home"] if item.get("state_dir") in (None, str(Path(item["home"]) / "webui")) \
                 else f"{item['home']}  (state dir {item.get('state_dir')})"
             a = self.recent_menu.addAction(label)
-            a.triggered.connect(lambda _=False, i=item: self.open_home(
-                locate_home(i["home"], i.get("state_dir"), i.get("state_db"))))
+            a.triggered.connect(lambda _=False, i=item: self.open_recent(i))
 
     def changeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         # The system switched between light and dark: redraw what carries our own colours.
@@ -716,6 +738,10 @@ class MainWindow(QMainWindow):
         self.search_timer.stop()
         self.runner.wait(10000)
         self.support.close()
+        self._leave_demo_state()
+        if self._demo_dir is not None:
+            self._demo_dir.cleanup()
+            self._demo_dir = None
         super().closeEvent(event)
 
     # ------------------------------------------------------------ opening a home
@@ -724,10 +750,58 @@ class MainWindow(QMainWindow):
         start = str(self.home.base) if self.home else str(Path.home())
         folder = QFileDialog.getExistingDirectory(self, "Open Hermes Home", start)
         if folder:
-            self.open_home(locate_home(folder))
+            self.open_chosen_folder(folder)
+
+    def open_chosen_folder(self, folder: str | Path) -> Home:
+        """Open a picked folder as a home; the sessions or webui folder means the home above it."""
+        choice = home_for_chosen_folder(folder)
+        home = locate_home(choice.home)
+        self.open_home(home)
+        if choice.note:
+            self.statusBar().showMessage(choice.note, 15000)
+        return home
+
+    def open_recent(self, item: dict) -> None:
+        self.open_home(locate_home(item["home"], item.get("state_dir"), item.get("state_db")))
+
+    def open_demo(self, select: str | None = None) -> Home:
+        """Build the demo home in a temporary folder (once per window) and open it. While it is open,
+        the write log and backups go to a state folder beside the demo's home (HERMES_INSPECTOR_STATE_DIR),
+        not to the user's; the folder goes when the window closes."""
+        from inspector.demo import build_demo_home
+
+        if self._demo_dir is None or self.demo_home is None:
+            self._demo_dir = tempfile.TemporaryDirectory(prefix="hermes-inspector-demo-")
+            root = Path(self._demo_dir.name)
+            self.demo_home = locate_home(build_demo_home(root / "home", now=time.time()).home, None, None)
+        self.open_home(self.demo_home, select=select, remember=False)
+        return self.demo_home
+
+    def demo_state_dir(self) -> Path | None:
+        return Path(self._demo_dir.name) / "inspector-state" if self._demo_dir is not None else None
+
+    def _enter_demo_state(self) -> None:
+        if not self._demo_env_set:
+            self._state_env = os.environ.get("HERMES_INSPECTOR_STATE_DIR")
+            self._demo_env_set = True
+        os.environ["HERMES_INSPECTOR_STATE_DIR"] = str(self.demo_state_dir())
+
+    def _leave_demo_state(self) -> None:
+        if not self._demo_env_set:
+            return
+        if self._state_env is None:
+            os.environ.pop("HERMES_INSPECTOR_STATE_DIR", None)
+        else:
+            os.environ["HERMES_INSPECTOR_STATE_DIR"] = self._state_env
+        self._demo_env_set = False
 
     def open_home(self, home: Home, select: str | None = None, remember: bool = True) -> None:
         """Show a home: scan it in the background, watch its folders, select ``select`` when given."""
+        if self.demo_home is not None and home == self.demo_home:
+            self._enter_demo_state()
+        else:
+            self._leave_demo_state()
+        self.stack.setCurrentIndex(1)
         self.home = home
         self.catalogue = None
         self._loaded = False
@@ -864,7 +938,7 @@ class MainWindow(QMainWindow):
         row = self.model.row_for(self.data.session_id) if self.data is not None else None
         if row is not None:  # the list's findings (hermes' audit items) may have changed
             self.view.header.set_data(self.data, row.where)
-            merged = merge_findings(self.data.detail.findings, list(row.findings))
+            merged = merge_findings(self.data.detail.findings, self.model.catalogue_findings(self.data.session_id))
             self.view.findings.set_findings(merged)
             self.model.update_findings(self.data.session_id, merged)
 
@@ -1039,11 +1113,12 @@ class MainWindow(QMainWindow):
         self.data = data
         self.plans = None
         row = self.model.row_for(data.session_id) if data is not None else None
-        self.view.set_data(data, row.where if row else None, list(row.findings) if row else None)
+        listed = self.model.catalogue_findings(data.session_id) if row is not None else None
+        self.view.set_data(data, row.where if row else None, listed)
         if data is None:
             return
         if row is not None:  # the list's health is what the view found (it read the whole session)
-            self.model.update_findings(data.session_id, merge_findings(data.detail.findings, list(row.findings)))
+            self.model.update_findings(data.session_id, merge_findings(data.detail.findings, listed))
         if selected >= 0:
             self.view.transcript.select_message(selected, emit=True)
         self._watch()
@@ -1069,7 +1144,7 @@ class MainWindow(QMainWindow):
 
     def _row_findings(self, sid: str) -> list[Finding]:
         row = self.model.row_for(sid)
-        return list(row.findings) if row else []
+        return self.model.catalogue_findings(sid) if row else []
 
     def _on_plans(self, plans: dict[str, Plan | str]) -> None:
         self.plans = plans
@@ -1270,7 +1345,7 @@ class MainWindow(QMainWindow):
             self.busy.setValue(done)
 
     def is_settled(self) -> bool:
-        return (self._loaded and self._pending_select is None and self._due_session is None
+        return ((self._loaded or self.home is None) and self._pending_select is None and self._due_session is None
                 and not self.runner.is_busy()
                 and not self.view.filling())
 

@@ -126,6 +126,7 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
         super().__init__(parent)
         self._all: list[_Entry] = []  # every row, in the sort order
         self._rows: list[_Entry] = []  # the rows the filters let through, in the same order
+        self._listed: dict[str, tuple[SessionRow, list]] = {}  # update_findings: the row, its catalogue findings
         self._pos: dict[str, int] = {}  # position among the shown rows, by session id
         self._all_pos: dict[str, int] = {}  # position among all rows (the same dict when none is filtered out)
         self._sort: tuple[int, Qt.SortOrder] | None = None
@@ -289,6 +290,7 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
         entry = self._all[pos]
         if list(entry.row.findings) == list(findings):
             return False
+        self._listed[session_id] = (entry.row, self.catalogue_findings(session_id))
         entry.row.findings = list(findings)
         entry._display = None
         entry.keys.clear()
@@ -296,6 +298,15 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
         if shown is not None:
             self.dataChanged.emit(self.index(shown, 0), self.index(shown, len(Column.HEADERS) - 1))
         return True
+
+    def catalogue_findings(self, session_id: str) -> list:
+        """The row's findings as the catalogue found them, before :meth:`update_findings` (the
+        view merges its own with these; merging with an earlier merge would keep stale ones)."""
+        row = self.row_for(session_id)
+        if row is None:
+            return []
+        kept = self._listed.get(session_id)
+        return list(kept[1]) if kept is not None and kept[0] is row else list(row.findings)
 
     def position(self, session_id: str) -> int | None:
         """The row's position in the view; None when it is unknown or filtered out."""

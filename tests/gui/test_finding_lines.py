@@ -55,3 +55,20 @@ def test_the_list_health_agrees_with_the_view(qtbot, window, demo_home):
         row = window.model.row_for(sid)
         shown = merge_findings(window.data.detail.findings, list(row.findings))
         assert row.health == worst(shown), (sid, row.health, [f.kind for f in shown])
+
+
+def test_the_view_merges_with_the_catalogue_findings_not_an_earlier_merge(qtbot, window, demo, demo_home):
+    """Rule: once the view's findings are in the list, a later view of the same session merges with
+    what the catalogue found, so a finding fixed since (an old read of the session) does not stick."""
+    from inspector.findings import Finding
+
+    sid = demo.sessions["healthy"]
+    open_home(qtbot, window, demo_home, select=sid)
+    listed = window.model.catalogue_findings(sid)
+    stale = Finding("corrupt_sidecar", "error", "an old read", sid)
+    assert window.model.update_findings(sid, [stale])
+    assert window.model.row_for(sid).health == "error"
+    assert window.model.catalogue_findings(sid) == listed  # what the catalogue said, kept
+    window.refresh()  # reads the session again: the list follows the fresh view
+    wait_settled(qtbot, window)
+    assert window.model.row_for(sid).health == worst(merge_findings(window.data.detail.findings, listed))

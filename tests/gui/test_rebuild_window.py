@@ -27,7 +27,8 @@ def test_the_torn_chat_is_rebuilt_from_state_db_and_undone(qtbot, window, demo, 
     wait_settled(qtbot, window)
     qtbot.waitUntil(lambda: window.data is not None and window.data.detail.sidecar_error is None, timeout=10_000)
     assert [m["role"] for m in window.data.detail.messages] == ["user", "assistant", "user", "assistant"]
-    assert window.model.row_for(sid).health != "error"
+    row = window.model.row_for(sid)
+    assert row.health != "error", [(f.kind, f.message) for f in row.findings]
     assert window.undo_last() is True  # the shown session's own write: no question
     qtbot.waitUntil(lambda: window.last_write is None, timeout=10_000)
     wait_settled(qtbot, window)
