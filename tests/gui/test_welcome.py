@@ -8,8 +8,10 @@ import argparse
 import os
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QApplication
 
 from inspector.gui.app import run_app
 from inspector.gui.main_window import MainWindow
@@ -71,7 +73,19 @@ def test_the_demo_writes_its_log_and_backups_beside_its_home(qtbot, window, demo
     assert not root.exists()  # the demo (home, log, backups) goes with the window
 
 
-def test_no_home_named_and_none_at_the_default_place_starts_on_the_welcome_page(qtbot, tmp_path, monkeypatch):
+@pytest.fixture
+def app_state(qapp):
+    """run_app styles the whole QApplication; later tests of this process get it back as it was."""
+    app = QApplication.instance()
+    saved = (app.styleSheet(), app.organizationName(), app.applicationName())
+    yield
+    app.setStyleSheet(saved[0])
+    app.setOrganizationName(saved[1])
+    app.setApplicationName(saved[2])
+
+
+def test_no_home_named_and_none_at_the_default_place_starts_on_the_welcome_page(qtbot, tmp_path, monkeypatch,
+                                                                                app_state):
     monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.hermes
     shot = tmp_path / "welcome.png"
     args = argparse.Namespace(home=None, state_dir=None, state_db=None, demo=False, screenshot=str(shot),
