@@ -190,3 +190,17 @@ def local_time(epoch: float | int | None) -> str:
         return time.strftime("%Y-%m-%d %H:%M", time.localtime(epoch))
     except (OverflowError, OSError, ValueError):
         return ""
+
+
+_SEVERITY_RANK = {"error": 3, "warning": 2, "info": 1}
+
+
+def problem_words(findings) -> str:
+    """The session list's Problem cell: the worst finding's "what is wrong", '' when healthy."""
+    worst_finding = None
+    for f in findings:
+        if worst_finding is None or _SEVERITY_RANK.get(f.severity, 0) > _SEVERITY_RANK.get(worst_finding.severity, 0):
+            worst_finding = f
+    if worst_finding is None:
+        return ""
+    return words_for(worst_finding).what

@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QProgressBar,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QStackedWidget,
     QTableView,
@@ -103,6 +104,7 @@ MAX_FINDINGS_SHOWN = 5
 FIRST_ROWS = 200  # the quick look shows the newest sessions first, then all of them
 QUICK_ALL_AFTER_MS = 1500  # ... all of them only when the complete catalogue is not in by then
 # Each repair button's own shortcut (Repair menu): Ctrl+1 for the first button, and so on.
+OPTIONAL_COLUMNS = (Column.SESSION_ID, Column.PROFILE)  # hidden until the header's menu shows them
 REPAIR_SHORTCUTS = {action: f"Ctrl+{n}" for n, action in enumerate(ACTIONS, start=1)}
 
 
@@ -496,9 +498,8 @@ class MainWindow(QMainWindow):
         self.runner.progress.connect(self._on_progress)
         self.runner.idle.connect(self._maybe_settled)
         self.resize(1500, 900)
-        self.stack.setCurrentIndex(1)  # the geometry saved was measured around the panes
+        self.layout().activate()  # the panes' minimum size holds for the restored geometry too
         self._restore_layout()
-        self.stack.setCurrentIndex(0)  # no home open yet: the welcome page
 
     # ------------------------------------------------------------ building
 
@@ -550,6 +551,13 @@ class MainWindow(QMainWindow):
             wanted = max(fm.horizontalAdvance(sample), fm.horizontalAdvance(Column.HEADERS[col]) + 12)
             self.table.setColumnWidth(col, wanted + 16)
         self.table.setColumnWidth(Column.HEALTH, 26)
+        self.table.setColumnWidth(Column.PROBLEM, fm.horizontalAdvance("The chat is missing from") + 16)
+        # Titles get the width: the id and the profile are in the session's header (and the
+        # profile filter); the header's menu shows them again.
+        for col in OPTIONAL_COLUMNS:
+            self.table.setColumnHidden(col, True)
+        hh.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        hh.customContextMenuRequested.connect(self._columns_menu)
         self.table.selectionModel().currentRowChanged.connect(self._on_current_row)
 
         filters = QHBoxLayout()
@@ -562,7 +570,41 @@ class MainWindow(QMainWindow):
         layout.addLayout(filters)
         layout.addWidget(self.home_label)
         layout.addWidget(self.table, 1)
+        layout.addWidget(self._legend())
         self.list_panel = panel
+
+    def _columns_menu(self, pos) -> None:
+        self.columns_menu().popup(self.table.horizontalHeader().mapToGlobal(pos))
+
+    def columns_menu(self) -> QMenu:
+        """The list header's menu: show or hide every column but the title."""
+        menu = QMenu(self)
+        for col in range(1, len(Column.HEADERS)):
+            if col == Column.TITLE:
+                continue
+            a = menu.addAction(Column.HEADERS[col])
+            a.setCheckable(True)
+            a.setChecked(not self.table.isColumnHidden(col))
+            a.toggled.connect(lambda on, c=col: self.table.setColumnHidden(c, not on))
+        return menu
+
+    def _legend(self) -> QWidget:
+        """What the list's colours mean."""
+        legend = QWidget()
+        legend.setObjectName("HealthLegend")
+        # never what keeps the window wide: a narrow list clips the legend instead
+        legend.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        row = QHBoxLayout(legend)
+        row.setContentsMargins(2, 0, 2, 2)
+        for severity, words in (("error", "broken"), ("warning", "needs attention"), ("info", "note"),
+                                ("ok", "healthy")):
+            dot = QLabel()
+            dot.setPixmap(health_icon(severity).pixmap(12, 12))
+            row.addWidget(dot)
+            row.addWidget(_plain(words, "HeaderDetails", wrap=False))
+            row.addSpacing(8)
+        row.addStretch(1)
+        return legend
 
     def _build_status(self) -> None:
         bar = self.statusBar()

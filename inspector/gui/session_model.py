@@ -17,6 +17,7 @@ from PySide6.QtCore import QAbstractTableModel, Qt, QTimer
 
 from inspector.catalogue import SessionRow
 from inspector.export import format_time
+from inspector.finding_words import problem_words
 from inspector.gui.qtypes import ROOT, Index, OneCallPerCell
 from inspector.gui.resources import health_icon
 from inspector.gui.session_columns import Column, sort_key
@@ -244,6 +245,8 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
             return f"{_count(row.sidecar_messages)} / {_count(row.state_db_messages)}"
         if col == Column.LAST_ACTIVITY:
             return short_time(row.last_activity)
+        if col == Column.PROBLEM:
+            return problem_words(row.findings)
         return None
 
     @staticmethod
@@ -257,6 +260,8 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
             return f"{row.session_id}\n{path}" if path else row.session_id
         if col == Column.LAST_ACTIVITY:
             return format_time(row.last_activity)
+        if col == Column.PROBLEM:
+            return findings_tooltip(row)
         if col == Column.MESSAGES:
             return (f"{_count(row.sidecar_messages)} message(s) in the sidecar, "
                     f"{_count(row.state_db_messages)} in state.db")
