@@ -168,3 +168,21 @@ def test_about_names_the_version_the_hermes_release_and_the_licence(qtbot, windo
     text = dialog.text.text()
     assert version() in text and HERMES_WEBUI_COMMIT in text and HERMES_WEBUI_RELEASE in text and "MIT" in text
     dialog.reject()
+
+
+def test_the_readme_lists_every_menu_shortcut(window):
+    """Rule: the README's "Using the window" table names every menu key the window has."""
+    from pathlib import Path
+
+    from inspector.gui.help_dialogs import shortcut_rows
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Using the window", 1)[1].split("\n### ", 1)[0]
+    first, last = REPAIR_SHORTCUTS[next(iter(ACTIONS))], list(REPAIR_SHORTCUTS.values())[-1]
+    assert f"{first} … {last}" in section
+    repair_keys = set(REPAIR_SHORTCUTS.values())
+    for keys, _what in shortcut_rows(window):
+        for key in keys.split(" / "):
+            if key in repair_keys or "(" in keys:
+                continue
+            assert key in section, key
