@@ -120,7 +120,7 @@ def plan(ctx: RepairContext, session_id: str | None) -> Plan:
 
 def eligible(ctx: RepairContext) -> list[str]:
     """Sidecars hermes cannot load, without a readable ``.bak``, whose chat state.db still has."""
-    out = []
+    out: list[str] = []
     if not ctx.session_dir.is_dir():
         return out
     for path in sorted(ctx.session_dir.glob("*.json")):
