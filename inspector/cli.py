@@ -90,8 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
     target.add_argument("session_id", nargs="?")
     target.add_argument("--all", action="store_true", help="every session the action applies to")
     p.add_argument("--action", required=True, choices=sorted(ACTION_MODULES),
-                   help="recover-from-journal is an inspector step, not a hermes-webui repair; "
-                        "the others are hermes-webui's own")
+                   help="recover-from-journal and rebuild-from-state-db are inspector steps, not "
+                        "hermes-webui repairs; the others are hermes-webui's own")
     p.add_argument("--write", action="store_true", help="apply the previewed plan (default: preview only)")
     p.add_argument("--follow-links", action="store_true",
                    help="read and write through symbolic links that leave the home (the preview names "

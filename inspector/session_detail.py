@@ -5,6 +5,7 @@ profile, the agent's core transcript and the run journals. Read-only; used by ``
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import time
 from dataclasses import dataclass, field
@@ -293,6 +294,21 @@ def _unshown_output(detail: SessionDetail) -> None:
         detail.findings.append(from_journal.finding_for(detail.session_id, found, str(detail.sidecar_path)))
 
 
+def _corrupt_sidecar_action(detail: SessionDetail) -> None:
+    """An unreadable sidecar's way back: its readable .bak (hermes' restore), else the chat's
+    messages in state.db (the inspector's rebuild-from-state-db step)."""
+    for n, f in enumerate(detail.findings):
+        if f.kind != "corrupt_sidecar" or f.action is not None:
+            continue
+        if detail.bak_path is not None and detail.bak_messages >= 0:
+            action = "restore-backup"
+        elif any(v.messages for v in detail.state_db):
+            action = "rebuild-from-state-db"
+        else:
+            continue
+        detail.findings[n] = dataclasses.replace(f, action=action)
+
+
 def load_detail(home: Home, session_id: str) -> SessionDetail:
     """Read everything about one session. Never writes; problems become findings."""
     detail = SessionDetail(session_id=session_id)
@@ -315,6 +331,7 @@ def load_detail(home: Home, session_id: str) -> SessionDetail:
     _load_state_db(detail, home)
     _load_core(detail, home)
     _load_runs(detail, session_dir)
+    _corrupt_sidecar_action(detail)
     if detail.sidecar is not None:
         marker = pending_retry_marker(detail.messages)
         if marker is not None:

@@ -122,6 +122,11 @@ def _home_from_args(args: argparse.Namespace, demo_root: Path | None) -> Home:
                        getattr(args, "state_db", None))
 
 
+def home_named(args: argparse.Namespace) -> bool:
+    """The user named a home (``--home`` or ``$HERMES_HOME``), rather than leaving it to the default."""
+    return bool(getattr(args, "home", None) or os.environ.get("HERMES_HOME"))
+
+
 def wait_settled(window: MainWindow, timeout_ms: int = SCREENSHOT_TIMEOUT_MS) -> bool:
     """Run the event loop until the window has loaded what it was asked to show."""
     if window.is_settled():
@@ -152,7 +157,6 @@ def run_app(args: argparse.Namespace, settings: QSettings | None = None) -> int:
     app = application()
     demo = bool(getattr(args, "demo", False))
     shot = getattr(args, "screenshot", None)
-    demo_dir = tempfile.TemporaryDirectory(prefix="hermes-inspector-demo-") if demo else None
     # A screenshot uses the default layout and leaves the user's settings alone.
     scratch = tempfile.TemporaryDirectory(prefix="hermes-inspector-settings-") if shot and settings is None else None
     if scratch is not None:
@@ -166,8 +170,8 @@ def run_app(args: argparse.Namespace, settings: QSettings | None = None) -> int:
                 sys.stderr.write(f"hermes-inspector: {exc}\n")
                 return 2
             home = opened.home
-        else:
-            home = _home_from_args(args, Path(demo_dir.name) if demo_dir else None)
+        elif not demo:
+            home = _home_from_args(args, None)
         window = MainWindow(settings=settings)
         if shot:
             window.resize(*SCREENSHOT_SIZE)
@@ -175,8 +179,11 @@ def run_app(args: argparse.Namespace, settings: QSettings | None = None) -> int:
         select = getattr(args, "select", None)
         if opened is not None:
             window.support.show_bundle(opened, select=select)
-        else:
-            window.open_home(home, select=select, remember=not demo)  # a demo folder is gone after exit
+        elif demo:
+            window.open_demo(select=select)  # its folder (home, write log, backups) goes when the window closes
+        elif home_named(args) or home.base.exists():
+            window.open_home(home, select=select)
+        # else: no home named and none at ~/.hermes: the welcome page (Open Home…, the demo, recent homes)
         if shot:
             wait_settled(window)
             ok = screenshot(window, Path(shot))
@@ -190,6 +197,5 @@ def run_app(args: argparse.Namespace, settings: QSettings | None = None) -> int:
     finally:
         if opened is not None:
             opened.close()
-        for folder in (demo_dir, scratch):
-            if folder is not None:
-                folder.cleanup()
+        if scratch is not None:
+            scratch.cleanup()

@@ -53,6 +53,8 @@ class CrosscheckPanel(QWidget):
         self.write_button.setToolTip("Back up the current files, then write exactly the files your hermes-webui "
                                      "wrote in its private copy (refused if a file changed since)")
         self.write_button.clicked.connect(self._write)
+        for button in (self.choose_button, self.write_button):  # in the preview, Return only ever cancels
+            button.setAutoDefault(False)
         self.write_button.hide()
         layout.addWidget(self.write_button)
 

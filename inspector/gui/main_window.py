@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import functools
 import json
+import os
+import tempfile
 import time
 from pathlib import Path
 
@@ -35,9 +37,12 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QMainWindow,
     QMenu,
+    QMessageBox,
     QProgressBar,
     QPushButton,
+    QSizePolicy,
     QSplitter,
+    QStackedWidget,
     QTableView,
     QTabWidget,
     QToolButton,
@@ -49,10 +54,12 @@ from inspector import statedir
 from inspector.actions import default_clock
 from inspector.catalogue import Catalogue, list_sidecar_paths
 from inspector.export import format_time, transcript_json_bytes, transcript_markdown
+from inspector.finding_words import FindingWords, blocked_reason, words_for
 from inspector.findings import Finding
 from inspector.gui import session_jobs
 from inspector.gui.failure_details import FailureDetails
 from inspector.gui.flow_layout import FlowLayout, wrap_policy
+from inspector.gui.help_dialogs import AboutDialog, ShortcutsDialog
 from inspector.gui.history_dialog import HistoryDialog
 from inspector.gui.journal_view import JournalView
 from inspector.gui.offload import load_catalogue_offloaded, prestart, quick_rows_offloaded
@@ -82,10 +89,12 @@ from inspector.gui.session_model import (
 from inspector.gui.support import SupportActions
 from inspector.gui.tooltip import plain_tooltip
 from inspector.gui.transcript_view import NEXT_TURN_MS, TranscriptView, age_words
+from inspector.gui.welcome import WelcomePage
 from inspector.gui.workers import TaskRunner
 from inspector.home import Home, check_readable, locate_home
+from inspector.home_choice import home_for_chosen_folder
 from inspector.linkcheck import recheck_before_write
-from inspector.plan import ApplyError, Clock, Plan, WriteLog, apply_plan, undo_write
+from inspector.plan import ApplyError, Clock, Plan, WriteLog, WriteRecord, apply_plan, undo_write
 from inspector.quickscan import quick_rows
 from inspector.store.journal import RUN_JOURNAL_DIR
 from inspector.textsafe import one_line, safe_text
@@ -95,6 +104,9 @@ MAX_RECENT = 8
 MAX_FINDINGS_SHOWN = 5
 FIRST_ROWS = 200  # the quick look shows the newest sessions first, then all of them
 QUICK_ALL_AFTER_MS = 1500  # ... all of them only when the complete catalogue is not in by then
+# Each repair button's own shortcut (Repair menu): Ctrl+1 for the first button, and so on.
+OPTIONAL_COLUMNS = (Column.SESSION_ID, Column.PROFILE)  # hidden until the header's menu shows them
+REPAIR_SHORTCUTS = {action: f"Ctrl+{n}" for n, action in enumerate(ACTIONS, start=1)}
 
 
 def _plain(text: str = "", name: str = "", wrap: bool = True) -> QLabel:
@@ -199,6 +211,7 @@ class FindingsBar(QFrame):
     """The session's findings in plain words, and one button per repair (enabled when it applies)."""
 
     action_clicked = Signal(str)
+    plans_changed = Signal()  # the buttons' enabled states changed (the Repair menu follows them)
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -206,6 +219,9 @@ class FindingsBar(QFrame):
         self._lines = QVBoxLayout()
         self._lines.setSpacing(1)
         self.buttons: dict[str, QPushButton] = {}
+        self._findings: list[Finding] | None = None
+        self._plans: dict[str, Plan | str] | None = None
+        self.words: list[FindingWords] = []  # what the lines say (for the tests)
         holder = QWidget()
         wrap_policy(holder)
         row = FlowLayout(holder)  # on a narrow window the buttons wrap instead of being cut
@@ -215,6 +231,7 @@ class FindingsBar(QFrame):
             b.setProperty("repair", True)
             b.setObjectName(f"action-{action}")
             b.setEnabled(False)
+            b.setFocusPolicy(Qt.FocusPolicy.StrongFocus)  # Tab reaches an enabled repair; Space presses it
             b.clicked.connect(lambda _=False, a=action: self.action_clicked.emit(a))
             self.buttons[action] = b
             row.addWidget(b)
@@ -226,22 +243,53 @@ class FindingsBar(QFrame):
         layout.addWidget(holder)
 
     def set_findings(self, findings: list[Finding] | None) -> None:
+        self._findings = findings
+        self._render()
+
+    def _render(self) -> None:
+        """One line per finding, in plain words (inspector.finding_words): what is wrong, the button
+        to press or why it cannot be pressed (inline, not only on hover), what to tell the user.
+        The finding's technical message (ids, raw times) is the line's tooltip."""
         while self._lines.count():
             item = self._lines.takeAt(0)
             if item.widget() is not None:
                 item.widget().deleteLater()
+        findings, plans = self._findings, self._plans
+        self.words = []
         if findings is None:
             return
         if not findings:
             self._lines.addWidget(self._line("ok", "No findings: this session looks healthy."))
             return
         for f in findings[:MAX_FINDINGS_SHOWN]:
-            action = f"  → {ACTIONS.get(f.action, f.action)}" if f.action else ""
-            self._lines.addWidget(self._line(f.severity, f"{one_line(f.message, 260)}{action}"))
+            words = self.words_of(f, plans)
+            self.words.append(words)
+            line = self._line(f.severity, words.sentence())
+            line.setToolTip(plain_tooltip(f"Details: {safe_text(f.message)}"))
+            self._lines.addWidget(line)
         if len(findings) > MAX_FINDINGS_SHOWN:
             more = self._line("info", f"… and {len(findings) - MAX_FINDINGS_SHOWN} more finding(s)")
-            more.setToolTip(plain_tooltip("\n".join(one_line(f.message, 200) for f in findings[MAX_FINDINGS_SHOWN:])))
+            more.setToolTip(plain_tooltip("\n".join(self.words_of(f, plans).sentence()
+                                                    for f in findings[MAX_FINDINGS_SHOWN:])))
             self._lines.addWidget(more)
+
+    @staticmethod
+    def words_of(f: Finding, plans: dict[str, Plan | str] | None) -> FindingWords:
+        if not f.action or f.action not in ACTIONS:
+            return words_for(f)
+        label, keys = ACTIONS[f.action], REPAIR_SHORTCUTS[f.action]
+        if plans is None:
+            return words_for(f, label, keys, planning=True)
+        plan = plans.get(f.action)
+        if plan_applies(plan):
+            return words_for(f, label, keys)
+        if isinstance(plan, str):
+            blocked = blocked_reason(None, None, True, plan_error=one_line(plan, 160))
+        elif isinstance(plan, Plan):
+            blocked = blocked_reason(plan.refusal, [one_line(s, 160) for s in plan.summary], True)
+        else:
+            blocked = blocked_reason(None, None, False)
+        return words_for(f, label, keys, blocked=blocked)
 
     @staticmethod
     def _line(severity: str, text: str) -> QWidget:
@@ -258,11 +306,15 @@ class FindingsBar(QFrame):
         return w
 
     def set_plans(self, plans: dict[str, Plan | str] | None) -> None:
+        self._plans = plans
+        self._render()
         self.planning.setText("Planning repairs…" if plans is None else "")
         for action, button in self.buttons.items():
             plan = (plans or {}).get(action)
             button.setEnabled(plans is not None and plan_applies(plan))
-            button.setToolTip(plain_tooltip(plan_tooltip(action, plan)) if plans is not None else "Planning…")
+            tip = plan_tooltip(action, plan) if plans is not None else "Planning…"
+            button.setToolTip(plain_tooltip(f"{tip}\nShortcut: {REPAIR_SHORTCUTS[action]}"))
+        self.plans_changed.emit()
 
 
 class SessionView(QWidget):
@@ -384,6 +436,7 @@ class MainWindow(QMainWindow):
         self.support = SupportActions(self)  # support bundles and repair kits
         self.preview: PreviewDialog | None = None
         self.last_write: str | None = None
+        self.last_write_about: tuple[str, str | None] = ("", None)  # (action, session id) of last_write
         self._pending_select: str | None = None
         self._auto_select = True
         self._loaded = False
@@ -394,6 +447,7 @@ class MainWindow(QMainWindow):
         self._build_list()
         self.view = SessionView()
         self.view.findings.action_clicked.connect(self.preview_action)
+        self.view.findings.plans_changed.connect(self._sync_repair_menu)
         self.view.filled.connect(self._maybe_settled)
         self.split = QSplitter(Qt.Orientation.Horizontal)
         self.split.setObjectName("MainSplit")
@@ -408,7 +462,21 @@ class MainWindow(QMainWindow):
         central_layout.setSpacing(0)
         central_layout.addWidget(self.support.banner)
         central_layout.addWidget(self.split, 1)
-        self.setCentralWidget(central)
+        self.welcome = WelcomePage()  # while no home is open
+        self.welcome.open_home_requested.connect(self.choose_home)
+        self.welcome.open_demo_requested.connect(self.open_demo)
+        self.welcome.recent_requested.connect(self.open_recent)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.welcome)
+        self.stack.addWidget(central)
+        self.setCentralWidget(self.stack)
+        self.welcome.set_recent(self.recent_homes())
+        # The demo: a home in a temporary folder, its write log and backups beside it (not in the
+        # user's state folder) while it is open.
+        self._demo_dir: tempfile.TemporaryDirectory | None = None
+        self.demo_home: Home | None = None
+        self._state_env: str | None = None  # HERMES_INSPECTOR_STATE_DIR before the demo set it
+        self._demo_env_set = False
         self._build_status()
         self._build_menus()
 
@@ -431,6 +499,7 @@ class MainWindow(QMainWindow):
         self.runner.progress.connect(self._on_progress)
         self.runner.idle.connect(self._maybe_settled)
         self.resize(1500, 900)
+        self.layout().activate()  # the panes' minimum size holds for the restored geometry too
         self._restore_layout()
 
     # ------------------------------------------------------------ building
@@ -440,6 +509,7 @@ class MainWindow(QMainWindow):
         self.search.setPlaceholderText("Search title, id or message text  (Ctrl+F)")
         self.search.setClearButtonEnabled(True)
         self.search.textChanged.connect(self._on_search)
+        self.search.installEventFilter(self)  # Down / Return move into the results
         self.attention = QCheckBox("Needs attention")
         self.attention.setToolTip("Show only sessions with a warning or an error")
         self.attention.toggled.connect(self.model.set_attention_only)
@@ -461,6 +531,7 @@ class MainWindow(QMainWindow):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)  # a bundle takes several
         self.table.setWordWrap(False)
+        self.table.setTabKeyNavigation(False)  # Tab leaves the list (not its cells, nor the selection)
         self.table.setAlternatingRowColors(True)
         unshaped_text(self.table)
         self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
@@ -481,6 +552,13 @@ class MainWindow(QMainWindow):
             wanted = max(fm.horizontalAdvance(sample), fm.horizontalAdvance(Column.HEADERS[col]) + 12)
             self.table.setColumnWidth(col, wanted + 16)
         self.table.setColumnWidth(Column.HEALTH, 26)
+        self.table.setColumnWidth(Column.PROBLEM, fm.horizontalAdvance("The chat is missing from") + 16)
+        # Titles get the width: the id and the profile are in the session's header (and the
+        # profile filter); the header's menu shows them again.
+        for col in OPTIONAL_COLUMNS:
+            self.table.setColumnHidden(col, True)
+        hh.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        hh.customContextMenuRequested.connect(self._columns_menu)
         self.table.selectionModel().currentRowChanged.connect(self._on_current_row)
 
         filters = QHBoxLayout()
@@ -493,7 +571,41 @@ class MainWindow(QMainWindow):
         layout.addLayout(filters)
         layout.addWidget(self.home_label)
         layout.addWidget(self.table, 1)
+        layout.addWidget(self._legend())
         self.list_panel = panel
+
+    def _columns_menu(self, pos) -> None:
+        self.columns_menu().popup(self.table.horizontalHeader().mapToGlobal(pos))
+
+    def columns_menu(self) -> QMenu:
+        """The list header's menu: show or hide every column but the title."""
+        menu = QMenu(self)
+        for col in range(1, len(Column.HEADERS)):
+            if col == Column.TITLE:
+                continue
+            a = menu.addAction(Column.HEADERS[col])
+            a.setCheckable(True)
+            a.setChecked(not self.table.isColumnHidden(col))
+            a.toggled.connect(lambda on, c=col: self.table.setColumnHidden(c, not on))
+        return menu
+
+    def _legend(self) -> QWidget:
+        """What the list's colours mean."""
+        legend = QWidget()
+        legend.setObjectName("HealthLegend")
+        # never what keeps the window wide: a narrow list clips the legend instead
+        legend.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        row = QHBoxLayout(legend)
+        row.setContentsMargins(2, 0, 2, 2)
+        for severity, words in (("error", "broken"), ("warning", "needs attention"), ("info", "note"),
+                                ("ok", "healthy")):
+            dot = QLabel()
+            dot.setPixmap(health_icon(severity).pixmap(12, 12))
+            row.addWidget(dot)
+            row.addWidget(_plain(words, "HeaderDetails", wrap=False))
+            row.addSpacing(8)
+        row.addStretch(1)
+        return legend
 
     def _build_status(self) -> None:
         bar = self.statusBar()
@@ -510,7 +622,7 @@ class MainWindow(QMainWindow):
         self.undo_button = QPushButton("Undo")
         self.undo_button.setObjectName("UndoButton")
         self.undo_button.hide()
-        self.undo_button.clicked.connect(lambda: self.undo(self.last_write) if self.last_write else None)
+        self.undo_button.clicked.connect(self.undo_last)
         bar.addPermanentWidget(self.activity)
         bar.addPermanentWidget(self.busy)
         bar.addPermanentWidget(self.cancel_button)
@@ -523,6 +635,7 @@ class MainWindow(QMainWindow):
         self._action(m, "&Open Home…", self.choose_home, QKeySequence.StandardKey.Open)
         self.recent_menu = m.addMenu("Open &Recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent)
+        self._action(m, "Open the &Demo", self.open_demo)
         self._action(m, "Open &Bundle…", self.support.choose_bundle)
         m.addSeparator()
         self._action(m, "Save &Support Bundle…", self.support.save_bundle)
@@ -538,6 +651,16 @@ class MainWindow(QMainWindow):
         self._action(m, "Copy Session &Id", self.copy_session_id, QKeySequence("Ctrl+Shift+C"))
         self._action(m, "Copy Sidecar &Path", self.copy_sidecar_path, QKeySequence("Ctrl+Alt+C"))
         self._action(m, "Re&veal File", self.reveal_file)
+        m.addSeparator()
+        self.undo_action = self._action(m, "&Undo Last Write", self.undo_last, QKeySequence.StandardKey.Undo)
+        self.undo_action.setEnabled(False)
+        m = self.menuBar().addMenu("&Repair")
+        self.repair_actions: dict[str, QAction] = {}
+        for action, label in ACTIONS.items():
+            a = self._action(m, f"{label}…", functools.partial(self.preview_action, action),
+                             QKeySequence(REPAIR_SHORTCUTS[action]))
+            a.setEnabled(False)
+            self.repair_actions[action] = a
         m = self.menuBar().addMenu("&View")
         a = self._action(m, "Needs &Attention Only", None, QKeySequence("Ctrl+Shift+A"))
         a.setCheckable(True)
@@ -546,6 +669,38 @@ class MainWindow(QMainWindow):
         self._action(m, "Write &History…", self.show_history, QKeySequence("Ctrl+H"))
         self._action(m, "&Raw Sidecar", lambda: self.view.tabs.setCurrentIndex(1), QKeySequence("Ctrl+R"))
         self._action(m, "&Transcript and Journal", lambda: self.view.tabs.setCurrentIndex(0), QKeySequence("Ctrl+T"))
+        m = self.menuBar().addMenu("&Help")
+        self._action(m, "&Keyboard Shortcuts", self.show_shortcuts, QKeySequence.StandardKey.HelpContents)
+        self._action(m, "&About Hermes Session Inspector", self.show_about)
+
+    def show_shortcuts(self) -> ShortcutsDialog:
+        dialog = ShortcutsDialog(self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        return dialog
+
+    def show_about(self) -> AboutDialog:
+        dialog = AboutDialog(self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        return dialog
+
+    def _sync_repair_menu(self) -> None:
+        for action, a in self.repair_actions.items():
+            a.setEnabled(self.view.findings.buttons[action].isEnabled())
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt's name
+        if obj is self.search and event.type() == QEvent.Type.KeyPress and event.key() in (
+                Qt.Key.Key_Down, Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            self.focus_results()
+            return True
+        return super().eventFilter(obj, event)
+
+    def focus_results(self) -> None:
+        """From the search box into the list: the current row stays, else the first result becomes current."""
+        self.table.setFocus(Qt.FocusReason.TabFocusReason)
+        if not self.table.currentIndex().isValid() and self.model.rowCount():
+            self.select_session(self.model.index(0, 0).data(SESSION_ID_ROLE))
 
     def _action(self, menu: QMenu, text: str, slot, shortcut=None) -> QAction:
         a = QAction(text, self)
@@ -598,6 +753,7 @@ class MainWindow(QMainWindow):
         items = [entry] + [i for i in self.recent_homes() if i != entry]
         self.settings.setValue("recent_homes", json.dumps(items[:MAX_RECENT]))
         self.settings.sync()
+        self.welcome.set_recent(self.recent_homes())
 
     def _fill_recent(self) -> None:
         self.recent_menu.clear()
@@ -609,8 +765,7 @@ class MainWindow(QMainWindow):
             label = item["home"] if item.get("state_dir") in (None, str(Path(item["home"]) / "webui")) \
                 else f"{item['home']}  (state dir {item.get('state_dir')})"
             a = self.recent_menu.addAction(label)
-            a.triggered.connect(lambda _=False, i=item: self.open_home(
-                locate_home(i["home"], i.get("state_dir"), i.get("state_db"))))
+            a.triggered.connect(lambda _=False, i=item: self.open_recent(i))
 
     def changeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         # The system switched between light and dark: redraw what carries our own colours.
@@ -626,6 +781,10 @@ class MainWindow(QMainWindow):
         self.search_timer.stop()
         self.runner.wait(10000)
         self.support.close()
+        self._leave_demo_state()
+        if self._demo_dir is not None:
+            self._demo_dir.cleanup()
+            self._demo_dir = None
         super().closeEvent(event)
 
     # ------------------------------------------------------------ opening a home
@@ -634,10 +793,58 @@ class MainWindow(QMainWindow):
         start = str(self.home.base) if self.home else str(Path.home())
         folder = QFileDialog.getExistingDirectory(self, "Open Hermes Home", start)
         if folder:
-            self.open_home(locate_home(folder))
+            self.open_chosen_folder(folder)
+
+    def open_chosen_folder(self, folder: str | Path) -> Home:
+        """Open a picked folder as a home; the sessions or webui folder means the home above it."""
+        choice = home_for_chosen_folder(folder)
+        home = locate_home(choice.home)
+        self.open_home(home)
+        if choice.note:
+            self.statusBar().showMessage(choice.note, 15000)
+        return home
+
+    def open_recent(self, item: dict) -> None:
+        self.open_home(locate_home(item["home"], item.get("state_dir"), item.get("state_db")))
+
+    def open_demo(self, select: str | None = None) -> Home:
+        """Build the demo home in a temporary folder (once per window) and open it. While it is open,
+        the write log and backups go to a state folder beside the demo's home (HERMES_INSPECTOR_STATE_DIR),
+        not to the user's; the folder goes when the window closes."""
+        from inspector.demo import build_demo_home
+
+        if self._demo_dir is None or self.demo_home is None:
+            self._demo_dir = tempfile.TemporaryDirectory(prefix="hermes-inspector-demo-")
+            root = Path(self._demo_dir.name)
+            self.demo_home = locate_home(build_demo_home(root / "home", now=time.time()).home, None, None)
+        self.open_home(self.demo_home, select=select, remember=False)
+        return self.demo_home
+
+    def demo_state_dir(self) -> Path | None:
+        return Path(self._demo_dir.name) / "inspector-state" if self._demo_dir is not None else None
+
+    def _enter_demo_state(self) -> None:
+        if not self._demo_env_set:
+            self._state_env = os.environ.get("HERMES_INSPECTOR_STATE_DIR")
+            self._demo_env_set = True
+        os.environ["HERMES_INSPECTOR_STATE_DIR"] = str(self.demo_state_dir())
+
+    def _leave_demo_state(self) -> None:
+        if not self._demo_env_set:
+            return
+        if self._state_env is None:
+            os.environ.pop("HERMES_INSPECTOR_STATE_DIR", None)
+        else:
+            os.environ["HERMES_INSPECTOR_STATE_DIR"] = self._state_env
+        self._demo_env_set = False
 
     def open_home(self, home: Home, select: str | None = None, remember: bool = True) -> None:
         """Show a home: scan it in the background, watch its folders, select ``select`` when given."""
+        if self.demo_home is not None and home == self.demo_home:
+            self._enter_demo_state()
+        else:
+            self._leave_demo_state()
+        self.stack.setCurrentIndex(1)
         self.home = home
         statedir.keep_out_of(home.base, home.state_dir)  # the log file is never made inside a home
         self.catalogue = None
@@ -775,7 +982,9 @@ class MainWindow(QMainWindow):
         row = self.model.row_for(self.data.session_id) if self.data is not None else None
         if row is not None:  # the list's findings (hermes' audit items) may have changed
             self.view.header.set_data(self.data, row.where)
-            self.view.findings.set_findings(merge_findings(self.data.detail.findings, list(row.findings)))
+            merged = merge_findings(self.data.detail.findings, self.model.catalogue_findings(self.data.session_id))
+            self.view.findings.set_findings(merged)
+            self.model.update_findings(self.data.session_id, merged)
 
     def _fill_profiles(self, row_profiles: list[str]) -> None:
         names = list(self.home.profile_names()) if self.home else []
@@ -948,9 +1157,12 @@ class MainWindow(QMainWindow):
         self.data = data
         self.plans = None
         row = self.model.row_for(data.session_id) if data is not None else None
-        self.view.set_data(data, row.where if row else None, list(row.findings) if row else None)
+        listed = self.model.catalogue_findings(data.session_id) if row is not None else None
+        self.view.set_data(data, row.where if row else None, listed)
         if data is None:
             return
+        if row is not None:  # the list's health is what the view found (it read the whole session)
+            self.model.update_findings(data.session_id, merge_findings(data.detail.findings, listed))
         if selected >= 0:
             self.view.transcript.select_message(selected, emit=True)
         self._watch()
@@ -976,7 +1188,7 @@ class MainWindow(QMainWindow):
 
     def _row_findings(self, sid: str) -> list[Finding]:
         row = self.model.row_for(sid)
-        return list(row.findings) if row else []
+        return self.model.catalogue_findings(sid) if row else []
 
     def _on_plans(self, plans: dict[str, Plan | str]) -> None:
         self.plans = plans
@@ -1012,24 +1224,64 @@ class MainWindow(QMainWindow):
                 return ApplyError(refused)
             return _refusal_as_result(apply_plan, plan, log)
 
-        self.runner.start("write", work, self._on_written, label="Writing…", on_error=self._on_write_error)
+        self.runner.start("write", work, lambda record, p=plan: self._on_written(record, p), label="Writing…",
+                          on_error=self._on_write_error)
 
-    def _on_written(self, record) -> None:
+    def _on_written(self, record, plan: Plan | None = None) -> None:
+        about = (plan.action, plan.session_id) if plan is not None else ("", None)
         if isinstance(record, ApplyError):
             self._on_write_error(str(record), record.outcome)
             if record.outcome != "nothing" and record.write_id:  # some files were written: offer their undo
-                self.last_write = record.write_id
-                self.undo_button.setText("Undo")
-                self.undo_button.setToolTip(f"Undo write {record.write_id}")
-                self.undo_button.show()
+                self._offer_undo(record.write_id, about)
             return
-        self.last_write = record.write_id
+        if isinstance(record, WriteRecord):
+            about = (record.action, record.session_id)
+        self._offer_undo(record.write_id, about)
         files = ", ".join(Path(f["path"]).name for f in record.files)
-        self.statusBar().showMessage(f"Wrote {files} (write {record.write_id}). Undo restores the previous files.")
-        self.undo_button.setText("Undo")
-        self.undo_button.setToolTip(f"Undo write {record.write_id}")
-        self.undo_button.show()
+        self.statusBar().showMessage(f"Wrote {files}: {self.write_words(record.write_id, about)}. "
+                                     "Undo (Ctrl+Z) restores the previous files.")
         self.refresh()
+
+    def _offer_undo(self, write_id: str, about: tuple[str, str | None]) -> None:
+        self.last_write, self.last_write_about = write_id, about
+        label = ACTIONS.get(about[0], about[0]) or "the last write"
+        self.undo_button.setText(f"Undo {label}")
+        self.undo_button.setToolTip(f"Undo {self.write_words(write_id, about)} (Ctrl+Z)")
+        self.undo_button.show()
+        self.undo_action.setEnabled(True)
+        self.undo_action.setText(f"&Undo {label}")
+
+    def write_words(self, write_id: str, about: tuple[str, str | None]) -> str:
+        """A write named for people: its repair, the session's title, the write's id."""
+        action, sid = about
+        label = ACTIONS.get(action, action) or "write"
+        if sid is None:
+            return f"{label} (write {write_id})"
+        row = self.model.row_for(sid)
+        title = one_line(row.title, 60) if row is not None and row.title else one_line(sid, 40)
+        return f"{label} on “{title}” (write {write_id})"
+
+    def undo_last(self) -> bool:
+        """Undo the last write of this window (Ctrl+Z, the Undo button). A write of a session other than
+        the one shown is undone only after the user says yes. True when the undo was started."""
+        write_id = self.last_write
+        if write_id is None:
+            self.statusBar().showMessage("Nothing to undo: no write was made in this window.", 5000)
+            return False
+        words = self.write_words(write_id, self.last_write_about)
+        shown = self.data.session_id if self.data is not None else None
+        sid = self.last_write_about[1]
+        if sid is not None and sid != shown:
+            answer = QMessageBox.question(
+                self, "Undo a write of another session?",
+                f"The last write was {words}, not the session shown. Undo it?",
+                QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.No)
+            if answer != QMessageBox.StandardButton.Yes:
+                self.statusBar().showMessage(f"Not undone: {words}.", 5000)
+                return False
+        self.statusBar().showMessage(f"Undoing {words}…")
+        self.undo(write_id)
+        return True
 
     def _on_write_error(self, message: str, outcome: str = "nothing") -> None:
         head = WRITE_OUTCOME_HEADS.get(outcome, WRITE_OUTCOME_HEADS["nothing"])
@@ -1046,10 +1298,14 @@ class MainWindow(QMainWindow):
         if isinstance(record, ApplyError):
             self._on_write_error(str(record), record.outcome)
             return
+        words = f"write {write_id}"
         if self.last_write == write_id:
+            words = self.write_words(write_id, self.last_write_about)
             self.last_write = None
             self.undo_button.hide()
-        self.statusBar().showMessage(f"Undid write {write_id}: restored {len(record.files)} file(s).", 10000)
+            self.undo_action.setEnabled(False)
+            self.undo_action.setText("&Undo Last Write")
+        self.statusBar().showMessage(f"Undid {words}: restored {len(record.files)} file(s).", 10000)
         self.refresh()
 
     def show_history(self) -> HistoryDialog:
@@ -1133,7 +1389,7 @@ class MainWindow(QMainWindow):
             self.busy.setValue(done)
 
     def is_settled(self) -> bool:
-        return (self._loaded and self._pending_select is None and self._due_session is None
+        return ((self._loaded or self.home is None) and self._pending_select is None and self._due_session is None
                 and not self.runner.is_busy()
                 and not self.view.filling())
 

@@ -7,15 +7,19 @@ user reads is what gets written (``apply_plan`` re-checks every file's fingerpri
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QSyntaxHighlighter, QTextCharFormat
+from PySide6.QtGui import QFont, QSyntaxHighlighter, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
     QDialogButtonBox,
+    QHBoxLayout,
     QLabel,
     QPlainTextEdit,
+    QPushButton,
     QTabWidget,
+    QTextEdit,
     QVBoxLayout,
+    QWidget,
 )
 
 from inspector.crosscheck import FileVerdict
@@ -23,6 +27,7 @@ from inspector.gui.crosscheck_panel import CrosscheckPanel
 from inspector.gui.resources import colours
 from inspector.gui.session_data import ACTIONS, plan_applies
 from inspector.linkcheck import LINKS_KEY
+from inspector.message_diff import ADDED, CHANGED, REMOVED, MessageDiff, diff_messages
 from inspector.plan import Plan, file_diff
 from inspector.textsafe import safe_text
 
@@ -77,6 +82,70 @@ def _diff_view(text: str) -> QPlainTextEdit:
     return view
 
 
+_MARKS = {ADDED: "+ added", REMOVED: "− removed", CHANGED: "~ changed"}
+
+
+class MessagesView(QWidget):
+    """A sidecar's change as the chat will look: each added, changed or removed message, wrapped,
+    with previous/next change. A huge change is a list of messages, not of diff lines."""
+
+    def __init__(self, name: str, diff: MessageDiff, parent=None):
+        super().__init__(parent)
+        self.diff = diff
+        self.text = QTextEdit()
+        self.text.setObjectName("MessagesView")
+        self.text.setReadOnly(True)
+        self.text.setLineWrapMode(QTextEdit.LineWrapMode.WidgetWidth)
+        self.positions: list[int] = []
+        self.current = -1
+        c = colours()
+        head = QTextCharFormat()
+        head.setFontWeight(QFont.Weight.Bold)
+        plain = QTextCharFormat()
+        cursor = self.text.textCursor()
+        lead = diff.summary() + (f" Note: {diff.note}." if diff.note else "")
+        cursor.insertText(safe_text(f"{name}: {lead}\n"), head)
+        for change in diff.changes:
+            self.positions.append(cursor.position())
+            fmt = QTextCharFormat(head)
+            fmt.setForeground({ADDED: c.added, REMOVED: c.removed}.get(change.kind, c.hunk))
+            where = (f"#{change.after_index}" if change.after_index is not None else f"was #{change.before_index}")
+            keys = f" (changed: {', '.join(change.fields[:8])})" if change.kind == CHANGED and change.fields else ""
+            cursor.insertText(safe_text(f"\n{_MARKS.get(change.kind, change.kind)} · {change.role or '?'} · "
+                                        f"{where}{keys}\n"), fmt)
+            if change.kind == CHANGED and change.before != change.after:
+                cursor.insertText(safe_text(f"before: {change.before}\nafter:  {change.after}\n"), plain)
+            else:
+                cursor.insertText(safe_text((change.after or change.before) or "(no text)") + "\n", plain)
+        self.previous_button = QPushButton("Previous change")
+        self.next_button = QPushButton("Next change")
+        for b in (self.previous_button, self.next_button):
+            b.setAutoDefault(False)  # Return in the preview only ever cancels
+            b.setEnabled(bool(self.positions))
+        self.previous_button.clicked.connect(lambda: self.go(-1))
+        self.next_button.clicked.connect(lambda: self.go(1))
+        row = QHBoxLayout()
+        row.addWidget(self.previous_button)
+        row.addWidget(self.next_button)
+        row.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(row)
+        layout.addWidget(self.text, 1)
+        self.text.moveCursor(QTextCursor.MoveOperation.Start)
+
+    def go(self, step: int) -> int:
+        """Move to the next (1) or previous (-1) change; its index."""
+        if not self.positions:
+            return -1
+        self.current = max(0, min(len(self.positions) - 1, self.current + step))
+        cursor = self.text.textCursor()
+        cursor.setPosition(self.positions[self.current] + 1)
+        self.text.setTextCursor(cursor)
+        self.text.ensureCursorVisible()
+        return self.current
+
+
 class PreviewDialog(QDialog):
     """Shows one plan; ``exec()`` returns Accepted when the user pressed Write.
 
@@ -108,6 +177,17 @@ class PreviewDialog(QDialog):
 
         self.tabs = QTabWidget()
         self.diffs: list[QPlainTextEdit] = []
+        self.message_views: list[MessagesView] = []
+        for change in plan.changes:  # first: each chat's change message by message
+            if change.path.suffix != ".json" or change.path.name.startswith("_") or change.after is None:
+                continue
+            diff = diff_messages(change.before, change.after)
+            if diff is not None:
+                view = MessagesView(change.path.name, diff)
+                self.message_views.append(view)
+                self.tabs.addTab(view, f"Messages {change.path.name}")
+                self.tabs.setTabToolTip(self.tabs.count() - 1, "The change as the chat will show it: "
+                                        "messages added, changed or removed")
         for change in plan.changes:
             view = _diff_view(f"{change.kind}: {change.path}\n" + file_diff(change))
             self.diffs.append(view)
@@ -131,14 +211,20 @@ class PreviewDialog(QDialog):
             layout.addWidget(self.confirm_links)
 
         self.buttons = QDialogButtonBox()
-        self.write_button = self.buttons.addButton("Write", QDialogButtonBox.ButtonRole.AcceptRole)
+        # Return never writes: Cancel is the default button, and Write is never "auto default" (a
+        # focused Write would otherwise take Return). Write needs a click, Space on it, or Alt+W.
+        self.write_button = self.buttons.addButton("&Write", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.write_button.setAutoDefault(False)
+        self.write_button.setDefault(False)
         self.cancel_button = self.buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
+        self.cancel_button.setAutoDefault(True)
         self.write_button.setEnabled(plan_applies(plan) and self.confirm_links is None)
         if self.confirm_links is not None:
             self.confirm_links.toggled.connect(
                 lambda on: self.write_button.setEnabled(plan_applies(plan) and on))
         self.write_button.setToolTip("Back up the current files, then write exactly this diff "
-                                     "(refused if a file changed since the preview)")
+                                     "(refused if a file changed since the preview). Shortcut: Alt+W; "
+                                     "Return cancels")
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         self.cancel_button.setDefault(True)

@@ -6,21 +6,23 @@ from __future__ import annotations
 from typing import Any
 
 from inspector.catalogue import SessionRow
+from inspector.finding_words import problem_words
 
 _HEALTH_RANK = {"ok": 0, "info": 1, "warning": 2, "error": 3}
 
 
 class Column:
-    HEALTH, TITLE, SESSION_ID, WHERE, PROFILE, MESSAGES, LAST_ACTIVITY = range(7)
-    HEADERS = ("", "Title", "Session id", "Where", "Profile", "Messages", "Last activity")
+    HEALTH, TITLE, SESSION_ID, WHERE, PROFILE, MESSAGES, LAST_ACTIVITY, PROBLEM = range(8)
+    HEADERS = ("", "Title", "Session id", "Where", "Profile", "Messages", "Last activity", "Problem")
     TOOLTIPS = (
         "Health: the worst finding of the session",
         "The chat title",
         "The session id (the sidecar file name)",
         "Where the session lives: sidecar, state.db, both, or only a .bak",
         "The Hermes profile the session belongs to",
-        "Messages in the sidecar / in state.db",
+        "Messages: in the chat's own file (sidecar) / in the agent's database (state.db); – where there is none",
         "Newest activity (sidecar update, pending turn or state.db message)",
+        "What is wrong, in words: the worst finding of the session",
     )
 
 
@@ -40,6 +42,8 @@ def sort_key(row: SessionRow, col: int) -> Any:
         return max(row.sidecar_messages or 0, row.state_db_messages or 0)
     if col == Column.LAST_ACTIVITY:
         return float(row.last_activity or 0.0)
+    if col == Column.PROBLEM:
+        return (_HEALTH_RANK.get(row.health, 0), problem_words(row.findings))
     return 0
 
 

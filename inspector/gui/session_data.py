@@ -51,6 +51,7 @@ ACTIONS: dict[str, str] = {
     "repair-interrupted": "Repair interrupted turn",
     "materialize": "Materialize from state.db",
     "restore-backup": "Restore from backup",
+    "rebuild-from-state-db": "Rebuild from state.db (inspector step, not hermes)",
     "rebuild-index": "Rebuild index",
 }
 HOME_WIDE_IN_VIEW = frozenset({"rebuild-index"})  # planned for the whole home, not one row

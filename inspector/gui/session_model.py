@@ -17,6 +17,7 @@ from PySide6.QtCore import QAbstractTableModel, Qt, QTimer
 
 from inspector.catalogue import SessionRow
 from inspector.export import format_time
+from inspector.finding_words import problem_words
 from inspector.gui.qtypes import ROOT, Index, OneCallPerCell
 from inspector.gui.resources import health_icon
 from inspector.gui.session_columns import Column, sort_key
@@ -126,6 +127,7 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
         super().__init__(parent)
         self._all: list[_Entry] = []  # every row, in the sort order
         self._rows: list[_Entry] = []  # the rows the filters let through, in the same order
+        self._listed: dict[str, tuple[SessionRow, list]] = {}  # update_findings: the row, its catalogue findings
         self._pos: dict[str, int] = {}  # position among the shown rows, by session id
         self._all_pos: dict[str, int] = {}  # position among all rows (the same dict when none is filtered out)
         self._sort: tuple[int, Qt.SortOrder] | None = None
@@ -243,6 +245,8 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
             return f"{_count(row.sidecar_messages)} / {_count(row.state_db_messages)}"
         if col == Column.LAST_ACTIVITY:
             return short_time(row.last_activity)
+        if col == Column.PROBLEM:
+            return problem_words(row.findings)
         return None
 
     @staticmethod
@@ -256,6 +260,8 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
             return f"{row.session_id}\n{path}" if path else row.session_id
         if col == Column.LAST_ACTIVITY:
             return format_time(row.last_activity)
+        if col == Column.PROBLEM:
+            return findings_tooltip(row)
         if col == Column.MESSAGES:
             return (f"{_count(row.sidecar_messages)} message(s) in the sidecar, "
                     f"{_count(row.state_db_messages)} in state.db")
@@ -279,6 +285,33 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
     def row_for(self, session_id: str) -> SessionRow | None:
         pos = self._all_pos.get(session_id)
         return None if pos is None else self._all[pos].row
+
+    def update_findings(self, session_id: str, findings: list) -> bool:
+        """The row's findings become ``findings`` (what the session view found reading the whole
+        session), so the list's health agrees with the view. True when something changed."""
+        pos = self._all_pos.get(session_id)
+        if pos is None:
+            return False
+        entry = self._all[pos]
+        if list(entry.row.findings) == list(findings):
+            return False
+        self._listed[session_id] = (entry.row, self.catalogue_findings(session_id))
+        entry.row.findings = list(findings)
+        entry._display = None
+        entry.keys.clear()
+        shown = self._pos.get(session_id)
+        if shown is not None:
+            self.dataChanged.emit(self.index(shown, 0), self.index(shown, len(Column.HEADERS) - 1))
+        return True
+
+    def catalogue_findings(self, session_id: str) -> list:
+        """The row's findings as the catalogue found them, before :meth:`update_findings` (the
+        view merges its own with these; merging with an earlier merge would keep stale ones)."""
+        row = self.row_for(session_id)
+        if row is None:
+            return []
+        kept = self._listed.get(session_id)
+        return list(kept[1]) if kept is not None and kept[0] is row else list(row.findings)
 
     def position(self, session_id: str) -> int | None:
         """The row's position in the view; None when it is unknown or filtered out."""

@@ -21,6 +21,7 @@ ACTION_MODULES = {
     "restore-backup": "inspector.repair.restore",
     "rebuild-index": "inspector.repair.rebuild_index",
     "recover-from-journal": "inspector.repair.from_journal",
+    "rebuild-from-state-db": "inspector.repair.rebuild_from_state",
 }
 HOME_WIDE = frozenset({"materialize", "rebuild-index"})
 

@@ -23,8 +23,10 @@ def test_a_corrupt_sidecar_is_shown_with_its_error(qtbot, window, demo, demo_hom
     sid = demo.sessions["corrupt"]
     open_home(qtbot, window, demo_home, select=sid)
     view = window.view
-    assert "hermes cannot load this sidecar" in " ".join(
-        w.text() for w in view.findings.findChildren(type(view.header.title)))
+    # in plain words on the line (issue 16), hermes' technical message on hover
+    lines = [w for w in view.findings.findChildren(type(view.header.title)) if w.objectName() == "FindingLine"]
+    assert "The chat's file is damaged and hermes cannot open it" in " ".join(w.text() for w in lines)
+    assert any("hermes cannot load this sidecar" in w.parentWidget().toolTip() for w in lines)
     # The transcript falls back to the copy that can be read: the chat's state.db rows.
     assert view.transcript.current_source().startswith("state.db")
     assert "release notes" in view.transcript.plain_text().lower()

@@ -1,0 +1,35 @@
+"""The demo's "Release notes" chat (torn sidecar, messages still in state.db) is no dead end:
+the window offers Rebuild from state.db, previews it as an inspector step, writes and undoes it."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+
+from inspector.gui.session_data import ACTIONS
+from inspector.repair.rebuild_from_state import NAME
+from tests.gui.conftest import files_under, open_home, wait_settled
+
+
+def test_the_torn_chat_is_rebuilt_from_state_db_and_undone(qtbot, window, demo, demo_home):
+    sid = demo.sessions["corrupt"]
+    open_home(qtbot, window, demo_home, select=sid)
+    button = window.view.findings.buttons[NAME]
+    qtbot.waitUntil(button.isEnabled, timeout=20_000)
+    (words,) = [w for w in window.view.findings.words if "damaged" in w.what]
+    assert words.can_act and f"press “{ACTIONS[NAME]}”" in words.sentence()
+    before = files_under(demo.home)
+    window.repair_actions[NAME].trigger()
+    dialog = window.preview
+    qtbot.waitUntil(dialog.isVisible, timeout=5000)
+    assert "inspector step, not a hermes-webui repair" in dialog.summary.text()
+    qtbot.mouseClick(dialog.write_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.last_write is not None, timeout=10_000)
+    wait_settled(qtbot, window)
+    qtbot.waitUntil(lambda: window.data is not None and window.data.detail.sidecar_error is None, timeout=10_000)
+    assert [m["role"] for m in window.data.detail.messages] == ["user", "assistant", "user", "assistant"]
+    row = window.model.row_for(sid)
+    assert row.health != "error", [(f.kind, f.message) for f in row.findings]
+    assert window.undo_last() is True  # the shown session's own write: no question
+    qtbot.waitUntil(lambda: window.last_write is None, timeout=10_000)
+    wait_settled(qtbot, window)
+    assert files_under(demo.home) == before
