@@ -39,10 +39,11 @@ def _import_hermes():
     import api.models as models
     import api.run_journal as run_journal
     import api.session_recovery as recovery
-    return config, models, run_journal, recovery
+    import api.turn_journal as turn_journal
+    return config, models, run_journal, recovery, turn_journal
 
 
-CONFIG, MODELS, RUN_JOURNAL, RECOVERY = _import_hermes()
+CONFIG, MODELS, RUN_JOURNAL, RECOVERY, TURN_JOURNAL = _import_hermes()
 os.fsync = lambda fd: None  # hermes fsyncs every write; the bytes are the same without it
 
 # Exceptions raised inside hermes' writers that an outer hermes function swallowed: hermes then
@@ -111,6 +112,12 @@ def _build(req: dict) -> dict:
         for ev in req["journals"]:
             RUN_JOURNAL.append_run_event(ev["session_id"], ev["run_id"], ev["event"], ev["payload"],
                                          created_at=ev["created_at"])
+        for sid, event in req.get("turn_events", []):
+            TURN_JOURNAL.append_turn_journal_event(sid, event)
+        for sid in req.get("deleted", []):
+            MODELS._record_webui_deleted_session_tombstone(sid)
+        for sid in req.get("pruned", []):
+            MODELS._record_webui_zero_message_orphan_tombstone(sid)
     finally:
         _thaw()
     return {"ok": True}
@@ -145,7 +152,13 @@ def _act(req: dict) -> dict:
             if int(result.get("materialized") or 0) > 0:
                 RECOVERY._rebuild_recovery_session_index(sessions)
         elif action == "restore-backup":
-            result = RECOVERY.recover_session(sessions / f"{sid}.json")
+            live = sessions / f"{sid}.json"
+            # an orphan backup (no live file) is restored only where hermes' startup recovery
+            # restores it (durable tombstone, state.db row): the inspector follows that rule
+            if live.exists() or live in RECOVERY._orphaned_backup_live_paths(sessions, state_db):
+                result = RECOVERY.recover_session(live)
+            else:
+                result = {"orphan_not_restored": True}
         elif action == "rebuild-index":
             result = RECOVERY._rebuild_recovery_session_index(sessions)
         elif action == "audit":

@@ -56,6 +56,10 @@ class Case:
     journal_damage: list[tuple[str, str, str]] = field(default_factory=list)  # (sid, run, kind)
     index_state: str = "hermes"                              # hermes | missing | torn | not-list | ...
     core: list[dict] = field(default_factory=list)          # core transcripts to write
+    turn_events: list[tuple[str, dict]] = field(default_factory=list)  # append_turn_journal_event calls
+    deleted: list[str] = field(default_factory=list)        # hermes' deleted-session tombstone
+    pruned: list[str] = field(default_factory=list)         # hermes' zero-message-orphan tombstone
+    file_edits: list[tuple[str, str]] = field(default_factory=list)  # (sid, orphan-bak | torn-live | id-copy)
     state_rows: list[dict] = field(default_factory=list)    # agent state.db session rows
     notes: list[str] = field(default_factory=list)
 
@@ -232,11 +236,35 @@ def make_case(seed: int) -> Case:
     for sid in sids:
         if rng.random() < 0.12:
             case.sidecar_edits[sid] = rng.choice(ODD_EDITS)
+    for sid in sids + [_hex(rng, 12)]:
+        if rng.random() < 0.1:
+            case.deleted.append(sid)
+        if rng.random() < 0.1:
+            case.pruned.append(sid)
+        if rng.random() < 0.08:
+            _turns(rng, case, sid)
+    for sid in sids:
+        if rng.random() < 0.07:
+            case.file_edits.append((sid, rng.choice(("orphan-bak", "torn-live", "id-copy"))))
     case.index_state = rng.choice(("hermes",) * 6 + ("missing", "torn", "not-list", "row-not-object",
                                                      "ghost-row", "duplicate-row", "empty-list"))
     if action in ("materialize", "audit") or rng.random() < 0.2:
         case.state_rows = _state_rows(rng, now, sids)
     return case
+
+
+def _turns(rng: random.Random, case: Case, sid: str) -> None:
+    """Turn-journal events as the WebUI writes them: a submitted turn, maybe started and finished."""
+    turn = "20260526T1020" + str(rng.randint(10, 59)) + "Z-" + _hex(rng, 12)
+    stream = _hex(rng, 32)
+    t = case.now - rng.randint(100, 100000)
+    case.turn_events.append((sid, {"event": "submitted", "turn_id": turn, "stream_id": stream, "role": "user",
+                                   "content": rng.choice(TEXTS), "attachments": [], "workspace": "/tmp",
+                                   "model": "openai/gpt-5", "model_provider": "openai", "created_at": t}))
+    for name in ("worker_started", rng.choice(("completed", "interrupted", "failed", None))):
+        if name and rng.random() < 0.7:
+            t += 1.5
+            case.turn_events.append((sid, {"event": name, "turn_id": turn, "stream_id": stream, "created_at": t}))
 
 
 def _state_rows(rng: random.Random, now: float, sids: list[str]) -> list[dict]:
@@ -376,6 +404,19 @@ def finish_home(case: Case, home: Path) -> None:
         path = sessions / "_run_journal" / sid / f"{run}.jsonl"
         if path.exists():
             _damage_journal(path, kind)
+    for sid, kind in case.file_edits:
+        live, bak = sessions / f"{sid}.json", sessions / f"{sid}.json.bak"
+        if not live.exists():
+            continue
+        if kind == "orphan-bak":
+            if not bak.exists():
+                bak.write_bytes(live.read_bytes())
+            live.unlink()
+        elif kind == "torn-live":
+            data = live.read_bytes()
+            live.write_bytes(data[: len(data) // 2])
+        elif kind == "id-copy":
+            (sessions / f"copy{sid[:6]}.json").write_bytes(live.read_bytes())
     if case.index_state != "hermes":
         _edit_index(sessions / "_index.json", case.index_state, rng)
     for core in case.core:
@@ -392,4 +433,5 @@ def finish_home(case: Case, home: Path) -> None:
 def build_request(case: Case, home: Path) -> dict:
     """The hermes child's ``build`` request for this case."""
     return {"op": "build", "home": str(home), "clock": case.build_clock,
-            "sessions": case.sessions, "journals": case.journals}
+            "sessions": case.sessions, "journals": case.journals, "turn_events": case.turn_events,
+            "deleted": case.deleted, "pruned": case.pruned}
