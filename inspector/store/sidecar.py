@@ -11,6 +11,7 @@ its cwd). Callers pass that directory explicitly as ``cwd``.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Callable
@@ -173,6 +174,43 @@ def _metadata_count(raw: dict) -> int | None:
     return parsed if parsed >= 0 else None
 
 
+def _partial_signature(msg: dict) -> tuple:
+    """What makes two ``_partial`` assistant rows the same for hermes: stripped content and
+    reasoning, and each partial tool call's name, args (as sorted JSON), done/error flags, preview."""
+    tools = []
+    for call in msg.get("_partial_tool_calls") or []:
+        if not isinstance(call, dict):
+            continue
+        try:
+            args = json.dumps(call.get("args") or {}, ensure_ascii=False, sort_keys=True, default=str)
+        except Exception:  # noqa: BLE001 - hermes falls back to str() on any failure
+            args = str(call.get("args") or "")
+        tools.append((str(call.get("name") or ""), args, bool(call.get("done", False)),
+                      bool(call.get("is_error", False)), str(call.get("preview") or call.get("snippet") or "")))
+    return (str(msg.get("content") or "").strip(), str(msg.get("reasoning") or "").strip(), tuple(tools))
+
+
+def collapse_duplicate_partials(messages: Any) -> tuple[Any, bool]:
+    """hermes' load step: of adjacent ``_partial`` rows with the same signature keep the first.
+
+    Returns (messages, whether anything was dropped); a non-list is returned as it is.
+    """
+    if not isinstance(messages, list):
+        return messages, False
+    kept: list = []
+    previous = None
+    for msg in messages:
+        if isinstance(msg, dict) and msg.get("_partial"):
+            sig = _partial_signature(msg)
+            if sig == previous:
+                continue
+            previous = sig
+        else:
+            previous = None
+        kept.append(msg)
+    return kept, len(kept) != len(messages)
+
+
 @dataclass
 class LoadedSession:
     """A session as hermes holds it after ``Session.load``.
@@ -187,6 +225,8 @@ class LoadedSession:
     # ``messages`` when the file holds a truthy non-list there (hermes keeps it; ``data`` has []):
     # only ``compact()`` looks at it, as hermes' does.
     odd_messages: Any = None
+    # hermes dropped adjacent duplicate ``_partial`` rows while loading (and re-saves the file then)
+    collapsed_partials: bool = False
 
     @property
     def session_id(self) -> str:
@@ -246,7 +286,7 @@ def load_session(raw: dict, *, now: float, cwd: Path, resolve: Callable[[str], s
     for key in ("worktree_path", "worktree_repo_root"):
         value = data[key]
         data[key] = resolve(_path_value(value, key)) if value else None
-    messages = raw.get("messages")
+    messages, collapsed = collapse_duplicate_partials(raw.get("messages"))
     tool_calls = raw.get("tool_calls")
     scenes = raw.get("anchor_activity_scenes")
     context = raw.get("context_messages")
@@ -257,7 +297,8 @@ def load_session(raw: dict, *, now: float, cwd: Path, resolve: Callable[[str], s
     odd = messages if messages and not isinstance(messages, list) else None
     count_hint = _metadata_count(raw)
     dropped = [k for k in raw if k not in SAVED_KEYS] if dropped_keys else []
-    return LoadedSession(data=data, count_hint=count_hint, dropped_keys=dropped, odd_messages=odd)
+    return LoadedSession(data=data, count_hint=count_hint, dropped_keys=dropped, odd_messages=odd,
+                         collapsed_partials=collapsed)
 
 
 def sidecar_paths(session_dir: Path) -> list[Path]:

@@ -27,6 +27,10 @@ from pathlib import Path
 from tests.differential.homes import Case, build_request, finish_home, make_case
 
 HERMES_SIDE = Path(__file__).with_name("hermes_side.py")
+# The one place the inspector knowingly does not follow hermes: hermes' Session.load rewrites a
+# sidecar holding adjacent duplicate partial replies (and leaves a .bak) before a repair runs; the
+# inspector refuses those repairs instead. Counted apart, never as "same".
+KNOWN_REFUSAL = "holds adjacent duplicate partial replies"
 
 
 def hermes_src() -> Path | None:
@@ -104,7 +108,7 @@ def _restore(pristine: Path, home: Path) -> None:
 class Outcome:
     seed: int
     action: str
-    verdict: str            # "same" | "both refuse" | "mismatch" | "harness"
+    verdict: str            # "same" | "both refuse" | "known refusal" | "mismatch" | "harness"
     detail: str = ""        # the mismatch class (one line, no seed-specific values)
     info: str = ""          # seed-specific detail for the reproduction
 
@@ -227,6 +231,8 @@ def _compare(case: Case, before: dict, answer: dict, after_h: dict, code: int, r
         return Outcome(case.seed, act, "mismatch", f"hermes raised ({answer['raised'].split(':')[0]}), "
                        "the inspector " + ("wrote" if wrote_i else "did not refuse"), answer["raised"])
     if refused and not wrote_i:
+        if any(KNOWN_REFUSAL in r for r in refused):
+            return Outcome(case.seed, act, "known refusal", "", refused[0][:200])
         if after_h == before:
             return Outcome(case.seed, act, "both refuse", "", refused[0])
         if answer.get("inner"):  # hermes' writer raised part-way and the caller swallowed it

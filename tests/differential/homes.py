@@ -94,6 +94,9 @@ def _transcript(rng: random.Random, n: int, base: float) -> list[dict]:
     for i in range(n):
         role = "user" if i % 2 == 0 else rng.choice(("assistant", "assistant", "tool"))
         out.append(_message(rng, role, base + i))
+        if out[-1].get("_partial") and rng.random() < 0.3:
+            # the duplicate partial a failed turn used to leave behind (hermes collapses it on load)
+            out.append({**out[-1], "timestamp": base + i + 0.5})
     return out
 
 

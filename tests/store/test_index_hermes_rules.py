@@ -205,3 +205,34 @@ def test_a_lone_surrogate_in_another_title_makes_the_save_a_refusal(tmp_path) ->
                                      '"updated_at": 40.0, "messages": []}', encoding="utf-8")
     with pytest.raises(IndexRebuildError, match="cannot be written as UTF-8"):
         save_session(make_ctx(home).save_context(), _loaded(sessions, "a", home), touch_updated_at=True)
+
+
+# ---------------------------------------------------------------- duplicate partial replies
+
+
+def test_adjacent_duplicate_partials_are_dropped_on_load_keeping_the_first(tmp_path) -> None:
+    partial = {"role": "assistant", "content": " half an answer ", "_partial": True, "timestamp": 200.0}
+    messages = [{"role": "user", "content": "q", "timestamp": 100.0}, partial,
+                {**partial, "content": "half an answer", "timestamp": 300.0},  # same once stripped
+                {"role": "tool", "content": "x", "timestamp": 400.0}]
+    row = _row(tmp_path, updated_at=5.0, messages=messages)
+    assert (row["message_count"], row["last_message_at"]) == (3, 200.0)
+
+
+def test_partials_with_different_tool_calls_are_both_kept(tmp_path) -> None:
+    a = {"role": "assistant", "content": "", "_partial": True, "timestamp": 200.0,
+         "_partial_tool_calls": [{"name": "terminal", "args": {"command": "ls"}}]}
+    b = {**a, "timestamp": 300.0, "_partial_tool_calls": [{"name": "terminal", "args": {"command": "pwd"}}]}
+    row = _row(tmp_path, messages=[a, b])
+    assert row["message_count"] == 2
+
+
+def test_a_repair_of_a_sidecar_hermes_would_rewrite_on_load_is_refused(tmp_path) -> None:
+    from inspector.repair.session_source import load_session_for_repair
+
+    home, sessions, _ = home_dirs(tmp_path)
+    partial = {"role": "assistant", "content": "half", "_partial": True}
+    write_json(sessions / "a.json", {"session_id": "a", "workspace": "/tmp", "messages": [partial, dict(partial)]})
+    source = load_session_for_repair(make_ctx(home), "a")
+    assert source.loaded is None
+    assert "adjacent duplicate partial replies" in source.refusal
