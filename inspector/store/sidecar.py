@@ -227,6 +227,8 @@ class LoadedSession:
     odd_messages: Any = None
     # hermes dropped adjacent duplicate ``_partial`` rows while loading (and re-saves the file then)
     collapsed_partials: bool = False
+    # keys whose file value is truthy but not a list and that ``data`` holds as [] (hermes keeps it)
+    odd_lists: tuple[str, ...] = ()
 
     @property
     def session_id(self) -> str:
@@ -291,14 +293,15 @@ def load_session(raw: dict, *, now: float, cwd: Path, resolve: Callable[[str], s
     scenes = raw.get("anchor_activity_scenes")
     context = raw.get("context_messages")
     data["messages"] = messages if isinstance(messages, list) else []
-    data["tool_calls"] = tool_calls if isinstance(tool_calls, list) else []
+    data["tool_calls"] = tool_calls or []  # hermes keeps a truthy non-list as it is
     data["anchor_activity_scenes"] = scenes if isinstance(scenes, dict) else {}
     data["context_messages"] = context if isinstance(context, list) else []
     odd = messages if messages and not isinstance(messages, list) else None
     count_hint = _metadata_count(raw)
     dropped = [k for k in raw if k not in SAVED_KEYS] if dropped_keys else []
+    odd_lists = ("messages",) if odd is not None else ()
     return LoadedSession(data=data, count_hint=count_hint, dropped_keys=dropped, odd_messages=odd,
-                         collapsed_partials=collapsed)
+                         collapsed_partials=collapsed, odd_lists=odd_lists)
 
 
 def sidecar_paths(session_dir: Path) -> list[Path]:

@@ -209,7 +209,8 @@ def _session(rng: random.Random, case: Case, sid: str, role: str, updated_pool: 
 
 
 ODD_EDITS = ("unknown-keys", "reorder", "duplicate-key", "nan-cost", "huge-int", "compact-json",
-             "string-updated-at", "surrogate-title", "null-workspace", "string-message-count", "float-ts")
+             "string-updated-at", "surrogate-title", "null-workspace", "string-message-count", "float-ts",
+             "messages-not-list", "tool-calls-not-list", "self-key", "infinite-counter")
 
 
 def make_case(seed: int) -> Case:
@@ -307,6 +308,14 @@ def _edit_sidecar(path: Path, kind: str) -> None:
         obj["workspace"] = None
     elif kind == "string-message-count":
         obj["message_count"] = str(obj.get("message_count", 0))
+    elif kind == "messages-not-list":
+        obj["messages"] = {"0": {"role": "user", "content": "hi"}}
+    elif kind == "tool-calls-not-list":
+        obj["tool_calls"] = {"call": 1}
+    elif kind == "self-key":
+        obj["self"] = 1
+    elif kind == "infinite-counter":
+        obj["cache_read_tokens"] = float("inf")
     elif kind == "float-ts":
         for m in obj.get("messages") or []:
             if isinstance(m, dict) and "timestamp" in m:

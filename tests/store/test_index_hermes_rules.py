@@ -236,3 +236,22 @@ def test_a_repair_of_a_sidecar_hermes_would_rewrite_on_load_is_refused(tmp_path)
     source = load_session_for_repair(make_ctx(home), "a")
     assert source.loaded is None
     assert "adjacent duplicate partial replies" in source.refusal
+
+
+def test_a_repair_of_a_sidecar_whose_transcript_is_not_a_list_is_refused(tmp_path) -> None:
+    from inspector.repair.session_source import load_session_for_repair
+
+    home, sessions, _ = home_dirs(tmp_path)
+    write_json(sessions / "a.json", {"session_id": "a", "workspace": "/tmp", "messages": {"x": 1}})
+    assert load_session_for_repair(make_ctx(home), "a").refusal == "a.json holds messages that is not a list: not repaired"
+
+
+def test_tool_calls_that_are_not_a_list_are_kept_as_hermes_keeps_them(tmp_path) -> None:
+    raw = {"session_id": "a", "workspace": "/tmp", "messages": [], "tool_calls": {"call": 1}}
+    assert load_session(raw, now=NOW, cwd=tmp_path).data["tool_calls"] == {"call": 1}
+    assert load_session({**raw, "tool_calls": None}, now=NOW, cwd=tmp_path).data["tool_calls"] == []
+
+
+def test_a_transcript_that_is_not_a_list_counts_its_length_in_the_row(tmp_path) -> None:
+    row = _row(tmp_path, messages={"a": 1, "b": 2}, updated_at=5.0)
+    assert (row["message_count"], row["user_message_count"], row["last_message_at"]) == (2, 0, 5.0)
