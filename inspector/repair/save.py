@@ -13,6 +13,7 @@ Given a modified in-memory session, return what hermes' save would write:
 from __future__ import annotations
 
 import errno
+import json
 import os
 import stat
 from collections.abc import Callable
@@ -36,7 +37,6 @@ from inspector.store.jsonfmt import (
     NotARegularFile,
     dumps_pretty,
     dumps_pretty_fast,
-    loads_bytes,
     loads_bytes_fast,
     safe_parse_depth,
 )
@@ -48,7 +48,8 @@ from inspector.store.sidecar import (
     session_payload,
 )
 
-TOMBSTONE_FILES = ("_deleted_webui_sessions.json", "_pruned_webui_orphans.json")
+# (name, cap) in the order a save clears them: the zero-message-orphan tombstone first
+TOMBSTONE_FILES = (("_pruned_webui_orphans.json", 500), ("_deleted_webui_sessions.json", 1000))
 
 
 class IndexRebuildError(ValueError):
@@ -281,23 +282,53 @@ class ListedNames:
         self.plain = plain
 
 
-def _tombstone_after(data: bytes | None, sid: str) -> tuple[bool, bytes | None]:
-    """(changed, new bytes or None to delete) after removing ``sid`` from a tombstone file."""
+class TombstoneUnreadable(Exception):
+    """hermes' tombstone load raises here (an infinite ``version``): its save stops clearing tombstones."""
+
+
+def _tombstone_ids(data: bytes) -> set[str] | None:
+    """The ids hermes' tombstone loader reads, or None when it reads none (unreadable, not an object,
+    ``int(version) != 1``, ``ids`` not a list). Ids are ``str(id).strip()`` of every id whose
+    ``str(id or "")`` is not blank, so a number counts and ``null`` does not."""
+    try:
+        obj = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    if not isinstance(obj, dict):
+        return None
+    try:
+        version = int(obj.get("version", 0))
+    except (TypeError, ValueError):
+        return None
+    except OverflowError as exc:
+        raise TombstoneUnreadable(str(exc)) from exc
+    ids = obj.get("ids", [])
+    if version != 1 or not isinstance(ids, list):
+        return None
+    return {str(i).strip() for i in ids if str(i or "").strip()}
+
+
+def _tombstone_after(data: bytes | None, sid: str, cap: int) -> tuple[bool, bytes | None]:
+    """(changed, new bytes or None to delete) after hermes' clear of ``sid`` from a tombstone file.
+
+    The remaining ids are written sorted (the last ``cap`` of them) as ``{"version": 1, "ids": [...]}``;
+    an id UTF-8 cannot hold makes hermes' write fail, leaving the file as it was.
+    """
     if data is None:
         return False, None
-    try:
-        obj = loads_bytes(data)
-    except (UnicodeDecodeError, ValueError):
+    current = _tombstone_ids(data)
+    target = str(sid).strip()
+    if current is None or target not in current:
         return False, data
-    if not isinstance(obj, dict) or not isinstance(obj.get("ids"), list):
-        return False, data
-    ids = [i for i in obj["ids"] if isinstance(i, str) and i.strip()]
-    if sid not in {i.strip() for i in ids}:
-        return False, data
-    remaining = sorted({i.strip() for i in ids if i.strip() != sid})
-    if not remaining:
+    current.discard(target)
+    if not current:
         return True, None
-    return True, dumps_pretty({"version": 1, "ids": remaining})
+    remaining = sorted(current)[-cap:]
+    try:
+        return True, dumps_pretty({"version": 1, "ids": remaining})
+    except UnicodeEncodeError:
+        return False, data
+
 
 
 def _index_after(ctx: SaveContext, session: LoadedSession, path: Path, new_bytes: bytes,
@@ -357,9 +388,12 @@ def save_session(
         if idx:
             changes.append(idx)
     if data["messages"]:
-        for name in TOMBSTONE_FILES:
+        for name, cap in TOMBSTONE_FILES:
             tpath = ctx.session_dir / name
-            changed, after = _tombstone_after(ctx.snapshot.data(tpath), sid)
+            try:
+                changed, after = _tombstone_after(ctx.snapshot.data(tpath), sid, cap)
+            except TombstoneUnreadable:
+                break  # hermes' clear raises: the save logs it and clears no further tombstone
             if changed:
                 tc = _change(ctx, tpath, after)
                 if tc:

@@ -173,7 +173,8 @@ def _session(rng: random.Random, case: Case, sid: str, role: str, updated_pool: 
         init["active_stream_id"] = rng.choice((run, run, None))
         init["pending_user_message"] = rng.choice(TEXTS[:6] + ("[IMPORTANT: Background process proc_1 completed (exit_code=0).\nOutput:\nok]",))
         init["pending_started_at"] = rng.choice((case.server_started_at - rng.randint(1, 900),
-                                                 case.server_started_at + rng.randint(1, 900), None))
+                                                 case.server_started_at + rng.randint(1, 900), None,
+                                                 str(case.server_started_at - 5), int(case.server_started_at) + 3))
         init["pending_user_source"] = rng.choice((None, None, "process_wakeup"))
         if rng.random() < 0.2:
             init["pending_attachments"] = [{"name": "a.png", "path": "/tmp/a.png"}]
@@ -184,7 +185,7 @@ def _session(rng: random.Random, case: Case, sid: str, role: str, updated_pool: 
                                   "messages": _transcript(rng, rng.randint(1, 4), base)
                                   + [{"role": "user", "content": init["pending_user_message"], "timestamp": base + 9}]})
         if rng.random() < 0.7:
-            _journal(rng, sid, run, (init["pending_started_at"] or base) + 1, case, terminal=rng.random() < 0.4)
+            _journal(rng, sid, run, float(init["pending_started_at"] or base) + 1, case, terminal=rng.random() < 0.4)
     if role == "recover-journal":
         run = _hex(rng, 32)
         first_seen = case.now - rng.choice((GIVEUP - 5, GIVEUP + 5, GIVEUP, 60, 3600, GIVEUP * 2))
@@ -251,7 +252,8 @@ def make_case(seed: int) -> Case:
         if rng.random() < 0.07:
             case.file_edits.append((sid, rng.choice(("orphan-bak", "torn-live", "id-copy"))))
     case.index_state = rng.choice(("hermes",) * 6 + ("missing", "torn", "not-list", "row-not-object",
-                                                     "ghost-row", "duplicate-row", "empty-list"))
+                                                     "ghost-row", "duplicate-row", "empty-list",
+                                                     "odd-updated-at", "unhashable-id", "no-id-row"))
     if action in ("materialize", "audit") or rng.random() < 0.2:
         case.state_rows = _state_rows(rng, now, sids)
     return case
@@ -363,6 +365,12 @@ def _edit_index(path: Path, state: str, rng: random.Random) -> None:
         rows.append(dict(rows[0]))
     elif state == "empty-list":
         rows = []
+    elif state == "odd-updated-at" and rows:
+        rows[-1] = {**rows[-1], "updated_at": rng.choice(("yesterday", None, [1]))}
+    elif state == "unhashable-id":
+        rows.append({"session_id": ["x"], "updated_at": 3.0})
+    elif state == "no-id-row":
+        rows.insert(0, {"title": "no id", "updated_at": 4.0})
     path.write_bytes(json.dumps(rows, ensure_ascii=False, indent=2).encode("utf-8", "surrogatepass"))
 
 
@@ -429,6 +437,11 @@ def finish_home(case: Case, home: Path) -> None:
             live.write_bytes(data[: len(data) // 2])
         elif kind == "id-copy":
             (sessions / f"copy{sid[:6]}.json").write_bytes(live.read_bytes())
+    if rng.random() < 0.05:
+        name = rng.choice(("_deleted_webui_sessions.json", "_pruned_webui_orphans.json"))
+        ids = [rng.choice([s["sid"] for s in case.sessions] or ["x"]), " padded ", "", 7, None]
+        (sessions / name).write_text(json.dumps(rng.choice(({"version": 1, "ids": ids}, {"ids": "x"}, [1], {}))),
+                                     encoding="utf-8")
     if case.index_state != "hermes":
         _edit_index(sessions / "_index.json", case.index_state, rng)
     for core in case.core:

@@ -255,3 +255,37 @@ def test_tool_calls_that_are_not_a_list_are_kept_as_hermes_keeps_them(tmp_path) 
 def test_a_transcript_that_is_not_a_list_counts_its_length_in_the_row(tmp_path) -> None:
     row = _row(tmp_path, messages={"a": 1, "b": 2}, updated_at=5.0)
     assert (row["message_count"], row["user_message_count"], row["last_message_at"]) == (2, 0, 5.0)
+
+
+# ---------------------------------------------------------------- tombstones cleared by a save
+
+
+@pytest.mark.parametrize(("content", "expected"), [
+    ({"version": 1, "ids": ["a", " padded ", "", 7, None]}, b'{\n  "version": 1,\n  "ids": [\n    "7",\n    "padded"\n  ]\n}'),
+    ({"version": "1", "ids": ["a", "b"]}, b'{\n  "version": 1,\n  "ids": [\n    "b"\n  ]\n}'),
+    ({"ids": ["a", "b"]}, None),           # no version: hermes reads no ids, the file stays
+    ({"version": 2, "ids": ["a"]}, None),
+    ({"version": 1, "ids": "a"}, None),
+    ({"version": 1, "ids": [" a "]}, "deleted"),
+])
+def test_a_save_clears_the_id_from_tombstones_as_hermes_reads_them(content, expected, tmp_path) -> None:
+    home, sessions, _ = home_dirs(tmp_path)
+    _sidecars(sessions, ["a"])
+    write_json(sessions / "_pruned_webui_orphans.json", content)
+    changes = save_session(make_ctx(home).save_context(), _loaded(sessions, "a", home), touch_updated_at=False)
+    got = {c.path.name: c.after for c in changes}
+    if expected is None:
+        assert "_pruned_webui_orphans.json" not in got
+    elif expected == "deleted":
+        assert got["_pruned_webui_orphans.json"] is None
+    else:
+        assert got["_pruned_webui_orphans.json"] == expected
+
+
+def test_an_infinite_tombstone_version_stops_hermes_clearing_the_other_tombstone(tmp_path) -> None:
+    home, sessions, _ = home_dirs(tmp_path)
+    _sidecars(sessions, ["a"])
+    (sessions / "_pruned_webui_orphans.json").write_text('{"version": Infinity, "ids": ["a"]}', encoding="utf-8")
+    write_json(sessions / "_deleted_webui_sessions.json", {"version": 1, "ids": ["a", "b"]})
+    changes = save_session(make_ctx(home).save_context(), _loaded(sessions, "a", home), touch_updated_at=False)
+    assert {c.path.name for c in changes} == {"a.json", "_index.json"}
