@@ -1,10 +1,15 @@
 """``_index.json``: hermes' ``Session.compact()`` rows and the two ways hermes rewrites the index.
 
 * the **save fast path** (every ``Session.save``): keep rows whose sidecar still exists,
-  replace or append the saved session's row, re-sort by ``updated_at`` descending;
-* the **full rebuild** (index missing/unreadable/not a list of objects, and the recovery
+  replace every row of the saved session (or append it), re-sort by raw ``updated_at``;
+* the **full rebuild** (the index missing, or the fast path raising; and the recovery
   rebuild): one row per loadable sidecar, keyed by the id *inside* the file, the larger
-  ``message_count`` winning.
+  ``message_count`` winning, ties kept in walking order (the folder's own order in a save,
+  name order in the recovery rebuild).
+
+Rows are ``compact()`` of the session as hermes' ``Session.__init__`` builds it, with hermes'
+coercions (see :func:`inspector.store.sidecar.load_session`); where hermes' sort or write
+raises, the callers refuse.
 """
 
 from __future__ import annotations
@@ -168,23 +173,6 @@ def sort_rows(rows: list[dict]) -> list[dict]:
 def parse_index(data: bytes | None) -> list[dict] | None:
     """The index rows, or None when hermes would fall back to a full rebuild."""
     obj = loads_or_none(data)
-    if not isinstance(obj, list) or not all(isinstance(r, dict) for r in obj):
-        return None
-    return obj
-
-
-def parse_index_exact(data: bytes | None) -> list[dict] | None:
-    """:func:`parse_index` with exactly the stdlib's verdict, also on pathologically deep rows.
-
-    (:func:`parse_index` may accept a row nested 1,000 levels deep that hermes' ``json.loads``
-    rejects; the save path must take hermes' branch, so it uses this one.)
-    """
-    if data is None:
-        return None
-    try:
-        obj = loads_bytes_fast(data)
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        return None
     if not isinstance(obj, list) or not all(isinstance(r, dict) for r in obj):
         return None
     return obj
