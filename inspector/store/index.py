@@ -72,10 +72,15 @@ def _newest_message_time(messages: Any) -> float | None:
 
 
 def last_message_at(data: dict, messages: Any = None) -> Any:
-    """``pending_started_at`` while a prompt is pending; else the newest message time; else ``updated_at``."""
+    """``pending_started_at`` while a prompt is pending; else the newest message time; else ``updated_at``.
+
+    The messages are scanned first in every case, as hermes does: a time ``float()`` cannot take
+    (an integer past the float range) raises even when a pending prompt's time wins.
+    """
+    newest = _newest_message_time(data["messages"] if messages is None else messages)
     if data.get("pending_user_message") and data.get("pending_started_at"):
         return data["pending_started_at"]
-    return _newest_message_time(data["messages"] if messages is None else messages) or data.get("updated_at")
+    return newest or data.get("updated_at")
 
 
 def _int_or_zero(value: Any) -> int:

@@ -211,7 +211,8 @@ def _session(rng: random.Random, case: Case, sid: str, role: str, updated_pool: 
 
 ODD_EDITS = ("unknown-keys", "reorder", "duplicate-key", "nan-cost", "huge-int", "compact-json",
              "string-updated-at", "surrogate-title", "null-workspace", "string-message-count", "float-ts",
-             "messages-not-list", "tool-calls-not-list", "self-key", "infinite-counter")
+             "messages-not-list", "tool-calls-not-list", "self-key", "infinite-counter",
+             "list-content-partial", "huge-ts", "bool-updated-at", "title-not-text", "text-created-at")
 
 
 def make_case(seed: int) -> Case:
@@ -310,6 +311,17 @@ def _edit_sidecar(path: Path, kind: str) -> None:
         obj["workspace"] = None
     elif kind == "string-message-count":
         obj["message_count"] = str(obj.get("message_count", 0))
+    elif kind == "list-content-partial":
+        obj.setdefault("messages", []).append({"role": "assistant", "_partial": True, "timestamp": 5.0,
+                                               "content": [{"type": "text", "text": " "}, {"type": "image"}, " "]})
+    elif kind == "huge-ts":
+        obj.setdefault("messages", []).append({"role": "user", "content": "x", "_ts": 10**400})
+    elif kind == "bool-updated-at":
+        obj["updated_at"] = True
+    elif kind == "title-not-text":
+        obj["title"] = {"text": "t"} if obj.get("title") else 12
+    elif kind == "text-created-at":
+        obj["created_at"] = "2026-01-01"
     elif kind == "messages-not-list":
         obj["messages"] = {"0": {"role": "user", "content": "hi"}}
     elif kind == "tool-calls-not-list":

@@ -289,3 +289,11 @@ def test_an_infinite_tombstone_version_stops_hermes_clearing_the_other_tombstone
     write_json(sessions / "_deleted_webui_sessions.json", {"version": 1, "ids": ["a", "b"]})
     changes = save_session(make_ctx(home).save_context(), _loaded(sessions, "a", home), touch_updated_at=False)
     assert {c.path.name for c in changes} == {"a.json", "_index.json"}
+
+
+def test_a_message_time_past_the_float_range_raises_even_under_a_pending_prompt(tmp_path) -> None:
+    messages = [{"role": "user", "content": "x", "_ts": 10**400}]
+    with pytest.raises(OverflowError):
+        _row(tmp_path, messages=messages, pending_user_message="p", pending_started_at=7.0)
+    assert _row(tmp_path, messages=messages[:0], pending_user_message="p",
+                pending_started_at=7.0)["last_message_at"] == 7.0
