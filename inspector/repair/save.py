@@ -13,6 +13,7 @@ Given a modified in-memory session, return what hermes' save would write:
 from __future__ import annotations
 
 import errno
+import json
 import os
 import stat
 from collections.abc import Callable
@@ -22,12 +23,14 @@ from pathlib import Path
 from inspector.plan import FileChange
 from inspector.store.files import FileSnapshot
 from inspector.store.index import (
+    FastPathFailed,
+    IndexSortError,
     PathResolver,
     compact,
     index_after_save,
     index_path,
     load_for_index,
-    parse_index_exact,
+    parse_index_json,
     rebuild_rows,
 )
 from inspector.store.jsonfmt import (
@@ -36,7 +39,6 @@ from inspector.store.jsonfmt import (
     TooLargeToLoad,
     dumps_pretty,
     dumps_pretty_fast,
-    loads_bytes,
     loads_bytes_fast,
     safe_parse_depth,
 )
@@ -48,7 +50,8 @@ from inspector.store.sidecar import (
     session_payload,
 )
 
-TOMBSTONE_FILES = ("_deleted_webui_sessions.json", "_pruned_webui_orphans.json")
+# (name, cap) in the order a save clears them: the zero-message-orphan tombstone first
+TOMBSTONE_FILES = (("_pruned_webui_orphans.json", 500), ("_deleted_webui_sessions.json", 1000))
 
 
 class IndexRebuildError(ValueError):
@@ -74,17 +77,25 @@ def _change(ctx: SaveContext, path: Path, after: bytes | None) -> FileChange | N
                       fingerprint=raw.fingerprint if raw is not None else None)
 
 
-def sidecar_names(session_dir: Path) -> list[str]:
+def sidecar_names(session_dir: Path, *, sort: bool = True) -> list[str]:
     """Names of :func:`~inspector.store.sidecar.sidecar_paths`, from one listing, as strings.
 
     ``session_dir.glob("*.json")`` (case-sensitive, dot-names included, folders included) minus
-    the ``_``-prefixed names, sorted: for children of one folder ``Path`` order is name order.
+    the ``_``-prefixed names. Sorted (for children of one folder ``Path`` order is name order),
+    or with ``sort=False`` in the folder's own order, as ``os.scandir`` (and so ``glob``) gives it.
     """
     try:
         names = os.listdir(session_dir)
     except (OSError, ValueError):
         return []
-    return sorted(n for n in names if n.endswith(".json") and not n.startswith("_"))
+    names = [n for n in names if n.endswith(".json") and not n.startswith("_")]
+    return sorted(names) if sort else names
+
+
+def persisted_ids(session_dir: Path) -> frozenset[str]:
+    """hermes' ``_persisted_session_ids_snapshot``: the stems of the folder's sidecar names
+    (``Path.stem``: ``a.b.json`` -> ``a.b``, ``.json`` -> ``.json``); empty when it cannot be listed."""
+    return frozenset(n if n == ".json" else n[:-5] for n in sidecar_names(session_dir, sort=False))
 
 
 def read_uncached(snapshot: FileSnapshot, path: Path) -> bytes | None:
@@ -136,8 +147,12 @@ def parse_sidecar_exact(data: bytes, depth_limit: int | None = None) -> dict:
     except (ValueError, RecursionError) as exc:
         raise SidecarError(f"not valid JSON: {exc}") from exc
     if not isinstance(obj, dict):
-        raise SidecarError(f"top-level JSON is {type(obj).__name__}, not an object")
+        raise SidecarError(f"top-level JSON is {type(obj).__name__}, not an object") from NotAnObject()
     return obj
+
+
+class NotAnObject(Exception):
+    """The cause of a :class:`SidecarError` for JSON that parses but is not an object."""
 
 
 @dataclass
@@ -153,8 +168,20 @@ def rebuild_index_from_sidecars(
     overrides: dict[Path, bytes] | None = None,
     skipped: list[str] | None = None,
     observe: Callable[[Path, dict], None] | None = None,
+    *,
+    recovery: bool = True,
 ) -> RebuiltIndex:
     """A full index rebuild from every loadable sidecar (``overrides`` = bytes about to be written).
+
+    ``recovery=True`` is ``_rebuild_recovery_session_index`` (materialize, rebuild-index): the
+    names sorted; a file that cannot be read or parsed is left out, but a sidecar that parses to
+    something other than an object, that ``Session()`` cannot be built from, or whose
+    ``compact()`` raises makes hermes' rebuild raise, so :class:`IndexRebuildError` is raised.
+    ``recovery=False`` is the rebuild inside ``Session.save`` (index missing or unusable): the
+    folder's own order (``glob`` = ``os.scandir`` order; a file about to be created goes last),
+    and every sidecar that fails anywhere before its row is made is left out. In both, the sort
+    by ``updated_at`` keeps ties in that order, and a sort or UTF-8 write that fails in hermes
+    raises :class:`IndexRebuildError`.
 
     hermes leaves sidecars it cannot load out of the index without a word; ``skipped``, when
     given, collects one line per such file so a preview can say which rows disappear and why.
@@ -162,15 +189,17 @@ def rebuild_index_from_sidecars(
     hermes' load), so a caller needs no second pass over the folder.
 
     Each sidecar is read once, parsed, turned into its ``compact()`` row and dropped: only the
-    rows are kept. The bytes are those of ``rebuild_index`` over ``read_sidecar`` of every file.
+    rows are kept.
     """
     skipped = [] if skipped is None else skipped
     overrides = overrides or {}
     sdir = ctx.session_dir
-    names = set(sidecar_names(sdir))
+    names = sidecar_names(sdir, sort=recovery)
     if all(p.parent == sdir for p in overrides):
         by_name = {p.name: d for p, d in overrides.items()}
-        paths: list[Path] = [sdir / n for n in sorted(names | set(by_name))]
+        listed = set(names)
+        order = names + [n for n in by_name if n not in listed]
+        paths: list[Path] = [sdir / n for n in (sorted(order) if recovery else order)]
         data_for: Callable[[Path], bytes | None] = lambda p: by_name.get(p.name)  # noqa: E731
     else:  # pragma: no cover - every caller overrides files of the sessions folder
         paths = sorted({sdir / n for n in names} | set(overrides))
@@ -189,35 +218,51 @@ def rebuild_index_from_sidecars(
                 continue
             if data is None:
                 continue
-        try:
-            obj = parse_sidecar_exact(data, depth_limit)
-            if observe is not None:
-                observe(path, obj)
-            try:
-                sess = load_for_index(obj, now=ctx.now, resolve=resolve)
-            except (ValueError, TypeError, OSError) as exc:
-                raise SidecarError(f"hermes cannot load it: {exc}") from exc
-        except (SidecarError, RecursionError) as exc:
-            skipped.append(f"{path.name} cannot be loaded ({exc}): left out of the index, as hermes does")
-            continue
-        try:
-            row = compact(sess)
-        except (ValueError, TypeError, OverflowError) as exc:
-            raise IndexRebuildError(f"{path.name}: hermes' index row for it cannot be computed ({exc})") from exc
-        rows.append(row)
-    final = rebuild_rows(rows)
+        row = _index_row(ctx, path, data, depth_limit, resolve, observe, skipped, recovery)
+        if row is not None:
+            rows.append(row)
     try:
+        final = rebuild_rows(rows)
         out = dumps_pretty_fast(final)
+    except IndexSortError as exc:
+        raise IndexRebuildError(f"a sidecar's updated_at cannot be sorted with the others ({exc})") from exc
     except UnicodeEncodeError as exc:
         raise IndexRebuildError(f"a sidecar holds text that cannot be written as UTF-8 ({exc.reason}: "
                                 f"{exc.object[max(0, exc.start - 20):exc.end + 20]!r})") from exc
     return RebuiltIndex(out, [str(r["session_id"]) for r in final])
 
 
+def _index_row(ctx: SaveContext, path: Path, data: bytes, depth_limit: int | None, resolve: PathResolver,
+               observe: Callable[[Path, dict], None] | None, skipped: list[str], recovery: bool) -> dict | None:
+    """One sidecar's ``compact()`` row for a full rebuild; None when hermes leaves it out."""
+    try:
+        obj = parse_sidecar_exact(data, depth_limit)
+    except SidecarError as exc:
+        if recovery and isinstance(exc.__cause__, NotAnObject):
+            raise IndexRebuildError(f"{path.name}: hermes' recovery rebuild fails on it ({exc})") from exc
+        skipped.append(f"{path.name} cannot be loaded ({exc}): left out of the index, as hermes does")
+        return None
+    except RecursionError as exc:
+        skipped.append(f"{path.name} cannot be loaded ({exc}): left out of the index, as hermes does")
+        return None
+    if observe is not None:
+        observe(path, obj)
+    try:
+        sess = load_for_index(obj, now=ctx.now, resolve=resolve)
+        return compact(sess)
+    except (ValueError, TypeError, OSError, OverflowError, RuntimeError, RecursionError) as exc:
+        if recovery:
+            raise IndexRebuildError(f"{path.name}: hermes cannot load it or make its index row "
+                                    f"({type(exc).__name__}: {exc}), and its recovery rebuild stops there") from exc
+        skipped.append(f"{path.name} cannot be loaded (hermes cannot load it: {exc}): left out of the index, "
+                       "as hermes does")
+        return None
+
+
 def rebuilt_index_bytes(ctx: SaveContext, overrides: dict[Path, bytes] | None = None,
-                        skipped: list[str] | None = None) -> bytes:
+                        skipped: list[str] | None = None, *, recovery: bool = True) -> bytes:
     """The bytes of :func:`rebuild_index_from_sidecars`."""
-    return rebuild_index_from_sidecars(ctx, overrides, skipped).data
+    return rebuild_index_from_sidecars(ctx, overrides, skipped, recovery=recovery).data
 
 
 class ListedNames:
@@ -247,48 +292,72 @@ class ListedNames:
         self.plain = plain
 
 
-class _SidecarExists:
-    """hermes' ``<rid>.json`` existence test (``os.path.exists``) for every index row, from one
-    :class:`ListedNames` where it can."""
-
-    def __init__(self, session_dir: Path, saved_sid: str) -> None:
-        self.session_dir = session_dir
-        self.saved_sid = saved_sid
-        self.plain = ListedNames(session_dir).plain
-
-    def __call__(self, rid: str) -> bool:
-        if rid == self.saved_sid:
-            return True
-        name = f"{rid}.json"
-        if name in self.plain:
-            return True
-        return _exists(self.session_dir / name)
+class TombstoneUnreadable(Exception):
+    """hermes' tombstone load raises here (an infinite ``version``): its save stops clearing tombstones."""
 
 
-def _exists(path: Path) -> bool:
+def _tombstone_ids(data: bytes) -> set[str] | None:
+    """The ids hermes' tombstone loader reads, or None when it reads none (unreadable, not an object,
+    ``int(version) != 1``, ``ids`` not a list). Ids are ``str(id).strip()`` of every id whose
+    ``str(id or "")`` is not blank, so a number counts and ``null`` does not."""
     try:
-        return os.path.exists(path)
-    except (OSError, ValueError):
-        return False
+        obj = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    if not isinstance(obj, dict):
+        return None
+    try:
+        version = int(obj.get("version", 0))
+    except (TypeError, ValueError):
+        return None
+    except OverflowError as exc:
+        raise TombstoneUnreadable(str(exc)) from exc
+    ids = obj.get("ids", [])
+    if version != 1 or not isinstance(ids, list):
+        return None
+    return {str(i).strip() for i in ids if str(i or "").strip()}
 
 
-def _tombstone_after(data: bytes | None, sid: str) -> tuple[bool, bytes | None]:
-    """(changed, new bytes or None to delete) after removing ``sid`` from a tombstone file."""
+def _tombstone_after(data: bytes | None, sid: str, cap: int) -> tuple[bool, bytes | None]:
+    """(changed, new bytes or None to delete) after hermes' clear of ``sid`` from a tombstone file.
+
+    The remaining ids are written sorted (the last ``cap`` of them) as ``{"version": 1, "ids": [...]}``;
+    an id UTF-8 cannot hold makes hermes' write fail, leaving the file as it was.
+    """
     if data is None:
         return False, None
-    try:
-        obj = loads_bytes(data)
-    except (UnicodeDecodeError, ValueError):
+    current = _tombstone_ids(data)
+    target = str(sid).strip()
+    if current is None or target not in current:
         return False, data
-    if not isinstance(obj, dict) or not isinstance(obj.get("ids"), list):
-        return False, data
-    ids = [i for i in obj["ids"] if isinstance(i, str) and i.strip()]
-    if sid not in {i.strip() for i in ids}:
-        return False, data
-    remaining = sorted({i.strip() for i in ids if i.strip() != sid})
-    if not remaining:
+    current.discard(target)
+    if not current:
         return True, None
-    return True, dumps_pretty({"version": 1, "ids": remaining})
+    remaining = sorted(current)[-cap:]
+    try:
+        return True, dumps_pretty({"version": 1, "ids": remaining})
+    except UnicodeEncodeError:
+        return False, data
+
+
+
+def _index_after(ctx: SaveContext, session: LoadedSession, path: Path, new_bytes: bytes,
+                 index_data: bytes | None) -> bytes:
+    """``_write_session_index(updates=[session])``: the fast path over the existing index; where
+    the index is missing or the fast path raises, the full rebuild in the folder's own order
+    (which raises :class:`IndexRebuildError` where hermes' save would raise)."""
+    if index_data is not None:
+        try:
+            rows = parse_index_json(index_data)
+        except (ValueError, RecursionError):
+            rows = None  # hermes' json.loads raises: fast path fails
+        if rows is not None:
+            try:
+                # hermes lists the folder after writing the sidecar: the saved id is always on disk
+                return index_after_save(rows, session, persisted_ids(ctx.session_dir) | {session.session_id})
+            except FastPathFailed:
+                pass
+    return rebuilt_index_bytes(ctx, {path: new_bytes}, recovery=False)
 
 
 def save_session(
@@ -324,19 +393,17 @@ def save_session(
         changes.append(main)
     if not skip_index:
         ipath = index_path(ctx.session_dir)
-        rows = parse_index_exact(ctx.snapshot.data(ipath))
-        if rows is None:
-            after = rebuilt_index_bytes(ctx, {path: new_bytes})
-        else:
-            # hermes checks existence with a stat, not a read: so do we (no need to hash every sidecar)
-            after = index_after_save(rows, session, _SidecarExists(ctx.session_dir, sid))
+        after = _index_after(ctx, session, path, new_bytes, ctx.snapshot.data(ipath))
         idx = _change(ctx, ipath, after)
         if idx:
             changes.append(idx)
     if data["messages"]:
-        for name in TOMBSTONE_FILES:
+        for name, cap in TOMBSTONE_FILES:
             tpath = ctx.session_dir / name
-            changed, after = _tombstone_after(ctx.snapshot.data(tpath), sid)
+            try:
+                changed, after = _tombstone_after(ctx.snapshot.data(tpath), sid, cap)
+            except TombstoneUnreadable:
+                break  # hermes' clear raises: the save logs it and clears no further tombstone
             if changed:
                 tc = _change(ctx, tpath, after)
                 if tc:

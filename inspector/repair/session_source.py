@@ -43,6 +43,18 @@ def load_session_for_repair(ctx: RepairContext, session_id: str) -> SessionSourc
         loaded = read_sidecar(raw, now=ctx.clock.now, cwd=ctx.cwd)
     except (SidecarError, RecursionError, TypeError, ValueError) as exc:
         return SessionSource(path, raw, None, f"{path.name} cannot be loaded as hermes loads it: {exc}")
+    if loaded.odd_lists:
+        # hermes keeps such a value as it is (``value or []``) and its repair works on it; the
+        # inspector reads it as [] and would write a different file
+        return SessionSource(path, raw, None, f"{path.name} holds {' and '.join(loaded.odd_lists)} that "
+                             f"{'is' if len(loaded.odd_lists) == 1 else 'are'} not a list: not repaired")
+    if loaded.collapsed_partials:
+        # hermes' Session.load drops them and immediately re-saves the file (leaving a .bak) before
+        # the repair runs: a write during the load that the inspector does not reproduce
+        return SessionSource(path, raw, None,
+                             f"{path.name} holds adjacent duplicate partial replies; hermes rewrites the file "
+                             "when it loads it (keeping the first of each, and a .bak), before any repair. "
+                             "Open the session in hermes-webui once, then repair it")
     inner = loaded.data.get("session_id")
     if not inner:
         return SessionSource(path, raw, None,

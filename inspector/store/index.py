@@ -1,15 +1,20 @@
 """``_index.json``: hermes' ``Session.compact()`` rows and the two ways hermes rewrites the index.
 
 * the **save fast path** (every ``Session.save``): keep rows whose sidecar still exists,
-  replace or append the saved session's row, re-sort by ``updated_at`` descending;
-* the **full rebuild** (index missing/unreadable/not a list of objects, and the recovery
+  replace every row of the saved session (or append it), re-sort by raw ``updated_at``;
+* the **full rebuild** (the index missing, or the fast path raising; and the recovery
   rebuild): one row per loadable sidecar, keyed by the id *inside* the file, the larger
-  ``message_count`` winning.
+  ``message_count`` winning, ties kept in walking order (the folder's own order in a save,
+  name order in the recovery rebuild).
+
+Rows are ``compact()`` of the session as hermes' ``Session.__init__`` builds it, with hermes'
+coercions (see :func:`inspector.store.sidecar.load_session`); where hermes' sort or write
+raises, the callers refuse.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -19,38 +24,91 @@ from inspector.store.sidecar import LoadedSession, load_session, resolve_path
 INDEX_NAME = "_index.json"
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+def _message_time(msg: Any) -> float | None:
+    """A row's ``_ts`` (else ``timestamp``) as hermes reads it: ``float(value)``, so numeric strings
+    count; None when absent or not convertible. ``float()`` of a huge int raises OverflowError."""
+    if not isinstance(msg, dict):
+        return None
+    value = msg.get("_ts") or msg.get("timestamp")
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
 
 
-def last_message_at(data: dict) -> float:
-    """Timestamp of the newest non-tool, non-empty-partial row; else ``updated_at``."""
-    pending = data.get("pending_user_message")
-    if pending and data.get("pending_started_at"):
+def _is_empty_partial(msg: Any) -> bool:
+    """An assistant ``_partial`` row without reply text (cancelled activity): not a message time."""
+    if not isinstance(msg, dict) or msg.get("role") != "assistant" or not msg.get("_partial"):
+        return False
+    content = msg.get("content", "")
+    if isinstance(content, str):
+        return not content.strip()
+    if isinstance(content, list):
+        for part in content:
+            if isinstance(part, dict):
+                if part.get("type") == "text" and str(part.get("text") or part.get("content") or "").strip():
+                    return False
+            elif str(part or "").strip():
+                return False
+        return True
+    return not str(content or "").strip()
+
+
+def _newest_message_time(messages: Any) -> float | None:
+    """Newest truthy time of a non-tool, non-empty-partial row, scanning from the end."""
+    if not isinstance(messages, list):
+        return None
+    for msg in reversed(messages):
+        if isinstance(msg, dict) and msg.get("role") == "tool":
+            continue
+        if _is_empty_partial(msg):
+            continue
+        ts = _message_time(msg)
+        if ts:
+            return ts
+    return None
+
+
+def last_message_at(data: dict, messages: Any = None) -> Any:
+    """``pending_started_at`` while a prompt is pending; else the newest message time; else ``updated_at``.
+
+    The messages are scanned first in every case, as hermes does: a time ``float()`` cannot take
+    (an integer past the float range) raises even when a pending prompt's time wins.
+    """
+    newest = _newest_message_time(data["messages"] if messages is None else messages)
+    if data.get("pending_user_message") and data.get("pending_started_at"):
         return data["pending_started_at"]
-    for msg in reversed(data.get("messages") or []):
-        if not isinstance(msg, dict) or msg.get("role") == "tool":
-            continue
-        if msg.get("role") == "assistant" and msg.get("_partial") and not msg.get("content"):
-            continue
-        ts = msg.get("_ts") or msg.get("timestamp")
-        if _is_number(ts) and ts:
-            return float(ts)
-    return data.get("updated_at")
+    return newest or data.get("updated_at")
+
+
+def _int_or_zero(value: Any) -> int:
+    """``int(value or 0)``; 0 when that raises TypeError/ValueError (an infinity's OverflowError is not caught)."""
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        return 0
 
 
 def cache_hit_percent(data: dict) -> int | None:
-    inp = data.get("input_tokens") or 0
-    read = data.get("cache_read_tokens") or 0
-    if not _is_number(inp) or not _is_number(read) or inp <= 0:
+    """hermes' ``prompt_cache_hit_percent(cache_read_tokens, input_tokens)``.
+
+    Both counters are read with ``int(value or 0)`` (floats truncated, numeric strings accepted,
+    anything else 0); None when either is <= 0; else ``round(read / prompt * 100)`` capped at 100.
+    """
+    read = _int_or_zero(data.get("cache_read_tokens"))
+    prompt = _int_or_zero(data.get("input_tokens"))
+    if read <= 0 or prompt <= 0:
         return None
-    return min(100, round(100 * read / inp))
+    return min(100, round((read / prompt) * 100))
 
 
 def compact(session: LoadedSession) -> dict:
     """``Session.compact()``: the sidebar row hermes writes to ``_index.json``."""
     d = session.data
-    count = session.count_hint if session.count_hint is not None else len(d["messages"])
+    messages = session.odd_messages if session.odd_messages is not None else d["messages"]
+    count = session.count_hint if session.count_hint is not None else len(messages)
     if d.get("pending_user_message"):
         count = max(count, 1)
     row: dict[str, Any] = {
@@ -62,7 +120,7 @@ def compact(session: LoadedSession) -> dict:
         "message_count": count,
         "created_at": d["created_at"],
         "updated_at": d["updated_at"],
-        "last_message_at": last_message_at(d),
+        "last_message_at": last_message_at(d, messages),
     }
     for key in ("pinned", "archived", "project_id", "profile", "input_tokens", "output_tokens",
                 "estimated_cost", "cache_read_tokens", "cache_write_tokens"):
@@ -87,7 +145,7 @@ def compact(session: LoadedSession) -> dict:
             row[key] = d[key]
     row["user_message_count"] = sum(
         1 for m in d["messages"] if isinstance(m, dict) and m.get("role") == "user"
-    )
+    )  # a non-list ``messages`` counts 0 users
     row["active_stream_id"] = d["active_stream_id"]
     row["pending_user_message"] = d["pending_user_message"]
     row["has_pending_user_message"] = bool(d["pending_user_message"])
@@ -99,14 +157,22 @@ def compact(session: LoadedSession) -> dict:
     return row
 
 
-def _sort_key(row: dict) -> float:
-    value = row.get("updated_at")
-    return float(value) if _is_number(value) else 0.0
+class IndexSortError(TypeError):
+    """hermes' sort of the index rows raises on these ``updated_at`` values (e.g. text next to numbers)."""
+
+
+def _updated_at(row: dict) -> Any:
+    return row.get("updated_at", 0)
 
 
 def sort_rows(rows: list[dict]) -> list[dict]:
-    """Newest ``updated_at`` first; ties keep their order (Python's stable sort)."""
-    return sorted(rows, key=_sort_key, reverse=True)
+    """hermes' ``sort(key=updated_at, reverse=True)`` on the raw values: newest first, ties in
+    their given order (a stable sort). Raises :class:`IndexSortError` where hermes' sort raises
+    ``TypeError`` (values Python cannot order, e.g. a string next to a number)."""
+    try:
+        return sorted(rows, key=_updated_at, reverse=True)
+    except TypeError as exc:
+        raise IndexSortError(f"hermes' index sort by updated_at fails: {exc}") from exc
 
 
 def parse_index(data: bytes | None) -> list[dict] | None:
@@ -117,46 +183,39 @@ def parse_index(data: bytes | None) -> list[dict] | None:
     return obj
 
 
-def parse_index_exact(data: bytes | None) -> list[dict] | None:
-    """:func:`parse_index` with exactly the stdlib's verdict, also on pathologically deep rows.
+class FastPathFailed(Exception):
+    """hermes' index fast path raises here; hermes then falls back to a full rebuild."""
 
-    (:func:`parse_index` may accept a row nested 1,000 levels deep that hermes' ``json.loads``
-    rejects; the save path must take hermes' branch, so it uses this one.)
+
+def parse_index_json(data: bytes) -> Any:
+    """The index parsed with exactly the stdlib's verdict (whatever JSON value it holds);
+    raises ValueError/RecursionError where hermes' ``json.loads`` raises."""
+    return loads_bytes_fast(data)
+
+
+def index_after_save(existing: Any, saved: LoadedSession, on_disk_ids: Container[str]) -> bytes:
+    """The index bytes of hermes' fast path after ``Session.save`` of ``saved``.
+
+    ``existing`` is the parsed index; ``on_disk_ids`` the stems of the folder's ``*.json``
+    sidecars (the saved one included). Rows whose ``session_id`` is not on disk are dropped;
+    every row of the saved id is replaced by its new row (duplicates stay duplicates), or the
+    row is appended; then the rows are sorted by ``updated_at``. Raises :class:`FastPathFailed`
+    wherever hermes' fast path raises (the index not a list, a row not an object, an
+    unhashable id, ``compact()`` or the sort failing, text UTF-8 cannot hold).
     """
-    if data is None:
-        return None
     try:
-        obj = loads_bytes_fast(data)
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        return None
-    if not isinstance(obj, list) or not all(isinstance(r, dict) for r in obj):
-        return None
-    return obj
-
-
-def index_after_save(existing: list[dict], saved: LoadedSession, sidecar_exists) -> bytes:
-    """The index bytes after ``Session.save`` of ``saved`` (the fast path).
-
-    ``sidecar_exists(sid)`` tells whether ``<sid>.json`` exists on disk after the save.
-    """
-    sid = saved.session_id
-    rows: list[dict] = []
-    replaced = False
-    new_row = compact(saved)
-    for row in existing:
-        rid = row.get("session_id")
-        if not isinstance(rid, str) or not rid:
-            continue
-        if rid == sid:
-            if not replaced:
-                rows.append(new_row)
-                replaced = True
-            continue
-        if sidecar_exists(rid):
-            rows.append(row)
-    if not replaced:
-        rows.append(new_row)
-    return dumps_pretty_fast(sort_rows(rows))
+        if not isinstance(existing, list):
+            raise ValueError("session index must be a list")
+        new_row = compact(saved)
+        sid = new_row["session_id"]
+        rows = [row for row in existing if row.get("session_id") in on_disk_ids]
+        if sid not in {row.get("session_id") for row in rows}:
+            rows.append(new_row)
+        rows = [new_row if row.get("session_id") == sid else row for row in rows]
+        return dumps_pretty_fast(sort_rows(rows))
+    except (AttributeError, TypeError, ValueError, OverflowError, RecursionError) as exc:
+        # UnicodeEncodeError is a ValueError; IndexSortError a TypeError
+        raise FastPathFailed(f"{type(exc).__name__}: {exc}") from exc
 
 
 def rebuild_rows(rows: Iterable[dict]) -> list[dict]:
@@ -165,15 +224,14 @@ def rebuild_rows(rows: Iterable[dict]) -> list[dict]:
     Keyed by the ``session_id`` inside each row (rows without one are left out); of two rows
     with the same id the one with the larger ``message_count`` wins, in the first one's place.
     """
-    best: dict[str, tuple[int, dict]] = {}
+    best: dict[str, dict] = {}
     for row in rows:
         sid = row["session_id"]
         if not sid:
             continue
-        count = row["message_count"] if isinstance(row["message_count"], int) else 0
-        if sid not in best or count > best[sid][0]:
-            best[sid] = (count, row)
-    return sort_rows([row for _, row in best.values()])
+        if sid not in best or row["message_count"] > best[sid]["message_count"]:
+            best[sid] = row
+    return sort_rows(list(best.values()))
 
 
 def rebuild_index(sessions: list[LoadedSession]) -> bytes:

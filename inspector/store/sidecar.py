@@ -11,6 +11,7 @@ its cwd). Callers pass that directory explicitly as ``cwd``.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Callable
@@ -101,8 +102,9 @@ _BOOL_KEYS = (
     "pinned", "archived", "pre_compression_snapshot", "llm_title_generated", "manual_title",
     "is_cli_session", "read_only",
 )
-_ZERO_IF_NULL = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
-_DICT_KEYS = ("compression_anchor_details", "context_engine_state", "compression_recovery")
+_ZERO_IF_FALSY = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+_DICT_KEYS = ("compression_anchor_details", "context_engine_state", "compression_recovery", "composer_draft",
+              "process_wakeup_pause")
 
 
 class SidecarError(ValueError):
@@ -135,20 +137,78 @@ def parse_sidecar_bytes(data: bytes) -> dict:
     return obj
 
 
-def _positive_int_or_none(value: Any) -> int | None:
-    if isinstance(value, bool):
+def _nonnegative_int(value: Any) -> Any:
+    """``_parse_nonnegative_int``: an int >= 0 as it is (``True`` included), else ``int(value)``
+    when that is >= 0, else None. ``int()`` of an infinity raises OverflowError, as in hermes."""
+    if isinstance(value, int) and value >= 0:
+        return value
+    try:
+        parsed = int(value)
+    except (TypeError, ValueError):
+        return None
+    return parsed if parsed >= 0 else None
+
+
+def _str_stripped_or_none(value: Any) -> str | None:
+    """``str(value).strip() if value else None`` (a blank string stays ``""``)."""
+    return str(value).strip() if value else None
+
+
+def _path_value(value: Any, key: str) -> str:
+    """A path hermes hands to ``Path()``: anything but a string raises TypeError there."""
+    if not isinstance(value, str):
+        raise TypeError(f"{key}: expected str, bytes or os.PathLike object, not {type(value).__name__}")
+    return value
+
+
+def _metadata_count(raw: dict) -> int | None:
+    """The ``message_count`` hermes' ``compact()`` reports: ``int(value)`` when that works and is
+    >= 0 (``"7"`` -> 7, ``7.9`` -> 7, ``true`` -> 1), else None; an infinity raises OverflowError."""
+    value = raw.get("message_count")
+    if value is None:
         return None
     try:
-        n = int(value)
-    except (TypeError, ValueError, OverflowError):
+        parsed = int(value)
+    except (TypeError, ValueError):
         return None
-    return n if n > 0 else None
+    return parsed if parsed >= 0 else None
 
 
-def _strip_or_none(value: Any) -> Any:
-    if isinstance(value, str):
-        return value.strip() or None
-    return value or None
+def _partial_signature(msg: dict) -> tuple:
+    """What makes two ``_partial`` assistant rows the same for hermes: stripped content and
+    reasoning, and each partial tool call's name, args (as sorted JSON), done/error flags, preview."""
+    tools = []
+    for call in msg.get("_partial_tool_calls") or []:
+        if not isinstance(call, dict):
+            continue
+        try:
+            args = json.dumps(call.get("args") or {}, ensure_ascii=False, sort_keys=True, default=str)
+        except Exception:  # noqa: BLE001 - hermes falls back to str() on any failure
+            args = str(call.get("args") or "")
+        tools.append((str(call.get("name") or ""), args, bool(call.get("done", False)),
+                      bool(call.get("is_error", False)), str(call.get("preview") or call.get("snippet") or "")))
+    return (str(msg.get("content") or "").strip(), str(msg.get("reasoning") or "").strip(), tuple(tools))
+
+
+def collapse_duplicate_partials(messages: Any) -> tuple[Any, bool]:
+    """hermes' load step: of adjacent ``_partial`` rows with the same signature keep the first.
+
+    Returns (messages, whether anything was dropped); a non-list is returned as it is.
+    """
+    if not isinstance(messages, list):
+        return messages, False
+    kept: list = []
+    previous = None
+    for msg in messages:
+        if isinstance(msg, dict) and msg.get("_partial"):
+            sig = _partial_signature(msg)
+            if sig == previous:
+                continue
+            previous = sig
+        else:
+            previous = None
+        kept.append(msg)
+    return kept, len(kept) != len(messages)
 
 
 @dataclass
@@ -162,6 +222,13 @@ class LoadedSession:
     data: dict
     count_hint: int | None
     dropped_keys: list[str] = field(default_factory=list)
+    # ``messages`` when the file holds a truthy non-list there (hermes keeps it; ``data`` has []):
+    # only ``compact()`` looks at it, as hermes' does.
+    odd_messages: Any = None
+    # hermes dropped adjacent duplicate ``_partial`` rows while loading (and re-saves the file then)
+    collapsed_partials: bool = False
+    # keys whose file value is truthy but not a list and that ``data`` holds as [] (hermes keeps it)
+    odd_lists: tuple[str, ...] = ()
 
     @property
     def session_id(self) -> str:
@@ -184,54 +251,57 @@ def load_session(raw: dict, *, now: float, cwd: Path, resolve: Callable[[str], s
     if not data["session_id"]:
         # hermes invents a random id here; we cannot reproduce randomness, callers refuse.
         data["session_id"] = None
+    if "self" in raw:  # Session(**data) cannot take it
+        raise TypeError("Session.__init__() got multiple values for argument 'self'")
     for key in _BOOL_KEYS:
         data[key] = bool(data[key])
-    for key in _ZERO_IF_NULL:
-        if data[key] is None:
-            data[key] = 0
+    for key in _ZERO_IF_FALSY:
+        data[key] = data[key] or 0
     for key in _DICT_KEYS:
         if not isinstance(data[key], dict):
             data[key] = {}
-    if isinstance(data["model_provider"], str):
-        data["model_provider"] = data["model_provider"].strip().lower()
-    if not data["project_id"]:
-        data["project_id"] = None
+    mp = data["model_provider"]
+    data["model_provider"] = str(mp).strip().lower() if mp else None
+    data["model_explicit_pick_signature"] = data["model_explicit_pick_signature"] or None
+    data["project_id"] = data["project_id"] or None
     for key in ("created_at", "updated_at"):
         if not data[key]:
             data[key] = now
-    data["post_compression_context_tokens_estimate"] = _positive_int_or_none(
-        data["post_compression_context_tokens_estimate"]
-    )
-    for key in ("compression_recovery_source_session_id", "compression_recovery_action"):
-        data[key] = _strip_or_none(data[key])
+    estimate = _nonnegative_int(data["post_compression_context_tokens_estimate"])
+    data["post_compression_context_tokens_estimate"] = estimate if estimate and estimate > 0 else None
+    for key in ("compression_recovery_source_session_id", "compression_recovery_action", "share_token"):
+        data[key] = _str_stripped_or_none(data[key])
     if not isinstance(data["gateway_routing"], dict):
         data["gateway_routing"] = None
     if not isinstance(data["gateway_routing_history"], list):
         data["gateway_routing_history"] = []
-    if data["pending_attachments"] is None:
-        data["pending_attachments"] = []
+    data["pending_attachments"] = data["pending_attachments"] or []
+    data["worktree_branch"] = str(data["worktree_branch"]) if data["worktree_branch"] else None
     if resolve is None:
         def resolve(value: str) -> str:
             return resolve_path(value, cwd)
-    ws = data["workspace"]
-    data["workspace"] = resolve(ws if isinstance(ws, str) else "")
+    # A missing workspace is hermes' DEFAULT_WORKSPACE (machine-dependent); taken here as "".
+    ws = raw["workspace"] if "workspace" in raw else ""
+    data["workspace"] = resolve(_path_value(ws, "workspace"))
     cws = data["created_workspace"]
-    data["created_workspace"] = resolve(cws) if isinstance(cws, str) and cws else data["workspace"]
+    data["created_workspace"] = resolve(_path_value(cws, "created_workspace")) if cws else data["workspace"]
     for key in ("worktree_path", "worktree_repo_root"):
-        if isinstance(data[key], str) and data[key]:
-            data[key] = resolve(data[key])
-    messages = raw.get("messages")
+        value = data[key]
+        data[key] = resolve(_path_value(value, key)) if value else None
+    messages, collapsed = collapse_duplicate_partials(raw.get("messages"))
     tool_calls = raw.get("tool_calls")
     scenes = raw.get("anchor_activity_scenes")
     context = raw.get("context_messages")
     data["messages"] = messages if isinstance(messages, list) else []
-    data["tool_calls"] = tool_calls if isinstance(tool_calls, list) else []
+    data["tool_calls"] = tool_calls or []  # hermes keeps a truthy non-list as it is
     data["anchor_activity_scenes"] = scenes if isinstance(scenes, dict) else {}
     data["context_messages"] = context if isinstance(context, list) else []
-    hint = raw.get("message_count")
-    count_hint = hint if isinstance(hint, int) and not isinstance(hint, bool) and hint >= 0 else None
+    odd = messages if messages and not isinstance(messages, list) else None
+    count_hint = _metadata_count(raw)
     dropped = [k for k in raw if k not in SAVED_KEYS] if dropped_keys else []
-    return LoadedSession(data=data, count_hint=count_hint, dropped_keys=dropped)
+    odd_lists = ("messages",) if odd is not None else ()
+    return LoadedSession(data=data, count_hint=count_hint, dropped_keys=dropped, odd_messages=odd,
+                         collapsed_partials=collapsed, odd_lists=odd_lists)
 
 
 def sidecar_paths(session_dir: Path) -> list[Path]:
@@ -296,6 +366,6 @@ def read_sidecar(raw: RawFile, *, now: float, cwd: Path) -> LoadedSession:
     data = parse_sidecar_bytes(raw.data)
     try:
         return load_session(data, now=now, cwd=cwd)
-    except (ValueError, TypeError, OSError) as exc:
+    except (ValueError, TypeError, OSError, OverflowError, RuntimeError) as exc:
         # e.g. a NUL in workspace: hermes' Path.resolve() raises and the sidecar is unloadable
         raise SidecarError(f"hermes cannot load it: {exc}") from exc

@@ -60,11 +60,21 @@ def test_unloadable_sidecars_are_left_out_with_a_warning(home):
     write_json(sessions / "ok.json", sidecar("ok", 1))
     (sessions / "torn.json").write_bytes(b"{")
     (sessions / "bom.json").write_bytes(b"\xef\xbb\xbf{}")
-    write_json(sessions / "list.json", [])
     plan = rebuild_index.plan(make_ctx(home_path), None)
     assert [r["session_id"] for r in _rows(plan)] == ["ok"]
     unloadable = sorted(w.split()[0] for w in plan.warnings if "cannot be loaded" in w)
-    assert unloadable == ["bom.json", "list.json", "torn.json"]
+    assert unloadable == ["bom.json", "torn.json"]
+
+
+def test_a_sidecar_holding_a_json_list_stops_hermes_recovery_rebuild_so_it_is_refused(home):
+    # hermes' _load_session_from_path calls data.get() on the parsed list: AttributeError, not a skip
+    home_path, sessions, db = home
+    write_json(sessions / "ok.json", sidecar("ok", 1))
+    write_json(sessions / "list.json", [])
+    plan = rebuild_index.plan(make_ctx(home_path), None)
+    assert plan.changes == []
+    assert plan.refusal == ("hermes' index rebuild would fail here, so nothing is written: list.json: hermes' "
+                            "recovery rebuild fails on it (top-level JSON is list, not an object)")
 
 
 def test_internal_id_mismatch_keeps_index_drift_forever(home, tmp_path):

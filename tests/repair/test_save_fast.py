@@ -21,24 +21,24 @@ from inspector.repair import interrupted, rebuild_index
 from inspector.repair.save import (
     IndexRebuildError,
     SaveContext,
-    _SidecarExists,
+    persisted_ids,
     rebuild_index_from_sidecars,
     save_session,
     sidecar_names,
 )
 from inspector.store.files import FileSnapshot
-from inspector.store.index import compact, index_after_save, parse_index
-from inspector.store.jsonfmt import Fingerprint, RawFile, loads_bytes
+from inspector.store.index import compact
+from inspector.store.jsonfmt import Fingerprint, RawFile, dumps_pretty, loads_bytes
 from inspector.store.sidecar import (
     LoadedSession,
     SidecarError,
     count_messages_in_bytes,
     dump_session,
+    load_session,
     parse_sidecar_bytes,
     read_sidecar,
     sidecar_paths,
 )
-from tests.index_reference import old_rebuild_index
 from tests.recovery_helpers import home_dirs, make_ctx
 
 NOW = 1779900000.0
@@ -57,12 +57,38 @@ def _outcome(fn, *args, **kwargs):
 # ---------------------------------------------------------------- the references
 
 
-def ref_rebuilt_index_bytes(ctx: SaveContext, overrides=None, skipped=None) -> bytes:
+def _ref_row(ctx: SaveContext, path: Path, data: bytes, skipped: list[str], recovery: bool) -> dict | None:
+    try:
+        obj = parse_sidecar_bytes(data)
+    except (SidecarError, RecursionError) as exc:
+        if recovery and str(exc).startswith("top-level JSON is"):
+            raise IndexRebuildError(f"{path.name}: hermes' recovery rebuild fails on it ({exc})") from exc
+        skipped.append(f"{path.name} cannot be loaded ({exc}): left out of the index, as hermes does")
+        return None
+    try:
+        return compact(load_session(obj, now=ctx.now, cwd=ctx.cwd))
+    except (ValueError, TypeError, OSError, OverflowError, RuntimeError, RecursionError) as exc:
+        if recovery:
+            raise IndexRebuildError(f"{path.name}: hermes cannot load it or make its index row "
+                                    f"({type(exc).__name__}: {exc}), and its recovery rebuild stops there") from exc
+        skipped.append(f"{path.name} cannot be loaded (hermes cannot load it: {exc}): left out of the index, "
+                       "as hermes does")
+        return None
+
+
+def ref_rebuilt_index_bytes(ctx: SaveContext, overrides=None, skipped=None, recovery: bool = True) -> bytes:
+    """Recovery: sorted names, a non-object or unloadable sidecar stops the rebuild. In a save:
+    the folder's own order (a new file last), every failing sidecar left out."""
     skipped = [] if skipped is None else skipped
     overrides = overrides or {}
-    paths = set(sidecar_paths(ctx.session_dir)) | set(overrides)
-    sessions = []
-    for path in sorted(paths):
+    if recovery:
+        paths = sorted(set(sidecar_paths(ctx.session_dir)) | set(overrides))
+    else:
+        listed = [ctx.session_dir / e.name for e in os.scandir(ctx.session_dir)
+                  if e.name.endswith(".json") and not e.name.startswith("_")]
+        paths = listed + [p for p in overrides if p not in listed]
+    rows = []
+    for path in paths:
         data = overrides.get(path)
         if data is None:
             try:
@@ -74,18 +100,22 @@ def ref_rebuilt_index_bytes(ctx: SaveContext, overrides=None, skipped=None) -> b
             if raw is None:
                 continue
             data = raw.data
-        try:
-            sess = read_sidecar(RawFile(path, data, Fingerprint.of_bytes(data)), now=ctx.now, cwd=ctx.cwd)
-        except (SidecarError, RecursionError) as exc:
-            skipped.append(f"{path.name} cannot be loaded ({exc}): left out of the index, as hermes does")
-            continue
-        try:
-            compact(sess)
-        except (ValueError, TypeError, OverflowError) as exc:
-            raise IndexRebuildError(f"{path.name}: hermes' index row for it cannot be computed ({exc})") from exc
-        sessions.append(sess)
+        row = _ref_row(ctx, path, data, skipped, recovery)
+        if row is not None:
+            rows.append(row)
+    best: dict = {}
+    for row in rows:
+        sid = row["session_id"]
+        if sid and (sid not in best or row["message_count"] > best[sid]["message_count"]):
+            best[sid] = row
+    final = list(best.values())
     try:
-        return old_rebuild_index(sessions)
+        final.sort(key=lambda r: r.get("updated_at", 0), reverse=True)
+    except TypeError as exc:
+        raise IndexRebuildError(f"a sidecar's updated_at cannot be sorted with the others "
+                                f"(hermes' index sort by updated_at fails: {exc})") from exc
+    try:
+        return dumps_pretty(final)
     except UnicodeEncodeError as exc:
         raise IndexRebuildError(f"a sidecar holds text that cannot be written as UTF-8 ({exc.reason}: "
                                 f"{exc.object[max(0, exc.start - 20):exc.end + 20]!r})") from exc
@@ -118,12 +148,27 @@ def ref_sidecar_warnings(session_dir: Path, cwd: Path, snapshot: FileSnapshot) -
 
 
 def ref_index_after_save_bytes(ctx: SaveContext, session: LoadedSession, new_bytes: bytes) -> bytes:
+    """hermes' fast path (any failure falls back to the rebuild in the folder's own order)."""
     sid = session.session_id
-    ipath = ctx.session_dir / "_index.json"
-    rows = parse_index(ctx.snapshot.data(ipath))
-    if rows is None:
-        return ref_rebuilt_index_bytes(ctx, {ctx.session_dir / f"{sid}.json": new_bytes})
-    return index_after_save(rows, session, lambda rid: rid == sid or os.path.exists(ctx.session_dir / f"{rid}.json"))
+    data = ctx.snapshot.data(ctx.session_dir / "_index.json")
+    if data is not None:
+        try:
+            rows = loads_bytes(data)
+            if not isinstance(rows, list):
+                raise ValueError("not a list")
+            on_disk = {p.stem for p in ctx.session_dir.glob("*.json") if not p.name.startswith("_")} | {sid}
+            new = compact(session)
+            kept = [r for r in rows if r.get("session_id") in on_disk]
+            if sid not in {r.get("session_id") for r in kept}:
+                kept.append(new)
+            for i, r in enumerate(kept):
+                if r.get("session_id") == sid:
+                    kept[i] = new
+            kept.sort(key=lambda r: r.get("updated_at", 0), reverse=True)
+            return dumps_pretty(kept)
+        except Exception:  # noqa: BLE001 - hermes falls back on any failure
+            pass
+    return ref_rebuilt_index_bytes(ctx, {ctx.session_dir / f"{sid}.json": new_bytes}, recovery=False)
 
 
 def ref_continuation_sources(session_dir: Path, snapshot: FileSnapshot, sid: str) -> list[str]:
@@ -374,16 +419,14 @@ def _odd_names_folder(folder: Path) -> None:
     (folder / "sub" / "x.json").write_bytes(b"{}")
 
 
-def test_existence_from_one_listing_equals_a_stat(tmp_path: Path) -> None:
+def test_persisted_ids_are_the_stems_of_hermes_glob(tmp_path: Path) -> None:
     _odd_names_folder(tmp_path)
-    exists = _SidecarExists(tmp_path, "saved")
-    for rid in ("a", "b", "c", "dangling", "alias", "sub/x", "../sessions/a", "nul\x00", "saved", "", ".", "sub"):
-        path = tmp_path / f"{rid}.json"
-        try:
-            expected = rid == "saved" or os.path.exists(path)
-        except ValueError:
-            expected = False
-        assert exists(rid) == expected, rid
+    for n in (".json", "..json", "a.b.json", "_x.json", "c.JSON"):
+        (tmp_path / n).write_bytes(b"{}")
+    expected = {p.stem for p in tmp_path.glob("*.json") if not p.name.startswith("_")}
+    assert persisted_ids(tmp_path) == expected
+    assert {".json", ".", "a.b", "a", "alias", "dangling"} <= expected
+    assert persisted_ids(tmp_path / "missing") == frozenset()
 
 
 def test_materialize_existence_check_equals_path_exists(tmp_path: Path) -> None:
@@ -402,7 +445,7 @@ def test_a_folder_that_cannot_be_searched_is_asked_file_by_file(tmp_path: Path) 
     (tmp_path / "a.json").write_bytes(b"{}")
     tmp_path.chmod(0o600)  # listable, not searchable
     try:
-        assert _SidecarExists(tmp_path, "z")("a") is os.path.exists(tmp_path / "a.json") is False
+        assert persisted_ids(tmp_path) == {"a"}  # listed, although a stat would fail
         with pytest.raises(PermissionError):
             (tmp_path / "a.json").exists()
         with pytest.raises(PermissionError):

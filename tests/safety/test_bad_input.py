@@ -639,6 +639,11 @@ def test_a_sidecar_hermes_cannot_reindex_is_refused_not_raised(tmp_path: Path, p
     key, value = poison
     path.write_bytes(path.read_bytes().replace(key, key + value, 1))
     (plan,) = plan_action(make_context(home, CLOCK), action, None)
+    if key == b'"input_tokens": ':
+        # hermes reads NaN counters with int(value or 0) -> 0, so it indexes this sidecar (NaN kept)
+        index = next(c.after for c in plan.changes if c.path.name == "_index.json")
+        assert b'"input_tokens": NaN' in index and plan.refusal is None
+        return
     # hermes' rebuild leaves a sidecar it cannot load out of the index: the plan may do the
     # same, but then the preview must name the file; what it cannot compute is refused.
     assert plan.refusal or not plan.changes or any(path.name in w for w in plan.warnings)
