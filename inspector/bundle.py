@@ -45,7 +45,7 @@ from pathlib import Path, PurePosixPath
 
 from inspector import __version__, portable
 from inspector.home import DEFAULT_PROFILE, BundleOrigin, Home, hermes_cwd, locate_home, webui_started_at
-from inspector.store.index import INDEX_NAME, parse_index_exact
+from inspector.store.index import INDEX_NAME, parse_index
 from inspector.store.jsonfmt import dumps_pretty_fast, sha256_hex
 from inspector.store.sidecar import is_safe_session_id
 from inspector.store.statedb import StateDbError, session_record
@@ -243,7 +243,7 @@ def _session_paths(home: Home, sid: str) -> list[Path]:
 
 def _filtered_index(data: bytes, chosen: set[str]) -> bytes:
     """The index with only the chosen sessions' rows, in hermes' format; unusable ones as they are."""
-    rows = parse_index_exact(data)
+    rows = parse_index(data)
     if rows is None:
         return data  # hermes rebuilds an unusable index: keep it as the user has it
     return dumps_pretty_fast([r for r in rows if r.get("session_id") in chosen])

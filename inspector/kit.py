@@ -41,7 +41,7 @@ from inspector import __version__, portable
 from inspector.bundle import ROOTS, home_id, who
 from inspector.home import Home
 from inspector.plan import Clock, FileChange, Plan, render_diff
-from inspector.store.index import INDEX_NAME, parse_index_exact
+from inspector.store.index import INDEX_NAME, parse_index
 from inspector.store.jsonfmt import sha256_hex
 
 KIT_FORMAT = "hermes-inspector-repair-kit"
@@ -79,7 +79,7 @@ def _index_rows(data: bytes | None, sessions: list[str]) -> dict[str, object]:
     """The index rows of ``sessions`` (None = no row), or a marker for a missing/unusable index."""
     if data is None:
         return {"__missing__": True}
-    rows = parse_index_exact(data)
+    rows = parse_index(data)
     if rows is None:
         return {"__unusable__": True}
     out: dict[str, object] = {sid: None for sid in sessions}

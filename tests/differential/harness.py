@@ -59,7 +59,7 @@ class HermesChild:
             "PYTHONHASHSEED": "0",
         }
         self.timeout = timeout
-        self.log = open(scratch / "hermes-stderr.log", "ab")  # noqa: SIM115 - lives as long as the child
+        self.log = open(scratch / "hermes-stderr.log", "ab")
         self.proc = subprocess.Popen(
             [python or os.environ.get("HERMES_WEBUI_PYTHON") or sys.executable, str(HERMES_SIDE)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, env=env, cwd=str(scratch),
