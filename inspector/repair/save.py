@@ -27,6 +27,7 @@ from inspector.store.index import (
     index_after_save,
     index_path,
     load_for_index,
+    on_disk_session_ids,
     parse_index_exact,
     rebuild_rows,
 )
@@ -237,31 +238,6 @@ class ListedNames:
         self.plain = plain
 
 
-class _SidecarExists:
-    """hermes' ``<rid>.json`` existence test (``os.path.exists``) for every index row, from one
-    :class:`ListedNames` where it can."""
-
-    def __init__(self, session_dir: Path, saved_sid: str) -> None:
-        self.session_dir = session_dir
-        self.saved_sid = saved_sid
-        self.plain = ListedNames(session_dir).plain
-
-    def __call__(self, rid: str) -> bool:
-        if rid == self.saved_sid:
-            return True
-        name = f"{rid}.json"
-        if name in self.plain:
-            return True
-        return _exists(self.session_dir / name)
-
-
-def _exists(path: Path) -> bool:
-    try:
-        return os.path.exists(path)
-    except (OSError, ValueError):
-        return False
-
-
 def _tombstone_after(data: bytes | None, sid: str) -> tuple[bool, bytes | None]:
     """(changed, new bytes or None to delete) after removing ``sid`` from a tombstone file."""
     if data is None:
@@ -315,11 +291,11 @@ def save_session(
     if not skip_index:
         ipath = index_path(ctx.session_dir)
         rows = parse_index_exact(ctx.snapshot.data(ipath))
-        if rows is None:
+        # hermes takes the ids on disk from one listing (no read: no need to hash every sidecar)
+        after = None if rows is None else index_after_save(
+            rows, session, on_disk_session_ids(sidecar_names(ctx.session_dir)))
+        if after is None:  # no usable index, or hermes' fast path raises: a full rebuild
             after = rebuilt_index_bytes(ctx, {path: new_bytes})
-        else:
-            # hermes checks existence with a stat, not a read: so do we (no need to hash every sidecar)
-            after = index_after_save(rows, session, _SidecarExists(ctx.session_dir, sid))
         idx = _change(ctx, ipath, after)
         if idx:
             changes.append(idx)

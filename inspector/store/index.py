@@ -1,7 +1,7 @@
 """``_index.json``: hermes' ``Session.compact()`` rows and the two ways hermes rewrites the index.
 
-* the **save fast path** (every ``Session.save``): keep rows whose sidecar still exists,
-  replace or append the saved session's row, re-sort by ``updated_at`` descending;
+* the **save fast path** (every ``Session.save``): keep rows whose sidecar is listed in the
+  folder, replace or append the saved session's row, re-sort by ``updated_at`` descending;
 * the **full rebuild** (index missing/unreadable/not a list of objects, and the recovery
   rebuild): one row per loadable sidecar, keyed by the id *inside* the file, the larger
   ``message_count`` winning.
@@ -9,8 +9,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from pathlib import Path
+from collections.abc import Collection, Iterable
+from pathlib import Path, PurePath
 from typing import Any
 
 from inspector.store.jsonfmt import dumps_pretty_fast, loads_bytes_fast, loads_or_none
@@ -134,29 +134,39 @@ def parse_index_exact(data: bytes | None) -> list[dict] | None:
     return obj
 
 
-def index_after_save(existing: list[dict], saved: LoadedSession, sidecar_exists) -> bytes:
-    """The index bytes after ``Session.save`` of ``saved`` (the fast path).
+def index_after_save(existing: list[dict], saved: LoadedSession, on_disk_ids: Collection[str]) -> bytes | None:
+    """The index bytes after ``Session.save`` of ``saved`` (hermes' fast path), or None where that
+    path raises and hermes falls back to a full rebuild.
 
-    ``sidecar_exists(sid)`` tells whether ``<sid>.json`` exists on disk after the save.
+    ``on_disk_ids`` are hermes' ``_persisted_session_ids_snapshot()``: the stems of the
+    non-``_`` ``*.json`` names of one listing of the sessions folder (:func:`on_disk_session_ids`).
+    As ``_write_session_index(updates=[saved])``: keep the rows whose ``session_id`` is the saved
+    session's (it is in memory) or on disk, append the new row when the session has none, put it
+    in place of *every* row of the session, sort by the raw ``updated_at`` (0 when missing),
+    newest first. An unhashable ``session_id``, ``updated_at`` values that do not compare, or a
+    row holding a lone surrogate (its UTF-8 write fails) raise there: None here.
     """
     sid = saved.session_id
-    rows: list[dict] = []
-    replaced = False
+    in_memory = {sid}
     new_row = compact(saved)
-    for row in existing:
-        rid = row.get("session_id")
-        if not isinstance(rid, str) or not rid:
-            continue
-        if rid == sid:
-            if not replaced:
-                rows.append(new_row)
-                replaced = True
-            continue
-        if sidecar_exists(rid):
-            rows.append(row)
-    if not replaced:
+    try:
+        rows = [row for row in existing
+                if row.get("session_id") in in_memory or row.get("session_id") in on_disk_ids]
+    except TypeError:
+        return None
+    if sid not in {row.get("session_id") for row in rows}:
         rows.append(new_row)
-    return dumps_pretty_fast(sort_rows(rows))
+    rows = [new_row if row.get("session_id") == sid else row for row in rows]
+    try:
+        rows.sort(key=lambda row: row.get("updated_at", 0), reverse=True)
+        return dumps_pretty_fast(rows)
+    except (TypeError, UnicodeEncodeError):  # hermes' write of a lone surrogate raises too
+        return None
+
+
+def on_disk_session_ids(sidecar_names: Iterable[str]) -> frozenset[str]:
+    """hermes' ``_persisted_session_ids_snapshot``: ``p.stem`` of each non-``_`` ``*.json`` name."""
+    return frozenset(PurePath(name).stem for name in sidecar_names)
 
 
 def rebuild_rows(rows: Iterable[dict]) -> list[dict]:

@@ -21,13 +21,12 @@ from inspector.repair import interrupted, rebuild_index
 from inspector.repair.save import (
     IndexRebuildError,
     SaveContext,
-    _SidecarExists,
     rebuild_index_from_sidecars,
     save_session,
     sidecar_names,
 )
 from inspector.store.files import FileSnapshot
-from inspector.store.index import compact, index_after_save, parse_index
+from inspector.store.index import compact, on_disk_session_ids, parse_index
 from inspector.store.jsonfmt import Fingerprint, RawFile, loads_bytes
 from inspector.store.sidecar import (
     LoadedSession,
@@ -123,7 +122,24 @@ def ref_index_after_save_bytes(ctx: SaveContext, session: LoadedSession, new_byt
     rows = parse_index(ctx.snapshot.data(ipath))
     if rows is None:
         return ref_rebuilt_index_bytes(ctx, {ctx.session_dir / f"{sid}.json": new_bytes})
-    return index_after_save(rows, session, lambda rid: rid == sid or os.path.exists(ctx.session_dir / f"{rid}.json"))
+    # hermes' _write_session_index(updates=[session]) fast path, as hermes writes it
+    on_disk_ids = frozenset(p.stem for p in ctx.session_dir.glob("*.json") if not p.name.startswith("_"))
+    try:
+        in_memory_ids = {sid}
+        updated_map = {sid: compact(session)}
+        existing = [e for e in rows
+                    if (e.get("session_id") in in_memory_ids or e.get("session_id") in on_disk_ids)]
+        existing_ids = {e.get("session_id") for e in existing}
+        for usid, entry in updated_map.items():
+            if usid not in existing_ids:
+                existing.append(entry)
+        for i, e in enumerate(existing):
+            if e.get("session_id") in updated_map:
+                existing[i] = updated_map[e.get("session_id")]
+        existing.sort(key=lambda s: s.get("updated_at", 0), reverse=True)
+        return json.dumps(existing, ensure_ascii=False, indent=2).encode("utf-8")
+    except Exception:  # noqa: BLE001 - hermes: any failure falls back to the full rebuild
+        return ref_rebuilt_index_bytes(ctx, {ctx.session_dir / f"{sid}.json": new_bytes})
 
 
 def ref_continuation_sources(session_dir: Path, snapshot: FileSnapshot, sid: str) -> list[str]:
@@ -374,16 +390,16 @@ def _odd_names_folder(folder: Path) -> None:
     (folder / "sub" / "x.json").write_bytes(b"{}")
 
 
-def test_existence_from_one_listing_equals_a_stat(tmp_path: Path) -> None:
+def test_on_disk_ids_are_hermes_glob_stems(tmp_path: Path) -> None:
+    """hermes' ``_persisted_session_ids_snapshot``: ``p.stem`` of ``glob('*.json')`` minus ``_`` names
+    (dangling links, links and folders named ``*.json`` included; nothing from subfolders)."""
     _odd_names_folder(tmp_path)
-    exists = _SidecarExists(tmp_path, "saved")
-    for rid in ("a", "b", "c", "dangling", "alias", "sub/x", "../sessions/a", "nul\x00", "saved", "", ".", "sub"):
-        path = tmp_path / f"{rid}.json"
-        try:
-            expected = rid == "saved" or os.path.exists(path)
-        except ValueError:
-            expected = False
-        assert exists(rid) == expected, rid
+    for n in (".json", "..json", "_i.json", "A.JSON", "c.json.bak"):
+        (tmp_path / n).write_bytes(b"{}")
+    (tmp_path / "dir.json").mkdir()
+    expected = frozenset(p.stem for p in tmp_path.glob("*.json") if not p.name.startswith("_"))
+    assert on_disk_session_ids(sidecar_names(tmp_path)) == expected
+    assert expected == {"a", "b", "dangling", "alias", ".json", ".", "dir"}
 
 
 def test_materialize_existence_check_equals_path_exists(tmp_path: Path) -> None:
@@ -402,7 +418,8 @@ def test_a_folder_that_cannot_be_searched_is_asked_file_by_file(tmp_path: Path) 
     (tmp_path / "a.json").write_bytes(b"{}")
     tmp_path.chmod(0o600)  # listable, not searchable
     try:
-        assert _SidecarExists(tmp_path, "z")("a") is os.path.exists(tmp_path / "a.json") is False
+        assert os.path.exists(tmp_path / "a.json") is False  # a stat fails, the listing does not:
+        assert on_disk_session_ids(sidecar_names(tmp_path)) == {"a"}  # hermes lists it (glob)
         with pytest.raises(PermissionError):
             (tmp_path / "a.json").exists()
         with pytest.raises(PermissionError):
