@@ -47,8 +47,6 @@ from inspector.store.sidecar import (
     session_payload,
 )
 
-TOMBSTONE_FILES = ("_deleted_webui_sessions.json", "_pruned_webui_orphans.json")
-
 
 class IndexRebuildError(ValueError):
     """A sidecar hermes' own index rebuild would crash on (the message names it)."""
@@ -238,23 +236,60 @@ class ListedNames:
         self.plain = plain
 
 
-def _tombstone_after(data: bytes | None, sid: str) -> tuple[bool, bytes | None]:
-    """(changed, new bytes or None to delete) after removing ``sid`` from a tombstone file."""
+# hermes clears the orphan tombstone first, then the deleted-session one (one try around both).
+TOMBSTONE_CAPS = {"_pruned_webui_orphans.json": 500, "_deleted_webui_sessions.json": 1000}
+TOMBSTONE_VERSION = 1
+
+
+class _TombstoneClearFails(Exception):
+    """hermes' clear raises out of its loader: ``Session.save`` logs it and clears no further file."""
+
+
+def _tombstone_ids(data: bytes) -> frozenset[str]:
+    """hermes' ``_load_webui_*_tombstone``: the ids; none at all for a file it cannot use."""
+    try:
+        raw = loads_bytes(data)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return frozenset()
+    if not isinstance(raw, dict):
+        return frozenset()
+    try:
+        if int(raw.get("version", 0)) != TOMBSTONE_VERSION:
+            return frozenset()
+    except (TypeError, ValueError):
+        return frozenset()
+    except OverflowError as exc:  # int(Infinity): not caught by the loader
+        raise _TombstoneClearFails(str(exc)) from exc
+    ids = raw.get("ids", [])
+    if not isinstance(ids, list):
+        return frozenset()
+    try:
+        return frozenset(str(i).strip() for i in ids if str(i or "").strip())
+    except (RecursionError, ValueError) as exc:  # str() of a 1,000-deep list, a 5,000-digit int
+        raise _TombstoneClearFails(str(exc)) from exc
+
+
+def _tombstone_after(data: bytes | None, sid: str, cap: int) -> tuple[bool, bytes | None]:
+    """(changed, new bytes or None to delete) after hermes' ``_clear_webui_*_tombstone(sid)``.
+
+    The rest of the ids, stripped, deduplicated, sorted, the last ``cap`` kept, written as
+    ``{"version": 1, "ids": [...]}``; the file is deleted when none is left. A file hermes cannot
+    use (not JSON, not an object, another version, ``ids`` not a list) or without ``sid`` is left
+    alone, as is one whose rewrite cannot be encoded (hermes' write fails and is swallowed).
+    """
     if data is None:
         return False, None
-    try:
-        obj = loads_bytes(data)
-    except (UnicodeDecodeError, ValueError):
+    current = set(_tombstone_ids(data))
+    if sid not in current:
         return False, data
-    if not isinstance(obj, dict) or not isinstance(obj.get("ids"), list):
-        return False, data
-    ids = [i for i in obj["ids"] if isinstance(i, str) and i.strip()]
-    if sid not in {i.strip() for i in ids}:
-        return False, data
-    remaining = sorted({i.strip() for i in ids if i.strip() != sid})
-    if not remaining:
+    current.discard(sid)
+    if not current:
         return True, None
-    return True, dumps_pretty({"version": 1, "ids": remaining})
+    ids = sorted({str(i).strip() for i in current if str(i or "").strip()})[-cap:]
+    try:
+        return True, dumps_pretty({"version": TOMBSTONE_VERSION, "ids": ids})
+    except UnicodeEncodeError:
+        return False, data
 
 
 def save_session(
@@ -300,9 +335,12 @@ def save_session(
         if idx:
             changes.append(idx)
     if data["messages"]:
-        for name in TOMBSTONE_FILES:
+        for name, cap in TOMBSTONE_CAPS.items():
             tpath = ctx.session_dir / name
-            changed, after = _tombstone_after(ctx.snapshot.data(tpath), sid)
+            try:
+                changed, after = _tombstone_after(ctx.snapshot.data(tpath), sid, cap)
+            except _TombstoneClearFails:
+                break
             if changed:
                 tc = _change(ctx, tpath, after)
                 if tc:
