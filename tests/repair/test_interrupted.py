@@ -292,6 +292,62 @@ def test_completed_journal_with_the_prompt_in_an_earlier_user_row_adds_no_row(ho
     assert any("branch A1" in line for line in plan.summary)
 
 
+def test_a_tail_from_another_source_is_not_the_checkpoint(home: Path, tmp_path: Path) -> None:
+    """The checkpoint includes ``_source`` (``or 'webui'``): a tail with the prompt's text and
+    timestamp but ``_source: cli`` text-matches only, so the context gets the recovered turn too."""
+    tail = {"role": "user", "content": "Hello hermes", "timestamp": int(NOW - 120), "_source": "cli"}
+    write_sidecar(home, stale(HISTORY + [tail]))
+    _, data = repair(home, tmp_path)
+    (marker,) = markers(data)
+    assert data["messages"] == HISTORY + [tail, marker]
+    assert data["context_messages"] == HISTORY + [tail, {"role": "user", "content": "Hello hermes",
+                                                          "timestamp": int(NOW - 120), "_recovered": True}]
+
+
+def test_a_tail_from_the_pending_source_is_the_checkpoint(home: Path, tmp_path: Path) -> None:
+    """Same text, timestamp and ``_source`` as the pending turn (``pending_user_source: cli``): the
+    recovered context row checkpoint-matches the tail and is not added again."""
+    tail = {"role": "user", "content": "Hello hermes", "timestamp": int(NOW - 120), "_source": "cli"}
+    write_sidecar(home, stale(HISTORY + [tail], pending_user_source="cli"))
+    _, data = repair(home, tmp_path)
+    (marker,) = markers(data)
+    assert data["messages"] == HISTORY + [tail, marker]
+    assert data["context_messages"] == HISTORY + [tail]
+
+
+def test_an_assistant_tail_with_the_prompt_text_is_no_match(home: Path, tmp_path: Path) -> None:
+    """Only a *user* row can hold the pending prompt (``_message_matches_pending_text``)."""
+    tail = {"role": "assistant", "content": "Hello hermes", "timestamp": 12}
+    write_sidecar(home, stale(HISTORY + [tail]))
+    _, data = repair(home, tmp_path)
+    (marker,) = markers(data)
+    recovered = {"role": "user", "content": "Hello hermes", "timestamp": int(NOW - 120), "_recovered": True}
+    assert data["messages"] == HISTORY + [tail, recovered, marker]
+
+
+def test_a_text_matched_tail_the_model_never_saw_seeds_an_empty_context(home: Path, tmp_path: Path) -> None:
+    """The tail holds the prompt but is an ``_error`` row (not projected into the context): the
+    seeded context stays empty and the recovered turn becomes its only row."""
+    tail = {"role": "user", "content": "Hello hermes", "timestamp": 5, "_error": True}
+    write_sidecar(home, stale([tail]))
+    _, data = repair(home, tmp_path)
+    (marker,) = markers(data)
+    assert data["messages"] == [tail, marker]
+    assert data["context_messages"] == [{"role": "user", "content": "Hello hermes", "timestamp": int(NOW - 120),
+                                         "_recovered": True}]
+
+
+def test_completed_journal_without_any_user_row_restores_the_prompt(home: Path, tmp_path: Path) -> None:
+    """Branch A1 with no user row at all: no text match (``_latest_user_matches_pending_text`` is
+    False), so the prompt comes back before the journal's answer."""
+    write_sidecar(home, stale([{"role": "assistant", "content": "Welcome", "timestamp": 5}]))
+    write_journal(home, [("token", {"text": "Final answer."}), ("done", {}), ("stream_end", {})])
+    _, data = repair(home, tmp_path)
+    assert [(m["role"], m["content"]) for m in data["messages"]] == [
+        ("assistant", "Welcome"), ("user", "Hello hermes"), ("assistant", "Final answer.")]
+    assert markers(data) == []
+
+
 # ---------------------------------------------------------------- branch B: core transcript
 
 
