@@ -29,8 +29,15 @@ THINK = {"type": "reasoning", "reasoning": "think"}
     (["text", THINK], True),                     # a plain part with text: not reasoning only
     ([], False),                                 # nothing at all
     ("  ", False),                               # blank text
+    ([None, THINK], False),                      # a null plain part is blank too
+    ([{"type": "thinking", "thinking": "hmm"}], False),  # "thinking" parts are reasoning
+    ([{"type": "Thinking", "thinking": "x"}], False),    # the type is compared lower-cased
+    ([{"type": "reasoning", "text": "t"}], False),       # a reasoning part's text may sit under "text"
+    ([{"type": "reasoning", "reasoning": ""}], True),    # an empty reasoning part is no reasoning
+    ([{"x": 1}, THINK], True),                   # a part without a type ends the reasoning-only check
 ], ids=["int", "blank-text-part", "blank-plain-part-and-reasoning", "plain-text-and-reasoning", "empty-list",
-        "blank"])
+        "blank", "null-part-and-reasoning", "thinking", "thinking-capitalised", "reasoning-under-text",
+        "empty-reasoning", "untyped-part"])
 def test_which_assistant_rows_the_model_sees(content, seen: bool) -> None:
     row = {"role": "assistant", "content": content}
     assert context_projection(row) == (row if seen else None)
