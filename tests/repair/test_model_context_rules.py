@@ -35,9 +35,13 @@ THINK = {"type": "reasoning", "reasoning": "think"}
     ([{"type": "reasoning", "text": "t"}], False),       # a reasoning part's text may sit under "text"
     ([{"type": "reasoning", "reasoning": ""}], True),    # an empty reasoning part is no reasoning
     ([{"x": 1}, THINK], True),                   # a part without a type ends the reasoning-only check
+    ([THINK, {"type": "text", "text": "answer"}], True),  # text after the reasoning counts
+    ([{"type": "text", "text": " "}, THINK], False),      # a blank text part does not
+    ([{"type": "text", "content": "answer"}, THINK], True),  # a text part's text may sit under "content"
 ], ids=["int", "blank-text-part", "blank-plain-part-and-reasoning", "plain-text-and-reasoning", "empty-list",
         "blank", "null-part-and-reasoning", "thinking", "thinking-capitalised", "reasoning-under-text",
-        "empty-reasoning", "untyped-part"])
+        "empty-reasoning", "untyped-part", "reasoning-then-text", "blank-text-then-reasoning",
+        "text-under-content"])
 def test_which_assistant_rows_the_model_sees(content, seen: bool) -> None:
     row = {"role": "assistant", "content": content}
     assert context_projection(row) == (row if seen else None)
