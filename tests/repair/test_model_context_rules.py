@@ -38,10 +38,11 @@ THINK = {"type": "reasoning", "reasoning": "think"}
     ([THINK, {"type": "text", "text": "answer"}], True),  # text after the reasoning counts
     ([{"type": "text", "text": " "}, THINK], False),      # a blank text part does not
     ([{"type": "text", "content": "answer"}, THINK], True),  # a text part's text may sit under "content"
+    ([{"type": "text"}, THINK], False),          # a text part without any text does not count
 ], ids=["int", "blank-text-part", "blank-plain-part-and-reasoning", "plain-text-and-reasoning", "empty-list",
         "blank", "null-part-and-reasoning", "thinking", "thinking-capitalised", "reasoning-under-text",
         "empty-reasoning", "untyped-part", "reasoning-then-text", "blank-text-then-reasoning",
-        "text-under-content"])
+        "text-under-content", "text-part-without-text"])
 def test_which_assistant_rows_the_model_sees(content, seen: bool) -> None:
     row = {"role": "assistant", "content": content}
     assert context_projection(row) == (row if seen else None)
