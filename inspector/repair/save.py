@@ -259,37 +259,35 @@ def _tombstone_ids(data: bytes) -> frozenset[str]:
     except (TypeError, ValueError):
         return frozenset()
     except OverflowError as exc:  # int(Infinity): not caught by the loader
-        raise _TombstoneClearFails(str(exc)) from exc
+        raise _TombstoneClearFails from exc
     ids = raw.get("ids", [])
     if not isinstance(ids, list):
         return frozenset()
     try:
         return frozenset(str(i).strip() for i in ids if str(i or "").strip())
     except (RecursionError, ValueError) as exc:  # str() of a 1,000-deep list, a 5,000-digit int
-        raise _TombstoneClearFails(str(exc)) from exc
+        raise _TombstoneClearFails from exc
 
 
-def _tombstone_after(data: bytes | None, sid: str, cap: int) -> tuple[bool, bytes | None]:
-    """(changed, new bytes or None to delete) after hermes' ``_clear_webui_*_tombstone(sid)``.
+def _tombstone_after(data: bytes, sid: str, cap: int) -> bytes | None:
+    """The tombstone file's bytes after hermes' ``_clear_webui_*_tombstone(sid)`` (None: deleted).
 
     The rest of the ids, stripped, deduplicated, sorted, the last ``cap`` kept, written as
     ``{"version": 1, "ids": [...]}``; the file is deleted when none is left. A file hermes cannot
-    use (not JSON, not an object, another version, ``ids`` not a list) or without ``sid`` is left
-    alone, as is one whose rewrite cannot be encoded (hermes' write fails and is swallowed).
+    use (not JSON, not an object, another version, ``ids`` not a list) or without ``sid`` keeps its
+    bytes, as does one whose rewrite cannot be encoded (hermes' write fails and is swallowed).
     """
-    if data is None:
-        return False, None
     current = set(_tombstone_ids(data))
     if sid not in current:
-        return False, data
+        return data
     current.discard(sid)
     if not current:
-        return True, None
+        return None
     ids = sorted({str(i).strip() for i in current if str(i or "").strip()})[-cap:]
     try:
-        return True, dumps_pretty({"version": TOMBSTONE_VERSION, "ids": ids})
+        return dumps_pretty({"version": TOMBSTONE_VERSION, "ids": ids})
     except UnicodeEncodeError:
-        return False, data
+        return data
 
 
 def save_session(
@@ -337,12 +335,13 @@ def save_session(
     if data["messages"]:
         for name, cap in TOMBSTONE_CAPS.items():
             tpath = ctx.session_dir / name
+            data_before = ctx.snapshot.data(tpath)
+            if data_before is None:
+                continue
             try:
-                changed, after = _tombstone_after(ctx.snapshot.data(tpath), sid, cap)
+                tc = _change(ctx, tpath, _tombstone_after(data_before, sid, cap))
             except _TombstoneClearFails:
                 break
-            if changed:
-                tc = _change(ctx, tpath, after)
-                if tc:
-                    changes.append(tc)
+            if tc:
+                changes.append(tc)
     return changes

@@ -171,3 +171,25 @@ def test_a_row_that_cannot_be_written_as_utf8_makes_hermes_rebuild_the_index(ses
     _sidecar(sessions, "b", 3000)
     rows = _save(sessions, "a", [{"session_id": "b", "updated_at": 3000, "title": "\ud800"}], touch=False)
     assert _ids(rows) == ["b", "a"] and rows[0]["title"] == "chat b"
+
+
+def test_a_new_sidecar_keeps_its_index_row_in_place(sessions: Path) -> None:
+    """The saved session is in memory: its row is kept (and replaced in place) even while its
+    sidecar is not on disk yet (a sidecar the plan creates); with equal ``updated_at`` it stays first."""
+    _sidecar(sessions, "b", 5)
+    _sidecar(sessions, "new", 5)
+    session = read_sidecar(read_raw(sessions / "new.json"), now=NOW, cwd=sessions)
+    (sessions / "new.json").unlink()
+    (sessions / "_index.json").write_text(json.dumps([{"session_id": "new", "updated_at": 5},
+                                                      {"session_id": "b", "updated_at": 5}]), encoding="utf-8")
+    ctx = SaveContext(session_dir=sessions, snapshot=FileSnapshot(), now=NOW, cwd=sessions)
+    changes = {c.path.name: c.after for c in save_session(ctx, session, touch_updated_at=False)}
+    assert _ids(json.loads(changes["_index.json"])) == ["new", "b"]
+
+
+def test_a_row_without_updated_at_sorts_as_zero(sessions: Path) -> None:
+    _sidecar(sessions, "a", 2)
+    for sid in ("c", "d"):
+        _sidecar(sessions, sid, 1)
+    rows = _save(sessions, "a", [{"session_id": "d"}, {"session_id": "c", "updated_at": 0.5}], touch=False)
+    assert _ids(rows) == ["a", "c", "d"]
