@@ -283,7 +283,7 @@ def _tombstone_after(data: bytes, sid: str, cap: int) -> bytes | None:
     current.discard(sid)
     if not current:
         return None
-    ids = sorted({str(i).strip() for i in current if str(i or "").strip()})[-cap:]
+    ids = sorted(current)[-cap:]  # hermes strips and drops blanks again: the loader already did
     try:
         return dumps_pretty({"version": TOMBSTONE_VERSION, "ids": ids})
     except UnicodeEncodeError:
