@@ -65,10 +65,12 @@ def test_an_unsafe_session_id_is_refused(sessions: Path) -> None:
         _save(sessions, session)
 
 
+@pytest.mark.parametrize("n", [1, 2])
 @pytest.mark.parametrize("live", [{"active_stream_id": "s1"}, {"pending_user_message": "hi"}],
                          ids=["active-stream", "pending-message"])
-def test_an_empty_transcript_does_not_overwrite_messages_while_a_turn_is_live(sessions: Path, live: dict) -> None:
-    _write(sessions, n=2, **live)
+def test_an_empty_transcript_does_not_overwrite_messages_while_a_turn_is_live(sessions: Path, live: dict,
+                                                                               n: int) -> None:
+    _write(sessions, n=n, **live)
     session = _load(sessions)
     session.data["messages"] = []
     assert _save(sessions, session) == {}
