@@ -255,6 +255,99 @@ def test_completed_journal_of_another_run_is_not_trusted(home: Path, tmp_path: P
     assert len(markers(data)) == 1
 
 
+def test_tail_with_the_prompt_text_but_another_timestamp_is_not_duplicated(home: Path, tmp_path: Path) -> None:
+    """Branch A2, text match without the exact checkpoint (hermes' ``_message_matches_pending_text``):
+    the last row holds the pending prompt's text (spacing aside) with another timestamp. The
+    transcript keeps it once; only the model context gets the recovered turn, as its own row."""
+    tail = {"role": "user", "content": "  Hello   hermes ", "timestamp": 50}
+    write_sidecar(home, stale(HISTORY + [tail]))
+    plan, data = repair(home, tmp_path)
+    (marker,) = markers(data)
+    assert data["messages"] == HISTORY + [tail, marker]
+    assert data["context_messages"] == HISTORY + [tail, {"role": "user", "content": "Hello hermes",
+                                                          "timestamp": int(NOW - 120), "_recovered": True}]
+    assert "only the model context gets the recovered user turn" in " ".join(plan.summary)
+
+
+def test_tail_with_other_text_gets_the_recovered_row(home: Path, tmp_path: Path) -> None:
+    """Branch A2 without any match: the prompt comes back as a recovered transcript row."""
+    write_sidecar(home, stale(list(HISTORY)))
+    _, data = repair(home, tmp_path)
+    (marker,) = markers(data)
+    recovered = {"role": "user", "content": "Hello hermes", "timestamp": int(NOW - 120), "_recovered": True}
+    assert data["messages"] == HISTORY + [recovered, marker]
+    assert data["context_messages"] == HISTORY + [recovered]
+
+
+def test_completed_journal_with_the_prompt_in_an_earlier_user_row_adds_no_row(home: Path, tmp_path: Path) -> None:
+    """Branch A1: the newest *user* row (not the last row) text-matches the prompt
+    (``_latest_user_matches_pending_text``): no recovered row, the journal's answer appended."""
+    history = [{"role": "user", "content": "Hello hermes", "timestamp": 50},
+               {"role": "assistant", "content": "Partial", "timestamp": 51}]
+    write_sidecar(home, stale(history))
+    write_journal(home, [("token", {"text": "Final answer."}), ("done", {}), ("stream_end", {})])
+    plan, data = repair(home, tmp_path)
+    assert [m["content"] for m in data["messages"]] == ["Hello hermes", "Partial", "Final answer."]
+    assert markers(data) == [] and not any(m.get("_recovered") for m in data["messages"])
+    assert any("branch A1" in line for line in plan.summary)
+
+
+def test_a_tail_from_another_source_is_not_the_checkpoint(home: Path, tmp_path: Path) -> None:
+    """The checkpoint includes ``_source`` (``or 'webui'``): a tail with the prompt's text and
+    timestamp but ``_source: cli`` text-matches only, so the context gets the recovered turn too."""
+    tail = {"role": "user", "content": "Hello hermes", "timestamp": int(NOW - 120), "_source": "cli"}
+    write_sidecar(home, stale(HISTORY + [tail]))
+    _, data = repair(home, tmp_path)
+    (marker,) = markers(data)
+    assert data["messages"] == HISTORY + [tail, marker]
+    assert data["context_messages"] == HISTORY + [tail, {"role": "user", "content": "Hello hermes",
+                                                          "timestamp": int(NOW - 120), "_recovered": True}]
+
+
+def test_a_tail_from_the_pending_source_is_the_checkpoint(home: Path, tmp_path: Path) -> None:
+    """Same text, timestamp and ``_source`` as the pending turn (``pending_user_source: cli``): the
+    recovered context row checkpoint-matches the tail and is not added again."""
+    tail = {"role": "user", "content": "Hello hermes", "timestamp": int(NOW - 120), "_source": "cli"}
+    write_sidecar(home, stale(HISTORY + [tail], pending_user_source="cli"))
+    _, data = repair(home, tmp_path)
+    (marker,) = markers(data)
+    assert data["messages"] == HISTORY + [tail, marker]
+    assert data["context_messages"] == HISTORY + [tail]
+
+
+def test_an_assistant_tail_with_the_prompt_text_is_no_match(home: Path, tmp_path: Path) -> None:
+    """Only a *user* row can hold the pending prompt (``_message_matches_pending_text``)."""
+    tail = {"role": "assistant", "content": "Hello hermes", "timestamp": 12}
+    write_sidecar(home, stale(HISTORY + [tail]))
+    _, data = repair(home, tmp_path)
+    (marker,) = markers(data)
+    recovered = {"role": "user", "content": "Hello hermes", "timestamp": int(NOW - 120), "_recovered": True}
+    assert data["messages"] == HISTORY + [tail, recovered, marker]
+
+
+def test_a_text_matched_tail_the_model_never_saw_seeds_an_empty_context(home: Path, tmp_path: Path) -> None:
+    """The tail holds the prompt but is an ``_error`` row (not projected into the context): the
+    seeded context stays empty and the recovered turn becomes its only row."""
+    tail = {"role": "user", "content": "Hello hermes", "timestamp": 5, "_error": True}
+    write_sidecar(home, stale([tail]))
+    _, data = repair(home, tmp_path)
+    (marker,) = markers(data)
+    assert data["messages"] == [tail, marker]
+    assert data["context_messages"] == [{"role": "user", "content": "Hello hermes", "timestamp": int(NOW - 120),
+                                         "_recovered": True}]
+
+
+def test_completed_journal_without_any_user_row_restores_the_prompt(home: Path, tmp_path: Path) -> None:
+    """Branch A1 with no user row at all: no text match (``_latest_user_matches_pending_text`` is
+    False), so the prompt comes back before the journal's answer."""
+    write_sidecar(home, stale([{"role": "assistant", "content": "Welcome", "timestamp": 5}]))
+    write_journal(home, [("token", {"text": "Final answer."}), ("done", {}), ("stream_end", {})])
+    _, data = repair(home, tmp_path)
+    assert [(m["role"], m["content"]) for m in data["messages"]] == [
+        ("assistant", "Welcome"), ("user", "Hello hermes"), ("assistant", "Final answer.")]
+    assert markers(data) == []
+
+
 # ---------------------------------------------------------------- branch B: core transcript
 
 
@@ -316,6 +409,25 @@ def test_core_sync_whitespace_token_quirk(home: Path, tmp_path: Path) -> None:
     plan, data = repair(home, tmp_path)
     assert [m["content"] for m in data["messages"]] == ["Earlier", "Hello hermes"] and markers(data) == []
     assert any("whitespace-only tokens" in w for w in plan.warnings)
+
+
+@pytest.mark.parametrize("core_body", [{"messages": []}, {}, {"messages": None}],
+                         ids=["empty-messages", "no-messages-key", "null-messages"])
+def test_core_transcript_without_messages_takes_branch_c(home: Path, tmp_path: Path, core_body: dict) -> None:
+    """hermes: ``core.get('messages', [])`` falsy -> the core is ignored (branch C): the pending
+    prompt comes back as a recovered row, an armed marker follows, the core's token counts are
+    not taken."""
+    path = home / "sessions" / f"session_{SID}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({**core_body, "input_tokens": 99, "tool_calls": [{"name": "x"}]}), encoding="utf-8")
+    write_sidecar(home, stale())
+    plan, data = repair(home, tmp_path)
+    (marker,) = markers(data)
+    recovered = {"role": "user", "content": "Hello hermes", "timestamp": int(NOW - 120), "_recovered": True}
+    assert data["messages"] == [recovered, marker] and marker["_pending_journal_recovery"] is True
+    assert (data["input_tokens"], data["tool_calls"]) == (0, [])
+    assert any("branch C" in line for line in plan.summary)
+    assert not any("drops the pending prompt" in w for w in plan.warnings)
 
 
 def test_core_transcript_that_is_not_json_is_refused(home: Path) -> None:
