@@ -109,7 +109,12 @@ def test_the_sidecar_reader_raises_nothing_but_sidecar_error(data: bytes) -> Non
     loaded = load_session(raw, now=CLOCK.now, cwd=Path("/tmp"))
     assert isinstance(loaded.data["messages"], list)
     if loaded.session_id:
-        compact(loaded)
+        try:
+            compact(loaded)
+        except TypeError:
+            # hermes' compact() takes len() of a truthy non-list `messages` as it is (``"messages": true``)
+            # and raises; the index writers turn that into a refusal (tests/store/test_index_hermes_rules.py)
+            assert loaded.odd_messages is not None and not hasattr(loaded.odd_messages, "__len__")
     out = dump_session(loaded.data)
     assert isinstance(parse_sidecar_bytes(out), dict)
     assert count_messages_in_bytes(data) in (-1, len(raw["messages"]) if isinstance(raw.get("messages"), list) else -1)
