@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from inspector import portable
 from inspector.plan import FileChange
 from inspector.store.files import FileSnapshot
 from inspector.store.index import (
@@ -110,7 +111,7 @@ def read_uncached(snapshot: FileSnapshot, path: Path) -> bytes | None:
     if known:
         return data
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, os.O_RDONLY | portable.O_NONBLOCK | portable.O_BINARY | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         return None
     try:  # read_regular() without its buffered file object: fstat, then read to the end
