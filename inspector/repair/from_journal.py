@@ -42,6 +42,7 @@ from inspector.repair.marker import NEUTRAL_WORDING, NO_OUTPUT_OUTCOME, RECOVERE
 from inspector.repair.model_context import normalize
 from inspector.repair.notes import Notes, journal_notes, output_warnings
 from inspector.repair.promote import GIVEUP_SECONDS, MAX_ATTEMPTS
+from inspector.repair.registry import INSPECTOR, SESSION, ActionSpec
 from inspector.repair.save import save_session
 from inspector.repair.session_source import load_session_for_repair
 from inspector.store.journal import (
@@ -411,6 +412,16 @@ def eligible(ctx: RepairContext) -> list[str]:
 # ---------------------------------------------------------------- the finding
 
 FINDING_KIND = "journal_output_not_shown"
+
+SPEC = ActionSpec(
+    name=NAME,
+    label="Bring back given-up output (inspector step, not hermes)",
+    scope=SESSION,
+    origin=INSPECTOR,
+    mirrors=None,
+    help="an inspector step: journal output hermes gave up on, written as hermes' own promotion would have",
+    answers=(FINDING_KIND,),
+)
 # hermes' compact writer puts these in every terminal record / output event (the spaced forms
 # are a writer's other than hermes'; any of them only sends the journal to the full parse).
 _TERMINAL_FLAGS = (b'"terminal":true', b'"terminal": true')
