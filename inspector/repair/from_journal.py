@@ -35,6 +35,7 @@ from typing import Any
 
 from inspector.findings import WARNING, Finding
 from inspector.plan import Plan
+from inspector.repair import registry
 from inspector.repair.context import RepairContext
 from inspector.repair.journal_read import JournalRead, read_journal
 from inspector.repair.journal_recovery import append_journaled_partial_output
@@ -110,10 +111,10 @@ def _owned_elsewhere(session: dict, now: float) -> dict[str, str]:
     out: dict[str, str] = {}
     stream = session.get("active_stream_id")
     if stream and session.get("pending_user_message"):
-        out[str(stream)] = "repair-interrupted"
+        out[str(stream)] = str(registry.answer("stale_pending_turn"))  # repair-interrupted
     marker = pending_retry_marker(session.get("messages"))
     if marker is not None and retry_still_pending(marker, now):
-        out[str(marker.get("_journal_retry_stream_id"))] = "recover-journal"
+        out[str(marker.get("_journal_retry_stream_id"))] = str(registry.answer("pending_journal_recovery"))
     return out
 
 
