@@ -90,8 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     target.add_argument("session_id", nargs="?")
     target.add_argument("--all", action="store_true", help="every session the action applies to")
     p.add_argument("--action", required=True, choices=registry.Choices(), metavar="ACTION",
-                   help="one of %(choices)s (the registry: inspector/repair/registry.py); "
-                        "the README's action table says which are inspector steps")
+                   help=registry.StepsHelp("one of %(choices)s"))
     p.add_argument("--write", action="store_true", help="apply the previewed plan (default: preview only)")
     p.add_argument("--follow-links", action="store_true",
                    help="read and write through symbolic links that leave the home (the preview names "

@@ -150,11 +150,13 @@ class Registry:
         """The actions that mirror a hermes-webui function (what crosscheck can compare)."""
         return tuple(s.name for s in self.specs() if s.origin == HERMES)
 
-    def cli_help(self) -> str:
+    def steps_sentence(self) -> str:
+        """Which actions are inspector steps, for the command line's help."""
         steps = [s.name for s in self.specs() if s.is_inspector_step]
-        words = " and ".join(steps) if steps else "none"
-        return (f"{words} {'is an inspector step' if len(steps) == 1 else 'are inspector steps'}, not "
-                "hermes-webui repairs; the others are hermes-webui's own")
+        if not steps:
+            return "all are hermes-webui's own repairs"
+        verb = "is an inspector step" if len(steps) == 1 else "are inspector steps"
+        return f"{' and '.join(steps)} {verb}, not hermes-webui repairs; the others are hermes-webui's own"
 
 
 REGISTRY = Registry(MODULES)
@@ -179,6 +181,14 @@ def answer(kind: str, have: Iterable[str] = ()) -> str | None:
 
 def for_recommendation(recommendation: str) -> str | None:
     return REGISTRY.for_recommendation(recommendation)
+
+
+class StepsHelp(str):
+    """An argparse help string that ends with :meth:`Registry.steps_sentence`, read when the help is
+    shown (argparse formats ``help % params``), not when the parser is built."""
+
+    def __mod__(self, params):
+        return f"{str.__mod__(self, params)}; {REGISTRY.steps_sentence()}"
 
 
 class Choices:

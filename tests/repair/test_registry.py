@@ -125,6 +125,7 @@ def test_cli_choices_and_help_come_from_the_registry() -> None:
     text = re.sub(r"\s+", "", subs["repair"].format_help())  # argparse wraps at hyphens
     for name in registry.names():
         assert name in text
+    assert "recover-from-journalandrebuild-from-state-dbareinspectorsteps" in text
     with pytest.raises(SystemExit):
         parser.parse_args(["repair", "s", "--action", "no-such-action"])
 
