@@ -121,11 +121,11 @@ def core_journal(args) -> dict:
 def core_plan(args) -> dict:
     """One repair planned on the largest sidecar (home-wide actions: for the whole home)."""
     from inspector.actions import default_clock, make_context, plan_action
-    from inspector.repair import HOME_WIDE
+    from inspector.repair import home_wide
 
     home = _home(args.home)
     sid = _manifest(args.home)["largest_sidecar"]["session_id"]
-    target = None if args.action in HOME_WIDE else sid
+    target = None if home_wide(args.action) else sid
     t0 = time.perf_counter()
     ctx = make_context(home, default_clock(home, None, None))
     plans = plan_action(ctx, args.action, target)

@@ -11,7 +11,7 @@ from pathlib import Path
 from inspector.home import Home, hermes_cwd, webui_pid, webui_started_at
 from inspector.linkcheck import guard_plan
 from inspector.plan import Clock, Plan, attribute_warnings
-from inspector.repair import HOME_WIDE, action_module
+from inspector.repair import action_module, home_wide
 from inspector.repair.context import RepairContext
 
 
@@ -61,7 +61,7 @@ def plan_action(ctx: RepairContext, action: str, session_id: str | None, *,
     """Plans for one session id, or for every eligible session when ``session_id`` is None.
     ``follow_links``: the user agreed to read and write through links that leave the home."""
     module = action_module(action)
-    if session_id is not None or action in HOME_WIDE:
+    if session_id is not None or home_wide(action):
         plans = [_planned(ctx, module, session_id, follow_links)]
     else:
         plans = [_planned(ctx, module, sid, follow_links) for sid in module.eligible(ctx)]

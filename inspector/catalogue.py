@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from inspector.findings import ERROR, WARNING, Finding, from_hermes_item, worst
+from inspector.findings import ERROR, WARNING, Finding, action_for, from_hermes_item, worst
 from inspector.home import Home
 from inspector.linkcheck import sessions_folder_finding
 from inspector.store.index import INDEX_NAME, parse_index
@@ -199,7 +199,7 @@ def _sidecar_findings(row: SessionRow, now: float) -> None:
         return
     sid = row.session_id
     if sc.error:
-        action = "restore-backup" if row.has_bak else None
+        action = action_for("corrupt_sidecar", ("bak",)) if row.has_bak else None
         if "too large to load safely" in sc.error:  # the inspector's limit, not hermes' verdict
             row.findings.append(Finding("sidecar_too_large", ERROR, f"this sidecar is not loaded: {sc.error}",
                                         sid, None, sc.location))
@@ -219,7 +219,7 @@ def _sidecar_findings(row: SessionRow, now: float) -> None:
             "pending_journal_recovery", WARNING,
             f"an interrupted-turn marker waits for the run journal (stream {m.get('_journal_retry_stream_id')}, "
             f"attempt {m.get('_journal_retry_attempts', 0)} of 12, armed at "
-            f"{m.get('_journal_retry_first_seen_ts')})", sid, "recover-journal", sc.location))
+            f"{m.get('_journal_retry_first_seen_ts')})", sid, action_for("pending_journal_recovery"), sc.location))
     pending = sc.meta.get("pending_user_message")
     stream = sc.meta.get("active_stream_id")
     if pending and stream:
@@ -230,7 +230,7 @@ def _sidecar_findings(row: SessionRow, now: float) -> None:
             row.findings.append(Finding(
                 "stale_pending_turn", WARNING,
                 f"a turn is still marked as running ({age_words}, stream {stream}) but nothing streams it",
-                sid, "repair-interrupted", sc.location))
+                sid, action_for("stale_pending_turn"), sc.location))
 
 
 def build_catalogue(
@@ -311,7 +311,7 @@ def build_catalogue(
         if index_rows is None:
             home_findings.append(Finding("index_unusable", WARNING,
                                          "_index.json is not a list of rows; hermes rebuilds it on the next save",
-                                         None, "rebuild-index", str(session_dir / INDEX_NAME)))
+                                         None, action_for("index_unusable"), str(session_dir / INDEX_NAME)))
         else:
             for rid, title in index_rows:
                 if isinstance(rid, str) and rid:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from inspector import statedir
 from inspector.home import Home, HomeError, check_readable, locate_home
-from inspector.repair import ACTION_MODULES, HOME_WIDE, action_module
+from inspector.repair import action_module, home_wide, registry
 from inspector.textsafe import safe_text
 
 if TYPE_CHECKING:  # the repair machinery is imported by the commands that write (audit stays light)
@@ -89,9 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
     target = p.add_mutually_exclusive_group(required=True)
     target.add_argument("session_id", nargs="?")
     target.add_argument("--all", action="store_true", help="every session the action applies to")
-    p.add_argument("--action", required=True, choices=sorted(ACTION_MODULES),
-                   help="recover-from-journal and rebuild-from-state-db are inspector steps, not "
-                        "hermes-webui repairs; the others are hermes-webui's own")
+    p.add_argument("--action", required=True, choices=registry.Choices(), metavar="ACTION",
+                   help=registry.StepsHelp("one of %(choices)s"))
     p.add_argument("--write", action="store_true", help="apply the previewed plan (default: preview only)")
     p.add_argument("--follow-links", action="store_true",
                    help="read and write through symbolic links that leave the home (the preview names "
@@ -124,8 +123,8 @@ def build_parser() -> argparse.ArgumentParser:
     target = p.add_mutually_exclusive_group(required=True)
     target.add_argument("session_id", nargs="?")
     target.add_argument("--all", action="store_true", help="every session the action applies to")
-    p.add_argument("--action", required=True, choices=sorted([*ACTION_MODULES, "audit"]),
-                   help="a repair, or audit (hermes' recovery audit report, with --all)")
+    p.add_argument("--action", required=True, choices=registry.Choices(extra=("audit",), hermes_only=True),
+                   metavar="ACTION", help="a hermes-webui repair (%(choices)s), or audit (hermes' recovery audit report, with --all)")
     p.add_argument("--hermes-webui", metavar="PATH",
                    help="the hermes-webui checkout (default: the running server's, from <home>/webui.pid)")
     p.add_argument("--hermes-python", metavar="PY",
@@ -318,7 +317,7 @@ def _plan_and_write(args: argparse.Namespace, home: Home, clock) -> tuple[list[P
     log = WriteLog.default(home=home)
     if not args.write:
         return plan_action(ctx, args.action, session_id, follow_links=follow), []
-    if session_id is None and args.action not in HOME_WIDE:
+    if session_id is None and not home_wide(args.action):
         plans, written = [], []
         for sid in action_module(args.action).eligible(ctx):
             plan = plan_action(make_context(home, clock), args.action, sid, follow_links=follow)[0]

@@ -38,13 +38,13 @@ from pathlib import Path
 from inspector import portable
 from inspector.home import Home, hermes_cwd, webui_pid
 from inspector.plan import Clock, FileChange, Plan, file_diff
+from inspector.repair import registry
 from inspector.store.jsonfmt import Fingerprint
 
 DRIVER = Path(__file__).with_name("hermes_driver.py")
 DEFAULT_TIMEOUT_S = 60.0
-PER_SESSION_JOURNALS = frozenset({"recover-journal", "repair-interrupted"})
-READS_STATE_DB = frozenset({"materialize", "restore-backup", "audit"})
 AUDIT = "audit"  # read-only: hermes' returned report is compared with the inspector's, and nothing may be written
+AUDIT_FUNCTION = "api.session_recovery.audit_session_recovery"
 
 # outcomes: the first two ran; the others are "could not run" (exit 2)
 IDENTICAL, DIFFERENT = "identical", "different"
@@ -272,12 +272,31 @@ class _Copy:
         return out
 
 
+def _hermes_reads(action: str) -> frozenset[str]:
+    """What hermes' function for ``action`` reads besides the sessions folder (the registry says)."""
+    return frozenset({registry.STATE_DB}) if action == AUDIT else registry.spec(action).hermes_reads
+
+
+def _hermes_function(action: str) -> str:
+    """The hermes-webui function the driver calls for ``action``; CrosscheckError for inspector steps."""
+    if action == AUDIT:
+        return AUDIT_FUNCTION
+    try:
+        spec = registry.spec(action)
+    except KeyError:
+        raise CrosscheckError(FAILED, f"unknown action {action!r}") from None
+    if spec.mirrors is None:
+        raise CrosscheckError(FAILED, f"{action} is an inspector step: no hermes-webui function does it, so "
+                                      "there is nothing to compare with")
+    return spec.mirrors
+
+
 def _stage(home: Home, action: str, session_id: str | None, copy: _Copy, core: Path | None) -> None:
     sdir = home.session_dir
     copy.add_folder(sdir)  # sidecars, .bak files, _index.json, tombstones: hermes globs and loads them
     if action == AUDIT:
         copy.add_folder(sdir / "_turn_journal")
-    if action in PER_SESSION_JOURNALS and session_id:
+    if registry.RUN_JOURNALS in _hermes_reads(action) and session_id:
         for folder, _, files in os.walk(sdir / "_run_journal" / session_id):
             for name in sorted(files):
                 copy.add(Path(folder) / name)
@@ -285,7 +304,7 @@ def _stage(home: Home, action: str, session_id: str | None, copy: _Copy, core: P
                         lambda n: n == f"{session_id}.jsonl" or n.startswith(f"{session_id}~"))
     if core is not None:
         copy.add(core)
-    if action in READS_STATE_DB:
+    if registry.STATE_DB in _hermes_reads(action):
         db = home.state_db()
         for suffix in ("", "-wal", "-shm"):
             copy.add(db.with_name(db.name + suffix))
@@ -564,6 +583,11 @@ def crosscheck(home: Home, action: str, session_id: str | None, clock: Clock, in
     if session_id is not None and not is_plain_stem(session_id):
         return CrossResult(action=action, session_id=session_id, status=FAILED, install=install, clock=clock,
                            message=f"{session_id!r} is not a plain session id; hermes is not run on it")
+    try:
+        function = _hermes_function(action)
+    except CrosscheckError as exc:
+        return CrossResult(action=action, session_id=session_id, status=exc.status, install=install, clock=clock,
+                           message=str(exc))
     cwd = cwd if cwd is not None else hermes_cwd(home)
     mine = None
     if action == AUDIT:
@@ -572,7 +596,8 @@ def crosscheck(home: Home, action: str, session_id: str | None, clock: Clock, in
         plan = plan_action(make_context(home, clock, cwd), action, session_id)[0]
     result = CrossResult(action=action, session_id=session_id, status=FAILED, install=install, clock=clock,
                          refusal=plan.refusal)
-    core = _core_transcript(home, session_id) if action == "repair-interrupted" and session_id else None
+    core = (_core_transcript(home, session_id)
+            if session_id and registry.CORE_TRANSCRIPT in _hermes_reads(action) else None)
     with tempfile.TemporaryDirectory(prefix="hermes-inspector-crosscheck-") as tmp:
         root = Path(tmp)
         os.chmod(root, 0o700)
@@ -585,10 +610,11 @@ def crosscheck(home: Home, action: str, session_id: str | None, clock: Clock, in
                                       + "); plan again and re-check")
             before = copy.files_after()
             request = {
-                "checkout": str(install.checkout), "action": action, "session_id": session_id,
+                "checkout": str(install.checkout), "action": action, "function": function,
+                "session_id": session_id,
                 "now": clock.now, "server_started_at": clock.server_started_at, "cwd": str(cwd),
                 "session_dir": str(copy.session_dir), "result_path": str(root / "result.json"),
-                "state_db": str(copy.to_copy(home.state_db())) if action in READS_STATE_DB else None,
+                "state_db": str(copy.to_copy(home.state_db())) if registry.STATE_DB in _hermes_reads(action) else None,
                 "core_path": str(copy.to_copy(core)) if core is not None else None,
             }
             outcome = run_driver(install, request, child_environment(copy, root), root, timeout, check)

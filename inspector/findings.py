@@ -7,19 +7,21 @@ under the ``inspector`` key of ``audit --json``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+
+from inspector.repair import registry
 
 ERROR = "error"
 WARNING = "warning"
 INFO = "info"
 _RANK = {ERROR: 3, WARNING: 2, INFO: 1}
 
-# hermes audit recommendation -> inspector action
-RECOMMENDATION_ACTIONS = {
-    "restore_from_bak": "restore-backup",
-    "rebuild_index": "rebuild-index",
-    "materialize_from_state_db": "materialize",
-}
+
+def action_for(kind: str, have: Iterable[str] = ()) -> str | None:
+    """The action the registry recommends for an inspector finding of ``kind``, given what the session
+    has (``"bak"``: a readable backup; ``"state_db_messages"``: its chat's messages in state.db)."""
+    return registry.answer(kind, have)
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,6 @@ def from_hermes_item(item: dict) -> Finding:
         severity=severity,
         message=f"{words}{counts}; hermes says {item.get('category')}: {rec}",
         session_id=item.get("session_id"),
-        action=RECOMMENDATION_ACTIONS.get(str(rec)),
+        action=registry.for_recommendation(str(rec)),
         origin="hermes",
     )

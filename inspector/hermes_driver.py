@@ -7,7 +7,8 @@ the inspector's process, so it uses the standard library only and imports nothin
 * a private temporary copy of the files the action reads, ``HERMES_HOME`` and
   ``HERMES_WEBUI_STATE_DIR`` pointing into it (hermes reads both when ``api.config`` is
   imported), the working directory inside that copy, and a minimal environment;
-* one argument: a JSON request file naming the checkout, the action, the session and the clock.
+* one argument: a JSON request file naming the checkout, the action and the hermes function it mirrors
+  (``ActionSpec.mirrors``), the session and the clock.
 
 It imports hermes' ``api.models`` and ``api.session_recovery``, sets hermes' server start
 (``api.config.SERVER_START_TIME``, which ``_classify_interruption_cause`` reads), freezes
@@ -35,17 +36,18 @@ def _json_safe(value):
 
 
 def _run(req: dict, models, recovery) -> dict:
-    """Call hermes' function for the action; what it returned, and what it was called as."""
-    action = req["action"]
+    """Call the hermes function the request names (the action's ``ActionSpec.mirrors``); what it
+    returned, and what it was called as."""
+    function = req["function"]
     session_dir = Path(req["session_dir"])
     sid = req.get("session_id")
     state_db = Path(req["state_db"]) if req.get("state_db") else None
-    if action in ("recover-journal", "repair-interrupted"):
+    if function in ("api.models._retry_journal_recovery_in_place", "api.models._apply_core_sync_or_error_marker"):
         session = models.Session.load(sid)
         if session is None:
             return {"call": "api.models.Session.load", "returned": None,
                     "note": "hermes' Session.load returned None: hermes does nothing"}
-        if action == "recover-journal":
+        if function == "api.models._retry_journal_recovery_in_place":
             returned = models._retry_journal_recovery_in_place(session, preserve_arriving_budget=True)
             return {"call": "api.models._retry_journal_recovery_in_place(session, "
                             "preserve_arriving_budget=True)", "returned": returned}
@@ -55,14 +57,14 @@ def _run(req: dict, models, recovery) -> dict:
         return {"call": "api.models._apply_core_sync_or_error_marker(session, core_path, "
                         "stream_id_for_recheck=session.active_stream_id, require_stream_dead=True, "
                         "touch_updated_at=True)", "returned": returned}
-    if action == "materialize":
+    if function == "api.session_recovery.recover_missing_sidecars_from_state_db":
         returned = recovery.recover_missing_sidecars_from_state_db(session_dir, state_db)
         call = "api.session_recovery.recover_missing_sidecars_from_state_db(session_dir, state_db)"
         if returned.get("materialized"):
             recovery._rebuild_recovery_session_index(session_dir)
             call += "; api.session_recovery._rebuild_recovery_session_index(session_dir)"
         return {"call": call, "returned": returned}
-    if action == "restore-backup":
+    if function == "api.session_recovery.recover_session":
         live = session_dir / f"{sid}.json"
         if not live.exists():
             # an orphan .bak is restored only by startup recovery, behind its own gate
@@ -73,13 +75,13 @@ def _run(req: dict, models, recovery) -> dict:
                         "note": "startup recovery would not restore this orphan backup"}
         returned = recovery.recover_session(live)
         return {"call": "api.session_recovery.recover_session(session_dir / '<sid>.json')", "returned": returned}
-    if action == "audit":
+    if function == "api.session_recovery.audit_session_recovery":
         returned = recovery.audit_session_recovery(session_dir, state_db_path=state_db)
         return {"call": "api.session_recovery.audit_session_recovery(session_dir, state_db)", "returned": returned}
-    if action == "rebuild-index":
+    if function == "api.session_recovery._rebuild_recovery_session_index":
         recovery._rebuild_recovery_session_index(session_dir)
         return {"call": "api.session_recovery._rebuild_recovery_session_index(session_dir)", "returned": None}
-    raise ValueError(f"unknown action {action!r}")
+    raise ValueError(f"no call known for hermes function {function!r} (action {req.get('action')!r})")
 
 
 def main(argv: list[str]) -> int:

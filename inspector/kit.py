@@ -400,11 +400,11 @@ def plan_kit(kit: Kit, home: Home) -> tuple[Plan, list[str]]:
     what ``repair --write`` would write with that clock, and exactly the kit's files.
     """
     from inspector.actions import make_context, plan_action
-    from inspector.repair import ACTION_MODULES, HOME_WIDE
+    from inspector.repair import home_wide, is_action
 
-    if kit.action not in ACTION_MODULES:
+    if not is_action(kit.action):
         raise KitError(f"the kit's action {kit.action!r} is unknown to this inspector ({__version__})")
-    if kit.session_id is None and kit.action not in HOME_WIDE:
+    if kit.session_id is None and not home_wide(kit.action):
         raise KitError("the kit names no session for a per-session action")
     plan = plan_action(make_context(home, kit.clock), kit.action, kit.session_id)[0]
     problems = check_kit(kit, home, plan)

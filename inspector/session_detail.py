@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from inspector.findings import ERROR, INFO, WARNING, Finding
+from inspector.findings import ERROR, INFO, WARNING, Finding, action_for
 from inspector.home import Home
 from inspector.store import statedb
 from inspector.store.index import index_path, parse_index
@@ -300,11 +300,11 @@ def _corrupt_sidecar_action(detail: SessionDetail) -> None:
     for n, f in enumerate(detail.findings):
         if f.kind != "corrupt_sidecar" or f.action is not None:
             continue
-        if detail.bak_path is not None and detail.bak_messages >= 0:
-            action = "restore-backup"
-        elif any(v.messages for v in detail.state_db):
-            action = "rebuild-from-state-db"
-        else:
+        have = {"bak"} if detail.bak_path is not None and detail.bak_messages >= 0 else set()
+        if any(v.messages for v in detail.state_db):
+            have.add("state_db_messages")
+        action = action_for(f.kind, have)
+        if action is None:
             continue
         detail.findings[n] = dataclasses.replace(f, action=action)
 
@@ -338,13 +338,13 @@ def load_detail(home: Home, session_id: str) -> SessionDetail:
             detail.findings.append(Finding(
                 "pending_journal_recovery", WARNING,
                 f"marker waiting for journal recovery (stream {marker.get('_journal_retry_stream_id')}, "
-                f"{marker.get('_journal_retry_attempts', 0)} attempt(s) counted)", session_id, "recover-journal"))
+                f"{marker.get('_journal_retry_attempts', 0)} attempt(s) counted)", session_id, action_for("pending_journal_recovery")))
         if detail.sidecar.get("pending_user_message") and detail.sidecar.get("active_stream_id"):
             detail.findings.append(Finding(
                 "stale_pending_turn", WARNING, "a turn is marked as running with no live stream", session_id,
-                "repair-interrupted"))
+                action_for("stale_pending_turn")))
         _unshown_output(detail)
     elif detail.sidecar_error is None and any(v.record for v in detail.state_db):
         detail.findings.append(Finding("sidecar_missing", INFO, "only state.db has this chat", session_id,
-                                       "materialize"))
+                                       action_for("sidecar_missing")))
     return detail

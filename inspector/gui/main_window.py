@@ -69,6 +69,7 @@ from inspector.gui.raw_view import RawView
 from inspector.gui.resources import health_icon, icon
 from inspector.gui.session_data import (
     ACTIONS,
+    ActionShortcuts,
     JournalGlance,
     SessionData,
     glance_journal,
@@ -104,9 +105,9 @@ MAX_RECENT = 8
 MAX_FINDINGS_SHOWN = 5
 FIRST_ROWS = 200  # the quick look shows the newest sessions first, then all of them
 QUICK_ALL_AFTER_MS = 1500  # ... all of them only when the complete catalogue is not in by then
-# Each repair button's own shortcut (Repair menu): Ctrl+1 for the first button, and so on.
 OPTIONAL_COLUMNS = (Column.SESSION_ID, Column.PROFILE)  # hidden until the header's menu shows them
-REPAIR_SHORTCUTS = {action: f"Ctrl+{n}" for n, action in enumerate(ACTIONS, start=1)}
+# Each repair button's own shortcut (Repair menu): Ctrl+1 for the registry's first action, and so on.
+REPAIR_SHORTCUTS = ActionShortcuts()
 
 
 def _plain(text: str = "", name: str = "", wrap: bool = True) -> QLabel:

@@ -23,7 +23,7 @@ import sys
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,6 +36,7 @@ from inspector.gui.links import RunLinks, link_run, needs_events
 from inspector.gui.session_jobs import Resume
 from inspector.home import Home
 from inspector.plan import Clock, Plan
+from inspector.repair import registry
 from inspector.session_detail import RunInfo, SessionDetail, load_detail
 from inspector.store.journal import is_valid_journal_id, journal_path, list_runs
 from inspector.store.journal_raw import JournalIndex, RawJournal, index_journal
@@ -44,17 +45,39 @@ from inspector.store.scan import RACY_WINDOW_NS
 
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO named like a journal never blocks the open (POSIX)
 
-# The session view's buttons, in display order: action name -> label.
-ACTIONS: dict[str, str] = {
-    "recover-journal": "Recover journal output",
-    "recover-from-journal": "Bring back given-up output (inspector step, not hermes)",
-    "repair-interrupted": "Repair interrupted turn",
-    "materialize": "Materialize from state.db",
-    "restore-backup": "Restore from backup",
-    "rebuild-from-state-db": "Rebuild from state.db (inspector step, not hermes)",
-    "rebuild-index": "Rebuild index",
-}
-HOME_WIDE_IN_VIEW = frozenset({"rebuild-index"})  # planned for the whole home, not one row
+class ActionLabels(Mapping[str, str]):
+    """The session view's buttons, in display order: action name -> label, read from the action
+    registry (inspector/repair/registry.py) each time, so a new action module is a new button."""
+
+    def __getitem__(self, name: str) -> str:
+        return registry.spec(name).label
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(registry.names())
+
+    def __len__(self) -> int:
+        return len(registry.names())
+
+
+class ActionShortcuts(Mapping[str, str]):
+    """The Repair menu's keys, by the registry's order: the first action is Ctrl+1, the next Ctrl+2..."""
+
+    def __getitem__(self, name: str) -> str:
+        return f"Ctrl+{registry.names().index(name) + 1}"
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(registry.names())
+
+    def __len__(self) -> int:
+        return len(registry.names())
+
+
+ACTIONS = ActionLabels()
+
+
+def planned_for_home(action: str) -> bool:
+    """The view plans this action for the whole home, not for the selected row (scope ``home``)."""
+    return registry.spec(action).scope == registry.HOME
 
 Check = Callable[[], None]
 Progress = Callable[[int, int], None]
@@ -715,10 +738,11 @@ def plan_session_actions(home: Home, session_id: str, recommended: set[str],
     ctx = make_context(home, clock if clock is not None else default_clock(home, None, None))
     out: dict[str, Plan | str] = {}
     for action in ACTIONS:
-        if action in HOME_WIDE_IN_VIEW and action not in recommended:
+        whole_home = planned_for_home(action)
+        if whole_home and action not in recommended:
             continue
         check()
-        target = None if action in HOME_WIDE_IN_VIEW else session_id
+        target = None if whole_home else session_id
         try:
             # links leaving the home are followed here, named in the plan, and confirmed in the
             # preview before Write is possible (PreviewDialog.confirm_links)

@@ -1,8 +1,9 @@
 """Repair actions. Each module turns (files on disk, clock) into a :class:`inspector.plan.Plan`.
 
-Every action module exposes the same three names:
+Every action module exposes the same names:
 
-* ``NAME``: the action name used by the command line and the GUI;
+* ``SPEC``: its :class:`inspector.repair.registry.ActionSpec` (name, label, scope, hermes function
+  or inspector step, the findings it answers, help); the registry lists the action modules;
 * ``plan(ctx: RepairContext, session_id: str | None) -> Plan``: what the repair would write
   for one session (``None`` for home-wide actions: all eligible rows / the whole index);
 * ``eligible(ctx: RepairContext) -> list[str]``: the session ids ``--all`` applies to
@@ -11,21 +12,20 @@ Every action module exposes the same three names:
 
 from __future__ import annotations
 
-import importlib
 from types import ModuleType
 
-ACTION_MODULES = {
-    "recover-journal": "inspector.repair.promote",
-    "repair-interrupted": "inspector.repair.interrupted",
-    "materialize": "inspector.repair.materialize",
-    "restore-backup": "inspector.repair.restore",
-    "rebuild-index": "inspector.repair.rebuild_index",
-    "recover-from-journal": "inspector.repair.from_journal",
-    "rebuild-from-state-db": "inspector.repair.rebuild_from_state",
-}
-HOME_WIDE = frozenset({"materialize", "rebuild-index"})
+from inspector.repair import registry
 
 
 def action_module(name: str) -> ModuleType:
     """The module implementing an action; KeyError for unknown names."""
-    return importlib.import_module(ACTION_MODULES[name])
+    return registry.REGISTRY.module(name)
+
+
+def is_action(name: str) -> bool:
+    return name in registry.names()
+
+
+def home_wide(name: str) -> bool:
+    """``--all`` plans this action once, for the whole home (``session_id=None``)."""
+    return registry.spec(name).home_wide

@@ -35,6 +35,7 @@ from typing import Any
 
 from inspector.findings import WARNING, Finding
 from inspector.plan import Plan
+from inspector.repair import registry
 from inspector.repair.context import RepairContext
 from inspector.repair.journal_read import JournalRead, read_journal
 from inspector.repair.journal_recovery import append_journaled_partial_output
@@ -42,6 +43,7 @@ from inspector.repair.marker import NEUTRAL_WORDING, NO_OUTPUT_OUTCOME, RECOVERE
 from inspector.repair.model_context import normalize
 from inspector.repair.notes import Notes, journal_notes, output_warnings
 from inspector.repair.promote import GIVEUP_SECONDS, MAX_ATTEMPTS
+from inspector.repair.registry import INSPECTOR, SESSION, ActionSpec
 from inspector.repair.save import save_session
 from inspector.repair.session_source import load_session_for_repair
 from inspector.store.journal import (
@@ -109,10 +111,10 @@ def _owned_elsewhere(session: dict, now: float) -> dict[str, str]:
     out: dict[str, str] = {}
     stream = session.get("active_stream_id")
     if stream and session.get("pending_user_message"):
-        out[str(stream)] = "repair-interrupted"
+        out[str(stream)] = str(registry.answer("stale_pending_turn"))  # repair-interrupted
     marker = pending_retry_marker(session.get("messages"))
     if marker is not None and retry_still_pending(marker, now):
-        out[str(marker.get("_journal_retry_stream_id"))] = "recover-journal"
+        out[str(marker.get("_journal_retry_stream_id"))] = str(registry.answer("pending_journal_recovery"))
     return out
 
 
@@ -411,6 +413,16 @@ def eligible(ctx: RepairContext) -> list[str]:
 # ---------------------------------------------------------------- the finding
 
 FINDING_KIND = "journal_output_not_shown"
+
+SPEC = ActionSpec(
+    name=NAME,
+    label="Bring back given-up output (inspector step, not hermes)",
+    scope=SESSION,
+    origin=INSPECTOR,
+    mirrors=None,
+    help="an inspector step: journal output hermes gave up on, written as hermes' own promotion would have",
+    answers=(FINDING_KIND,),
+)
 # hermes' compact writer puts these in every terminal record / output event (the spaced forms
 # are a writer's other than hermes'; any of them only sends the journal to the full parse).
 _TERMINAL_FLAGS = (b'"terminal":true', b'"terminal": true')

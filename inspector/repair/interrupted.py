@@ -39,6 +39,7 @@ from inspector.repair.pending_turn import (
     context_only_recovered_turn,
     recovered_ts,
 )
+from inspector.repair.registry import CORE_TRANSCRIPT, HERMES, RUN_JOURNALS, SESSION, ActionSpec
 from inspector.repair.save import save_session, sidecar_names
 from inspector.repair.session_source import load_session_for_repair
 from inspector.store.index import index_path
@@ -46,6 +47,17 @@ from inspector.store.jsonfmt import RawFile, TooLargeToLoad, loads_bytes, loads_
 from inspector.store.sidecar import LoadedSession, is_safe_session_id
 
 NAME = "repair-interrupted"
+
+SPEC = ActionSpec(
+    name=NAME,
+    label="Repair interrupted turn",
+    scope=SESSION,
+    origin=HERMES,
+    mirrors="api.models._apply_core_sync_or_error_marker",
+    help="hermes' interrupted-turn repair: a turn marked as running that nothing streams is closed",
+    answers=("stale_pending_turn",),
+    hermes_reads=frozenset({RUN_JOURNALS, CORE_TRANSCRIPT}),
+)
 GRACE_SECONDS = 30  # _REPAIR_STALE_PENDING_GRACE_SECONDS
 CONTINUATION_HEAD_CHARS = 4096
 MAX_SOURCES_NAMED = 5

@@ -28,6 +28,7 @@ from typing import Any
 
 from inspector.plan import FileChange, Plan
 from inspector.repair.context import RepairContext
+from inspector.repair.registry import HERMES, SESSION_OR_HOME, STATE_DB, ActionSpec
 from inspector.repair.save import IndexRebuildError, ListedNames, rebuild_index_from_sidecars
 from inspector.store.backup import BAK_SUFFIX, is_durably_tombstoned, message_count
 from inspector.store.index import INDEX_NAME
@@ -44,6 +45,18 @@ from inspector.store.statedb import (
 )
 
 NAME = "materialize"
+
+SPEC = ActionSpec(
+    name=NAME,
+    label="Materialize from state.db",
+    scope=SESSION_OR_HOME,
+    origin=HERMES,
+    mirrors="api.session_recovery.recover_missing_sidecars_from_state_db",
+    help="hermes' recovery of WebUI chats that only state.db has: their sidecars written, then the index rebuilt",
+    answers=("sidecar_missing",),
+    recommendations=("materialize_from_state_db",),
+    hermes_reads=frozenset({STATE_DB}),
+)
 DEFAULT_TITLE = "Recovered WebUI Session"
 _SOURCE_LABELS = {"webui": "WebUI", "cli": "CLI", "cron": "Cron", "tool": "Tool", "api_server": "API"}
 

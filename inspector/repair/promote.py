@@ -20,11 +20,23 @@ from inspector.repair.journal_read import JournalRead, journal_has_visible_outpu
 from inspector.repair.journal_recovery import MaterializeReport, append_journaled_partial_output
 from inspector.repair.marker import NEUTRAL_WORDING, RECOVERED_WORDING, strip_retry_keys
 from inspector.repair.notes import Notes, describe_output, journal_notes, output_warnings
+from inspector.repair.registry import HERMES, RUN_JOURNALS, SESSION, ActionSpec
 from inspector.repair.save import save_session
 from inspector.repair.session_source import load_session_for_repair
 from inspector.store.sidecar import LoadedSession, pending_retry_marker
 
 NAME = "recover-journal"
+
+SPEC = ActionSpec(
+    name=NAME,
+    label="Recover journal output",
+    scope=SESSION,
+    origin=HERMES,
+    mirrors="api.models._retry_journal_recovery_in_place",
+    help="hermes' lazy journal retry: promote the run journal's output, count an attempt, demote, or wait",
+    answers=("pending_journal_recovery",),
+    hermes_reads=frozenset({RUN_JOURNALS}),
+)
 MAX_ATTEMPTS = 12  # _JOURNAL_RETRY_MAX_ATTEMPTS
 GIVEUP_SECONDS = 86400  # _JOURNAL_RETRY_GIVEUP_SECONDS
 

@@ -21,11 +21,23 @@ from __future__ import annotations
 from inspector.plan import FileChange, Plan
 from inspector.repair import materialize
 from inspector.repair.context import RepairContext
+from inspector.repair.registry import INSPECTOR, SESSION, ActionSpec
 from inspector.store.backup import BAK_SUFFIX
 from inspector.store.sidecar import SidecarError, is_safe_session_id, parse_sidecar_bytes, read_sidecar
 from inspector.store.statedb import read_missing_sidecar_rows
 
 NAME = "rebuild-from-state-db"
+
+SPEC = ActionSpec(
+    name=NAME,
+    label="Rebuild from state.db (inspector step, not hermes)",
+    scope=SESSION,
+    origin=INSPECTOR,
+    mirrors=None,
+    help="an inspector step: an unreadable sidecar set aside, hermes' materialization of its state.db row in its place",
+    answers=("corrupt_sidecar",),
+    needs=frozenset({"state_db_messages"}),
+)
 INSPECTOR_STEP = ("inspector step, not a hermes-webui repair: the unreadable sidecar is set aside (kept in this "
                   "write's backup; Undo puts it back) and hermes' own materialization rebuilds it from state.db")
 

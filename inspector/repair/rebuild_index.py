@@ -13,11 +13,23 @@ from pathlib import Path
 
 from inspector.plan import FileChange, Plan
 from inspector.repair.context import RepairContext
+from inspector.repair.registry import HERMES, HOME, ActionSpec
 from inspector.repair.save import IndexRebuildError, rebuild_index_from_sidecars
 from inspector.store.index import INDEX_NAME
 from inspector.store.jsonfmt import loads_or_none
 
 NAME = "rebuild-index"
+
+SPEC = ActionSpec(
+    name=NAME,
+    label="Rebuild index",
+    scope=HOME,
+    origin=HERMES,
+    mirrors="api.session_recovery._rebuild_recovery_session_index",
+    help="hermes' recovery rewrite of _index.json from the sidecars (the whole home)",
+    answers=("index_unusable",),
+    recommendations=("rebuild_index",),
+)
 
 
 def index_row_ids(data: bytes | None) -> list[str] | None:

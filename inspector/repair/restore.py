@@ -21,6 +21,7 @@ import re
 
 from inspector.plan import FileChange, Plan
 from inspector.repair.context import RepairContext
+from inspector.repair.registry import HERMES, SESSION, STATE_DB, ActionSpec
 from inspector.store.backup import (
     FLAG_EXPLANATIONS,
     RESTORE,
@@ -34,6 +35,19 @@ from inspector.store.backup import (
 from inspector.store.sidecar import SidecarError, parse_sidecar_bytes
 
 NAME = "restore-backup"
+
+SPEC = ActionSpec(
+    name=NAME,
+    label="Restore from backup",
+    scope=SESSION,
+    origin=HERMES,
+    mirrors="api.session_recovery.recover_session",
+    help="hermes' restore of a shrunken or corrupt sidecar from its .bak",
+    answers=("corrupt_sidecar",),
+    needs=frozenset({"bak"}),
+    recommendations=("restore_from_bak",),
+    hermes_reads=frozenset({STATE_DB}),
+)
 _STEM = re.compile(r"[A-Za-z0-9_.-]+")
 
 

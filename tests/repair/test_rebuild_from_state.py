@@ -16,7 +16,7 @@ from inspector.actions import default_clock, make_context, plan_action
 from inspector.demo import build_demo_home
 from inspector.home import locate_home
 from inspector.plan import WriteLog, apply_plan, undo_write
-from inspector.repair import ACTION_MODULES
+from inspector.repair import registry
 from inspector.repair.rebuild_from_state import NAME
 from inspector.session_detail import load_detail
 
@@ -121,7 +121,7 @@ def test_readable_missing_and_unsafe_sidecars_are_left_alone(demo):
     assert _plan(home, only_db).summary == [
         f"nothing to do: {only_db}.json is missing (Materialize from state.db creates it)"]
     assert "not a safe session id" in _plan(home, "../escape").refusal
-    assert ACTION_MODULES[NAME] == "inspector.repair.rebuild_from_state"
+    assert registry.REGISTRY.module_name(NAME) == "inspector.repair.rebuild_from_state"
 
 
 def test_all_finds_exactly_the_torn_chat(demo):

@@ -28,7 +28,7 @@ from inspector.actions import make_context, plan_action
 from inspector.demo import DemoHome, build_demo_home
 from inspector.home import Home, locate_home
 from inspector.plan import Clock, Plan, WriteLog, apply_plan, render_diff, undo_write
-from inspector.repair import ACTION_MODULES, HOME_WIDE
+from inspector.repair import home_wide, registry
 from inspector.report import (
     detail_to_json,
     format_audit,
@@ -46,7 +46,7 @@ from inspector.store.journal_raw import RawJournal
 NOW = 1_780_000_000.0
 # The clock every planner gets: an hour after the demo was made, the server restarted since.
 CLOCK = Clock(now=NOW + 3600.0, server_started_at=NOW + 60.0)
-ACTIONS = tuple(sorted(ACTION_MODULES))
+ACTIONS = tuple(sorted(registry.names()))
 
 
 _PRISTINE: list[DemoHome] = []
@@ -170,7 +170,7 @@ def plan_everything(home: Home, ids: Iterable[str], clock: Clock = CLOCK) -> lis
     for action in ACTIONS:
         ctx = make_context(home, clock)
         plans += plan_action(ctx, action, None)
-        if action in HOME_WIDE:
+        if home_wide(action):
             continue
         for sid in ids:
             plans += plan_action(make_context(home, clock), action, sid)
