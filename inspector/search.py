@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -119,8 +119,10 @@ def _strings(value: Any, depth: int = 0) -> Iterator[str]:
 
 
 class _Searcher:
-    def __init__(self, home: Home, query: str, max_hits: int, max_file_bytes: int) -> None:
+    def __init__(self, home: Home, query: str, max_hits: int, max_file_bytes: int,
+                 check: Callable[[], None]) -> None:
         self.home = home
+        self.check = check
         self.needle = query.casefold()
         self.result = SearchResult(query)
         self.max_hits = max_hits
@@ -175,7 +177,9 @@ class _Searcher:
             if not isinstance(exc, FileNotFoundError):
                 self.result.skipped.append(f"the sessions folder: not listed ({_os_words(exc)})")
             return
-        for entry in entries:
+        for n, entry in enumerate(entries):
+            if n % 100 == 0:
+                self.check()
             name = entry.name
             if name.startswith("_"):
                 continue
@@ -229,6 +233,7 @@ class _Searcher:
                 self.result.skipped.append(f"run journals of {folder.name}: not listed ({_os_words(exc)})")
                 continue
             for run in runs:
+                self.check()
                 run_id = run.name[: -len(".jsonl")]
                 if self.matches(run_id):
                     self.add(folder.name, WHERE_RUN_ID, run_id, run.path)
@@ -246,6 +251,8 @@ class _Searcher:
             return
         try:
             for number, line, obj in stream_lines(path):
+                if number % 20000 == 0:
+                    self.check()
                 if self.raw_prefilter and self.needle not in line.casefold():
                     continue
                 values = ([s for k, val in obj.items() if k not in _JOURNAL_ID_KEYS for s in _strings(val)]
@@ -273,13 +280,13 @@ def _os_words(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
-def search_home(home: Home, query: str, *, max_hits: int = MAX_HITS,
-                max_file_bytes: int = MAX_FILE_BYTES) -> SearchResult:
+def search_home(home: Home, query: str, *, max_hits: int = MAX_HITS, max_file_bytes: int = MAX_FILE_BYTES,
+                check: Callable[[], None] = lambda: None) -> SearchResult:
     """Every place in ``home`` where ``query`` occurs (see the module's text). Reads only.
-    ValueError for an empty query."""
+    ValueError for an empty query; ``check`` raises to stop (called between files)."""
     if not query.strip():
         raise ValueError("nothing to search for")
-    searcher = _Searcher(home, query, max_hits, max_file_bytes)
+    searcher = _Searcher(home, query, max_hits, max_file_bytes, check)
     try:
         searcher.session_files()
         searcher.state_dbs()

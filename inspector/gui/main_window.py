@@ -52,7 +52,7 @@ from PySide6.QtWidgets import (
 
 from inspector import statedir
 from inspector.actions import default_clock
-from inspector.catalogue import Catalogue, list_sidecar_paths
+from inspector.catalogue import Catalogue
 from inspector.export import format_time, transcript_json_bytes, transcript_markdown
 from inspector.finding_words import FindingWords, blocked_reason, words_for
 from inspector.findings import Finding
@@ -62,7 +62,13 @@ from inspector.gui.flow_layout import FlowLayout, wrap_policy
 from inspector.gui.help_dialogs import AboutDialog, ShortcutsDialog
 from inspector.gui.history_dialog import HistoryDialog
 from inspector.gui.journal_view import JournalView
-from inspector.gui.offload import load_catalogue_offloaded, prestart, quick_rows_offloaded
+from inspector.gui.offload import (
+    SearchHits,
+    load_catalogue_offloaded,
+    prestart,
+    quick_rows_offloaded,
+    search_offloaded,
+)
 from inspector.gui.preview_dialog import PreviewDialog
 from inspector.gui.qtypes import single_shot, unshaped_text
 from inspector.gui.raw_view import RawView
@@ -78,7 +84,6 @@ from inspector.gui.session_data import (
     plan_session_actions,
     plan_tooltip,
     recommended_actions,
-    search_messages,
 )
 from inspector.gui.session_model import (
     ROW_ROLE,
@@ -1057,11 +1062,26 @@ class MainWindow(QMainWindow):
         home = self.home
 
         def work(token, progress):
-            sidecars, _ = list_sidecar_paths(home.session_dir)
-            return search_messages(sidecars, query, token.check, progress)
+            return search_offloaded(home, query, token.check)
 
-        self.runner.start("search", work, lambda found: self.model.set_text_matches(query, found),
-                          label="Searching messages…")
+        self.runner.start("search", work, lambda found: self._on_search_hits(query, found),
+                          label="Searching sessions, backups, state.db and run journals…")
+
+    def _on_search_hits(self, query: str, found: SearchHits) -> None:
+        """Sessions found where lost chats live are listed too; each title's tooltip says where."""
+        notes = {sid: "\n".join(f"{where}: {snip}" for where, snip in hits) for sid, hits in found.sessions.items()}
+        self.model.set_text_matches(query, set(found.sessions), notes)
+        if self.model.query != " ".join(query.split()).casefold():
+            return
+        places = sorted({where for hits in found.sessions.values() for where, _ in hits})
+        if found.sessions:
+            text = (f"Text found in {len(found.sessions)} session(s): {', '.join(places)}"
+                    + (" (stopped at the limit: type more to narrow it)" if found.truncated else ""))
+        else:
+            text = "The text is in no message, backup, state.db row or run journal."
+        if found.skipped:
+            text += f"; {len(found.skipped)} file(s) could not be searched"
+        self.statusBar().showMessage(text, 15000)
 
     def _focus_search(self) -> None:
         self.search.setFocus()

@@ -12,6 +12,7 @@ from PySide6.QtGui import QGuiApplication, QImage
 
 from inspector.gui.app import NO_GUI_THREADPOOL, no_paint_threads, run_app
 from inspector.gui.main_window import MainWindow
+from inspector.gui.session_columns import Column
 from inspector.gui.session_data import load_session_data_offloaded
 from inspector.gui.session_jobs import finish
 from inspector.gui.session_model import SESSION_ID_ROLE
@@ -78,6 +79,30 @@ def test_search_finds_sessions_by_message_text(qtbot, window, demo, demo_home):
     assert window.model.index(0, 0).data(SESSION_ID_ROLE) == demo.sessions["healthy_work"]
     window.search.clear()
     qtbot.waitUntil(lambda: window.model.rowCount() == len(window.model.rows()), timeout=5000)
+
+
+def test_search_finds_a_run_id_and_says_where_it_matched(qtbot, window, demo, demo_home):
+    """The search box searches where lost chats live (issue 16): a run id (a journal's file name)
+    is in no title or message, yet its session is listed, and the title's tooltip says where."""
+    open_home(qtbot, window, demo_home)
+    run_id = demo.stream_ids["lost_response"]
+    window.search.setText(run_id[:12])
+    sid = demo.sessions["lost_response"]
+    qtbot.waitUntil(lambda: window.model.rowCount() == 1, timeout=10_000)
+    index = window.model.index(0, Column.TITLE)
+    assert index.data(SESSION_ID_ROLE) == sid
+    assert f"Found in run id: {run_id}" in index.data(Qt.ItemDataRole.ToolTipRole)
+    assert window.model.match_note(sid) == f"run id: {run_id}"
+    assert "Text found in 1 session(s): run id" in window.statusBar().currentMessage()
+
+
+def test_search_finds_a_corrupt_sidecars_words_in_state_db(qtbot, window, demo, demo_home):
+    open_home(qtbot, window, demo_home)
+    sid = demo.sessions["corrupt"]
+    window.search.setText("faster session list")  # a message of the chat whose sidecar is unreadable
+    qtbot.waitUntil(lambda: window.model.match_note(sid) is not None, timeout=10_000)
+    assert "state.db message: " in window.model.match_note(sid)
+    assert sid in {window.model.index(r, 0).data(SESSION_ID_ROLE) for r in range(window.model.rowCount())}
 
 
 def test_needs_attention_and_profile_filters(qtbot, window, demo, demo_home):
