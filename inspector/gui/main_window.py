@@ -575,9 +575,48 @@ class MainWindow(QMainWindow):
         layout.addWidget(self.search)
         layout.addLayout(filters)
         layout.addWidget(self.home_label)
+        layout.addWidget(self._build_hidden_notice())
         layout.addWidget(self.table, 1)
         layout.addWidget(self._legend())
         self.list_panel = panel
+
+    def _build_hidden_notice(self) -> QWidget:
+        """Shown when the filters hide the session the view shows (issue 16: no silent mismatch
+        between the list and the view)."""
+        self.hidden_notice = QWidget()
+        self.hidden_notice.setObjectName("HiddenNotice")
+        self.hidden_label = _plain(name="HiddenNoticeText")
+        self.show_all_button = QPushButton("Clear filters")
+        self.show_all_button.setToolTip("Clear the search, Needs attention and the profile filter")
+        self.show_all_button.clicked.connect(self.clear_filters)
+        row = QHBoxLayout(self.hidden_notice)
+        row.setContentsMargins(0, 2, 0, 2)
+        row.addWidget(self.hidden_label, 1)
+        row.addWidget(self.show_all_button)
+        self.hidden_notice.hide()
+        return self.hidden_notice
+
+    def clear_filters(self) -> None:
+        """Every session listed again (the shown one among them, made current)."""
+        self.search.clear()
+        self.attention.setChecked(False)
+        self.profile.setCurrentIndex(0)
+        sid = self.data.session_id if self.data is not None else None
+        if sid is not None and self.model.position(sid) is not None and self.current_session_id() != sid:
+            self.select_session(sid)
+
+    def _update_hidden_notice(self) -> None:
+        sid = self.data.session_id if self.data is not None else None
+        row = self.model.row_for(sid) if sid is not None else None
+        hidden = row is not None and self.model.position(sid) is None
+        if hidden:
+            filters = [name for name, on in (("the search", bool(self.model.query)),
+                                             ("Needs attention", self.attention.isChecked()),
+                                             ("the profile filter", self.profile.currentData() is not None)) if on]
+            title = one_line(row.title, 60) or "(untitled)"
+            self.hidden_label.setText(f"The chat shown on the right, “{title}”, is not in this list: "
+                                      f"{' and '.join(filters) or 'a filter'} hide{'s' if len(filters) < 2 else ''} it.")
+        self.hidden_notice.setVisible(hidden)
 
     def _columns_menu(self, pos) -> None:
         self.columns_menu().popup(self.table.horizontalHeader().mapToGlobal(pos))
@@ -936,6 +975,7 @@ class MainWindow(QMainWindow):
         current (or is shown) is current again, if the list shows it, and in view; it is not
         loaded again."""
         sid, self._kept_session = self._kept_session, None
+        self._update_hidden_notice()
         pos = self.model.position(sid) if sid is not None else None
         if pos is None:
             return
@@ -1179,6 +1219,7 @@ class MainWindow(QMainWindow):
         row = self.model.row_for(data.session_id) if data is not None else None
         listed = self.model.catalogue_findings(data.session_id) if row is not None else None
         self.view.set_data(data, row.where if row else None, listed)
+        self._update_hidden_notice()
         if data is None:
             return
         if row is not None:  # the list's health is what the view found (it read the whole session)

@@ -133,6 +133,27 @@ def test_filters_keep_the_current_session_without_loading_it_again(qtbot, window
     assert window.data is shown  # never reloaded
 
 
+def test_a_filter_that_hides_the_shown_session_says_so(qtbot, window, demo, demo_home):
+    """Issue 16: when a filter hides the session the view shows, a notice names it and the
+    filter, and "Clear filters" lists it again (current, not reloaded)."""
+    sid = demo.sessions["healthy"]
+    open_home(qtbot, window, demo_home, select=sid)
+    shown = window.data
+    assert window.hidden_notice.isHidden()
+    window.attention.setChecked(True)
+    assert not window.hidden_notice.isHidden()
+    title = window.model.row_for(sid).title
+    assert window.hidden_label.text() == (f"The chat shown on the right, “{title}”, is not in this list: "
+                                          "Needs attention hides it.")
+    window.search.setText("zzz no such words")
+    assert "the search and Needs attention hide it." in window.hidden_label.text()
+    window.show_all_button.click()
+    assert window.hidden_notice.isHidden()
+    assert window.current_session_id() == sid and window.model.rowCount() == len(window.model.rows())
+    wait_settled(qtbot, window)
+    assert window.data is shown
+
+
 def test_raw_tab_fills_its_state_db_tables_when_shown(qtbot, window, demo, demo_home):
     sid = demo.sessions["healthy"]
     open_home(qtbot, window, demo_home, select=sid)
