@@ -58,6 +58,7 @@ from inspector.finding_words import FindingWords, blocked_reason, words_for
 from inspector.findings import Finding
 from inspector.gui import session_jobs
 from inspector.gui.failure_details import FailureDetails
+from inspector.gui.find_bar import FindBar
 from inspector.gui.flow_layout import FlowLayout, wrap_policy
 from inspector.gui.help_dialogs import AboutDialog, ShortcutsDialog
 from inspector.gui.history_dialog import HistoryDialog
@@ -351,6 +352,8 @@ class SessionView(QWidget):
         layout.setSpacing(6)
         layout.addWidget(self.header)
         layout.addWidget(self.findings)
+        self.find_bar = FindBar(self)
+        layout.addWidget(self.find_bar)
         layout.addWidget(self.tabs, 1)
         self.data: SessionData | None = None
         self._journal_due: SessionData | None = None
@@ -692,6 +695,9 @@ class MainWindow(QMainWindow):
         self._action(m, "&Quit", self.close, QKeySequence.StandardKey.Quit)
         m = self.menuBar().addMenu("&Edit")
         self._action(m, "&Find Session", self._focus_search, QKeySequence.StandardKey.Find)
+        self._action(m, "Find in &This Session", self.view.find_bar.open_bar, QKeySequence("Ctrl+Shift+F"))
+        self._action(m, "Find &Next in Session", self._find_next, QKeySequence("F3"))
+        self._action(m, "Find Pre&vious in Session", lambda: self._find_next(backward=True), QKeySequence("Shift+F3"))
         self._action(m, "Copy Session &Id", self.copy_session_id, QKeySequence("Ctrl+Shift+C"))
         self._action(m, "Copy Sidecar &Path", self.copy_sidecar_path, QKeySequence("Ctrl+Alt+C"))
         self._action(m, "Re&veal File", self.reveal_file)
@@ -1122,6 +1128,13 @@ class MainWindow(QMainWindow):
         if found.skipped:
             text += f"; {len(found.skipped)} file(s) could not be searched"
         self.statusBar().showMessage(text, 15000)
+
+    def _find_next(self, backward: bool = False) -> None:
+        bar = self.view.find_bar
+        if bar.isHidden() or not bar.edit.text():
+            bar.open_bar()
+        else:
+            bar.find(backward=backward)
 
     def _focus_search(self) -> None:
         self.search.setFocus()
