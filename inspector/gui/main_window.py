@@ -1384,7 +1384,10 @@ class MainWindow(QMainWindow):
 
     def show_history(self) -> HistoryDialog:
         log = WriteLog.default()
-        dialog = HistoryDialog(log.records(), str(log.log_path), str(log.root / "backups"), self)
+        records = log.records()
+        titles = {r.session_id: row.title for r in records if r.session_id is not None
+                  and (row := self.model.row_for(r.session_id)) is not None and row.title}
+        dialog = HistoryDialog(records, str(log.log_path), str(log.root / "backups"), self, titles)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.undo_requested.connect(self.undo)
         dialog.open()
