@@ -54,7 +54,7 @@ from inspector import statedir
 from inspector.actions import default_clock
 from inspector.catalogue import Catalogue
 from inspector.export import format_time, transcript_json_bytes, transcript_markdown
-from inspector.finding_words import FindingWords, blocked_reason, words_for
+from inspector.finding_words import FindingWords, blocked_reason, state_db_banner, words_for
 from inspector.findings import Finding
 from inspector.gui import session_jobs
 from inspector.gui.failure_details import FailureDetails
@@ -469,6 +469,13 @@ class MainWindow(QMainWindow):
         central_layout.setContentsMargins(0, 0, 0, 0)
         central_layout.setSpacing(0)
         central_layout.addWidget(self.support.banner)
+        self.state_db_banner = _plain(name="StateDbBanner")  # an unreadable state.db: what is missing
+        self.state_db_banner.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.state_db_banner.setContentsMargins(8, 6, 8, 6)
+        self.state_db_banner.setStyleSheet("QLabel#StateDbBanner { background: palette(alternate-base); "
+                                           "border-bottom: 2px solid #c0392b; }")
+        self.state_db_banner.hide()
+        central_layout.addWidget(self.state_db_banner)
         central_layout.addWidget(self.split, 1)
         self.welcome = WelcomePage()  # while no home is open
         self.welcome.open_home_requested.connect(self.choose_home)
@@ -898,6 +905,7 @@ class MainWindow(QMainWindow):
         self.home = home
         statedir.keep_out_of(home.base, home.state_dir)  # the log file is never made inside a home
         self.catalogue = None
+        self.state_db_banner.hide()  # until this home's catalogue says otherwise
         self._loaded = False
         self._pending_select = select
         self._auto_select = True
@@ -1017,11 +1025,15 @@ class MainWindow(QMainWindow):
         self.model.set_rows(entries, sorted_by=sorted_by)
         self._fill_profiles(profiles)
         text = f"{len(cat.rows)} sessions · {attention} need attention · {self.home.session_dir}"
-        if cat.home_findings:
-            text += "\n" + "\n".join(f"{f.severity}: {one_line(f.message, 160)}" for f in cat.home_findings[:3])
-            if len(cat.home_findings) > 3:
-                text += f"\n… {len(cat.home_findings) - 3} more home finding(s)"
+        listed = [f for f in cat.home_findings if f.kind != "state_db_unreadable"]  # those: the banner
+        if listed:
+            text += "\n" + "\n".join(f"{f.severity}: {one_line(f.message, 160)}" for f in listed[:3])
+            if len(listed) > 3:
+                text += f"\n… {len(listed) - 3} more home finding(s)"
         self.home_label.setText(safe_text(text))
+        banner = state_db_banner(cat.home_findings)
+        self.state_db_banner.setText(safe_text(banner or ""))
+        self.state_db_banner.setVisible(banner is not None)
         if self._pending_select is not None:
             sid, self._pending_select = self._pending_select, None
             if not self.select_session(sid):

@@ -10,6 +10,7 @@ import time
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QGuiApplication, QImage
 
+from inspector.demo import build_demo_home
 from inspector.gui.app import NO_GUI_THREADPOOL, no_paint_threads, run_app
 from inspector.gui.main_window import MainWindow
 from inspector.gui.session_columns import Column
@@ -363,3 +364,24 @@ def test_a_failing_health_check_is_reported_not_hung(qtbot, window, demo_home, m
     window.open_home(demo_home, remember=False)
     qtbot.waitUntil(lambda: window.is_settled(), timeout=10_000)
     assert "the scan broke" in window.home_label.text()
+
+
+def test_an_unreadable_state_db_is_a_banner_that_says_what_is_missing(qtbot, window, demo):
+    """Issue 16: a state.db that cannot be read is a banner naming the file, the reason and what
+    the window cannot show or do because of it; another home hides it."""
+    (demo.home / "state.db").write_bytes(b"this is not a database" * 100)
+    for side in ("-wal", "-shm"):
+        (demo.home / f"state.db{side}").unlink(missing_ok=True)
+    open_home(qtbot, window, locate_home(demo.home, None, None))
+    banner = window.state_db_banner
+    assert not banner.isHidden()
+    text = banner.text()
+    assert text.startswith(f"The agent's database {demo.home / 'state.db'} cannot be read: ")
+    assert "chats that live only in the agent's database are not listed" in text
+    assert text.splitlines()[0].endswith("cannot be read: it is not an SQLite database "
+                                         "(it looks encrypted or is not a state.db at all)")
+    assert "state.db" not in window.home_label.text().split("\n", 1)[-1]  # said once, in the banner
+    window.open_home(locate_home(build_demo_home(demo.home.parent / "other", now=time.time()).home, None, None),
+                     remember=False)
+    wait_settled(qtbot, window)
+    assert banner.isHidden()
