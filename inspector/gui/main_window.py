@@ -1450,6 +1450,7 @@ class MainWindow(QMainWindow):
             files += [run.info.path for run in self.data.runs]  # appends happen in place
             if self.data.detail.sidecar_path is not None:
                 files.append(self.data.detail.sidecar_path)
+        files += self._state_db_files(wanted)
         paths = {str(p) for p in wanted + files if p.exists()}
         current = set(self.watcher.directories()) | set(self.watcher.files())
         stale = sorted(current - paths)
@@ -1458,6 +1459,22 @@ class MainWindow(QMainWindow):
             self.watcher.removePaths(stale)
         if fresh:
             self.watcher.addPaths(fresh)
+
+    def _state_db_files(self, folders: list[Path]) -> list[Path]:
+        """Every profile's state.db and its -wal (the agent writes both in place): a chat it is still
+        writing updates without F5. While a -wal does not exist its folder is watched (to see it
+        appear; a folder's watch does not fire when a file in it is only written to)."""
+        assert self.home is not None
+        files: list[Path] = []
+        for profile in self.home.profile_names():
+            db = self.home.state_db(profile)
+            if not db.exists():
+                continue
+            wal = db.with_name(db.name + "-wal")
+            files += [db, wal]
+            if not wal.exists() and db.parent not in folders:
+                folders.append(db.parent)
+        return files
 
     def _on_disk_change(self, _path: str) -> None:
         self.debounce.start()

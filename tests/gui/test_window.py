@@ -227,6 +227,28 @@ def test_the_shown_session_reloads_when_its_journal_grows(qtbot, window, demo, d
     qtbot.waitUntil(lambda: journal.model.rowCount() == rows + 1, timeout=10_000)
 
 
+def test_a_chat_the_agent_is_writing_in_state_db_updates_without_f5(qtbot, window, demo, demo_home, monkeypatch):
+    """Issue 16: state.db (and its -wal) is watched like the sessions folder; the window's own
+    read-only reads of it do not set the watch off."""
+    import sqlite3
+
+    sid = demo.sessions["state_only"]
+    open_home(qtbot, window, demo_home, select=sid)
+    refreshes = []
+    real_refresh = window.refresh
+    monkeypatch.setattr(window, "refresh", lambda: (refreshes.append(1), real_refresh()))
+    window.debounce.timeout.disconnect()
+    window.debounce.timeout.connect(window.refresh)
+    qtbot.wait(1500)
+    assert refreshes == []  # reading the database is not a change
+    before = window.model.row_for(sid).state_db_messages
+    with sqlite3.connect(demo.home / "state.db") as conn:  # the agent writes one more message in place
+        conn.execute("INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, 'user', 'one more', ?)",
+                     (sid, time.time()))
+    qtbot.waitUntil(lambda: window.model.row_for(sid).state_db_messages == before + 1, timeout=15_000)
+    assert refreshes
+
+
 def test_layout_and_recent_homes_are_remembered(qtbot, tmp_path, demo_home):
     path = str(tmp_path / "remember.ini")
     first = MainWindow(settings=QSettings(path, QSettings.Format.IniFormat))
