@@ -295,6 +295,19 @@ class RawJournal:
                 last = found
         return None if last is None else self.line_at(last.start())
 
+    def find_seq(self, seq: int) -> int | None:
+        """The first line whose record has ``"seq": seq`` (a byte search for the key, each
+        candidate line parsed to confirm it is the record's own ``seq``); None when none has."""
+        if not isinstance(seq, int) or isinstance(seq, bool):
+            return None
+        pattern = re.compile(rb'"seq"\s*:\s*' + str(seq).encode() + rb"(?![0-9.eE])")
+        for found in pattern.finditer(self.data):
+            i = self.line_at(found.start())
+            value = self.line(i).value
+            if isinstance(value, dict) and value.get("seq") == seq and not isinstance(value.get("seq"), bool):
+                return i
+        return None
+
     def _span(self, i: int) -> tuple[int, int]:
         start = self._starts[i]
         stop = self._starts[i + 1] if i + 1 < len(self._starts) else len(self.data)

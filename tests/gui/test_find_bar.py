@@ -96,3 +96,17 @@ def test_ctrl_f_still_goes_to_the_list_search(qtbot, window, demo_home):
     window.view.transcript.browser.setFocus()
     qtbot.keyClick(window, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
     assert window.search.hasFocus() and window.view.find_bar.isHidden()
+
+
+def test_go_to_seq_selects_the_events_line_or_says_there_is_none(qtbot, window, demo, demo_home):
+    """Issue 16's journal "go to seq": Return in the field selects that event's line."""
+    open_home(qtbot, window, demo_home, select=demo.sessions["lost_response"])
+    journal = window.view.journal
+    qtbot.waitUntil(lambda: journal.model.rowCount() > 0, timeout=10_000)
+    qtbot.keyClicks(journal.goto_seq, "5")
+    qtbot.keyClick(journal.goto_seq, Qt.Key.Key_Return)
+    row = journal.table.currentIndex().row()
+    assert journal.model.line(row).value["seq"] == 5 and journal.seq_note.text() == ""
+    assert not journal.go_to_seq("999") and journal.seq_note.text() == "no seq 999"
+    assert not journal.go_to_seq("five") and journal.seq_note.text() == "not a number"
+    assert journal.table.currentIndex().row() == row  # a miss moves nothing

@@ -37,3 +37,10 @@ def test_text_is_found_as_the_file_writes_it():
     assert raw.find_line("caf\\u00e9") == 3  # the escape, as on disk
     assert raw.find_line("[x]") is None  # the text is literal, not a pattern
     assert raw.line_at(0) == 0 and raw.line_at(len(DATA) - 1) == 3
+
+
+def test_find_seq_is_the_records_own_seq_not_a_nested_one_nor_a_prefix():
+    raw = RawJournal(b'{"seq":1,"payload":{"seq":7}}\n{"seq":12}\n{"seq": 7}\nnot json "seq":7\n{"seq":70}\n')
+    assert raw.find_seq(7) == 2  # line 0 has 7 only inside its payload; line 3 is dropped text
+    assert raw.find_seq(1) == 0 and raw.find_seq(12) == 1 and raw.find_seq(70) == 4
+    assert raw.find_seq(2) is None and raw.find_seq(True) is None
