@@ -265,7 +265,7 @@ class _Searcher:
                         self.add(sid, WHERE_JOURNAL, value, path, what)
                         break
         except JournalUnreadable as exc:
-            self.result.skipped.append(f"{sid}/{path.name}: partly searched ({exc})")
+            self.result.skipped.append(f"{sid}/{path.name}: searched only up to where it stops being readable ({exc})")
         except OSError as exc:
             self.result.skipped.append(f"{sid}/{path.name}: not searched ({_os_words(exc)})")
 
@@ -307,5 +307,5 @@ def format_result(result: SearchResult) -> str:
         sessions = len(result.session_ids())
         lines.append(f"{len(result.hits)} match(es) in {sessions} session(s)"
                      + (" (stopped at the limit: narrow the search)" if result.truncated else "") + ".")
-    lines += [f"Not searched: {s}" for s in result.skipped]
+    lines += [f"Not (fully) searched: {s}" for s in result.skipped]
     return "\n".join(lines)

@@ -178,3 +178,15 @@ def test_cli_search_text_lists_hits_and_a_count(demo):
 def test_cli_search_refuses_empty_text(demo, capsys):
     assert cli.main(["search", "--home", str(demo.home), " "]) == 2
     assert "nothing to search for" in capsys.readouterr().err
+
+
+def test_a_journal_hermes_cannot_read_is_searched_up_to_its_bad_byte_and_says_so(tmp_path):
+    home = build_demo_home(tmp_path / "home", now=NOW).home
+    folder = home / "webui" / "sessions" / "_run_journal" / "bad001"
+    folder.mkdir(parents=True)
+    (folder / "run1.jsonl").write_bytes(b'{"event":"token","payload":{"text":"the lost kiwi answer"}}\n'
+                                        + b"x" * (5 << 20) + b"\n\xff\n")
+    result = search_home(locate_home(str(home), None, None), "kiwi answer")
+    assert [(h.session_id, h.where, h.detail) for h in result.hits] == [("bad001", WHERE_JOURNAL, "line 1 (token)")]
+    assert any(s.startswith("bad001/run1.jsonl: searched only up to where it stops being readable")
+               for s in result.skipped)
