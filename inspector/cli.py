@@ -84,6 +84,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run", dest="run_id")
     p.add_argument("--json", action="store_true")
 
+    p = sub.add_parser("search", help="find text where chats live: sidecars, .bak files, state.db, run journals, "
+                                      "run ids (each hit: session id, where, snippet)")
+    _add_home_args(p)
+    p.add_argument("text")
+    p.add_argument("--json", action="store_true")
+
     p = sub.add_parser("repair", help="preview (default) or --write one of hermes' repairs")
     _add_home_args(p)
     target = p.add_mutually_exclusive_group(required=True)
@@ -329,6 +335,19 @@ def _plan_and_write(args: argparse.Namespace, home: Home, clock) -> tuple[list[P
     return plans, [_apply(p, log, home, follow) for p in plans if not p.refusal and p.changes]
 
 
+def cmd_search(args: argparse.Namespace) -> int:
+    from inspector.search import format_result, search_home
+
+    if not args.text.strip():
+        raise UsageError("nothing to search for: give the text to find")
+    result = search_home(_home(args), args.text)
+    if args.json:
+        _print_json(result.to_json())
+    else:
+        _print(format_result(result))
+    return 0
+
+
 def cmd_repair(args: argparse.Namespace) -> int:
     from inspector.actions import default_clock
     from inspector.plan import render_diff
@@ -524,6 +543,7 @@ COMMANDS = {
     "list": cmd_list,
     "show": cmd_show,
     "journal": cmd_journal,
+    "search": cmd_search,
     "repair": cmd_repair,
     "crosscheck": cmd_crosscheck,
     "bundle": cmd_bundle,
@@ -597,7 +617,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 # Commands that only read and print: once their output is flushed, nothing is left to do.
-READ_ONLY_COMMANDS = frozenset({"audit", "list", "show", "journal", "history"})
+READ_ONLY_COMMANDS = frozenset({"audit", "list", "show", "journal", "search", "history"})
 
 
 def run() -> None:

@@ -204,3 +204,31 @@ def problem_words(findings) -> str:
     if worst_finding is None:
         return ""
     return words_for(worst_finding).what
+
+
+# What the window cannot show or do while a state.db cannot be read (the banner above the panes)
+STATE_DB_MISSING = (
+    "chats that live only in the agent's database are not listed",
+    "“Materialize from state.db” and “Rebuild from state.db” cannot run",
+    "the state.db transcript of a chat is empty",
+    "the search does not look in it",
+)
+
+
+def state_db_banner(findings: list[Finding]) -> str | None:
+    """The banner for the home's unreadable state.db files (``state_db_unreadable`` findings):
+    which file, why, and what is missing because of it; None when every state.db was read."""
+    broken = [f for f in findings if f.kind == "state_db_unreadable"]
+    if not broken:
+        return None
+    lines = []
+    for f in broken:
+        path = f.path or ""
+        reason = f.message[len(path) + 2:] if path and f.message.startswith(f"{path}: ") else f.message
+        if path and reason.startswith(f"{path}: "):
+            reason = reason[len(path) + 2:]
+        elif path and reason.startswith(f"{path} "):
+            reason = "it " + reason[len(path) + 1:]  # "<path> is not an SQLite database" -> "it is not..."
+        lines.append(f"The agent's database {path} cannot be read: {reason}".rstrip())
+    lines.append("Because of it, " + "; ".join(STATE_DB_MISSING) + ". The inspector never writes to it.")
+    return "\n".join(lines)

@@ -91,7 +91,7 @@ def test_errors_keep_their_exit_code_and_message(tmp_path):
 
 
 def test_only_commands_that_read_take_the_quick_exit():
-    assert {"audit", "list", "show", "journal", "history"} == cli.READ_ONLY_COMMANDS
+    assert {"audit", "list", "show", "journal", "search", "history"} == cli.READ_ONLY_COMMANDS
     # crosscheck runs hermes in a child and keeps a temporary copy: it, too, ends the normal way
     writers = {"repair", "undo", "bundle", "apply-kit", "crosscheck"}
     assert not cli.READ_ONLY_COMMANDS & writers  # writers close and log the normal way

@@ -75,3 +75,15 @@ def test_local_time_is_local_and_rejects_what_is_not_a_time():
     epoch = 1_796_139_723
     assert local_time(epoch) == time.strftime("%Y-%m-%d %H:%M", time.localtime(epoch))
     assert local_time(None) == local_time(True) == local_time(-5) == local_time(1e300) == ""
+
+
+def test_the_state_db_banner_names_the_file_the_reason_and_what_is_missing():
+    from inspector.finding_words import STATE_DB_MISSING, state_db_banner
+    from inspector.findings import ERROR, Finding
+
+    assert state_db_banner([Finding("index_unreadable", "warning", "x")]) is None
+    banner = state_db_banner([Finding("state_db_unreadable", ERROR, "/h/state.db: /h/state.db is not an SQLite "
+                                      "database", path="/h/state.db")])
+    first, second = banner.splitlines()
+    assert first == "The agent's database /h/state.db cannot be read: it is not an SQLite database"
+    assert all(words in second for words in STATE_DB_MISSING)

@@ -20,8 +20,9 @@ from PySide6.QtWidgets import (
 from inspector.export import format_time
 from inspector.gui.qtypes import ROOT, Index, OneCallPerCell
 from inspector.gui.tooltip import plain_tooltip
+from inspector.history import home_of, undone_by, write_diff
 from inspector.plan import WriteRecord
-from inspector.textsafe import safe_text
+from inspector.textsafe import one_line, safe_text
 
 RECORD_ROLE = Qt.ItemDataRole.UserRole + 1
 
@@ -29,16 +30,34 @@ RECORD_ROLE = Qt.ItemDataRole.UserRole + 1
 class HistoryModel(OneCallPerCell, QAbstractTableModel):
     """Write-log records, newest first."""
 
-    HEADERS = ("Time", "Write id", "Action", "Session", "Files")
+    HEADERS = ("Time", "Write id", "Session", "Action", "Undone", "Home", "Files")
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self._records: list[WriteRecord] = []
+        self._undone: dict[str, str] = {}
+        self._titles: dict[str, str] = {}
 
-    def set_records(self, records: list[WriteRecord]) -> None:
+    def set_records(self, records: list[WriteRecord], titles: dict[str, str] | None = None) -> None:
+        """The records (newest first); ``titles``: session id -> title, for the Session column."""
         self.beginResetModel()
         self._records = sorted(records, key=lambda r: r.time, reverse=True)
+        self._undone = undone_by(records)
+        self._titles = dict(titles or {})
         self.endResetModel()
+
+    def undone_by(self, rec: WriteRecord) -> str | None:
+        """The write that undid ``rec``, None when it stands."""
+        return self._undone.get(rec.write_id)
+
+    def records(self) -> list[WriteRecord]:
+        return list(self._records)
+
+    def session_text(self, rec: WriteRecord) -> str:
+        if rec.session_id is None:
+            return "(the whole home)"
+        title = self._titles.get(rec.session_id)
+        return one_line(title, 80) if title else rec.session_id
 
     def record(self, row: int) -> WriteRecord | None:
         return self._records[row] if 0 <= row < len(self._records) else None
@@ -66,24 +85,46 @@ class HistoryModel(OneCallPerCell, QAbstractTableModel):
             return None
         if role == RECORD_ROLE:
             return rec
+        col = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
-            return (format_time(rec.time), rec.write_id, rec.action, rec.session_id or "(home)",
-                    str(len(rec.files)))[index.column()] if 0 <= index.column() < 5 else None
+            undone = self._undone.get(rec.write_id)
+            return (format_time(rec.time), rec.write_id, self.session_text(rec), _action_words(rec),
+                    "undone" if undone else "", home_of(rec), str(len(rec.files)))[col] if 0 <= col < 7 else None
         if role == Qt.ItemDataRole.ToolTipRole:
+            if col == 2 and rec.session_id is not None:
+                return plain_tooltip(f"session {rec.session_id}")
+            if col == 4 and self._undone.get(rec.write_id):
+                return plain_tooltip(f"undone by write {self._undone[rec.write_id]}")
             return plain_tooltip("\n".join(f"{f.get('kind')} {f.get('path')}" for f in rec.files))
         return None
 
 
-def record_text(rec: WriteRecord, backup_dir: str) -> str:
-    lines = [f"write {rec.write_id} · {format_time(rec.time)} · {rec.action} · {rec.session_id or '(home)'}",
-             f"backups: {backup_dir}", ""]
+def _action_words(rec: WriteRecord) -> str:
+    if rec.action.startswith("undo:"):
+        return f"undo of {rec.action[5:]}"
+    return rec.action + ("" if rec.complete else " (interrupted)")
+
+
+# A past write's diff is worked out when its row is selected: files larger than this are named, not read
+GUI_DIFF_BYTES = 8 << 20
+
+
+def record_text(rec: WriteRecord, backup_dir: str, undone: str | None = None, diff: str = "") -> str:
+    lines = [f"write {rec.write_id} · {format_time(rec.time)} · {_action_words(rec)} · "
+             f"{rec.session_id or '(the whole home)'}",
+             f"home: {home_of(rec) or '-'}",
+             f"backups: {backup_dir}"]
+    if undone:
+        lines.append(f"undone by write {undone}")
+    lines.append("")
     for f in rec.files:
         lines.append(f"{f.get('kind')}: {f.get('path')}")
         lines.append(f"    sha256 before {f.get('sha256_before') or '-'}")
         lines.append(f"    sha256 after  {f.get('sha256_after') or '-'}")
         if f.get("backup"):
             lines.append(f"    backup {f.get('backup')}")
-    lines += ["", f"Undo on the command line: hermes-inspector undo {rec.write_id}"]
+    if diff:
+        lines += ["", "What this write changed:", "", diff]
     return safe_text("\n".join(lines))
 
 
@@ -92,13 +133,14 @@ class HistoryDialog(QDialog):
 
     undo_requested = Signal(str)
 
-    def __init__(self, records: list[WriteRecord], log_path: str, backup_root: str, parent=None):
+    def __init__(self, records: list[WriteRecord], log_path: str, backup_root: str, parent=None,
+                 titles: dict[str, str] | None = None):
         super().__init__(parent)
         self.setWindowTitle("Write history")
-        self.resize(900, 560)
+        self.resize(1000, 600)
         self._backup_root = backup_root
         self.model = HistoryModel(self)
-        self.model.set_records(records)
+        self.model.set_records(records, titles)
         self.table = QTableView()
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -107,7 +149,7 @@ class HistoryDialog(QDialog):
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
         self.table.horizontalHeader().setStretchLastSection(True)
-        for col, width in enumerate((150, 190, 150, 200)):
+        for col, width in enumerate((150, 190, 220, 150, 70, 200)):
             self.table.setColumnWidth(col, width)
         self.detail = QPlainTextEdit()
         self.detail.setReadOnly(True)
@@ -133,8 +175,19 @@ class HistoryDialog(QDialog):
 
     def _on_row(self, current: QModelIndex, _previous: QModelIndex) -> None:
         rec = self.model.record(current.row())
-        self.undo_button.setEnabled(rec is not None and not rec.action.startswith("undo:"))
-        self.detail.setPlainText(record_text(rec, f"{self._backup_root}/{rec.write_id}") if rec else "")
+        undone = self.model.undone_by(rec) if rec is not None else None
+        self.undo_button.setEnabled(rec is not None and not rec.action.startswith("undo:") and undone is None)
+        if rec is not None and undone is not None:
+            self.undo_button.setToolTip(f"Already undone (by write {undone})")
+        elif rec is not None and rec.action.startswith("undo:"):
+            self.undo_button.setToolTip("This write is itself an undo")
+        else:
+            self.undo_button.setToolTip("Put the files of this write back as they were before it")
+        if rec is None:
+            self.detail.setPlainText("")
+            return
+        diff = write_diff(rec, self.model.records(), max_bytes=GUI_DIFF_BYTES)
+        self.detail.setPlainText(record_text(rec, f"{self._backup_root}/{rec.write_id}", undone, diff))
 
     def _undo(self) -> None:
         rec = self.model.record(self.table.currentIndex().row())

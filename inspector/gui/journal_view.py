@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QLineEdit,
     QPlainTextEdit,
     QSplitter,
     QTableView,
@@ -314,9 +315,24 @@ class JournalView(QWidget):
         self.detail.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.detail.setPlaceholderText("Select an event to see the whole record.")
 
+        self.goto_seq = QLineEdit()
+        self.goto_seq.setObjectName("GoToSeq")
+        self.goto_seq.setPlaceholderText("seq")
+        self.goto_seq.setToolTip("Type an event's seq and press Return to select its line")
+        self.goto_seq.setMaximumWidth(fm.horizontalAdvance("0000000") + 24)
+        self.goto_seq.returnPressed.connect(lambda: self.go_to_seq(self.goto_seq.text()))
+        self.goto_seq.textChanged.connect(lambda _t: self.seq_note.clear())
+        self.seq_note = QLabel()
+        self.seq_note.setTextFormat(Qt.TextFormat.PlainText)
+
         head = QHBoxLayout()
         head.addWidget(title)
         head.addWidget(self.runs, 1)
+        goto_label = QLabel("Go to seq")
+        goto_label.setBuddy(self.goto_seq)
+        head.addWidget(goto_label)
+        head.addWidget(self.goto_seq)
+        head.addWidget(self.seq_note)
         split = QSplitter(Qt.Orientation.Vertical)
         split.setObjectName("JournalSplit")
         split.addWidget(self.table)
@@ -472,6 +488,22 @@ class JournalView(QWidget):
     def _row_index(self, row: int) -> QModelIndex:
         # a cell of a shown column: scrollTo() ignores cells of hidden ones (the line column often is)
         return self.model.index(row, EventColumn.SEQ)
+
+    def go_to_seq(self, text: str) -> bool:
+        """Select the line of the event with this seq; the status line says when there is none."""
+        raw = self.model.journal()
+        try:
+            seq = int(text.strip())
+        except ValueError:
+            self.seq_note.setText("not a number")
+            return False
+        row = raw.find_seq(seq) if raw is not None else None
+        if row is None or row >= self.model.rowCount():
+            self.seq_note.setText(f"no seq {seq}")
+            return False
+        self.seq_note.clear()
+        self.select_row(row)
+        return True
 
     def select_row(self, row: int) -> None:
         index = self._row_index(row)

@@ -52,17 +52,24 @@ from PySide6.QtWidgets import (
 
 from inspector import statedir
 from inspector.actions import default_clock
-from inspector.catalogue import Catalogue, list_sidecar_paths
+from inspector.catalogue import Catalogue
 from inspector.export import format_time, transcript_json_bytes, transcript_markdown
-from inspector.finding_words import FindingWords, blocked_reason, words_for
+from inspector.finding_words import FindingWords, blocked_reason, state_db_banner, words_for
 from inspector.findings import Finding
 from inspector.gui import session_jobs
 from inspector.gui.failure_details import FailureDetails
+from inspector.gui.find_bar import FindBar
 from inspector.gui.flow_layout import FlowLayout, wrap_policy
 from inspector.gui.help_dialogs import AboutDialog, ShortcutsDialog
 from inspector.gui.history_dialog import HistoryDialog
 from inspector.gui.journal_view import JournalView
-from inspector.gui.offload import load_catalogue_offloaded, prestart, quick_rows_offloaded
+from inspector.gui.offload import (
+    SearchHits,
+    load_catalogue_offloaded,
+    prestart,
+    quick_rows_offloaded,
+    search_offloaded,
+)
 from inspector.gui.preview_dialog import PreviewDialog
 from inspector.gui.qtypes import single_shot, unshaped_text
 from inspector.gui.raw_view import RawView
@@ -79,7 +86,6 @@ from inspector.gui.session_data import (
     plan_session_actions,
     plan_tooltip,
     recommended_actions,
-    search_messages,
 )
 from inspector.gui.session_model import (
     ROW_ROLE,
@@ -347,6 +353,8 @@ class SessionView(QWidget):
         layout.setSpacing(6)
         layout.addWidget(self.header)
         layout.addWidget(self.findings)
+        self.find_bar = FindBar(self)
+        layout.addWidget(self.find_bar)
         layout.addWidget(self.tabs, 1)
         self.data: SessionData | None = None
         self._journal_due: SessionData | None = None
@@ -462,6 +470,13 @@ class MainWindow(QMainWindow):
         central_layout.setContentsMargins(0, 0, 0, 0)
         central_layout.setSpacing(0)
         central_layout.addWidget(self.support.banner)
+        self.state_db_banner = _plain(name="StateDbBanner")  # an unreadable state.db: what is missing
+        self.state_db_banner.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.state_db_banner.setContentsMargins(8, 6, 8, 6)
+        self.state_db_banner.setStyleSheet("QLabel#StateDbBanner { background: palette(alternate-base); "
+                                           "border-bottom: 2px solid #c0392b; }")
+        self.state_db_banner.hide()
+        central_layout.addWidget(self.state_db_banner)
         central_layout.addWidget(self.split, 1)
         self.welcome = WelcomePage()  # while no home is open
         self.welcome.open_home_requested.connect(self.choose_home)
@@ -571,9 +586,48 @@ class MainWindow(QMainWindow):
         layout.addWidget(self.search)
         layout.addLayout(filters)
         layout.addWidget(self.home_label)
+        layout.addWidget(self._build_hidden_notice())
         layout.addWidget(self.table, 1)
         layout.addWidget(self._legend())
         self.list_panel = panel
+
+    def _build_hidden_notice(self) -> QWidget:
+        """Shown when the filters hide the session the view shows (issue 16: no silent mismatch
+        between the list and the view)."""
+        self.hidden_notice = QWidget()
+        self.hidden_notice.setObjectName("HiddenNotice")
+        self.hidden_label = _plain(name="HiddenNoticeText")
+        self.show_all_button = QPushButton("Clear filters")
+        self.show_all_button.setToolTip("Clear the search, Needs attention and the profile filter")
+        self.show_all_button.clicked.connect(self.clear_filters)
+        row = QHBoxLayout(self.hidden_notice)
+        row.setContentsMargins(0, 2, 0, 2)
+        row.addWidget(self.hidden_label, 1)
+        row.addWidget(self.show_all_button)
+        self.hidden_notice.hide()
+        return self.hidden_notice
+
+    def clear_filters(self) -> None:
+        """Every session listed again (the shown one among them, made current)."""
+        self.search.clear()
+        self.attention.setChecked(False)
+        self.profile.setCurrentIndex(0)
+        sid = self.data.session_id if self.data is not None else None
+        if sid is not None and self.model.position(sid) is not None and self.current_session_id() != sid:
+            self.select_session(sid)
+
+    def _update_hidden_notice(self) -> None:
+        sid = self.data.session_id if self.data is not None else None
+        row = self.model.row_for(sid) if sid is not None else None
+        hidden = row is not None and self.model.position(sid) is None
+        if hidden:
+            filters = [name for name, on in (("the search", bool(self.model.query)),
+                                             ("Needs attention", self.attention.isChecked()),
+                                             ("the profile filter", self.profile.currentData() is not None)) if on]
+            title = one_line(row.title, 60) or "(untitled)"
+            self.hidden_label.setText(f"The chat shown on the right, “{title}”, is not in this list: "
+                                      f"{' and '.join(filters) or 'a filter'} hide{'s' if len(filters) < 2 else ''} it.")
+        self.hidden_notice.setVisible(hidden)
 
     def _columns_menu(self, pos) -> None:
         self.columns_menu().popup(self.table.horizontalHeader().mapToGlobal(pos))
@@ -649,6 +703,9 @@ class MainWindow(QMainWindow):
         self._action(m, "&Quit", self.close, QKeySequence.StandardKey.Quit)
         m = self.menuBar().addMenu("&Edit")
         self._action(m, "&Find Session", self._focus_search, QKeySequence.StandardKey.Find)
+        self._action(m, "Find in &This Session", self.view.find_bar.open_bar, QKeySequence("Ctrl+Shift+F"))
+        self._action(m, "Find &Next in Session", self._find_next, QKeySequence("F3"))
+        self._action(m, "Find Pre&vious in Session", lambda: self._find_next(backward=True), QKeySequence("Shift+F3"))
         self._action(m, "Copy Session &Id", self.copy_session_id, QKeySequence("Ctrl+Shift+C"))
         self._action(m, "Copy Sidecar &Path", self.copy_sidecar_path, QKeySequence("Ctrl+Alt+C"))
         self._action(m, "Re&veal File", self.reveal_file)
@@ -849,6 +906,7 @@ class MainWindow(QMainWindow):
         self.home = home
         statedir.keep_out_of(home.base, home.state_dir)  # the log file is never made inside a home
         self.catalogue = None
+        self.state_db_banner.hide()  # until this home's catalogue says otherwise
         self._loaded = False
         self._pending_select = select
         self._auto_select = True
@@ -932,6 +990,7 @@ class MainWindow(QMainWindow):
         current (or is shown) is current again, if the list shows it, and in view; it is not
         loaded again."""
         sid, self._kept_session = self._kept_session, None
+        self._update_hidden_notice()
         pos = self.model.position(sid) if sid is not None else None
         if pos is None:
             return
@@ -967,11 +1026,15 @@ class MainWindow(QMainWindow):
         self.model.set_rows(entries, sorted_by=sorted_by)
         self._fill_profiles(profiles)
         text = f"{len(cat.rows)} sessions · {attention} need attention · {self.home.session_dir}"
-        if cat.home_findings:
-            text += "\n" + "\n".join(f"{f.severity}: {one_line(f.message, 160)}" for f in cat.home_findings[:3])
-            if len(cat.home_findings) > 3:
-                text += f"\n… {len(cat.home_findings) - 3} more home finding(s)"
+        listed = [f for f in cat.home_findings if f.kind != "state_db_unreadable"]  # those: the banner
+        if listed:
+            text += "\n" + "\n".join(f"{f.severity}: {one_line(f.message, 160)}" for f in listed[:3])
+            if len(listed) > 3:
+                text += f"\n… {len(listed) - 3} more home finding(s)"
         self.home_label.setText(safe_text(text))
+        banner = state_db_banner(cat.home_findings)
+        self.state_db_banner.setText(safe_text(banner or ""))
+        self.state_db_banner.setVisible(banner is not None)
         if self._pending_select is not None:
             sid, self._pending_select = self._pending_select, None
             if not self.select_session(sid):
@@ -1058,11 +1121,33 @@ class MainWindow(QMainWindow):
         home = self.home
 
         def work(token, progress):
-            sidecars, _ = list_sidecar_paths(home.session_dir)
-            return search_messages(sidecars, query, token.check, progress)
+            return search_offloaded(home, query, token.check)
 
-        self.runner.start("search", work, lambda found: self.model.set_text_matches(query, found),
-                          label="Searching messages…")
+        self.runner.start("search", work, lambda found: self._on_search_hits(query, found),
+                          label="Searching sessions, backups, state.db and run journals…")
+
+    def _on_search_hits(self, query: str, found: SearchHits) -> None:
+        """Sessions found where lost chats live are listed too; each title's tooltip says where."""
+        notes = {sid: "\n".join(f"{where}: {snip}" for where, snip in hits) for sid, hits in found.sessions.items()}
+        self.model.set_text_matches(query, set(found.sessions), notes)
+        if self.model.query != " ".join(query.split()).casefold():
+            return
+        places = sorted({where for hits in found.sessions.values() for where, _ in hits})
+        if found.sessions:
+            text = (f"Text found in {len(found.sessions)} session(s): {', '.join(places)}"
+                    + (" (stopped at the limit: type more to narrow it)" if found.truncated else ""))
+        else:
+            text = "The text is in no message, backup, state.db row or run journal."
+        if found.skipped:
+            text += f"; {len(found.skipped)} file(s) could not be searched"
+        self.statusBar().showMessage(text, 15000)
+
+    def _find_next(self, backward: bool = False) -> None:
+        bar = self.view.find_bar
+        if bar.isHidden() or not bar.edit.text():
+            bar.open_bar()
+        else:
+            bar.find(backward=backward)
 
     def _focus_search(self) -> None:
         self.search.setFocus()
@@ -1160,6 +1245,7 @@ class MainWindow(QMainWindow):
         row = self.model.row_for(data.session_id) if data is not None else None
         listed = self.model.catalogue_findings(data.session_id) if row is not None else None
         self.view.set_data(data, row.where if row else None, listed)
+        self._update_hidden_notice()
         if data is None:
             return
         if row is not None:  # the list's health is what the view found (it read the whole session)
@@ -1311,7 +1397,10 @@ class MainWindow(QMainWindow):
 
     def show_history(self) -> HistoryDialog:
         log = WriteLog.default()
-        dialog = HistoryDialog(log.records(), str(log.log_path), str(log.root / "backups"), self)
+        records = log.records()
+        titles = {r.session_id: row.title for r in records if r.session_id is not None
+                  and (row := self.model.row_for(r.session_id)) is not None and row.title}
+        dialog = HistoryDialog(records, str(log.log_path), str(log.root / "backups"), self, titles)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.undo_requested.connect(self.undo)
         dialog.open()
@@ -1362,6 +1451,7 @@ class MainWindow(QMainWindow):
             files += [run.info.path for run in self.data.runs]  # appends happen in place
             if self.data.detail.sidecar_path is not None:
                 files.append(self.data.detail.sidecar_path)
+        files += self._state_db_files(wanted)
         paths = {str(p) for p in wanted + files if p.exists()}
         current = set(self.watcher.directories()) | set(self.watcher.files())
         stale = sorted(current - paths)
@@ -1370,6 +1460,22 @@ class MainWindow(QMainWindow):
             self.watcher.removePaths(stale)
         if fresh:
             self.watcher.addPaths(fresh)
+
+    def _state_db_files(self, folders: list[Path]) -> list[Path]:
+        """Every profile's state.db and its -wal (the agent writes both in place): a chat it is still
+        writing updates without F5. While a -wal does not exist its folder is watched (to see it
+        appear; a folder's watch does not fire when a file in it is only written to)."""
+        assert self.home is not None
+        files: list[Path] = []
+        for profile in self.home.profile_names():
+            db = self.home.state_db(profile)
+            if not db.exists():
+                continue
+            wal = db.with_name(db.name + "-wal")
+            files += [db, wal]
+            if not wal.exists() and db.parent not in folders:
+                folders.append(db.parent)
+        return files
 
     def _on_disk_change(self, _path: str) -> None:
         self.debounce.start()

@@ -84,3 +84,29 @@ def load_catalogue_offloaded(home, now: float, check: Callable[[], None] = lambd
     (:class:`~inspector.gui.session_jobs.Resume`; ``session_jobs.finish`` runs them at once).
     ``check`` raises to cancel; an error in the child is raised here with its message."""
     return session_jobs.run_job_steps(catalogue_job, home, now, sort, check=check)
+
+
+class SearchHits(NamedTuple):
+    sessions: dict[str, list[tuple[str, str]]]  # session id -> its first hits: (where, snippet)
+    hits: int
+    truncated: bool
+    skipped: list[str]
+
+
+def search_job(home, query: str, per_session: int = 3, check: Callable[[], None] = lambda: None) -> SearchHits:
+    """In the child: :func:`inspector.search.search_home` (sidecars, .bak files, state.db, run
+    journals, run ids), kept small for the window: each session's first few hits."""
+    from inspector.search import search_home
+
+    result = search_home(home, query, check=check)
+    sessions: dict[str, list[tuple[str, str]]] = {}
+    for hit in result.hits:
+        found = sessions.setdefault(hit.session_id, [])
+        if len(found) < per_session:
+            found.append((hit.where, hit.snippet))
+    return SearchHits(sessions, len(result.hits), result.truncated, result.skipped)
+
+
+def search_offloaded(home, query: str, check: Callable[[], None] = lambda: None) -> Resume:
+    """:func:`search_job` in a child process: the window's thread never reads a file for it."""
+    return session_jobs.run_job_steps(search_job, home, query, 3, check=check)

@@ -136,6 +136,7 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
         self._attention_only = False
         self._profile: str | None = None
         self._text_matches: frozenset[str] = frozenset()
+        self._match_notes: dict[str, str] = {}
         self._retired: list[list[_Entry]] = []  # replaced rows, let go of a batch per turn
 
     # ------------------------------------------------------------ Qt interface
@@ -195,6 +196,9 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
         if role == _TOOLTIP:
             if self._checking and col == Column.HEALTH and not row.findings:
                 return CHECKING_TOOLTIP
+            note = self._match_notes.get(row.session_id) if col == Column.TITLE and self._match_notes else None
+            if note is not None:
+                return plain_tooltip(f"{one_line(row.title, 400) or '(untitled)'}\n\nFound in {note}")
             return plain_tooltip(self._tooltip(row, col))
         if role == _ACCESSIBLE and col == Column.HEALTH:
             if self._checking and not row.findings:
@@ -429,15 +433,22 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
         if query != self._query:
             self._query = query
             self._text_matches = frozenset()
+            self._match_notes = {}
             self._refilter()
 
-    def set_text_matches(self, query: str, session_ids: set[str] | frozenset[str]) -> None:
-        """Sessions whose message text contains ``query`` (found by a background search) are
-        shown too."""
+    def set_text_matches(self, query: str, session_ids: set[str] | frozenset[str],
+                         notes: dict[str, str] | None = None) -> None:
+        """Sessions whose text contains ``query`` (found by a background search where lost chats
+        live) are shown too; ``notes``: where each matched, in words, for the title's tooltip."""
         if " ".join(query.split()).casefold() != self._query:
             return  # an answer to an older query
         self._text_matches = frozenset(session_ids)
+        self._match_notes = dict(notes or {})
         self._refilter()
+
+    def match_note(self, session_id: str) -> str | None:
+        """Where the last search matched this session, in words (None: its title or id matched)."""
+        return self._match_notes.get(session_id) if self._query else None
 
     def set_attention_only(self, on: bool) -> None:
         if on != self._attention_only:

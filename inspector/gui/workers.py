@@ -31,6 +31,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
 
+from inspector.error_words import error_words
 from inspector.gui.qtypes import single_shot
 from inspector.gui.session_jobs import Resume, no_collections
 from inspector.log import get_logger
@@ -42,8 +43,9 @@ NEXT_STEP_MS = 0  # the next turn: after the events (paints, timers) that came m
 
 
 def _message(exc: BaseException) -> str:
-    """A failure as the window shows it: the exception's type and message, one paragraph."""
-    return "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    """A failure as the window shows it: in words, one paragraph (no exception class name; the
+    traceback is in the details)."""
+    return error_words(exc)
 
 
 def _details(exc: BaseException) -> str:

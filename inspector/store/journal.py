@@ -146,6 +146,14 @@ def _records_of(pieces: Iterable[tuple[int, Any]]) -> Iterator[tuple[int, str, d
             yield number, line, obj if isinstance(obj, dict) else None
 
 
+def stream_lines(path: Path, max_line: int = MAX_LINE_BYTES) -> Iterator[tuple[int, str, dict | None]]:
+    """``(line number, line, the object or None)`` of every non-blank line of a journal file of any
+    size, as hermes splits it, read piece by piece (memory: one piece or one line). A FIFO or
+    device is refused (NotARegularFile) without blocking. Raises JournalUnreadable (invalid
+    UTF-8), JournalTooLarge (a line over ``max_line``) and OSError."""
+    return _records_of(_file_pieces(path, max_line))
+
+
 def parse_journal_bytes(data: bytes) -> ParsedJournal:
     """``read_run_events`` without filters, on bytes already read."""
     events: list[dict] = []

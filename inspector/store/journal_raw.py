@@ -268,6 +268,46 @@ class RawJournal:
     def __len__(self) -> int:
         return len(self._starts)
 
+    def line_at(self, offset: int) -> int:
+        """The 0-based index of the line holding byte ``offset``."""
+        return max(0, bisect_right(self._starts, offset) - 1)
+
+    def find_line(self, text: str, after: int = -1, *, backward: bool = False) -> int | None:
+        """The first line after line ``after`` (or, ``backward``, the last line before it) whose
+        bytes contain ``text`` (UTF-8, case-insensitive for ASCII letters), wrapping around the
+        journal; None when no line does. A search in C over the bytes: a 200,000-event journal
+        is not parsed for it. Text JSON escaped in the file (``\\n``, ``\\uXXXX``) is found as
+        written there."""
+        if not text or not self._starts:
+            return None
+        pattern = re.compile(re.escape(text.encode("utf-8")), re.IGNORECASE)
+        count = len(self._starts)
+        if not backward:
+            start = self._span(after)[1] if 0 <= after < count else 0
+            found = pattern.search(self.data, start) or pattern.search(self.data, 0, start)
+            return None if found is None else self.line_at(found.start())
+        end = self._starts[after] if 0 <= after < count else len(self.data)
+        last = None
+        for found in pattern.finditer(self.data, 0, end):
+            last = found
+        if last is None:
+            for found in pattern.finditer(self.data, end):
+                last = found
+        return None if last is None else self.line_at(last.start())
+
+    def find_seq(self, seq: int) -> int | None:
+        """The first line whose record has ``"seq": seq`` (a byte search for the key, each
+        candidate line parsed to confirm it is the record's own ``seq``); None when none has."""
+        if not isinstance(seq, int) or isinstance(seq, bool):
+            return None
+        pattern = re.compile(rb'"seq"\s*:\s*' + str(seq).encode() + rb"(?![0-9.eE])")
+        for found in pattern.finditer(self.data):
+            i = self.line_at(found.start())
+            value = self.line(i).value
+            if isinstance(value, dict) and value.get("seq") == seq and not isinstance(value.get("seq"), bool):
+                return i
+        return None
+
     def _span(self, i: int) -> tuple[int, int]:
         start = self._starts[i]
         stop = self._starts[i + 1] if i + 1 < len(self._starts) else len(self.data)

@@ -497,6 +497,39 @@ def read_transcript(
     return [_display_message(r) for r in rows]
 
 
+def _like_pattern(text: str) -> str:
+    return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def search_text(
+    path: Path | str, text: str, *, limit: int = 500, timeout: float | None = None
+) -> tuple[list[dict], list[dict]]:
+    """Sessions titles and messages of one state.db that contain ``text`` (SQLite's ``LIKE``:
+    case-insensitive for ASCII), read-only. Returns ``(titles, messages)``: ``{"session_id",
+    "title"}`` and ``{"session_id", "id", "role", "content"}`` (the sentinel decoded), each at
+    most ``limit`` rows. StateDbError when the database cannot be read."""
+    pattern = _like_pattern(text)
+    try:
+        with closing(open_readonly(path, timeout)) as conn:
+            schema = _read_schema(conn, path)
+            titles: list[dict] = []
+            if schema.has_sessions and "title" in schema.session_columns:
+                rows = _fetchall(conn, "SELECT id, title FROM sessions WHERE title LIKE ? ESCAPE '\\' "
+                                       "ORDER BY id LIMIT ?", (pattern, limit))
+                titles = [{"session_id": r[0], "title": r[1]} for r in rows]
+            messages: list[dict] = []
+            if schema.has_transcripts:
+                order = "id" if "id" in schema.message_columns else "rowid"
+                rows = _fetchall(conn, f"SELECT session_id, {order}, role, content FROM messages "
+                                       f"WHERE content LIKE ? ESCAPE '\\' ORDER BY {order} LIMIT ?",
+                                 (pattern, limit))
+                messages = [{"session_id": r[0], "id": r[1], "role": r[2], "content": decode_content(r[3])}
+                            for r in rows]
+    except sqlite3.Error as exc:
+        raise StateDbError(describe_sqlite_error(exc, path)) from exc
+    return titles, messages
+
+
 def dropped_field_counts(path: Path | str, session_id: str, timeout: float | None = None) -> dict[str, int]:
     """How many of a session's rows carry data hermes' recovery materializer drops.
 

@@ -217,6 +217,7 @@ def test_history_model_passes_the_model_tester(qtmodeltester):
         WriteRecord("20260101T000001-bbbb", 2.0, "undo:recover-journal", "abc", []),
     ])
     assert model.index(0, 1).data() == "20260101T000001-bbbb"  # newest first
+    assert model.index(0, 3).data() == "undo of recover-journal"
     qtmodeltester.check(model, force_py=True)
 
 

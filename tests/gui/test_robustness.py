@@ -42,7 +42,7 @@ def test_an_unreadable_state_db_is_a_finding_not_a_crash(qtbot, window, demo, de
     demo.state_db.write_bytes(b"this is not an SQLite database, just text " * 100)
     sid = demo.sessions["healthy"]
     open_home(qtbot, window, demo_home, select=sid)
-    assert "state.db" in window.home_label.text()
+    assert "state.db" in window.state_db_banner.text() and not window.state_db_banner.isHidden()  # issue 16: a banner
     assert window.model.rowCount() > 0
     assert window.view.transcript.plain_text().strip()  # the sidecar still shows
     sources = [window.view.transcript.source.itemText(i) for i in range(window.view.transcript.source.count())]

@@ -127,8 +127,21 @@ def test_history_lists_the_write_and_can_undo_it(qtbot, window, demo, demo_home)
     assert dialog.model.rowCount() == 1
     assert dialog.model.index(0, 1).data() == write_id
     assert write_id in dialog.detail.toPlainText()
+    # issue 16: the session's title and home, the diff the write made, no command-line advice
+    assert dialog.model.index(0, 2).data() == window.model.row_for(sid).title
+    assert dialog.model.index(0, 5).data() == str(demo.home)
+    assert "What this write changed:" in dialog.detail.toPlainText()
+    assert "hermes-inspector" not in dialog.detail.toPlainText()
     qtbot.mouseClick(dialog.undo_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: window.last_write is None, timeout=10_000)
     wait_settled(qtbot, window)
     for change in plan.changes:
         assert (change.path.read_bytes() if change.path.exists() else None) == change.before
+    # the write is shown undone now, and cannot be undone twice
+    dialog = window.show_history()
+    row = next(r for r in range(dialog.model.rowCount()) if dialog.model.index(r, 1).data() == write_id)
+    assert dialog.model.index(row, 4).data() == "undone"
+    dialog.table.selectRow(row)
+    assert not dialog.undo_button.isEnabled() and "Already undone" in dialog.undo_button.toolTip()
+    assert "undone by write" in dialog.detail.toPlainText()
+    dialog.reject()

@@ -10,8 +10,10 @@ import time
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QGuiApplication, QImage
 
+from inspector.demo import build_demo_home
 from inspector.gui.app import NO_GUI_THREADPOOL, no_paint_threads, run_app
 from inspector.gui.main_window import MainWindow
+from inspector.gui.session_columns import Column
 from inspector.gui.session_data import load_session_data_offloaded
 from inspector.gui.session_jobs import finish
 from inspector.gui.session_model import SESSION_ID_ROLE
@@ -80,6 +82,30 @@ def test_search_finds_sessions_by_message_text(qtbot, window, demo, demo_home):
     qtbot.waitUntil(lambda: window.model.rowCount() == len(window.model.rows()), timeout=5000)
 
 
+def test_search_finds_a_run_id_and_says_where_it_matched(qtbot, window, demo, demo_home):
+    """The search box searches where lost chats live (issue 16): a run id (a journal's file name)
+    is in no title or message, yet its session is listed, and the title's tooltip says where."""
+    open_home(qtbot, window, demo_home)
+    run_id = demo.stream_ids["lost_response"]
+    window.search.setText(run_id[:12])
+    sid = demo.sessions["lost_response"]
+    qtbot.waitUntil(lambda: window.model.rowCount() == 1, timeout=10_000)
+    index = window.model.index(0, Column.TITLE)
+    assert index.data(SESSION_ID_ROLE) == sid
+    assert f"Found in run id: {run_id}" in index.data(Qt.ItemDataRole.ToolTipRole)
+    assert window.model.match_note(sid) == f"run id: {run_id}"
+    assert "Text found in 1 session(s): run id" in window.statusBar().currentMessage()
+
+
+def test_search_finds_a_corrupt_sidecars_words_in_state_db(qtbot, window, demo, demo_home):
+    open_home(qtbot, window, demo_home)
+    sid = demo.sessions["corrupt"]
+    window.search.setText("faster session list")  # a message of the chat whose sidecar is unreadable
+    qtbot.waitUntil(lambda: window.model.match_note(sid) is not None, timeout=10_000)
+    assert "state.db message: " in window.model.match_note(sid)
+    assert sid in {window.model.index(r, 0).data(SESSION_ID_ROLE) for r in range(window.model.rowCount())}
+
+
 def test_needs_attention_and_profile_filters(qtbot, window, demo, demo_home):
     open_home(qtbot, window, demo_home)
     window.attention.setChecked(True)
@@ -106,6 +132,27 @@ def test_filters_keep_the_current_session_without_loading_it_again(qtbot, window
     assert window.current_session_id() == sid and window.model.rowCount() == len(window.model.rows())
     wait_settled(qtbot, window)
     assert window.data is shown  # never reloaded
+
+
+def test_a_filter_that_hides_the_shown_session_says_so(qtbot, window, demo, demo_home):
+    """Issue 16: when a filter hides the session the view shows, a notice names it and the
+    filter, and "Clear filters" lists it again (current, not reloaded)."""
+    sid = demo.sessions["healthy"]
+    open_home(qtbot, window, demo_home, select=sid)
+    shown = window.data
+    assert window.hidden_notice.isHidden()
+    window.attention.setChecked(True)
+    assert not window.hidden_notice.isHidden()
+    title = window.model.row_for(sid).title
+    assert window.hidden_label.text() == (f"The chat shown on the right, “{title}”, is not in this list: "
+                                          "Needs attention hides it.")
+    window.search.setText("zzz no such words")
+    assert "the search and Needs attention hide it." in window.hidden_label.text()
+    window.show_all_button.click()
+    assert window.hidden_notice.isHidden()
+    assert window.current_session_id() == sid and window.model.rowCount() == len(window.model.rows())
+    wait_settled(qtbot, window)
+    assert window.data is shown
 
 
 def test_raw_tab_fills_its_state_db_tables_when_shown(qtbot, window, demo, demo_home):
@@ -178,6 +225,28 @@ def test_the_shown_session_reloads_when_its_journal_grows(qtbot, window, demo, d
     with open(path, "ab") as fh:  # hermes appends in place
         fh.write(b'{"version":1,"seq":99,"event":"metering","type":"metering","payload":{}}\n')
     qtbot.waitUntil(lambda: journal.model.rowCount() == rows + 1, timeout=10_000)
+
+
+def test_a_chat_the_agent_is_writing_in_state_db_updates_without_f5(qtbot, window, demo, demo_home, monkeypatch):
+    """Issue 16: state.db (and its -wal) is watched like the sessions folder; the window's own
+    read-only reads of it do not set the watch off."""
+    import sqlite3
+
+    sid = demo.sessions["state_only"]
+    open_home(qtbot, window, demo_home, select=sid)
+    refreshes = []
+    real_refresh = window.refresh
+    monkeypatch.setattr(window, "refresh", lambda: (refreshes.append(1), real_refresh()))
+    window.debounce.timeout.disconnect()
+    window.debounce.timeout.connect(window.refresh)
+    qtbot.wait(1500)
+    assert refreshes == []  # reading the database is not a change
+    before = window.model.row_for(sid).state_db_messages
+    with sqlite3.connect(demo.home / "state.db") as conn:  # the agent writes one more message in place
+        conn.execute("INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, 'user', 'one more', ?)",
+                     (sid, time.time()))
+    qtbot.waitUntil(lambda: window.model.row_for(sid).state_db_messages == before + 1, timeout=15_000)
+    assert refreshes
 
 
 def test_layout_and_recent_homes_are_remembered(qtbot, tmp_path, demo_home):
@@ -317,3 +386,24 @@ def test_a_failing_health_check_is_reported_not_hung(qtbot, window, demo_home, m
     window.open_home(demo_home, remember=False)
     qtbot.waitUntil(lambda: window.is_settled(), timeout=10_000)
     assert "the scan broke" in window.home_label.text()
+
+
+def test_an_unreadable_state_db_is_a_banner_that_says_what_is_missing(qtbot, window, demo):
+    """Issue 16: a state.db that cannot be read is a banner naming the file, the reason and what
+    the window cannot show or do because of it; another home hides it."""
+    (demo.home / "state.db").write_bytes(b"this is not a database" * 100)
+    for side in ("-wal", "-shm"):
+        (demo.home / f"state.db{side}").unlink(missing_ok=True)
+    open_home(qtbot, window, locate_home(demo.home, None, None))
+    banner = window.state_db_banner
+    assert not banner.isHidden()
+    text = banner.text()
+    assert text.startswith(f"The agent's database {demo.home / 'state.db'} cannot be read: ")
+    assert "chats that live only in the agent's database are not listed" in text
+    assert text.splitlines()[0].endswith("cannot be read: it is not an SQLite database "
+                                         "(it looks encrypted or is not a state.db at all)")
+    assert "state.db" not in window.home_label.text().split("\n", 1)[-1]  # said once, in the banner
+    window.open_home(locate_home(build_demo_home(demo.home.parent / "other", now=time.time()).home, None, None),
+                     remember=False)
+    wait_settled(qtbot, window)
+    assert banner.isHidden()
