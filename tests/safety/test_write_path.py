@@ -240,8 +240,13 @@ replaced, saves, last = [], 0, None
 open(stop + ".ready", "w").close()
 while not os.path.exists(stop):
     if last is not None:
-        with open(path, "rb") as fh:
-            now = fh.read()
+        while True:
+            try:
+                with open(path, "rb") as fh:
+                    now = fh.read()
+                break
+            except FileNotFoundError:  # without an exchange the name is absent for microseconds
+                time.sleep(0.0002)
         if now != last:
             replaced.append(hashlib.sha256(last).hexdigest())
     saves += 1
