@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import stat
+from contextlib import redirect_stdout
 from pathlib import Path
 
 import pytest
@@ -26,6 +28,21 @@ def copy_tree(src: Path, dst: Path) -> Path:
             p = Path(root) / name
             p.chmod(p.stat().st_mode | stat.S_IWUSR)
     return dst
+
+
+def files_of(root: Path) -> dict[str, bytes]:
+    """Every file below ``root``: its ``/``-separated relative path and its bytes."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def run_main(args: list[str]) -> tuple[int, str]:
+    """``hermes-inspector ARGS`` in-process: (exit code, stdout)."""
+    from inspector.cli import main
+
+    out = io.StringIO()
+    with redirect_stdout(out):
+        code = main(args)
+    return code, out.getvalue()
 
 
 @pytest.fixture(autouse=True)

@@ -7,50 +7,36 @@ nothing else under ``webui/sessions`` changed or appeared.
 
 from __future__ import annotations
 
-import io
 import json
-from contextlib import redirect_stdout
 from pathlib import Path
 
 import pytest
 
-from inspector.cli import main
-from tests.conftest import GOLDEN, copy_tree
+from tests.conftest import GOLDEN, copy_tree, files_of, run_main
 
 CASES = sorted(p for p in GOLDEN.iterdir() if (p / "case.json").is_file())
-
-
-def _files(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
-
-
-def _run(args: list[str]) -> tuple[int, str]:
-    out = io.StringIO()
-    with redirect_stdout(out):
-        code = main(args)
-    return code, out.getvalue()
 
 
 @pytest.mark.parametrize("case_dir", CASES, ids=[c.name for c in CASES])
 def test_golden_case(case_dir: Path, tmp_path: Path) -> None:
     case = json.loads((case_dir / "case.json").read_text(encoding="utf-8"))
     home = copy_tree(case_dir / "before", tmp_path / "home")
-    before = _files(home)
+    before = files_of(home)
     if case["action"] == "audit":
-        code, out = _run(["audit", "--home", str(home), "--json"])
+        code, out = run_main(["audit", "--home", str(home), "--json"])
         assert code == 0
         got = json.loads(out)
         expected = json.loads((case_dir / "expected_audit.json").read_text(encoding="utf-8"))
         assert {k: got[k] for k in ("status", "summary", "items")} == expected
-        assert _files(home) == before, "the audit wrote to the home"
+        assert files_of(home) == before, "the audit wrote to the home"
         return
     target = case["session_id"] or "--all"
-    code, out = _run([
+    code, out = run_main([
         "repair", target, "--action", case["action"], "--home", str(home), "--write",
         "--now", repr(case["now"]), "--server-started-at", repr(case["server_started_at"]),
     ])
     assert code == 0, out
-    after = _files(home)
+    after = files_of(home)
     placeholders = {"{HERMES_HOME}": json.dumps(str(home))[1:-1]}
     for rel, mode in case["compare"].items():
         expected = (case_dir / "after" / rel).read_bytes()

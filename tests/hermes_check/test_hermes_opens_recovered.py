@@ -17,19 +17,16 @@ Run it with ``HERMES_WEBUI_SRC=/work/hermes-webui`` (a hermes-webui checkout at 
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import subprocess
 import sys
-from contextlib import redirect_stdout
 from pathlib import Path
 
 import pytest
 
-from inspector.cli import main
 from inspector.repair.marker import RECOVERED_WORDING
-from tests.conftest import GOLDEN, copy_tree
+from tests.conftest import GOLDEN, copy_tree, files_of, run_main
 
 SRC = os.environ.get("HERMES_WEBUI_SRC")
 CHILD = Path(__file__).with_name("hermes_child.py")
@@ -57,24 +54,13 @@ def _hermes(home: Path, sids: list[str], *, audit: bool = False) -> dict:
     return json.loads(done.stdout)
 
 
-def _files(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
-
-
-def _inspector(args: list[str]) -> tuple[int, str]:
-    out = io.StringIO()
-    with redirect_stdout(out):
-        code = main(args)
-    return code, out.getvalue()
-
-
 @pytest.mark.parametrize("case_dir", CASES, ids=[c.name for c in CASES])
 def test_hermes_opens_recovered_sessions_unchanged(case_dir: Path, tmp_path: Path) -> None:
     sid = json.loads((case_dir / "case.json").read_text(encoding="utf-8"))["session_id"]
     home = copy_tree(case_dir / "before", tmp_path / "home")
     today = _hermes(home, [sid])[sid]
     assert "error" not in today, today
-    code, out = _inspector(["repair", "--all", "--action", "recover-from-journal", "--home", str(home),
+    code, out = run_main(["repair", "--all", "--action", "recover-from-journal", "--home", str(home),
                             "--write", "--json"])
     assert code == 0, out
     report = json.loads(out)
@@ -86,10 +72,10 @@ def test_hermes_opens_recovered_sessions_unchanged(case_dir: Path, tmp_path: Pat
     assert all(p["summary"][0].startswith("inspector step, not a hermes-webui repair") for p in report["plans"])
     check = copy_tree(home, tmp_path / "check")
     sessions = check / "webui" / "sessions"
-    before = _files(sessions)
+    before = files_of(sessions)
     got = _hermes(check, [sid], audit=True)
     assert "error" not in got[sid], got[sid]
-    assert _files(sessions) == before, "hermes rewrote the recovered session when it opened it"
+    assert files_of(sessions) == before, "hermes rewrote the recovered session when it opened it"
     ours = json.loads((sessions / f"{sid}.json").read_text(encoding="utf-8"))
     assert got[sid]["messages"] == ours["messages"]
     recovered = [m for m in ours["messages"] if m.get("_recovered_from_run_journal")]

@@ -12,7 +12,6 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-from contextlib import redirect_stdout
 from pathlib import Path
 
 import pytest
@@ -20,17 +19,10 @@ import pytest
 from inspector.bundle import BundleError, make_bundle, open_bundle
 from inspector.cli import close_bundles, main
 from inspector.home import locate_home
-from tests.conftest import FIXTURES, GOLDEN, copy_tree
+from tests.conftest import FIXTURES, GOLDEN, copy_tree, run_main
 
 MAKE_STATE_DB = FIXTURES / "state-db" / "make_state_db.py"
 MIXED = GOLDEN / "25-audit-mixed" / "before"
-
-
-def _run(args: list[str]) -> tuple[int, str]:
-    out = io.StringIO()
-    with redirect_stdout(out):
-        code = main(args)
-    return code, out.getvalue()
 
 
 @pytest.fixture(autouse=True)
@@ -66,7 +58,7 @@ def test_bundle_holds_only_the_chosen_sessions_and_no_secrets(mixed_home: Path, 
     ids = _sidecar_ids(mixed_home)
     chosen, others = ids[0], ids[1:]
     out = tmp_path / "b.tar.gz"
-    code, text = _run(["bundle", chosen, "--home", str(mixed_home), "-o", str(out)])
+    code, text = run_main(["bundle", chosen, "--home", str(mixed_home), "-o", str(out)])
     assert code == 0, text
     assert "1 session(s)" in text and chosen in text
     assert stat.S_IMODE(out.stat().st_mode) == 0o600
@@ -118,7 +110,7 @@ def test_state_db_extract_holds_only_the_chosen_sessions_and_passes_integrity_ch
         tables = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     chosen = [all_ids[0], all_ids[-1]]
     out = tmp_path / "b.tar.gz"
-    code, text = _run(["bundle", *chosen, "--home", str(agent_db_home), "-o", str(out)])
+    code, text = run_main(["bundle", *chosen, "--home", str(agent_db_home), "-o", str(out)])
     assert code == 0, text
     with open_bundle(out) as opened:
         db = opened.home.base / "state.db"
@@ -164,9 +156,9 @@ def test_every_read_command_takes_a_bundle_as_home(mixed_home: Path, tmp_path: P
     out = tmp_path / "b.tar.gz"
     make_bundle(locate_home(mixed_home), ids, out)
     for args in (["audit"], ["list"], ["show", ids[0]], ["journal", ids[0]]):
-        code, text = _run([*args, "--home", str(out)])
+        code, text = run_main([*args, "--home", str(out)])
         assert code == 0, (args, text)
-    code, text = _run(["list", "--home", str(out), "--json"])
+    code, text = run_main(["list", "--home", str(out), "--json"])
     assert sorted(r["session_id"] for r in json.loads(text)["sessions"]) == ids
     close_bundles()
     assert list(_private_tmp.iterdir()) == []
@@ -310,11 +302,11 @@ def test_a_file_not_matching_the_manifest_is_refused(mixed_home: Path, tmp_path:
 def test_a_bundle_of_every_session_reads_like_the_home(mixed_home: Path, tmp_path: Path) -> None:
     """The same list and the same hermes audit verdicts, paths aside: the bundle holds what they read."""
     out = tmp_path / "b.tar.gz"
-    assert _run(["bundle", "--all", "--home", str(mixed_home), "-o", str(out)])[0] == 0
-    home_list, bundle_list = _run(["list", "--home", str(mixed_home)])[1], _run(["list", "--home", str(out)])[1]
+    assert run_main(["bundle", "--all", "--home", str(mixed_home), "-o", str(out)])[0] == 0
+    home_list, bundle_list = run_main(["list", "--home", str(mixed_home)])[1], run_main(["list", "--home", str(out)])[1]
     assert home_list == bundle_list
-    home_audit = json.loads(_run(["audit", "--home", str(mixed_home), "--json"])[1])
-    bundle_audit = json.loads(_run(["audit", "--home", str(out), "--json"])[1])
+    home_audit = json.loads(run_main(["audit", "--home", str(mixed_home), "--json"])[1])
+    bundle_audit = json.loads(run_main(["audit", "--home", str(out), "--json"])[1])
     assert (home_audit["status"], home_audit["summary"]) == (bundle_audit["status"], bundle_audit["summary"])
     assert [i.get("session_id") for i in home_audit["items"]] == [i.get("session_id") for i in bundle_audit["items"]]
 

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import io
 import json
 import shutil
 import stat
-from contextlib import redirect_stdout
 from pathlib import Path
 
 import pytest
@@ -14,22 +12,11 @@ import pytest
 from inspector.cli import close_bundles, main
 from inspector.kit import KitError, canonical, load_kit, parse_kit
 from inspector.store.jsonfmt import sha256_hex
-from tests.conftest import GOLDEN, copy_tree
+from tests.conftest import GOLDEN, copy_tree, files_of, run_main
 
 CASE = GOLDEN / "01-promote-tokens-tool"
 SID = "9f14583f0e4e4444aaaa111122223333"
 CLOCK = ["--now", "1779237765.0", "--server-started-at", "1779237651.5"]
-
-
-def _files(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
-
-
-def _run(args: list[str]) -> tuple[int, str]:
-    out = io.StringIO()
-    with redirect_stdout(out):
-        code = main(args)
-    return code, out.getvalue()
 
 
 @pytest.fixture(autouse=True)
@@ -43,8 +30,8 @@ def made(tmp_path: Path) -> tuple[Path, Path]:
     """(the user's home, a kit for it made in a bundle of it)."""
     home = copy_tree(CASE / "before", tmp_path / "home")
     bundle, kit = tmp_path / "b.tar.gz", tmp_path / "kit.json"
-    assert _run(["bundle", SID, "--home", str(home), "-o", str(bundle)])[0] == 0
-    code, out = _run(["repair", SID, "--action", "recover-journal", "--home", str(bundle), *CLOCK,
+    assert run_main(["bundle", SID, "--home", str(home), "-o", str(bundle)])[0] == 0
+    code, out = run_main(["repair", SID, "--action", "recover-journal", "--home", str(bundle), *CLOCK,
                       "--kit-out", str(kit)])
     assert code == 0, out
     return home, kit
@@ -73,21 +60,21 @@ def test_kit_holds_action_clock_fingerprints_after_bytes_and_preview(made) -> No
 
 def test_a_kit_edited_by_hand_is_refused(made) -> None:
     home, kit = made
-    before = _files(home)
+    before = files_of(home)
     _rewrite(kit, lambda b: b.update(session_id="another"), rehash=False)
     with pytest.raises(KitError, match="changed after it was made"):
         load_kit(kit)
-    code, _ = _run(["apply-kit", str(kit), "--home", str(home), "--write"])
-    assert code == 2 and _files(home) == before
+    code, _ = run_main(["apply-kit", str(kit), "--home", str(home), "--write"])
+    assert code == 2 and files_of(home) == before
 
 
 def test_a_kit_for_another_home_is_refused(made, tmp_path: Path, capsys) -> None:
     home, kit = made
     other = tmp_path / "copy-of-home"
     shutil.copytree(home, other)  # the same files, another home
-    code, out = _run(["apply-kit", str(kit), "--home", str(other), "--write"])
+    code, out = run_main(["apply-kit", str(kit), "--home", str(other), "--write"])
     assert code == 1 and "another Hermes home" in out and "Nothing was written" in out
-    assert _files(other) == _files(home)
+    assert files_of(other) == files_of(home)
 
 
 @pytest.mark.parametrize("bad", ["../../outside.json", "/etc/passwd", "sessions/../../x.json", "./x.json"])
@@ -104,7 +91,7 @@ def test_a_kit_whose_folder_is_a_link_out_of_the_home_is_refused(made, tmp_path:
     outside.mkdir()
     (home / "webui" / "escape").symlink_to(outside)
     _rewrite(kit, lambda b: b["files"][0].update(path="escape/x.json"), rehash=True)
-    code, out = _run(["apply-kit", str(kit), "--home", str(home), "--write"])
+    code, out = run_main(["apply-kit", str(kit), "--home", str(home), "--write"])
     assert code == 1 and "leads outside the home" in out
     assert list(outside.iterdir()) == []
 
@@ -113,11 +100,11 @@ def test_a_file_changed_after_the_bundle_refuses_naming_it(made) -> None:
     home, kit = made
     sidecar = home / "webui" / "sessions" / f"{SID}.json"
     sidecar.write_bytes(sidecar.read_bytes().replace(b"Lost-response repro", b"Renamed meanwhile"))
-    before = _files(home)
-    code, out = _run(["apply-kit", str(kit), "--home", str(home), "--write"])
+    before = files_of(home)
+    code, out = run_main(["apply-kit", str(kit), "--home", str(home), "--write"])
     assert code == 1
     assert f"{sidecar} changed since the bundle was made" in out and "Nothing was written" in out
-    assert _files(home) == before
+    assert files_of(home) == before
 
 
 def test_another_chat_saved_meanwhile_does_not_stop_the_kit(made) -> None:
@@ -128,7 +115,7 @@ def test_another_chat_saved_meanwhile_does_not_stop_the_kit(made) -> None:
     other = dict(rows[0], session_id="0ther5e551on", title="another chat")
     (home / "webui" / "sessions" / "0ther5e551on.json").write_text("{}")
     index.write_text(json.dumps(rows + [other], ensure_ascii=False, indent=2))
-    code, out = _run(["apply-kit", str(kit), "--home", str(home), "--write"])
+    code, out = run_main(["apply-kit", str(kit), "--home", str(home), "--write"])
     assert code == 0, out
     assert any(r["session_id"] == "0ther5e551on" for r in json.loads(index.read_bytes()))
 
@@ -177,18 +164,18 @@ def test_a_kit_applies_where_the_live_index_also_drops_a_stale_row(tmp_path: Pat
     rows.append(dict(rows[-1], session_id="gone0000aaaa", title="a chat deleted by hand"))
     index.write_text(json.dumps(rows, ensure_ascii=False, indent=2), encoding="utf-8")
     bundle, kit = tmp_path / "b.tar.gz", tmp_path / "kit.json"
-    assert _run(["bundle", sid, "--home", str(demo.home), "-o", str(bundle)])[0] == 0
-    code, out = _run(["repair", sid, "--action", "recover-journal", "--home", str(bundle), "--kit-out", str(kit)])
+    assert run_main(["bundle", sid, "--home", str(demo.home), "-o", str(bundle)])[0] == 0
+    code, out = run_main(["repair", sid, "--action", "recover-journal", "--home", str(bundle), "--kit-out", str(kit)])
     assert code == 0, out
     assert "_index.json" not in out  # the bundle's own index does not change
-    code, out = _run(["apply-kit", str(kit), "--home", str(demo.home), "--write"])
+    code, out = run_main(["apply-kit", str(kit), "--home", str(demo.home), "--write"])
     assert code == 0, out
-    by_kit = _files(demo.home)
+    by_kit = files_of(demo.home)
     assert b"gone0000aaaa" not in (demo.session_dir / "_index.json").read_bytes()
     write_id = out.split("Undo with: hermes-inspector undo ")[1].split()[0]
-    assert _run(["undo", write_id])[0] == 0
+    assert run_main(["undo", write_id])[0] == 0
     clock = load_kit(kit).clock
-    code, out = _run(["repair", sid, "--action", "recover-journal", "--home", str(demo.home), "--write",
+    code, out = run_main(["repair", sid, "--action", "recover-journal", "--home", str(demo.home), "--write",
                       "--now", repr(clock.now), "--server-started-at", repr(clock.server_started_at)])
     assert code == 0, out
-    assert _files(demo.home) == by_kit
+    assert files_of(demo.home) == by_kit
