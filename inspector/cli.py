@@ -307,6 +307,19 @@ UNDO_OUTCOME_HEADS = {
 }
 
 
+def _print_written(written: list[dict], *, name_session: bool) -> None:
+    """One paragraph per applied plan: what was written, its backups and undo, or what a failed write
+    left on disk (its OUTCOME_HEADS words; ``name_session`` puts the session id after them)."""
+    for w in written:
+        if "error" in w:
+            who = f" ({w['session_id']})" if name_session else ""
+            _print(f"{OUTCOME_HEADS.get(w.get('outcome'), 'NOT WRITTEN')}{who}: {w['error']}")
+        else:
+            files = ", ".join(f"{f['kind']} {f['path']}" for f in w["files"])
+            _print(f"Written {w['write_id']}: {files}\nBackups: {w['backup_dir']}\n"
+                   f"Undo with: hermes-inspector undo {w['write_id']}")
+
+
 def _plan_and_write(args: argparse.Namespace, home: Home, clock) -> tuple[list[Plan], list[dict]]:
     """Plan (and with --write apply) the action.
 
@@ -373,13 +386,7 @@ def cmd_repair(args: argparse.Namespace) -> int:
         _print(render_diff(p))
         if p.is_noop:
             _print("Nothing to write.")
-    for w in written:
-        if "error" in w:
-            _print(f"{OUTCOME_HEADS.get(w.get('outcome'), 'NOT WRITTEN')} ({w['session_id']}): {w['error']}")
-        else:
-            files = ", ".join(f"{f['kind']} {f['path']}" for f in w["files"])
-            _print(f"Written {w['write_id']}: {files}\nBackups: {w['backup_dir']}\n"
-                   f"Undo with: hermes-inspector undo {w['write_id']}")
+    _print_written(written, name_session=True)
     if not args.write and any(p.changes and not p.refusal for p in plans):
         _print("Preview only: nothing was written. Add --write to apply exactly this.")
     return code
@@ -485,13 +492,7 @@ def cmd_apply_kit(args: argparse.Namespace) -> int:
         _print_json(_plan_json([plan], written))
         return code
     _print(render_diff(plan))
-    for w in written:
-        if "error" in w:
-            _print(f"{OUTCOME_HEADS.get(w.get('outcome'), 'NOT WRITTEN')}: {w['error']}")
-        else:
-            files = ", ".join(f"{f['kind']} {f['path']}" for f in w["files"])
-            _print(f"Written {w['write_id']}: {files}\nBackups: {w['backup_dir']}\n"
-                   f"Undo with: hermes-inspector undo {w['write_id']}")
+    _print_written(written, name_session=False)
     if problems:
         _print("Nothing was written.")
     elif not args.write:
