@@ -34,7 +34,6 @@ import os
 import re
 import shutil
 import socket
-import stat
 import tarfile
 import tempfile
 import time
@@ -46,7 +45,7 @@ from pathlib import Path, PurePosixPath
 from inspector import __version__, portable
 from inspector.home import DEFAULT_PROFILE, BundleOrigin, Home, hermes_cwd, locate_home, webui_started_at
 from inspector.store.index import INDEX_NAME, parse_index
-from inspector.store.jsonfmt import dumps_pretty_fast, sha256_hex
+from inspector.store.jsonfmt import dumps_pretty_fast, read_regular, sha256_hex
 from inspector.store.sidecar import is_safe_session_id
 from inspector.store.statedb import StateDbError, session_record
 from inspector.store.statedb_extract import extract_sessions
@@ -201,18 +200,9 @@ def _human(n: int) -> str:
 def _read_plain(path: Path) -> bytes | None:
     """A regular file's bytes (None when missing); a link or anything else raises OSError."""
     try:
-        fd = os.open(path, os.O_RDONLY | portable.O_NONBLOCK | portable.O_NOFOLLOW | portable.O_BINARY | getattr(os, "O_CLOEXEC", 0))
+        return read_regular(path, None, follow_links=False)[0]
     except FileNotFoundError:
         return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"{path} is not a regular file")
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
 
 
 def _relative(path: Path, home: Home) -> str | None:

@@ -33,7 +33,7 @@ from typing import Any
 
 from inspector import portable
 from inspector.statedir import state_folder
-from inspector.store.jsonfmt import Fingerprint, sha256_hex
+from inspector.store.jsonfmt import Fingerprint, NotARegularFile, read_regular, sha256_hex
 
 
 # flock(2) where the system has it (Linux, macOS, the BSDs); msvcrt's byte-range lock on
@@ -1146,22 +1146,13 @@ def _identity(path: Path) -> tuple[int, int] | None:
 def _read_held(path: Path) -> bytes | None:
     """The bytes of the regular file at ``path`` (never through a link, never blocking); None if not one."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | portable.O_BINARY)
-    except FileNotFoundError:
+        return read_regular(path, None, follow_links=False)[0]
+    except (FileNotFoundError, NotARegularFile):
         return None
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             return None
         raise
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
 
 
 def _swap(slot: _Slot) -> None:

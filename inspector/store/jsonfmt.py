@@ -145,7 +145,8 @@ class TooLargeToLoad(OSError):
         self.limit = limit
 
 
-def read_regular(path: Path, max_bytes: int | None = MAX_FILE_BYTES) -> tuple[bytes, os.stat_result]:
+def read_regular(path: Path, max_bytes: int | None = MAX_FILE_BYTES, *,
+                 follow_links: bool = True) -> tuple[bytes, os.stat_result]:
     """Bytes and stat of a regular file of at most ``max_bytes``. FileNotFoundError when absent.
 
     The one way the inspector reads a file it did not write. Opened non-blocking and checked
@@ -154,8 +155,11 @@ def read_regular(path: Path, max_bytes: int | None = MAX_FILE_BYTES) -> tuple[by
     (TooLargeToLoad, decided on the same fstat: no extra system call). The read itself stops
     after ``max_bytes + 1`` bytes, so a file that grows (or lies about its size) cannot make it
     longer. ``max_bytes=None`` lifts the limit (files the inspector wrote itself).
+    ``follow_links=False`` refuses a symbolic link as the last component (OSError ELOOP where
+    the system has O_NOFOLLOW).
     """
-    fd = os.open(path, os.O_RDONLY | portable.O_NONBLOCK | portable.O_BINARY | getattr(os, "O_CLOEXEC", 0))
+    flags = os.O_RDONLY | portable.O_NONBLOCK | portable.O_BINARY | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags if follow_links else flags | portable.O_NOFOLLOW)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
