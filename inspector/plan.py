@@ -365,14 +365,17 @@ def _aside_name(target: Path) -> Path:
                             f"{uuid.uuid4().hex[:8]}.old")
 
 
+_MAX_PID = 2**31 - 1  # os.kill(pid, 0) raised OverflowError past a C int: the file was left alone
+
+
 def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (OSError, OverflowError, ValueError):
-        return True  # someone else's process, or cannot tell: leave its file alone
-    return True
+    """Whether a temp file's writer may still be at work. portable.pid_alive asks without a signal
+    (``os.kill(pid, 0)`` ends the process on Windows); a pid past what the system can number cannot
+    be told about, so its file is left alone."""
+    if pid > _MAX_PID:
+        return True
+    return portable.pid_alive(pid)
+
 
 
 def sweep_stale_temps(targets: list[Path], log: WriteLog | None = None,
