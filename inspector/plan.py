@@ -377,7 +377,6 @@ def _pid_alive(pid: int) -> bool:
     return portable.pid_alive(pid)
 
 
-
 def sweep_stale_temps(targets: list[Path], log: WriteLog | None = None,
                       known: dict[str, set[str]] | None = None) -> int:
     """Remove the inspector's own temp files for ``targets`` left by a process that died.
@@ -673,11 +672,6 @@ def _exchange(a: Path, b: Path) -> None:
     if _EXCHANGE(os.fsencode(a), os.fsencode(b)) != 0:
         code = ctypes.get_errno() or errno.EIO
         raise OSError(code, os.strerror(code), str(b))
-
-
-def exchange_supported() -> bool:
-    """Whether this system offers an atomic exchange (a filesystem may still refuse it)."""
-    return _EXCHANGE is not None
 
 
 def atomic_write(target: Path, data: bytes, *, mode: int, create_only: bool) -> None:

@@ -121,11 +121,6 @@ def state_db_row_to_sidecar(row: dict) -> dict:
     }
 
 
-def sidecar_bytes(row: dict) -> bytes:
-    """The exact bytes hermes writes for a materialized row (TypeError for unserializable data)."""
-    return dumps_pretty_fast(state_db_row_to_sidecar(row))
-
-
 def _row_sid(row: dict) -> str:
     return str(row.get("id") or "").strip()
 

@@ -8,7 +8,7 @@ This step does exactly those two things, in one plan through the normal write pa
 1. the unreadable ``<sid>.json`` is set aside: its bytes are the plan's "before" (fingerprinted,
    kept in the write's backup outside the home, put back by Undo);
 2. in its place, the bytes hermes' own materialization writes for that state.db row
-   (:func:`inspector.repair.materialize.sidecar_bytes`, the same warnings), and ``_index.json``
+   (``materialize.state_db_row_to_sidecar`` in hermes' byte format, the same warnings), and ``_index.json``
    rebuilt from every sidecar as hermes does right after materializing.
 
 So the result is what hermes would produce had the unreadable file been deleted first. When a
@@ -23,6 +23,7 @@ from inspector.repair import materialize
 from inspector.repair.context import RepairContext
 from inspector.repair.registry import INSPECTOR, SESSION, ActionSpec
 from inspector.store.backup import BAK_SUFFIX
+from inspector.store.jsonfmt import dumps_pretty_fast
 from inspector.store.sidecar import SidecarError, is_safe_session_id, parse_sidecar_bytes, read_sidecar
 from inspector.store.statedb import read_missing_sidecar_rows
 
@@ -112,7 +113,7 @@ def plan(ctx: RepairContext, session_id: str | None) -> Plan:
     row = rows[0]
     payload = materialize.state_db_row_to_sidecar(row)
     try:
-        data = materialize.sidecar_bytes(row)
+        data = dumps_pretty_fast(payload)
     except (TypeError, ValueError) as exc:
         p.refusal = f"its state.db messages cannot be written as JSON ({exc}); hermes would crash"
         return p
