@@ -164,14 +164,8 @@ def _path_value(value: Any, key: str) -> str:
 def _metadata_count(raw: dict) -> int | None:
     """The ``message_count`` hermes' ``compact()`` reports: ``int(value)`` when that works and is
     >= 0 (``"7"`` -> 7, ``7.9`` -> 7, ``true`` -> 1), else None; an infinity raises OverflowError."""
-    value = raw.get("message_count")
-    if value is None:
-        return None
-    try:
-        parsed = int(value)
-    except (TypeError, ValueError):
-        return None
-    return parsed if parsed >= 0 else None
+    count = _nonnegative_int(raw.get("message_count"))
+    return None if count is None else int(count)
 
 
 def _partial_signature(msg: dict) -> tuple:
