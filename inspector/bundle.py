@@ -42,8 +42,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from inspector import __version__, portable
-from inspector.home import DEFAULT_PROFILE, BundleOrigin, Home, hermes_cwd, locate_home, webui_started_at
+from inspector import portable, version
+from inspector.home import (  # looks_like_bundle lives in home: --home is tested without loading this module
+    DEFAULT_PROFILE,
+    BundleOrigin,
+    Home,
+    hermes_cwd,
+    locate_home,
+    webui_started_at,
+)
 from inspector.store.index import INDEX_NAME, parse_index
 from inspector.store.jsonfmt import dumps_pretty_fast, read_regular, sha256_hex
 from inspector.store.sidecar import is_safe_session_id
@@ -350,7 +357,7 @@ def _manifest(home: Home, out: BundleContents, made_at: float) -> dict:
     return {
         "format": BUNDLE_FORMAT,
         "format_version": FORMAT_VERSION,
-        "inspector_version": __version__,
+        "inspector_version": version(),
         "hermes_webui_version": hermes_webui_version(home),
         "made_at": made_at,
         "made_at_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(made_at)),
@@ -416,14 +423,6 @@ def make_bundle(home: Home, session_ids: list[str], dest: Path, *, overwrite: bo
 
 
 # ---------------------------------------------------------------- opening a bundle
-
-
-def looks_like_bundle(path: str | os.PathLike | None) -> bool:
-    """True for an existing file named ``*.tar.gz``/``*.tgz`` (``--home`` then opens it as a bundle)."""
-    if path is None:
-        return False
-    p = Path(path).expanduser()
-    return p.name.endswith((".tar.gz", ".tgz")) and p.is_file()
 
 
 @dataclass

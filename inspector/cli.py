@@ -15,7 +15,7 @@ import time
 from typing import TYPE_CHECKING
 
 from inspector import statedir
-from inspector.home import Home, HomeError, check_readable, locate_home
+from inspector.home import Home, HomeError, check_readable, locate_home, looks_like_bundle
 from inspector.repair import action_module, home_wide, registry
 from inspector.textsafe import safe_text
 
@@ -184,8 +184,6 @@ def _bundle_home(path: str) -> Home:
 
 
 def _home(args: argparse.Namespace) -> Home:
-    from inspector.bundle import looks_like_bundle
-
     if looks_like_bundle(args.home):
         if args.state_dir or getattr(args, "state_db", None):
             raise UsageError("--state-dir and --state-db do not apply to a support bundle (it has its own)")

@@ -267,3 +267,11 @@ def hermes_cwd(home: Home) -> Path:
         if facts is not None and facts.cwd is not None:
             return facts.cwd
     return home.base
+
+
+def looks_like_bundle(path: str | os.PathLike | None) -> bool:
+    """True for an existing file named ``*.tar.gz``/``*.tgz`` (``--home`` then opens it as a bundle)."""
+    if path is None:
+        return False
+    p = Path(path).expanduser()
+    return p.name.endswith((".tar.gz", ".tgz")) and p.is_file()

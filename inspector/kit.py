@@ -37,7 +37,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from inspector import __version__, portable
+from inspector import portable, version
 from inspector.bundle import ROOTS, home_id, who
 from inspector.home import Home
 from inspector.plan import Clock, FileChange, Plan, render_diff
@@ -136,7 +136,7 @@ def make_kit(plan: Plan, home: Home, clock: Clock) -> dict:
         "hermes_webui_version": origin.hermes_webui_version,
         "made_by": who(),
         "made_at": time.time(),
-        "inspector_version": __version__,
+        "inspector_version": version(),
         "summary": list(plan.summary),
         "warnings": list(plan.warnings),
         "preview": render_diff(plan),
@@ -403,7 +403,7 @@ def plan_kit(kit: Kit, home: Home) -> tuple[Plan, list[str]]:
     from inspector.repair import home_wide, is_action
 
     if not is_action(kit.action):
-        raise KitError(f"the kit's action {kit.action!r} is unknown to this inspector ({__version__})")
+        raise KitError(f"the kit's action {kit.action!r} is unknown to this inspector ({version()})")
     if kit.session_id is None and not home_wide(kit.action):
         raise KitError("the kit names no session for a per-session action")
     plan = plan_action(make_context(home, kit.clock), kit.action, kit.session_id)[0]

@@ -24,6 +24,7 @@ from inspector.store.journal import (
     JournalUnreadable,
     dropped_lines,
     is_valid_journal_id,
+    open_run_facts,
     stream_summary,
 )
 from inspector.store.jsonfmt import TooLargeToLoad
@@ -37,6 +38,7 @@ from inspector.store.scan import (
     cached_file_facts,
     can_fork,
 )
+from inspector.store.sidecar import retry_still_pending
 from inspector.store.turn_journal import turn_journal_session_ids
 from inspector.textsafe import one_line, safe_text
 
@@ -239,8 +241,6 @@ def add_unshown_output_findings(home: Home, scan: SessionDirScan, cat: Catalogue
     Only sessions with a run journal that holds output and no terminal record (a cached
     fact per journal, mostly two byte tests) are read in full and checked.
     """
-    from inspector.repair import from_journal  # the repair modules load only when a session needs them
-
     root = home.session_dir / RUN_JOURNAL_DIR
     try:
         folders = sorted(e.name for e in os.scandir(root) if e.is_dir())
@@ -251,7 +251,7 @@ def add_unshown_output_findings(home: Home, scan: SessionDirScan, cat: Catalogue
         row = cat.rows.get(sid)
         if row is None or row.sidecar is None or row.sidecar.error or not is_valid_journal_id(sid):
             continue
-        owned = _runs_owned_elsewhere(row, now, from_journal.retry_still_pending)
+        owned = _runs_owned_elsewhere(row, now, retry_still_pending)
         try:
             names = sorted(e.name for e in os.scandir(root / sid) if e.name.endswith(".jsonl")
                            and e.name[:-6] not in owned)
@@ -261,7 +261,7 @@ def add_unshown_output_findings(home: Home, scan: SessionDirScan, cat: Catalogue
         for name in names:
             path = root / sid / name
             try:
-                facts = cached_file_facts(scan.cache, OPEN_RUN, str(path), path, from_journal.open_run_facts)
+                facts = cached_file_facts(scan.cache, OPEN_RUN, str(path), path, open_run_facts)
             except OSError:
                 continue
             if facts is not None and facts.get("open"):
@@ -269,8 +269,9 @@ def add_unshown_output_findings(home: Home, scan: SessionDirScan, cat: Catalogue
                 break
         if not open_runs:
             continue
-        if ctx is None:
+        if ctx is None:  # the repair modules load only when a session has an open run
             from inspector.plan import Clock
+            from inspector.repair import from_journal
             from inspector.repair.context import RepairContext
             ctx = RepairContext(home, Clock(now, now), Path.cwd())
         finding = from_journal.session_finding(ctx, sid)

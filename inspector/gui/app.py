@@ -20,11 +20,11 @@ from PySide6.QtCore import QEventLoop, QSettings, QTimer, QtMsgType, qInstallMes
 from PySide6.QtWidgets import QApplication
 
 from inspector import log
-from inspector.bundle import BundleError, looks_like_bundle, open_bundle
+from inspector.bundle import BundleError, open_bundle
 from inspector.gui.main_window import MainWindow
 from inspector.gui.offload import prestart
 from inspector.gui.resources import icon, stylesheet
-from inspector.home import Home, locate_home
+from inspector.home import Home, locate_home, looks_like_bundle
 from inspector.log import get_logger
 
 ORGANIZATION = "hermes-inspector"

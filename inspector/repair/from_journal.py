@@ -28,7 +28,6 @@ worker at the end, which saved the session itself; they are never touched.
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -42,20 +41,23 @@ from inspector.repair.journal_recovery import append_journaled_partial_output
 from inspector.repair.marker import NEUTRAL_WORDING, NO_OUTPUT_OUTCOME, RECOVERED_WORDING, strip_retry_keys
 from inspector.repair.model_context import normalize
 from inspector.repair.notes import Notes, journal_notes, output_warnings
-from inspector.repair.promote import GIVEUP_SECONDS, MAX_ATTEMPTS
 from inspector.repair.registry import INSPECTOR, SESSION, ActionSpec
 from inspector.repair.save import save_session
 from inspector.repair.session_source import load_session_for_repair
 from inspector.store.journal import (
     RUN_JOURNAL_DIR,
-    JournalUnreadable,
     authoritative_terminal_event,
     is_valid_journal_id,
     list_runs,
-    parse_journal_bytes,
+    open_run_facts,
 )
 from inspector.store.jsonfmt import read_regular
-from inspector.store.sidecar import LoadedSession, is_safe_session_id, pending_retry_marker
+from inspector.store.sidecar import (
+    LoadedSession,
+    is_safe_session_id,
+    pending_retry_marker,
+    retry_still_pending,
+)
 
 NAME = "recover-from-journal"
 INSPECTOR_STEP = ("inspector step, not a hermes-webui repair: hermes gave up on this output; the inspector "
@@ -89,21 +91,6 @@ class UnshownRun:
 
 def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
-def retry_still_pending(marker: dict, now: float) -> bool:
-    """True while hermes' lazy retry would still read the journal for this pending marker (§4.3 step 6)."""
-    try:
-        attempts = int(marker.get("_journal_retry_attempts") or 0)
-    except (TypeError, ValueError):
-        return False
-    first_seen = marker.get("_journal_retry_first_seen_ts") or 0
-    if not marker.get("_journal_retry_stream_id") or attempts >= MAX_ATTEMPTS:
-        return False
-    try:
-        return not (first_seen and now - float(first_seen) > GIVEUP_SECONDS)
-    except (TypeError, ValueError):
-        return False
 
 
 def _owned_elsewhere(session: dict, now: float) -> dict[str, str]:
@@ -423,53 +410,6 @@ SPEC = ActionSpec(
     help="an inspector step: journal output hermes gave up on, written as hermes' own promotion would have",
     answers=(FINDING_KIND,),
 )
-# hermes' compact writer puts these in every terminal record / output event (the spaced forms
-# are a writer's other than hermes'; any of them only sends the journal to the full parse).
-_TERMINAL_FLAGS = (b'"terminal":true', b'"terminal": true')
-_OUTPUT_NEEDLES = tuple(f'"event":{sep}"{name}"'.encode() for sep in ("", " ")
-                        for name in ("token", "reasoning", "interim_assistant", "tool"))
-
-
-_OTHER_LINE_BREAKS = (b"\r", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\xc2\x85", b"\xe2\x80\xa8",
-                      b"\xe2\x80\xa9")  # where str.splitlines() also splits (hermes' reader)
-
-
-def open_run_facts(data: bytes) -> dict:
-    """Whether a journal may hold output of a run no live worker ended (cheap: byte tests first).
-
-    ``open`` is False when no output event is there, or when a line carrying the terminal flag
-    is a terminal record; only those lines are parsed (such a line that ``str.splitlines()``
-    would cut differently sends the journal to the full parse). A journal said to be open is
-    then read in full by :func:`unshown_runs`, which decides.
-    """
-    if not any(n in data for n in _OUTPUT_NEEDLES):
-        return {"open": False}
-    for flag in _TERMINAL_FLAGS:  # newest first: a run's terminal record is near its end
-        at = data.rfind(flag)
-        while at >= 0:
-            start = data.rfind(b"\n", 0, at) + 1
-            end = data.find(b"\n", at)
-            line = data[start:len(data) if end < 0 else end].rstrip(b"\r")
-            if any(sep in line for sep in _OTHER_LINE_BREAKS):
-                return {"open": _open_by_full_parse(data)}  # hermes' reader cuts this line elsewhere
-            try:
-                record = json.loads(line.decode("utf-8"))
-            except (UnicodeDecodeError, ValueError, RecursionError):
-                record = None
-            if isinstance(record, dict) and record.get("terminal"):
-                return {"open": False}
-            at = data.rfind(flag, 0, start)
-    return {"open": True}
-
-
-def _open_by_full_parse(data: bytes) -> bool:
-    try:
-        events = parse_journal_bytes(data).events
-    except JournalUnreadable:
-        return False
-    return authoritative_terminal_event(events) is None
-
-
 def finding_for(session_id: str, found: list[UnshownRun], path: str | None = None) -> Finding:
     """One finding for a session's runs whose output the transcript does not show."""
     text = "; ".join(f.describe() for f in found)

@@ -23,7 +23,7 @@ from inspector.repair.notes import Notes, describe_output, journal_notes, output
 from inspector.repair.registry import HERMES, RUN_JOURNALS, SESSION, ActionSpec
 from inspector.repair.save import save_session
 from inspector.repair.session_source import load_session_for_repair
-from inspector.store.sidecar import LoadedSession, pending_retry_marker
+from inspector.store.sidecar import GIVEUP_SECONDS, MAX_ATTEMPTS, LoadedSession, pending_retry_marker
 
 NAME = "recover-journal"
 
@@ -37,8 +37,6 @@ SPEC = ActionSpec(
     answers=("pending_journal_recovery",),
     hermes_reads=frozenset({RUN_JOURNALS}),
 )
-MAX_ATTEMPTS = 12  # _JOURNAL_RETRY_MAX_ATTEMPTS
-GIVEUP_SECONDS = 86400  # _JOURNAL_RETRY_GIVEUP_SECONDS
 
 JournalReader = Callable[[Any], JournalRead]
 

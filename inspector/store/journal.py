@@ -285,3 +285,50 @@ def list_runs(session_dir: Path, session_id: str, *, strict: bool = False) -> li
         if strict:
             raise
         return []
+
+
+# hermes' compact writer puts these in every terminal record / output event (the spaced forms
+# are a writer's other than hermes'; any of them only sends the journal to the full parse).
+_TERMINAL_FLAGS = (b'"terminal":true', b'"terminal": true')
+_OUTPUT_NEEDLES = tuple(f'"event":{sep}"{name}"'.encode() for sep in ("", " ")
+                        for name in ("token", "reasoning", "interim_assistant", "tool"))
+
+
+_OTHER_LINE_BREAKS = (b"\r", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\xc2\x85", b"\xe2\x80\xa8",
+                      b"\xe2\x80\xa9")  # where str.splitlines() also splits (hermes' reader)
+
+
+def open_run_facts(data: bytes) -> dict:
+    """Whether a journal may hold output of a run no live worker ended (cheap: byte tests first).
+
+    ``open`` is False when no output event is there, or when a line carrying the terminal flag
+    is a terminal record; only those lines are parsed (such a line that ``str.splitlines()``
+    would cut differently sends the journal to the full parse). A journal said to be open is
+    then read in full by :func:`unshown_runs`, which decides.
+    """
+    if not any(n in data for n in _OUTPUT_NEEDLES):
+        return {"open": False}
+    for flag in _TERMINAL_FLAGS:  # newest first: a run's terminal record is near its end
+        at = data.rfind(flag)
+        while at >= 0:
+            start = data.rfind(b"\n", 0, at) + 1
+            end = data.find(b"\n", at)
+            line = data[start:len(data) if end < 0 else end].rstrip(b"\r")
+            if any(sep in line for sep in _OTHER_LINE_BREAKS):
+                return {"open": _open_by_full_parse(data)}  # hermes' reader cuts this line elsewhere
+            try:
+                record = json.loads(line.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError, RecursionError):
+                record = None
+            if isinstance(record, dict) and record.get("terminal"):
+                return {"open": False}
+            at = data.rfind(flag, 0, start)
+    return {"open": True}
+
+
+def _open_by_full_parse(data: bytes) -> bool:
+    try:
+        events = parse_journal_bytes(data).events
+    except JournalUnreadable:
+        return False
+    return authoritative_terminal_event(events) is None

@@ -363,3 +363,23 @@ def read_sidecar(raw: RawFile, *, now: float, cwd: Path) -> LoadedSession:
     except (ValueError, TypeError, OSError, OverflowError, RuntimeError) as exc:
         # e.g. a NUL in workspace: hermes' Path.resolve() raises and the sidecar is unloadable
         raise SidecarError(f"hermes cannot load it: {exc}") from exc
+
+
+# hermes' lazy journal retry: _JOURNAL_RETRY_MAX_ATTEMPTS and _JOURNAL_RETRY_GIVEUP_SECONDS
+MAX_ATTEMPTS = 12
+GIVEUP_SECONDS = 86400
+
+
+def retry_still_pending(marker: dict, now: float) -> bool:
+    """True while hermes' lazy retry would still read the journal for this pending marker (§4.3 step 6)."""
+    try:
+        attempts = int(marker.get("_journal_retry_attempts") or 0)
+    except (TypeError, ValueError):
+        return False
+    first_seen = marker.get("_journal_retry_first_seen_ts") or 0
+    if not marker.get("_journal_retry_stream_id") or attempts >= MAX_ATTEMPTS:
+        return False
+    try:
+        return not (first_seen and now - float(first_seen) > GIVEUP_SECONDS)
+    except (TypeError, ValueError):
+        return False
