@@ -51,7 +51,6 @@ from PySide6.QtWidgets import (
 )
 
 from inspector import statedir
-from inspector.actions import default_clock
 from inspector.catalogue import Catalogue
 from inspector.export import format_time, transcript_json_bytes, transcript_markdown
 from inspector.finding_words import FindingWords, blocked_reason, state_db_banner, words_for
@@ -101,7 +100,7 @@ from inspector.gui.workers import TaskRunner
 from inspector.home import Home, check_readable, locate_home
 from inspector.home_choice import home_for_chosen_folder
 from inspector.linkcheck import recheck_before_write
-from inspector.plan import ApplyError, Clock, Plan, WriteLog, WriteRecord, apply_plan, undo_write
+from inspector.plan import ApplyError, Plan, WriteLog, WriteRecord, apply_plan, undo_write
 from inspector.quickscan import quick_rows
 from inspector.store.journal import RUN_JOURNAL_DIR
 from inspector.textsafe import one_line, safe_text
@@ -440,7 +439,6 @@ class MainWindow(QMainWindow):
         self.catalogue: Catalogue | None = None
         self.data: SessionData | None = None
         self.plans: dict[str, Plan | str] | None = None
-        self.plan_clock: Clock | None = None  # the clock self.plans were made with (a kit records it)
         self.session_id_role = SESSION_ID_ROLE
         self.support = SupportActions(self)  # support bundles and repair kits
         self.preview: PreviewDialog | None = None
@@ -1262,13 +1260,11 @@ class MainWindow(QMainWindow):
         recommended = recommended_actions(data.detail, (self.catalogue.home_findings if self.catalogue else [])
                                           + self._row_findings(data.session_id))
         sid = data.session_id
-        clock = self.plan_clock = default_clock(home, None, None)
-        planner = functools.partial(plan_session_actions, clock=clock)
 
         def work(token, progress):
             # in the child process: a plan reads and rewrites _index.json (tens of MB in a big
-            # home), long C calls that would hold the window's GIL
-            return session_jobs.run_job_steps(planner, home, sid, recommended, check=token.check)
+            # home), long C calls that would hold the window's GIL; each plan carries its clock
+            return session_jobs.run_job_steps(plan_session_actions, home, sid, recommended, check=token.check)
 
         self.runner.start("plans", work, self._on_plans, label="Planning repairs…",
                           on_error=lambda msg: self.statusBar().showMessage(one_line(msg, 200), 10000))
@@ -1289,7 +1285,7 @@ class MainWindow(QMainWindow):
         if not isinstance(plan, Plan):
             return None
         dialog = PreviewDialog(plan, self)
-        self.support.decorate_preview(dialog, plan, self.plan_clock)  # in a bundle: Save as Repair Kit…
+        self.support.decorate_preview(dialog, plan)  # in a bundle: Save as Repair Kit…
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.accepted.connect(lambda p=plan: self.write_plan(p))
         dialog.destroyed.connect(lambda _=None: setattr(self, "preview", None))

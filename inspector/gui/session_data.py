@@ -35,7 +35,7 @@ from inspector.gui import session_jobs
 from inspector.gui.links import RunLinks, link_run, needs_events
 from inspector.gui.session_jobs import Resume
 from inspector.home import Home
-from inspector.plan import Clock, Plan
+from inspector.plan import Plan
 from inspector.repair import registry
 from inspector.session_detail import RunInfo, SessionDetail, load_detail
 from inspector.store.journal import is_valid_journal_id, journal_path, list_runs
@@ -727,15 +727,15 @@ def recommended_actions(detail: SessionDetail, extra_findings: list | None = Non
 
 
 def plan_session_actions(home: Home, session_id: str, recommended: set[str],
-                         check: Check = lambda: None, clock: Clock | None = None) -> dict[str, Plan | str]:
+                         check: Check = lambda: None) -> dict[str, Plan | str]:
     """A plan (or an error message) per action of the view, for this session.
 
     Per-session actions are always planned, so their buttons say whether they apply.
     ``rebuild-index`` reads every sidecar of the home, so it is planned only when a finding
-    recommends it. ``clock`` defaults to now (a repair kit saved from a preview needs the
-    clock its plan was made with, so the window passes its own).
+    recommends it. Each plan carries the clock it was made with (``Plan.clock``: a repair kit
+    saved from a preview records it).
     """
-    ctx = make_context(home, clock if clock is not None else default_clock(home, None, None))
+    ctx = make_context(home, default_clock(home, None, None))
     out: dict[str, Plan | str] = {}
     for action in ACTIONS:
         whole_home = planned_for_home(action)

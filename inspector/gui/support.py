@@ -195,8 +195,10 @@ class SupportActions(QObject):
 
     # ------------------------------------------------------------ kits
 
-    def decorate_preview(self, dialog: PreviewDialog, plan: Plan, clock: Clock | None) -> None:
-        """In a bundle: Write is off, and "Save as Repair Kit…" saves the previewed plan."""
+    def decorate_preview(self, dialog: PreviewDialog, plan: Plan) -> None:
+        """In a bundle: Write is off, and "Save as Repair Kit…" saves the previewed plan (with the clock
+        it was made with, ``plan.clock``)."""
+        clock = plan.clock
         home = self.window.home
         if home is None or home.bundle is None:
             return

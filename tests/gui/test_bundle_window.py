@@ -40,7 +40,7 @@ def test_support_opens_a_bundle_saves_a_kit_and_the_user_applies_it(qtbot, windo
     dialog = window.preview
     assert not dialog.write_button.isEnabled()
     assert dialog.save_kit_button.isEnabled()
-    window.support.save_kit(dialog.plan, window.home, window.plan_clock, kit)
+    window.support.save_kit(dialog.plan, window.home, dialog.plan.clock, kit)
     qtbot.waitUntil(kit.exists, timeout=10_000)
     dialog.reject()
     assert load_kit(kit).session_id == sid
@@ -74,7 +74,7 @@ def test_a_kit_for_a_changed_chat_is_shown_refused(qtbot, window, demo, demo_hom
     window.select_session(sid)
     wait_settled(qtbot, window)
     qtbot.waitUntil(lambda: isinstance(window.plans, dict) and "recover-journal" in window.plans, timeout=10_000)
-    window.support.save_kit(window.plans["recover-journal"], window.home, window.plan_clock, kit)
+    window.support.save_kit(window.plans["recover-journal"], window.home, window.plans["recover-journal"].clock, kit)
     qtbot.waitUntil(kit.exists, timeout=10_000)
     open_home(qtbot, window, demo_home, select=sid)
     sidecar = demo.session_dir / f"{sid}.json"
