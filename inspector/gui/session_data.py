@@ -4,7 +4,6 @@
 indexes each run journal line by line (:func:`inspector.store.journal_raw.index_journal`) and
 links journal events to transcript rows. :func:`plan_session_actions` plans the repairs the
 session view offers, with the same core calls as ``hermes-inspector repair``.
-:func:`search_messages` finds sessions whose message text contains a query.
 
 The window calls the ``*_offloaded`` variants, which do the same work in a child process
 (:mod:`inspector.gui.session_jobs`): a big journal's bytes are not sent back but read here, and
@@ -30,7 +29,7 @@ from pathlib import Path
 from inspector import portable
 from inspector.actions import default_clock, make_context, plan_action
 from inspector.catalogue import Catalogue
-from inspector.export import message_text, tools_by_message
+from inspector.export import tools_by_message
 from inspector.gui import session_jobs
 from inspector.gui.links import RunLinks, link_run, needs_events
 from inspector.gui.session_jobs import Resume
@@ -40,7 +39,7 @@ from inspector.repair import registry
 from inspector.session_detail import RunInfo, SessionDetail, load_detail
 from inspector.store.journal import is_valid_journal_id, journal_path, list_runs
 from inspector.store.journal_raw import JournalIndex, RawJournal, index_journal
-from inspector.store.jsonfmt import MAX_FILE_BYTES, TooLargeToLoad, loads_bytes, read_regular
+from inspector.store.jsonfmt import MAX_FILE_BYTES, TooLargeToLoad, read_regular
 from inspector.store.scan import RACY_WINDOW_NS
 
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO named like a journal never blocks the open (POSIX)
@@ -774,38 +773,3 @@ def plan_tooltip(action: str, plan: Plan | str | None) -> str:
         return f"{label}: nothing to write ({reason})"
     files = ", ".join(f"{c.kind} {Path(c.path).name}" for c in plan.changes)
     return f"{label}: {'; '.join(plan.summary[:3])}\nFiles: {files}"
-
-
-def search_messages(paths: list[Path], query: str, check: Check = lambda: None,
-                    progress: Callable[[int, int], None] | None = None) -> set[str]:
-    """Session ids (file stems) whose message text contains ``query`` (case-insensitive)."""
-    needle = " ".join(query.split()).casefold()
-    found: set[str] = set()
-    if not needle:
-        return found
-    for n, path in enumerate(paths, start=1):
-        if n % 50 == 0:
-            check()
-            if progress is not None:
-                progress(n, len(paths))
-        try:
-            data, _ = read_regular(path)  # never a FIFO, never a file too large to load
-        except OSError:
-            continue
-        # Cheap pre-check on the raw bytes before parsing; JSON escapes can hide a match, so a
-        # miss on ASCII-only needles is final only when the file has no escapes at all.
-        lowered = data.lower()
-        if needle.isascii() and needle.encode() not in lowered and b"\\" not in data:
-            continue
-        try:
-            obj = loads_bytes(data)
-        except (UnicodeDecodeError, ValueError, RecursionError):
-            continue
-        messages = obj.get("messages") if isinstance(obj, dict) else None
-        if not isinstance(messages, list):
-            continue
-        for msg in messages:
-            if isinstance(msg, dict) and needle in " ".join(message_text(msg.get("content")).split()).casefold():
-                found.add(path.name[: -len(".json")])
-                break
-    return found

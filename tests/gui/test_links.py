@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 
 from inspector.actions import default_clock, make_context, plan_action
 from inspector.gui.links import link_run, normalize, replay_segments
@@ -14,7 +13,6 @@ from inspector.gui.session_data import (
     plan_applies,
     plan_session_actions,
     plan_tooltip,
-    search_messages,
 )
 from inspector.plan import Plan
 from inspector.report import load_catalogue
@@ -106,8 +104,3 @@ def test_first_needing_attention_prefers_recoverable_journal_output(demo, demo_h
     assert first_needing_attention(demo_home, cat) == demo.sessions["lost_response"]
 
 
-def test_search_messages_reads_message_text(demo):
-    paths = sorted(Path(demo.session_dir).glob("*.json"))
-    paths = [p for p in paths if not p.name.startswith("_")]
-    assert search_messages(paths, "STORED   xss") == {demo.sessions["healthy_work"]}
-    assert search_messages(paths, "") == set()
