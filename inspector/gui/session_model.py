@@ -446,6 +446,9 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
         self._match_notes = dict(notes or {})
         self._refilter()
 
+    def match_note(self, session_id: str) -> str | None:
+        """Where the last search matched this session, in words (None: its title or id matched)."""
+        return self._match_notes.get(session_id) if self._query else None
 
     def set_attention_only(self, on: bool) -> None:
         if on != self._attention_only:
