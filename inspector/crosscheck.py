@@ -21,7 +21,6 @@ safe write path can apply), or why the check could not run (``not_found``, ``imp
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import re
@@ -39,7 +38,7 @@ from inspector import portable
 from inspector.home import Home, hermes_cwd, webui_pid
 from inspector.plan import Clock, FileChange, Plan, file_diff
 from inspector.repair import registry
-from inspector.store.jsonfmt import Fingerprint
+from inspector.store.jsonfmt import Fingerprint, sha256_hex
 
 DRIVER = Path(__file__).with_name("hermes_driver.py")
 DEFAULT_TIMEOUT_S = 60.0
@@ -190,10 +189,6 @@ def find_hermes(home: Home, checkout: str | os.PathLike | None = None, python: s
 # ---------------------------------------------------------------- the private copy
 
 
-def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 class _Copy:
     """A temporary Hermes home holding copies of the files the action reads.
 
@@ -241,7 +236,7 @@ class _Copy:
         target.write_bytes(data)
         os.chmod(target, st.st_mode & 0o777 | 0o200)
         os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
-        self.copied[real] = _sha(data)
+        self.copied[real] = sha256_hex(data)
 
     def add_folder(self, folder: Path, names: Callable[[str], bool] = lambda _: True) -> None:
         try:
@@ -430,7 +425,7 @@ class FileVerdict:
 
     def to_json(self) -> dict:
         def sha(b: bytes | None) -> str | None:
-            return _sha(b) if b is not None else None
+            return sha256_hex(b) if b is not None else None
         return {"path": str(self.path), "same": self.same, "sha256_before": sha(self.before),
                 "sha256_inspector": sha(self.inspector), "sha256_hermes": sha(self.hermes),
                 **({} if self.same else {"diff": self.diff()})}
@@ -567,7 +562,7 @@ def _stale(plan: Plan, copy: _Copy) -> list[str]:
     out = []
     for c in plan.changes:
         copied = copy.copied.get(c.path)
-        if (c.before is None) != (copied is None) or (copied is not None and copied != _sha(c.before)):
+        if (c.before is None) != (copied is None) or (copied is not None and copied != sha256_hex(c.before)):
             out.append(str(c.path))
     return out
 

@@ -37,6 +37,7 @@ class CrosscheckPanel(QWidget):
         self.setObjectName("CrosscheckPanel")
         self.plan, self.home, self.runner, self.settings = plan, home, runner, settings
         self.result: CrossResult | None = None
+        self.hermes_plan: Plan | None = None  # hermes' own result as a plan (when it differs)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         self.status = QLabel()
@@ -65,6 +66,7 @@ class CrosscheckPanel(QWidget):
     def start(self, chosen: str | None = None) -> None:
         """Check the plan off the GUI thread; the line says so meanwhile."""
         self.result = None
+        self.hermes_plan = None
         self.write_button.hide()
         self.status.setText("Checking with your hermes-webui…")
         home, plan = self.home, self.plan
@@ -98,7 +100,7 @@ class CrosscheckPanel(QWidget):
         self.status.setStyleSheet("" if result.status == IDENTICAL else "font-weight: bold;")
         if result.ran and result.install is not None:
             self.settings.setValue(SETTING_CHECKOUT, str(result.install.checkout))
-        hermes_plan = result.hermes_plan()
+        hermes_plan = self.hermes_plan = result.hermes_plan()  # hashes every file: once, here
         self.write_button.setVisible(result.status == DIFFERENT)
         self.write_button.setEnabled(hermes_plan is not None and hermes_plan.refusal is None)
         self.result_ready.emit(result)
@@ -107,6 +109,6 @@ class CrosscheckPanel(QWidget):
         self.status.setText(safe_text(f"Could not check with your hermes-webui: {message}"))
 
     def _write(self) -> None:
-        plan = self.result.hermes_plan() if self.result is not None else None
+        plan = self.hermes_plan
         if plan is not None and plan.refusal is None:
             self.write_requested.emit(plan)
