@@ -747,7 +747,11 @@ def plan_session_actions(home: Home, session_id: str, recommended: set[str],
             # preview before Write is possible (PreviewDialog.confirm_links)
             plans = plan_action(ctx, action, target, follow_links=True)
         except Exception as exc:  # noqa: BLE001 - a planner failure disables its button, with the reason
-            out[action] = f"{type(exc).__name__}: {exc}"
+            from inspector.error_words import error_words
+            from inspector.log import get_logger
+
+            get_logger(__name__).exception("planning %s for %s failed", action, session_id)
+            out[action] = error_words(exc)  # the reason in words, shown beside the disabled button
             continue
         if plans:
             out[action] = plans[0]
