@@ -570,14 +570,15 @@ def materialization_defects(path: Path | str, session_id: str, timeout: float | 
     """
     try:
         with closing(open_readonly(path, timeout)) as conn:
-            mc = set(_columns(conn, "messages"))
-            if not {"session_id", "role", "content"} <= mc:
+            schema = _read_schema(conn, path)  # a view or virtual table is refused, as by every reader
+            mc = set(schema.message_columns)
+            if not schema.has_transcripts:  # messages with session_id, role and content
                 return []
             order = "timestamp, id" if {"timestamp", "id"} <= mc else "rowid"
             extra = [c if c in mc else f"NULL AS {c}" for c in ("tool_calls", "active", "compacted")]
             sql = (f"SELECT role, content, {', '.join(extra)} FROM messages WHERE session_id = ? "
                    f"ORDER BY {order}")
-            rows = conn.execute(sql, (session_id,)).fetchall()
+            rows = _fetchall(conn, sql, (session_id,))  # a non-UTF-8 text value does not fail the query
     except sqlite3.Error as exc:
         raise StateDbError(describe_sqlite_error(exc, path)) from exc
     out = []
