@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from inspector.findings import Finding
+from inspector.findings import Finding, worst_finding
 
 # kind -> (what is wrong, what to tell the user, why nothing can be done when no repair applies)
 _WORDS: dict[str, tuple[str, str, str]] = {
@@ -192,18 +192,10 @@ def local_time(epoch: float | int | None) -> str:
         return ""
 
 
-_SEVERITY_RANK = {"error": 3, "warning": 2, "info": 1}
-
-
 def problem_words(findings) -> str:
     """The session list's Problem cell: the worst finding's "what is wrong", '' when healthy."""
-    worst_finding = None
-    for f in findings:
-        if worst_finding is None or _SEVERITY_RANK.get(f.severity, 0) > _SEVERITY_RANK.get(worst_finding.severity, 0):
-            worst_finding = f
-    if worst_finding is None:
-        return ""
-    return words_for(worst_finding).what
+    found = worst_finding(findings)
+    return "" if found is None else words_for(found).what
 
 
 # What the window cannot show or do while a state.db cannot be read (the banner above the panes)

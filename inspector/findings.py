@@ -59,6 +59,11 @@ def worst(findings: list[Finding] | tuple[Finding, ...]) -> str:
     return best
 
 
+def worst_finding(findings: Iterable[Finding]) -> Finding | None:
+    """The most severe finding (the first of equally severe ones); None when there is none."""
+    return max(findings, key=lambda f: _RANK.get(f.severity, 0), default=None)
+
+
 _HERMES_WORDS = {
     "shrunken_live": ("the live sidecar has fewer messages than its .bak", WARNING),
     "malformed_orphan_backup": ("a .bak with no live sidecar cannot be read", ERROR),
