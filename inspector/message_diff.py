@@ -117,14 +117,12 @@ def _pair(before: list[dict], after: list[dict], bs: range, as_: range) -> dict[
 
 def diff_messages(before: bytes | None, after: bytes | None, *, keep_same: bool = False) -> MessageDiff | None:
     """The messages of two versions of a sidecar, aligned; None when ``after`` is not a chat."""
-    after_msgs, problem = _messages(after)
+    after_msgs, _ = _messages(after)
     if after_msgs is None:
         return None
-    before_msgs, note = _messages(before)
+    before_msgs, note = _messages(before)  # the note says why the file before is not shown as a chat
     if before_msgs is None:
         before_msgs = []
-    else:
-        note = problem
     changes: list[MessageChange] = []
     matcher = difflib.SequenceMatcher(a=[_key(m) for m in before_msgs], b=[_key(m) for m in after_msgs],
                                       autojunk=False)
