@@ -914,41 +914,33 @@ def _shared_lock_file(folder: Path) -> Path:
     return locks / f"{key}.lock"
 
 
-def _lock_one(folder: Path, log: WriteLog, deadline: float):
-    """Lock ``folder``; the function that releases it."""
-    if fcntl is None:
-        lock = _shared_lock_file(folder)
-        if msvcrt is None:
-            return _exclusive_file_lock(lock, folder, deadline)
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOINHERIT", 0), 0o600)
-        try:
-            _flock(fd, deadline, folder)
-        except BaseException:
-            os.close(fd)
-            raise
-        return functools.partial(os.close, fd)
-    fd = None
-    if fcntl is not None:
-        try:
-            fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
-            _flock(fd, deadline, folder)
-            return functools.partial(os.close, fd)  # closing the descriptor releases its lock
-        except WriteBusy:
-            os.close(fd)
-            raise
-        except OSError:
-            if fd is not None:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
-    # the folder cannot be locked (missing, or a filesystem without flock on folders): a lock file
-    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(_lock_file(folder, log), flags, 0o600)
+def _flock_path(path: Path, flags: int, deadline: float, folder: Path):
+    """Open ``path`` and lock the descriptor (:func:`_flock`); the function that releases it
+    (closing the descriptor releases its lock). The descriptor is closed when locking fails."""
+    fd = os.open(path, flags, 0o600)
     try:
         _flock(fd, deadline, folder)
     except BaseException:
         os.close(fd)
         raise
     return functools.partial(os.close, fd)
+
+
+def _lock_one(folder: Path, log: WriteLog, deadline: float):
+    """Lock ``folder``; the function that releases it."""
+    if fcntl is None:
+        lock = _shared_lock_file(folder)
+        if msvcrt is None:
+            return _exclusive_file_lock(lock, folder, deadline)
+        return _flock_path(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOINHERIT", 0), deadline, folder)
+    try:
+        return _flock_path(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0),
+                           deadline, folder)
+    except OSError:
+        pass  # WriteBusy is no OSError: a folder another writer holds is not taken by a lock file
+    # the folder cannot be locked (missing, or a filesystem without flock on folders): a lock file
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+    return _flock_path(_lock_file(folder, log), flags, deadline, folder)
 
 
 def _holder(path: Path) -> tuple[int, float] | None:
