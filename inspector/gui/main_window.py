@@ -453,6 +453,7 @@ class MainWindow(QMainWindow):
         self.model = SessionTableModel(self)  # it sorts and filters itself: no proxy model
         self._build_list()
         self.view = SessionView()
+        self.view.journal.runner = self.runner  # the journal's filters are worked out in the worker
         self.view.findings.action_clicked.connect(self.preview_action)
         self.view.findings.plans_changed.connect(self._sync_repair_menu)
         self.view.filled.connect(self._maybe_settled)
