@@ -68,8 +68,11 @@ class Alignment:
     def summary(self) -> str:
         """One sentence: how the two copies differ, or that they hold the same messages."""
         if self.left.messages is None or self.right.messages is None:
-            bad = self.left if self.left.messages is None else self.right
-            return f"The {bad.name} cannot be read as a chat: {bad.error}."
+            bad, other = (self.left, self.right) if self.left.messages is None else (self.right, self.left)
+            said = f"The {bad.name} cannot be read as a chat: {bad.error}."
+            if other.messages is not None:
+                said += f" The {other.name} has {len(other.messages)} message{'s' if len(other.messages) != 1 else ''}."
+            return said
         n = self.counts()
         if not self.rows:
             return f"Neither the {self.left.name} nor the {self.right.name} has any message."
@@ -156,10 +159,9 @@ def _as_messages(messages: list) -> list[dict]:
 
 
 def align(left: Copy, right: Copy) -> Alignment:
-    """The messages of two copies of a chat, aligned in order."""
-    if left.messages is None or right.messages is None:
-        return Alignment(left, right, [])
-    a, b = _as_messages(left.messages), _as_messages(right.messages)
+    """The messages of two copies of a chat, aligned in order (a copy that cannot be read as a chat
+    counts as empty: the other copy's messages are listed, and the summary says why)."""
+    a, b = _as_messages(left.messages or []), _as_messages(right.messages or [])
     rows: list[Row] = []
     matcher = difflib.SequenceMatcher(a=[_key(m) for m in a], b=[_key(m) for m in b], autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
@@ -186,10 +188,18 @@ def align(left: Copy, right: Copy) -> Alignment:
 
 def _pairs(a: list[dict], b: list[dict], left: range, right: range) -> dict[int, int]:
     """In a block of messages that differ: as many on each side with the same roles in the same
-    order are the same messages edited in place; otherwise the alike ones of a role are paired."""
+    order are the same messages edited in place; otherwise the alike ones of a role are paired,
+    and when none is alike, the block's first messages while their roles agree (an answer that
+    one copy has longer, followed by messages only that copy has)."""
     if len(left) == len(right) and all(a[i].get("role") == b[j].get("role") for i, j in zip(left, right, strict=True)):
         return dict(zip(left, right, strict=True))
-    return pair_alike(a, b, left, right) if len(left) * len(right) <= PAIR_LIMIT else {}
+    pairs = pair_alike(a, b, left, right) if len(left) * len(right) <= PAIR_LIMIT else {}
+    if not pairs:
+        for i, j in zip(left, right, strict=False):
+            if a[i].get("role") != b[j].get("role"):
+                break
+            pairs[i] = j
+    return pairs
 
 
 def _both(a: list[dict], b: list[dict], i: int, j: int) -> Row:

@@ -111,8 +111,9 @@ def test_times_differ_only_beyond_a_second() -> None:
 
 def test_a_copy_that_is_not_a_chat_is_said_in_words() -> None:
     al = align(Copy("sidecar", CHAT), Copy("backup (.bak)", None, "not valid JSON: Expecting value"))
-    assert al.rows == []
-    assert al.summary() == "The backup (.bak) cannot be read as a chat: not valid JSON: Expecting value."
+    assert kinds(al) == [(ONLY_LEFT, i, None) for i in range(4)]  # what the readable copy holds
+    assert al.summary() == ("The backup (.bak) cannot be read as a chat: not valid JSON: Expecting value. "
+                            "The sidecar has 4 messages.")
 
 
 def test_state_db_copy_leaves_out_rows_taken_back_or_archived_and_says_how_many() -> None:
@@ -155,3 +156,11 @@ def test_a_corrupt_bak_says_so_in_words(tmp_path: Path) -> None:
     assert copy.messages is None and copy.error.startswith("not valid JSON")
     assert compare_bak(detail).summary().startswith("The backup (.bak) cannot be read as a chat: not valid JSON")
     assert bak_reason(SessionDetail("s2")) == "this session has no .bak file"
+
+
+def test_an_answer_one_copy_has_longer_then_more_messages_pairs_the_answer() -> None:
+    """The agent wrote on after the sidecar's last save: its answer grew and a turn followed."""
+    left = [u("hello"), a("hi")]
+    right = [u("hello"), a("hi there, how can I help?"), u("more", 110.0)]
+    al = align(Copy("sidecar", left), Copy("state.db [default]", right))
+    assert kinds(al) == [(SAME, 0, 0), (DIFFERS, 1, 1), (ONLY_RIGHT, None, 2)]

@@ -56,6 +56,7 @@ from inspector.export import format_time, transcript_json_bytes, transcript_mark
 from inspector.finding_words import FindingWords, blocked_reason, state_db_banner, words_for
 from inspector.findings import Finding
 from inspector.gui import session_jobs
+from inspector.gui.compare_view import CompareView
 from inspector.gui.failure_details import FailureDetails
 from inspector.gui.find_bar import FindBar
 from inspector.gui.flow_layout import FlowLayout, wrap_policy
@@ -347,6 +348,8 @@ class SessionView(QWidget):
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.split, "Transcript && run journal")
         self.tabs.addTab(self.raw, "Raw")
+        self.compare = CompareView()  # the sidecar beside its state.db rows or its .bak
+        self.tabs.addTab(self.compare, "Compare copies")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 4, 4, 0)
         layout.setSpacing(6)
@@ -372,6 +375,7 @@ class SessionView(QWidget):
         self.findings.set_findings(merge_findings(data.detail.findings, row_findings or []) if data else None)
         self.findings.set_plans(None if data else {})
         self._journal_due = data
+        self.compare.set_data(data)  # works out nothing until its tab is shown
         self.transcript.set_data(data)  # its rendered signal brings the journal (_on_rendered)
 
     def _on_rendered(self) -> None:
@@ -410,6 +414,7 @@ class SessionView(QWidget):
         self.transcript.set_data(None)
         self.transcript.browser.setPlainText("Reading the session…")
         self.raw.set_data(None)
+        self.compare.set_data(None)
         self.journal.show_glance(glance)
 
     def _on_message_selected(self, index: int) -> None:
@@ -454,6 +459,7 @@ class MainWindow(QMainWindow):
         self._build_list()
         self.view = SessionView()
         self.view.journal.runner = self.runner  # the journal's filters are worked out in the worker
+        self.view.compare.runner = self.runner  # and the Compare tab's alignments
         self.view.findings.action_clicked.connect(self.preview_action)
         self.view.findings.plans_changed.connect(self._sync_repair_menu)
         self.view.filled.connect(self._maybe_settled)
