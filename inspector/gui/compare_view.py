@@ -115,7 +115,7 @@ class AlignmentModel(QAbstractTableModel):
             return None
         left, right = self._alignment.left.name, self._alignment.right.name
         if role == Qt.ItemDataRole.DisplayRole:
-            return ("#", left.capitalize(), "", "#", right.capitalize())[section]
+            return ("#", left.capitalize(), "Compared", "#", right.capitalize())[section]
         if role == Qt.ItemDataRole.ToolTipRole:
             return (f"The message's number in the {left}", f"The message as the {left} has it", "How the two compare",
                     f"The message's number in the {right}", f"The message as the {right} has it")[section]
@@ -179,8 +179,8 @@ class CompareView(QWidget):
             button.setCheckable(True)
             self.group.addButton(button, n)
         self.group.idClicked.connect(lambda _n: self.refresh())
-        self.state_db_reason = _reason_label("CompareStateDbReason")
-        self.bak_reason = _reason_label("CompareBakReason")
+        self.state_db_reason = _reason_label("CompareStateDbReason", wrap=False)
+        self.bak_reason = _reason_label("CompareBakReason", wrap=False)
         self.profile = QComboBox()
         self.profile.setToolTip("Which state.db (profile) to compare with")
         self.profile.currentIndexChanged.connect(lambda _i: self.refresh())
@@ -297,10 +297,8 @@ class CompareView(QWidget):
         self._stale = False
         data, choice = self._data, self.choice()
         if data is None or choice is None:
-            why = "Select a session." if data is None else (
-                "Nothing to compare the sidecar with: " + (self.state_db_reason.text() or "")
-                + " " + (self.bak_reason.text() or "")).strip()
-            self._clear(why)
+            # (the buttons' reasons are said beside them)
+            self._clear("Select a session." if data is None else "Nothing to compare the sidecar with.")
             return
         view = self.profile.currentData() if choice == STATE_DB else -1
         key = (data.session_id, choice, view if view is not None else -1)
@@ -413,11 +411,11 @@ def _pane_text(name: str, index: int | None, role: str, text: str) -> str:
     return safe_text(f"{name} #{index} · {role}\n\n{text or '(no text)'}")
 
 
-def _reason_label(name: str) -> QLabel:
+def _reason_label(name: str, wrap: bool = True) -> QLabel:
     label = QLabel()
     label.setObjectName(name)
     label.setTextFormat(Qt.TextFormat.PlainText)
-    label.setWordWrap(True)
+    label.setWordWrap(wrap)
     return label
 
 

@@ -35,7 +35,7 @@ def test_without_state_db_messages_or_a_bak_the_buttons_are_disabled_and_say_why
     assert compare.state_db_reason.isVisible() and compare.bak_reason.isVisible()
     assert compare.state_db_reason.text() == "(state.db has this session but no message of it)"
     assert compare.bak_reason.text() == "(this session has no .bak file)"
-    assert compare.summary.text().startswith("Nothing to compare the sidecar with")
+    assert compare.summary.text() == "Nothing to compare the sidecar with."
 
 
 def test_the_bak_compared_with_the_live_sidecar_and_moving_between_differences(qtbot, window, demo, demo_home):
