@@ -1094,6 +1094,12 @@ class MainWindow(QMainWindow):
         self.table.scrollTo(index)
         return True
 
+    def _release_fixed(self) -> None:
+        """The filters apply again to the session repaired last (the user selected another)."""
+        kept = self.model.kept_fixed()
+        if kept is not None and kept != self.current_session_id():
+            self.model.keep_fixed(None)
+
     def current_session_id(self) -> str | None:
         index = self.table.currentIndex()
         return index.data(SESSION_ID_ROLE) if index.isValid() else None
@@ -1102,6 +1108,8 @@ class MainWindow(QMainWindow):
         sid = current.data(SESSION_ID_ROLE) if current.isValid() else None
         if sid is None or self._restoring:
             return
+        if self.model.kept_fixed() not in (None, sid):  # the user moved on from a repaired session
+            QTimer.singleShot(0, self._release_fixed)
         if self.data is not None and self.data.session_id == sid and not self.runner.is_busy("detail"):
             self._due_session = None
             return
@@ -1326,6 +1334,8 @@ class MainWindow(QMainWindow):
             return
         if isinstance(record, WriteRecord):
             about = (record.action, record.session_id)
+        if about[1] is not None and about[1] == self.current_session_id():
+            self.model.keep_fixed(about[1])  # shown (marked fixed) under "Needs attention" until the user moves
         self._offer_undo(record.write_id, about)
         files = ", ".join(Path(f["path"]).name for f in record.files)
         self.statusBar().showMessage(f"Wrote {files}: {self.write_words(record.write_id, about)}. "
