@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.gui.qtypes import ROOT, Index
-from inspector.gui.resources import colours, is_dark
+from inspector.gui.resources import colours, is_dark, palette_switched, remember_palette
 from inspector.gui.session_data import SessionData
 from inspector.gui.tooltip import plain_tooltip
 from inspector.gui.workers import TaskRunner
@@ -165,6 +165,7 @@ class CompareView(QWidget):
 
     def __init__(self, parent=None, runner: TaskRunner | None = None):
         super().__init__(parent)
+        remember_palette(self)
         self.runner = runner
         self._data: SessionData | None = None
         self._shown_for: tuple[str, str, int] | None = None  # (session, copy, state.db) of the table
@@ -286,6 +287,11 @@ class CompareView(QWidget):
     def choice(self) -> str | None:
         button = self.group.checkedButton()
         return None if button is None else STATE_DB if button is self.with_state_db else BAK
+
+    def changeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        if palette_switched(self, event):
+            self.table.viewport().update()  # the rows' washes are picked for the palette at each paint
+        super().changeEvent(event)
 
     def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
         super().showEvent(event)

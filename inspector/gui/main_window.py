@@ -73,7 +73,7 @@ from inspector.gui.offload import (
 from inspector.gui.preview_dialog import PreviewDialog
 from inspector.gui.qtypes import single_shot, unshaped_text
 from inspector.gui.raw_view import RawView
-from inspector.gui.resources import health_icon, icon
+from inspector.gui.resources import health_icon, icon, palette_switched, remember_palette, restyle
 from inspector.gui.session_data import (
     ACTIONS,
     ActionShortcuts,
@@ -455,6 +455,7 @@ class MainWindow(QMainWindow):
         self._restoring = False  # the list is putting the current row back after new rows came
         self._kept_session: str | None = None  # the current row's session while the list resets
 
+        remember_palette(self)  # a switch between light and dark repaints (changeEvent)
         self.model = SessionTableModel(self)  # it sorts and filters itself: no proxy model
         self._build_list()
         self.view = SessionView()
@@ -832,9 +833,11 @@ class MainWindow(QMainWindow):
 
     def changeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         # The system switched between light and dark: redraw what carries our own colours.
-        if event.type() == QEvent.Type.ApplicationPaletteChange:
+        if palette_switched(self, event):
             self.view.transcript.render(keep_scroll=True)
             self.view.journal.table.viewport().update()
+            self.table.viewport().update()
+            restyle()  # the stylesheet's palette(...) colours are resolved when it is applied
         super().changeEvent(event)
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt's name
