@@ -63,6 +63,7 @@ from inspector.gui.flow_layout import FlowLayout, wrap_policy
 from inspector.gui.help_dialogs import AboutDialog, ShortcutsDialog
 from inspector.gui.history_dialog import HistoryDialog
 from inspector.gui.journal_view import JournalView
+from inspector.gui.list_fit import ColumnFitter
 from inspector.gui.offload import (
     SearchHits,
     load_catalogue_offloaded,
@@ -579,6 +580,9 @@ class MainWindow(QMainWindow):
         # profile filter); the header's menu shows them again.
         for col in OPTIONAL_COLUMNS:
             self.table.setColumnHidden(col, True)
+        # a narrow list keeps Messages and Problem on screen (gives up Last activity, then Where)
+        self.column_fit = ColumnFitter(self.table, stretch=Column.TITLE, drop=(Column.LAST_ACTIVITY, Column.WHERE),
+                                       squeeze=Column.PROBLEM)
         hh.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         hh.customContextMenuRequested.connect(self._columns_menu)
         self.table.selectionModel().currentRowChanged.connect(self._on_current_row)
@@ -797,7 +801,8 @@ class MainWindow(QMainWindow):
         self.settings.setValue("window/geometry", self.saveGeometry())
         for key, splitter in self._splitters().items():
             self.settings.setValue(f"window/{key}", splitter.saveState())
-        self.settings.setValue("window/session_columns", self.table.horizontalHeader().saveState())
+        with self.column_fit.as_chosen():  # not the columns a narrow window hid for now
+            self.settings.setValue("window/session_columns", self.table.horizontalHeader().saveState())
         self.settings.sync()
 
     def recent_homes(self) -> list[dict]:

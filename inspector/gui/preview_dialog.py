@@ -6,8 +6,8 @@ user reads is what gets written (``apply_plan`` re-checks every file's fingerpri
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFont, QSyntaxHighlighter, QTextCharFormat, QTextCursor
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QFont, QGuiApplication, QSyntaxHighlighter, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
@@ -32,6 +32,19 @@ from inspector.plan import Plan, file_diff
 from inspector.textsafe import safe_text
 
 DIFF_LIMIT = 3_000_000  # characters of diff text shown per file
+PREFERRED_SIZE = QSize(980, 700)
+SCREEN_MARGIN = 0.94  # of the screen's free area a preview may take at most (its frame stays on screen)
+
+
+def fitting_size(widget: QWidget, preferred: QSize) -> QSize:
+    """``preferred``, made smaller where the screen the widget (or its parent) is on has less room."""
+    anchor = widget.parentWidget() or widget
+    screen = anchor.screen() or QGuiApplication.primaryScreen()
+    if screen is None:
+        return preferred
+    free = screen.availableGeometry()
+    return QSize(min(preferred.width(), int(free.width() * SCREEN_MARGIN)),
+                 min(preferred.height(), int(free.height() * SCREEN_MARGIN)))
 
 
 class DiffHighlighter(QSyntaxHighlighter):
@@ -66,6 +79,18 @@ class DiffHighlighter(QSyntaxHighlighter):
         else:
             return
         self.setFormat(0, len(text), self._formats[key])
+
+
+def keep_on_screen(widget: QWidget) -> None:
+    """Move a window whose frame reaches past its screen's free area back inside it."""
+    screen = widget.screen()
+    if screen is None:
+        return
+    free, frame = screen.availableGeometry(), widget.frameGeometry()
+    x = max(free.left(), min(frame.left(), free.left() + free.width() - frame.width()))
+    y = max(free.top(), min(frame.top(), free.top() + free.height() - frame.height()))
+    if (x, y) != (frame.left(), frame.top()):
+        widget.move(x, y)
 
 
 def _plain_label(text: str, object_name: str = "") -> QLabel:
@@ -180,6 +205,10 @@ class PreviewDialog(QDialog):
 
     write_hermes_requested = Signal(object)  # Plan
 
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        keep_on_screen(self)
+
     def changeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         if hasattr(self, "message_views") and palette_switched(self, event):
             self.recolour()
@@ -202,7 +231,7 @@ class PreviewDialog(QDialog):
         label = ACTIONS.get(plan.action, plan.action)
         self.setWindowTitle(f"Preview: {label}")
         self.setObjectName("PreviewDialog")
-        self.resize(980, 700)
+        self.resize(fitting_size(self, PREFERRED_SIZE))
         layout = QVBoxLayout(self)
         target = plan.session_id or "all eligible sessions"
         heading = _plain_label(f"{label} — {target}", "HeaderTitle")
