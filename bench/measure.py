@@ -96,8 +96,8 @@ def core_journal(args) -> dict:
     head (the glance: the first lines read and 50 of them checked), then the whole file indexed in
     one pass (every line's verdict, seq checks and counts: the child's work) and looked up."""
     from inspector.gui.session_data import GLANCE_ROWS, _read_head
+    from inspector.store.files import read_regular
     from inspector.store.journal_raw import RawJournal, index_journal
-    from inspector.store.jsonfmt import read_regular
 
     path = _big_journal(args)
     ids = {"session_id": path.parent.name, "run_id": path.stem}

@@ -51,8 +51,9 @@ from inspector.home import (  # looks_like_bundle lives in home: --home is teste
     locate_home,
     webui_started_at,
 )
+from inspector.store.files import read_regular, sha256_hex
 from inspector.store.index import INDEX_NAME, parse_index
-from inspector.store.jsonfmt import dumps_pretty_fast, read_regular, sha256_hex
+from inspector.store.jsonfmt import dumps_pretty_fast
 from inspector.store.sidecar import is_safe_session_id
 from inspector.store.statedb import StateDbError, session_record
 from inspector.store.statedb_extract import extract_sessions

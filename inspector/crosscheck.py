@@ -38,7 +38,7 @@ from inspector import portable
 from inspector.home import Home, hermes_cwd, webui_pid
 from inspector.plan import Clock, FileChange, Plan, file_diff
 from inspector.repair import registry
-from inspector.store.jsonfmt import Fingerprint, sha256_hex
+from inspector.store.files import Fingerprint, sha256_hex
 
 DRIVER = Path(__file__).with_name("hermes_driver.py")
 DEFAULT_TIMEOUT_S = 60.0

@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 from inspector.plan import FileChange, WriteRecord, file_diff
-from inspector.store.jsonfmt import read_regular, sha256_hex
+from inspector.store.files import read_regular, sha256_hex
 
 MAX_DIFF_FILE_BYTES = 64 << 20
 

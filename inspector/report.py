@@ -18,6 +18,7 @@ from inspector.home import Home
 from inspector.linkcheck import shown
 from inspector.repair.audit import HermesAuditError, audit_session_recovery
 from inspector.store import statedb
+from inspector.store.files import TooLargeToLoad
 from inspector.store.journal import (
     RUN_JOURNAL_DIR,
     JournalTooLarge,
@@ -27,7 +28,6 @@ from inspector.store.journal import (
     open_run_facts,
     stream_summary,
 )
-from inspector.store.jsonfmt import TooLargeToLoad
 from inspector.store.scan import (
     JOURNAL,
     OPEN_RUN,
