@@ -258,7 +258,7 @@ def select_sessions(home: Home, ids: Iterable[str] = (), *, attention: bool = Fa
         if not is_safe_session_id(sid):
             raise BundleError(f"{sid!r} is not a session id (only letters, digits, _ and -)")
     if every or attention:
-        from inspector.report import load_catalogue
+        from inspector.load import load_catalogue
 
         cat = load_catalogue(home, now=time.time() if now is None else now, with_hermes_audit=False)
         return sorted(sid for sid, row in cat.rows.items() if every or row.needs_attention)

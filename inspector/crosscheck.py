@@ -633,7 +633,7 @@ def crosscheck(home: Home, action: str, session_id: str | None, clock: Clock, in
 
 def inspector_audit(home: Home) -> dict:
     """The inspector's port of hermes' audit, as JSON; where it says hermes' audit raises, that."""
-    from inspector.report import hermes_audit
+    from inspector.load import hermes_audit
 
     report, error = hermes_audit(home)
     if error is not None:
