@@ -75,7 +75,7 @@ def core_first_rows(args) -> dict:
 
 def core_catalogue(args) -> dict:
     """The complete catalogue with every session's health (state.db records and hermes' audit)."""
-    from inspector.report import load_catalogue
+    from inspector.load import load_catalogue
 
     home = _home(args.home)
     t0 = time.perf_counter()
@@ -279,7 +279,7 @@ def gui_list(args) -> dict:
     if window_cls is not None and args.path != "components":
         return _gui_list_window(app, window_cls, home, args)
     from inspector.catalogue import build_catalogue
-    from inspector.report import load_catalogue
+    from inspector.load import load_catalogue
 
     ui = ComponentList()
     _run_loop(lambda: True)  # let the empty window settle before the clock starts
