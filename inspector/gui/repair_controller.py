@@ -205,7 +205,8 @@ class RepairController(QObject):
         model = self.w.model
         titles = {r.session_id: row.title for r in records if r.session_id is not None
                   and (row := model.row_for(r.session_id)) is not None and row.title}
-        dialog = HistoryDialog(records, str(log.log_path), str(log.root / "backups"), self.w, titles)
+        dialog = HistoryDialog(records, str(log.log_path), str(log.root / "backups"), self.w, titles,
+                               self.runner)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.undo_requested.connect(self.undo)
         dialog.open()
