@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtWidgets import QFileDialog, QMessageBox
+from PySide6.QtWidgets import QMessageBox
 
 from inspector.export import transcript_json_bytes, transcript_markdown
 from inspector.findings import Finding
@@ -20,6 +20,7 @@ from inspector.gui import session_jobs
 from inspector.gui.history_dialog import HistoryDialog
 from inspector.gui.preview_dialog import PreviewDialog
 from inspector.gui.session_data import ACTIONS, plan_session_actions, recommended_actions
+from inspector.gui.support import choose_file
 from inspector.linkcheck import recheck_before_write
 from inspector.plan import ApplyError, Plan, WriteLog, WriteRecord, apply_plan, undo_write
 from inspector.textsafe import one_line
@@ -220,11 +221,8 @@ class RepairController(QObject):
             self.status.emit("Select a session to export", 3000)
             return
         suffix = ".md" if kind == "md" else ".json"
-        name = f"session-{data.session_id}{suffix}"
-        path, _ = QFileDialog.getSaveFileName(self.w, "Export Transcript", str(Path.home() / name),
-                                              "Markdown (*.md)" if kind == "md" else "JSON (*.json)")
-        if path:
-            self.export_transcript(Path(path), kind)
+        choose_file(self.w, "Export Transcript", "Markdown (*.md)" if kind == "md" else "JSON (*.json)",
+                    lambda path: self.export_transcript(path, kind), save_as=f"session-{data.session_id}{suffix}")
 
     def export_transcript(self, path: Path, kind: str) -> None:
         data = self.w.data
