@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QToolBu
 HIDDEN_HITS_MAX = 5_000  # matches in lines a journal filter hides, skipped before the find gives up
 
 class FindBar(QWidget):
-    """The find bar of a :class:`~inspector.gui.main_window.SessionView` (hidden until opened)."""
+    """The find bar of a :class:`~inspector.gui.session_view.SessionView` (hidden until opened)."""
 
     TRANSCRIPT, JOURNAL, RAW = range(3)
     TARGETS = ("Transcript", "Run journal", "Raw JSON")
