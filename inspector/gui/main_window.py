@@ -308,7 +308,8 @@ class MainWindow(QMainWindow):
     def changeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         # The system switched between light and dark: redraw what carries our own colours.
         if palette_switched(self, event):
-            self.view.transcript.render(keep_scroll=True)
+            # a turn later: the views themselves get the new palette after the window (muted text)
+            QTimer.singleShot(0, lambda: self.view.transcript.render(keep_scroll=True))
             self.view.journal.table.viewport().update()
             self.table.viewport().update()
             restyle()  # the stylesheet's palette(...) colours are resolved when it is applied

@@ -71,6 +71,7 @@ def test_light_dark_switch_repaints_transcript_journal_raw_and_compare(qtbot, wi
     qtbot.waitUntil(lambda: view.compare.alignment() is not None, timeout=10_000)
     view.tabs.setCurrentIndex(0)
     assert light.role_user.name() in _foregrounds(view.transcript.browser.document())
+    light_muted = view.transcript._muted().name()  # the message numbers and times
     dropped = next(r for r in range(view.journal.model.rowCount()) if view.journal.model.line(r).dropped)
 
     _switch(dark=True)
@@ -79,6 +80,9 @@ def test_light_dark_switch_repaints_transcript_journal_raw_and_compare(qtbot, wi
     qtbot.waitUntil(lambda: dark.role_user.name() in _foregrounds(view.transcript.browser.document()),
                     timeout=10_000)
     assert light.role_user.name() not in _foregrounds(view.transcript.browser.document())
+    dark_muted = view.transcript._muted().name()
+    assert dark_muted != light_muted and dark_muted in _foregrounds(view.transcript.browser.document())
+    assert light_muted not in _foregrounds(view.transcript.browser.document())
     cell = view.journal.model.index(dropped, EventColumn.PAYLOAD)
     assert cell.data(Qt.ItemDataRole.BackgroundRole).color() == dark.dropped_background
     raw_colours = _highlighted(view.raw.json.document())
