@@ -191,3 +191,19 @@ def test_filtering_200000_events_never_holds_the_window(qtbot, monkeypatch) -> N
     assert passes and not any(passes), "a filter's pass over the lines ran on the window's thread"
     print(f"the window's CPU per filter shown: {max(window_cpu) * 1000:.1f} ms at most")
     assert max(window_cpu) < 0.05
+
+
+def test_a_reload_of_the_same_session_keeps_the_filter(qtbot) -> None:
+    """The window reloads a session when its files change (the watcher, a write): the filter holds."""
+    view = _view(qtbot)
+    run = _run(_data(40))
+    view.set_data(SessionData(SessionDetail(SID, sidecar={"messages": []}), [run]))
+    _pick(view, "reasoning")
+    view.flagged_only.setChecked(False)
+    view.select_row(13)
+    grown = _run(_data(45))  # the journal grew meanwhile
+    view.set_data(SessionData(SessionDetail(SID, sidecar={"messages": []}), [grown]))
+    assert view.event_filter.currentData() == "reasoning"
+    assert [view.model.line(r).index for r in range(view.model.rowCount())] == [3, 8, 13, 18, 23, 28, 33, 38, 43]
+    assert view.current_line() == 13
+    assert view.filter_note.text() == "showing 9 of 45 lines"
