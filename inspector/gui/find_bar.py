@@ -159,8 +159,12 @@ class FindBar(QWidget):
             if row == first or skipped >= HIDDEN_HITS_MAX:
                 row = None
         if row is None:
-            self.status.setText("not found" if first is None else "only in lines the journal filter hides"
-                                if skipped < HIDDEN_HITS_MAX else f"the next {HIDDEN_HITS_MAX:,} are in hidden lines")
+            if first is None:
+                self.status.setText("not found")
+            elif skipped < HIDDEN_HITS_MAX:
+                self.status.setText("only in lines the journal filter hides")
+            else:
+                self.status.setText(f"the next {HIDDEN_HITS_MAX:,} matches are in lines the journal filter hides")
             return False
         wrapped = after >= 0 and (row <= after if not backward else row >= after)
         journal.select_row(row)
