@@ -206,10 +206,12 @@ class JournalIndex:
     kinds: bytes = b""
     event_names: tuple[str, ...] = ()
     flagged: array = field(default_factory=lambda: array("q"))
+    kind_counts: dict[int, int] = field(default_factory=dict)  # lines per code of ``kinds``
 
     def event_counts(self) -> list[tuple[str, int]]:
-        """``(event name, lines)`` for every event name the journal holds, most frequent first."""
-        counts = Counter(self.kinds)
+        """``(event name, lines)`` for every event name the journal holds, most frequent first
+        (counted by :func:`index_journal`, not by the window)."""
+        counts = self.kind_counts if self.kind_counts or not self.kinds else Counter(self.kinds)
         pairs = [(name, counts.get(code, 0)) for code, name in enumerate(self.event_names, start=1)]
         return sorted((p for p in pairs if p[1]), key=lambda p: (-p[1], p[0]))
 
@@ -627,7 +629,7 @@ def index_journal(data: bytes, *, session_id: str | None = None, run_id: str | N
     return JournalIndex(size=len(data), starts=starts, unreadable=unreadable, bad_byte_offset=bad,
                         torn=frozenset(torn), seq_notes=seq_notes, stats=stats, last_time=last_time,
                         digest=hashlib.sha1(data, usedforsecurity=False).digest() if digest else None,
-                        kinds=bytes(kinds), event_names=tuple(codes), flagged=flagged)
+                        kinds=bytes(kinds), event_names=tuple(codes), flagged=flagged, kind_counts=dict(Counter(kinds)))
 
 
 NO_EVENT_NAME = "(no event name)"
