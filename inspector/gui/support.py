@@ -233,7 +233,7 @@ class SupportActions(QObject):
     def save_kit(self, plan: Plan, home: Home, clock: Clock, path: Path) -> None:
         self._run("kit", lambda: save_kit(make_kit(plan, home, clock), path, overwrite=True),
                   lambda _=None: self._status(f"Saved the repair kit {path}. The user applies it with File ▸ Apply "
-                                              f"Repair Kit… or: hermes-inspector apply-kit {path.name} --write"),
+                                              "Repair Kit…"),
                   "Saving the repair kit…", "No kit saved")
 
     def choose_kit(self) -> None:
