@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -384,3 +384,21 @@ def retry_still_pending(marker: dict, now: float) -> bool:
         return not (first_seen and now - float(first_seen) > GIVEUP_SECONDS)
     except (TypeError, ValueError):
         return False
+
+
+def runs_owned_elsewhere(session: Mapping[str, Any], marker: dict | None, now: float) -> set[str]:
+    """The runs whose journals another owner still handles, so journal recovery leaves them:
+    the running turn's stream (``active_stream_id`` with a ``pending_user_message``: the
+    stale-pending repair's) and the stream a pending-recovery ``marker`` names while hermes' own
+    lazy retry would still read it (:func:`retry_still_pending`).
+
+    ``session`` is the sidecar's object or the list's facts of it (those two keys are enough);
+    ``marker`` its :func:`pending_retry_marker`.
+    """
+    owned = set()
+    stream = session.get("active_stream_id")
+    if stream and session.get("pending_user_message"):
+        owned.add(str(stream))
+    if marker is not None and retry_still_pending(marker, now):
+        owned.add(str(marker.get("_journal_retry_stream_id")))
+    return owned
