@@ -487,7 +487,7 @@ class CrossResult:
             what = [f.path.name for f in self.differing()] + (["the audit report"] if self.audit_differs else [])
             return (f"Different from your hermes-webui (version {self.version}): {self.action} {target}: "
                     f"{len(what)} differ ({', '.join(what)})")
-        return f"Could not check with your hermes-webui ({self.status}): {self.message}"
+        return f"Could not check with your hermes-webui: {self.message}"
 
     def hermes_plan(self) -> Plan | None:
         """hermes' own result as a plan for the safe write path (fingerprints, backups, log,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -127,7 +128,7 @@ class _Repair:
             return self._branch_a1(ts, already)
         if not tail:
             append_recovered_pending_turn(s, timestamp=ts)
-            self.notes.summary.append(f"restores the pending prompt as a recovered user row (timestamp {ts})")
+            self.notes.summary.append(f"restores the pending prompt as a recovered user row (sent {_when(ts)})")
         else:
             context_only_recovered_turn(s, timestamp=ts)
             self.notes.summary.append("the last row already holds the pending prompt; "
@@ -140,19 +141,19 @@ class _Repair:
             s["messages"].append(marker_with_retry_hook(self.clock, recovered_output=report.recovered,
                                                         stream_id=self.stream_id, pending_started_at=started))
             self._say_marker(s["messages"][-1])
-        self.notes.summary.append("clears the pending turn (branch A: the sidecar already had messages)")
+        self.notes.summary.append("clears the pending turn (the chat already had messages)")
         return True
 
     def _branch_a1(self, ts: int, already: bool) -> bool:
         s = self.s
         if not (already or latest_user_text_matches(s["messages"], s.get("pending_user_message"))):
             append_recovered_pending_turn(s, timestamp=ts)
-            self.notes.summary.append(f"restores the pending prompt as a recovered user row (timestamp {ts})")
+            self.notes.summary.append(f"restores the pending prompt as a recovered user row (sent {_when(ts)})")
         report = self._materialize(dedupe=True)
         self._say_output(report, "to the transcript")
         clear_pending(s)
         self.notes.summary.append("the run journal shows the run completed: clears the pending turn "
-                                  "without an interrupted marker (branch A1)")
+                                  "without an interrupted marker")
         return True
 
     # -------------------------------------------------- branch B
@@ -186,8 +187,8 @@ class _Repair:
                                                     pending_started_at=started))
             self._say_marker(s["messages"][-1])
         elif not resolved:
-            self.notes.summary.append("adds no marker: nothing new was recovered (branch B never arms the retry)")
-        self.notes.summary.append("clears the pending turn (branch B)")
+            self.notes.summary.append("adds no marker: nothing new was recovered (hermes arms no retry when it used the core transcript)")
+        self.notes.summary.append("clears the pending turn (the chat was rebuilt from the agent's core transcript)")
         return True
 
     def _b_pending_prompt(self, ts: int) -> None:
@@ -199,7 +200,7 @@ class _Repair:
         visible = journal_has_visible_output(self.journal)
         if visible or self.terminal is not None:
             append_recovered_pending_turn(s, timestamp=ts)
-            self.notes.summary.append(f"restores the pending prompt as a recovered user row (timestamp {ts})")
+            self.notes.summary.append(f"restores the pending prompt as a recovered user row (sent {_when(ts)})")
             if visible and not self._journal_has_real_text():
                 self.notes.warnings.append(
                     "the journal counts as visible output only because of whitespace-only tokens; "
@@ -207,7 +208,7 @@ class _Repair:
             return
         self.notes.warnings.append(
             "the core transcript does not hold the pending prompt and the journal has no visible output: "
-            "hermes drops the pending prompt silently (branch B)")
+            "hermes drops the pending prompt silently")
 
     def _journal_has_real_text(self) -> bool:
         copy_journal = JournalRead(self.journal.stream_id, self.journal.path, self.journal.exists,
@@ -221,7 +222,7 @@ class _Repair:
         s = self.s
         if s.get("pending_user_message"):
             append_recovered_pending_turn(s, timestamp=ts)
-            self.notes.summary.append(f"restores the pending prompt as a recovered user row (timestamp {ts})")
+            self.notes.summary.append(f"restores the pending prompt as a recovered user row (sent {_when(ts)})")
         report = self._materialize(dedupe=False)
         self._say_output(report, "before the marker")
         resolved = self._recover_terminal_error()
@@ -231,7 +232,7 @@ class _Repair:
             s["messages"].append(marker_with_retry_hook(self.clock, recovered_output=report.recovered,
                                                         stream_id=self.stream_id, pending_started_at=started))
             self._say_marker(s["messages"][-1])
-        self.notes.summary.append("clears the pending turn (branch C: empty transcript, no core transcript)")
+        self.notes.summary.append("clears the pending turn (the chat was empty and the agent has no core transcript of it)")
         return True
 
     # -------------------------------------------------- words
@@ -242,24 +243,31 @@ class _Repair:
             self.notes.summary.append(line)
 
     def _say_marker(self, marker: dict) -> None:
-        cause = f"{marker.get('interruption_cause')}, {_CAUSE_BASIS.get(marker.get('interruption_cause'), '')}"
+        cause = _CAUSE_BASIS.get(marker.get("interruption_cause"), "the cause hermes would give")
         if marker.get("_pending_journal_recovery"):
             self.notes.summary.append(
-                f"appends an interrupted marker (cause {cause}) armed for the lazy journal retry: "
+                f"appends an interrupted marker (cause: {cause}) armed for the lazy journal retry: "
                 "no output was found yet")
         elif "recovered from the run journal" in marker["content"]:
-            self.notes.summary.append(f"appends an interrupted marker (cause {cause}) saying output was recovered")
+            self.notes.summary.append(f"appends an interrupted marker (cause: {cause}) saying output was recovered")
         else:
-            self.notes.summary.append(f"appends an interrupted marker (cause {cause}) saying no output was recovered")
+            self.notes.summary.append(f"appends an interrupted marker (cause: {cause}) saying no output was recovered")
 
 
 # Why the offline cause is what it is: hermes decides from its own runtime state (quirk 11).
 _CAUSE_BASIS = {
-    "process_restart": "because the WebUI start time given is later than pending_started_at",
-    "lost_worker_bookkeeping": "because the turn began after the given WebUI start time and no worker "
-                               "is alive offline",
-    "unknown": "because neither a start time nor a stream id tells more",
+    "process_restart": "the WebUI restarted after the turn began",
+    "lost_worker_bookkeeping": "the turn began after the WebUI started and no worker is alive offline",
+    "unknown": "neither a start time nor a stream id tells more",
 }
+
+
+def _when(ts: int) -> str:
+    """A row's time in the plan's words: the local date and time (the raw value is in the diff)."""
+    try:
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
+    except (OverflowError, OSError, ValueError):
+        return str(ts)
 
 
 def _blank_token(event: dict) -> bool:

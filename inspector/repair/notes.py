@@ -51,13 +51,13 @@ def journal_notes(journal: JournalRead, notes: Notes) -> None:
     if journal.torn_lines:
         lines = ", ".join(str(n) for n in journal.torn_lines[:10])
         notes.warnings.append(
-            f"{name}: line(s) {lines} contain U+2028, U+2029, U+0085 or another character "
-            "str.splitlines() splits on; hermes tears those records apart and loses them")
+            f"{name}: line(s) {lines} contain an invisible line-break character (U+2028, U+2029, U+0085 or "
+            "another one hermes reads as a line end); hermes tears those records apart and loses them")
     if journal.malformed:
         lines = ", ".join(str(m["line"]) for m in journal.malformed[:10])
         notes.warnings.append(
             f"{name}: hermes skips {_plural(len(journal.malformed), 'unreadable line')} (not a JSON object; "
-            f"its splitlines() line numbers: {lines})")
+            f"line numbers as hermes counts them: {lines})")
 
 
 def output_warnings(report: MaterializeReport, notes: Notes) -> None:

@@ -147,7 +147,8 @@ def _describe_tear(text: str, events: list[dict]) -> str:
     pieces = text.splitlines()
     skipped = sum(1 for p in pieces if p.strip()) - len(events)
     how = f"{len(events)} read as events, {skipped} skipped as malformed" if events else "all skipped as malformed"
-    return f"torn by splitlines at {', '.join(chars)} into {len(pieces)} fragments ({how})"
+    return (f"split apart by an invisible line-break character ({', '.join(chars)}) that hermes reads as a "
+            f"line end, into {len(pieces)} pieces ({how})")
 
 
 @dataclass(frozen=True)
