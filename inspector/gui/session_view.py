@@ -57,11 +57,19 @@ def plain_label(text: str = "", name: str = "", wrap: bool = True) -> QLabel:
     return label
 
 
+# Finding kinds that say the same fact as another kind (the key yields to the value): the view
+# shows the fact once. hermes' audit says "state.db has this chat, its sidecar is missing" as the
+# inspector's own "only state.db has this chat" does; the audit's line (a warning) stays.
+SAME_FACT = {"sidecar_missing": "state_db_missing_sidecar"}
+
+
 def merge_findings(detail: list[Finding], row: list[Finding]) -> list[Finding]:
     """The session view's findings: the detailed ones, plus the list's (hermes' audit items
     among them) that say something the detailed ones do not; worst first."""
     kinds = {f.kind for f in detail}
     merged = list(detail) + [f for f in row if f.kind not in kinds]
+    present = {f.kind for f in merged}
+    merged = [f for f in merged if SAME_FACT.get(f.kind) not in present]  # one line per fact
     rank = {"error": 0, "warning": 1, "info": 2}
     return sorted(merged, key=lambda f: rank.get(f.severity, 3))
 

@@ -72,3 +72,19 @@ def test_the_view_merges_with_the_catalogue_findings_not_an_earlier_merge(qtbot,
     window.refresh()  # reads the session again: the list follows the fresh view
     wait_settled(qtbot, window)
     assert window.model.row_for(sid).health == worst(merge_findings(window.data.detail.findings, listed))
+
+
+def test_a_chat_only_state_db_has_is_said_once_not_twice(qtbot, window, demo, demo_home):
+    """Rule: one line per fact: hermes' audit item "state.db has this chat but its file is missing"
+    and the inspector's own "only state.db has this chat" are the same fact; the view shows it once,
+    with the button, and the list's health is still the worst of what the view shows."""
+    sid = demo.sessions["state_only"]
+    open_home(qtbot, window, demo_home, select=sid)
+    _planned(qtbot, window)
+    kinds = [f.kind for f in merge_findings(window.data.detail.findings, list(window.model.row_for(sid).findings))]
+    assert kinds.count("state_db_missing_sidecar") == 1 and "sidecar_missing" not in kinds
+    lines = [w.sentence() for w in window.view.findings.words]
+    assert sum("file is missing" in line for line in lines) == 1, lines
+    assert any(f"press “{ACTIONS['materialize']}”" in line for line in lines)
+    assert window.model.row_for(sid).health == worst(merge_findings(window.data.detail.findings,
+                                                                    list(window.model.row_for(sid).findings)))
