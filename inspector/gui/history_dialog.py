@@ -30,6 +30,7 @@ from inspector.gui.tooltip import plain_tooltip
 from inspector.gui.workers import TaskRunner
 from inspector.history import home_of, undone_by, write_diff
 from inspector.plan import WriteRecord
+from inspector.repair import registry
 from inspector.textsafe import one_line, safe_text
 
 RECORD_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -101,16 +102,27 @@ class HistoryModel(OneCallPerCell, QAbstractTableModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             if col == 2 and rec.session_id is not None:
                 return plain_tooltip(f"session {rec.session_id}")
+            if col == 3:
+                return plain_tooltip(f"action {rec.action}")  # the name the command line and the log use
             if col == 4 and self._undone.get(rec.write_id):
                 return plain_tooltip(f"undone by write {self._undone[rec.write_id]}")
             return plain_tooltip("\n".join(f"{f.get('kind')} {f.get('path')}" for f in rec.files))
         return None
 
 
+def action_label(action: str) -> str:
+    """The repair's button label ("Recover journal output"); the name itself when it has none
+    (a write of an older version, a hermes-own action of the crosscheck)."""
+    try:
+        return registry.spec(action).label
+    except (KeyError, ValueError):
+        return action
+
+
 def _action_words(rec: WriteRecord) -> str:
     if rec.action.startswith("undo:"):
-        return f"undo of {rec.action[5:]}"
-    return rec.action + ("" if rec.complete else " (interrupted)")
+        return f"Undo of {action_label(rec.action[5:])}"
+    return action_label(rec.action) + ("" if rec.complete else " (interrupted)")
 
 
 # A past write's diff is worked out when its row is selected: files larger than this are named, not read

@@ -217,7 +217,10 @@ def test_history_model_passes_the_model_tester(qtmodeltester):
         WriteRecord("20260101T000001-bbbb", 2.0, "undo:recover-journal", "abc", []),
     ])
     assert model.index(0, 1).data() == "20260101T000001-bbbb"  # newest first
-    assert model.index(0, 3).data() == "undo of recover-journal"
+    # the repair's label, as its button says it; the action's name is on hover
+    assert model.index(0, 3).data() == "Undo of Recover journal output"
+    assert model.index(1, 3).data() == "Recover journal output"
+    assert "recover-journal" in model.index(1, 3).data(Qt.ItemDataRole.ToolTipRole)
     qtmodeltester.check(model, force_py=True)
 
 
