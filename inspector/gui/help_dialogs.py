@@ -1,10 +1,14 @@
-"""Help ▸ Keyboard Shortcuts (F1) and Help ▸ About.
+"""Help ▸ Keyboard Shortcuts (F1), Help ▸ Using the Window (the README's guide) and Help ▸ About.
 
 The shortcut list is read from the window's own actions, so it cannot drift from what the keys
 do; a few keys that belong to one widget (the search box, the preview) are added in words.
 """
 
 from __future__ import annotations
+
+import re
+from importlib import metadata
+from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
@@ -15,6 +19,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QTableWidget,
     QTableWidgetItem,
+    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
@@ -94,4 +99,51 @@ class AboutDialog(QDialog):
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.addWidget(self.text)
+        layout.addWidget(buttons)
+
+
+GUIDE_HEADING = "### Using the window"
+_IMAGE = re.compile(r"^!\[[^\]]*\]\([^)]*\)\s*$", re.MULTILINE)
+
+
+def guide_text(readme: str | None = None) -> str:
+    """The README's "Using the window" section as Markdown, without its screenshots (the window is
+    right there); a sentence when the README cannot be found. The README is read from the checkout
+    when the inspector runs from one, else from the installed package's description."""
+    if readme is None:
+        readme = _readme()
+    if readme is None or GUIDE_HEADING not in readme:
+        return "The guide is not installed with this copy of the inspector; the README of the project has it."
+    section = readme.split(GUIDE_HEADING, 1)[1].split("\n### ", 1)[0].split("\n## ", 1)[0]
+    return "## Using the window\n" + _IMAGE.sub("", section).strip() + "\n"
+
+
+def _readme() -> str | None:
+    beside = Path(__file__).resolve().parents[2] / "README.md"
+    try:
+        return beside.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        pass
+    try:
+        meta = metadata.metadata("hermes-session-inspector")
+    except metadata.PackageNotFoundError:
+        return None
+    return meta.get_payload() or meta.get("Description")  # type: ignore[attr-defined]
+
+
+class GuideDialog(QDialog):
+    """Help ▸ Using the Window: what each part of the window does, and the keys."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setWindowTitle("Using the window")
+        self.setObjectName("GuideDialog")
+        self.resize(760, 600)
+        self.text = QTextBrowser()
+        self.text.setOpenLinks(False)  # nothing is fetched or followed
+        self.text.setMarkdown(guide_text())
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.text, 1)
         layout.addWidget(buttons)

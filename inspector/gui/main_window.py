@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.gui.help_dialogs import AboutDialog, ShortcutsDialog
+from inspector.gui.help_dialogs import AboutDialog, GuideDialog, ShortcutsDialog
 from inspector.gui.load_controller import LoadController
 from inspector.gui.offload import SearchHits, prestart, search_offloaded
 from inspector.gui.qtypes import single_shot
@@ -239,10 +239,17 @@ class MainWindow(QMainWindow):
         self._action(m, "&Transcript and Journal", lambda: self.view.tabs.setCurrentIndex(0), QKeySequence("Ctrl+T"))
         m = self.menuBar().addMenu("&Help")
         self._action(m, "&Keyboard Shortcuts", self.show_shortcuts, QKeySequence.StandardKey.HelpContents)
+        self._action(m, "&Using the Window", self.show_guide)
         self._action(m, "&About Hermes Session Inspector", self.show_about)
 
     def show_shortcuts(self) -> ShortcutsDialog:
         dialog = ShortcutsDialog(self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        return dialog
+
+    def show_guide(self) -> GuideDialog:
+        dialog = GuideDialog(self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.open()
         return dialog

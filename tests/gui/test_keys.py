@@ -186,3 +186,22 @@ def test_the_readme_lists_every_menu_shortcut(window):
             if key in repair_keys or "(" in keys:
                 continue
             assert key in section, key
+
+
+def test_help_using_the_window_shows_the_readme_guide_in_words(qtbot, window):
+    """Rule: Help ▸ Using the Window shows the README's guide to the window (no screenshots, no
+    commands to run: the window never gives command-line advice)."""
+    from inspector.gui.help_dialogs import guide_text
+    from tests.gui.test_window_words import FORBIDDEN
+
+    (action,) = [a for a in window.menuBar().actions() if a.text() == "&Help"][0].menu().actions()[1:2]
+    assert action.text() == "&Using the Window"
+    action.trigger()
+    dialog = next(w for w in QApplication.topLevelWidgets() if w.objectName() == "GuideDialog" and w.isVisible())
+    text = dialog.text.toPlainText()
+    assert text.startswith("Using the window") and "Rebuild from state.db" in text and "Ctrl+Z" in text
+    assert "![" not in dialog.text.toMarkdown() and "docs/" not in text
+    for what, pattern in FORBIDDEN.items():
+        assert not pattern.search(text), what
+    dialog.reject()
+    assert guide_text("# A README without the section\n").startswith("The guide is not installed")
