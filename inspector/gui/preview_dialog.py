@@ -116,6 +116,9 @@ def _diff_view(text: str) -> QPlainTextEdit:
 
 
 _MARKS = {ADDED: "+ added", REMOVED: "− removed", CHANGED: "~ changed"}
+# A huge change (a chat of thousands of messages rebuilt) lists this many messages, then says how
+# many more there are, by kind: a summary by message, never tens of thousands of lines to scroll.
+SHOWN_CHANGES = 500
 
 
 class MessagesView(QWidget):
@@ -162,7 +165,7 @@ class MessagesView(QWidget):
         cursor = self.text.textCursor()
         lead = diff.summary() + (f" Note: {diff.note}." if diff.note else "")
         cursor.insertText(safe_text(f"{name}: {lead}\n"), head)
-        for change in diff.changes:
+        for change in diff.changes[:SHOWN_CHANGES]:
             self.positions.append(cursor.position())
             fmt = QTextCharFormat(head)
             fmt.setForeground({ADDED: c.added, REMOVED: c.removed}.get(change.kind, c.hunk))
@@ -174,6 +177,12 @@ class MessagesView(QWidget):
                 cursor.insertText(safe_text(f"before: {change.before}\nafter:  {change.after}\n"), plain)
             else:
                 cursor.insertText(safe_text((change.after or change.before) or "(no text)") + "\n", plain)
+        rest = diff.changes[SHOWN_CHANGES:]
+        if rest:
+            counts = {k: sum(1 for c in rest if c.kind == k) for k in (ADDED, CHANGED, REMOVED)}
+            what = ", ".join(f"{n:,} {k}" for k, n in counts.items() if n)
+            cursor.insertText(f"\n… and {len(rest):,} more changed messages ({what}), not listed here: "
+                              "the file's diff tab has every line.\n", head)
 
     def recolour(self) -> None:
         """Write the changes again in the current palette's colours, at the same change."""

@@ -30,3 +30,34 @@ def test_the_recovery_preview_lists_the_recovered_answer_as_added_messages(qtbot
     assert not view.next_button.autoDefault()
     qtbot.keyClick(dialog, Qt.Key.Key_Return)  # still never writes
     assert window.last_write is None
+
+
+def test_a_huge_change_is_summarised_by_message_not_listed_as_every_line(qtbot, tmp_path):
+    """Rule: a chat of 20,000 messages rebuilt reads as counts and the first messages, then one line
+    saying how many more by kind; next/previous walk the listed ones; Return still never writes."""
+    import time as _time
+    from pathlib import Path
+
+    from inspector.gui.preview_dialog import SHOWN_CHANGES, PreviewDialog
+    from inspector.plan import FileChange, Plan
+
+    n = 20_000
+    after = json.dumps({"messages": [{"role": "user" if i % 2 == 0 else "assistant",
+                                      "content": f"message {i}\n" + "word " * 40} for i in range(n)]}, indent=2)
+    plan = Plan(action="rebuild-from-state-db", session_id="abc123def456",
+                changes=[FileChange(Path("/nowhere/abc123def456.json"), b'{"messages": []}', after.encode())])
+    started = _time.perf_counter()
+    dialog = PreviewDialog(plan)
+    qtbot.addWidget(dialog)
+    took = _time.perf_counter() - started
+    (view,) = dialog.message_views
+    assert dialog.tabs.currentWidget() is view
+    text = view.text.toPlainText()
+    assert text.startswith(f"abc123def456.json: Messages: {n} added.")
+    assert f"… and {n - SHOWN_CHANGES:,} more changed messages ({n - SHOWN_CHANGES:,} added)" in text
+    assert "message 0\n" in text and f"message {SHOWN_CHANGES - 1}\n" in text and f"message {SHOWN_CHANGES}\n" not in text
+    assert view.text.document().blockCount() < 10 * SHOWN_CHANGES  # not one block per diff line of the file
+    assert len(view.positions) == SHOWN_CHANGES and view.go(-1) == 0
+    assert took < 10, took  # generous for a loaded machine: the 20,000 messages are not all laid out
+    qtbot.keyClick(dialog, Qt.Key.Key_Return)
+    assert dialog.result() == dialog.DialogCode.Rejected
