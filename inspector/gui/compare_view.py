@@ -197,6 +197,7 @@ class CompareView(QWidget):
 
         self.model = AlignmentModel(self)
         self.table = QTableView()
+        self.table.setTabKeyNavigation(False)  # Tab leaves the table; arrows move in it
         self.table.setObjectName("CompareTable")
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)

@@ -167,6 +167,7 @@ class HistoryDialog(QDialog):
         self.model = HistoryModel(self)
         self.model.set_records(records, titles)
         self.table = QTableView()
+        self.table.setTabKeyNavigation(False)  # Tab leaves the table; arrows move in it
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)

@@ -331,6 +331,7 @@ class JournalView(QWidget):
 
         self.model = JournalEventsModel(self)
         self.table = QTableView()
+        self.table.setTabKeyNavigation(False)  # Tab leaves the table; arrows move in it
         self.table.setObjectName("EventsTable")
         unshaped_text(self.table)
         self.table.setModel(self.model)

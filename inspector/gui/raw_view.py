@@ -200,6 +200,7 @@ class RawView(QWidget):
     @staticmethod
     def _table(model: RecordsModel) -> QTableView:
         t = QTableView()
+        t.setTabKeyNavigation(False)  # Tab leaves the table; arrows move in it
         t.setModel(model)
         t.setWordWrap(False)
         t.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtWidgets import QApplication, QMessageBox, QTableView
 
 from inspector import version
 from inspector.about import HERMES_WEBUI_COMMIT, HERMES_WEBUI_RELEASE
@@ -205,3 +205,27 @@ def test_help_using_the_window_shows_the_readme_guide_in_words(qtbot, window):
         assert not pattern.search(text), what
     dialog.reject()
     assert guide_text("# A README without the section\n").startswith("The guide is not installed")
+
+
+def test_forty_tabs_walk_the_window_and_never_change_the_session(qtbot, window, demo, demo_home):
+    """Rule: the issue's report, replayed: 40 Tabs from the list used to walk its cells and change the
+    selected session. Now they go round the window (search, filters, list, repair buttons, views),
+    reach an enabled repair button, and the session shown stays the one the user chose."""
+    sid = demo.sessions["lost_response"]
+    open_home(qtbot, window, demo_home, select=sid)
+    qtbot.waitUntil(window.view.findings.buttons["recover-journal"].isEnabled, timeout=20_000)
+    _activate(qtbot, window)
+    window.table.setFocus()
+    qtbot.waitUntil(window.table.hasFocus, timeout=2000)
+    event_line = window.view.journal.current_line()
+    visited = []
+    for _ in range(40):
+        qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Tab)
+        visited.append(QApplication.focusWidget())
+    assert window.current_session_id() == sid and window.data.session_id == sid
+    assert window.view.findings.buttons["recover-journal"] in visited
+    assert window.search in visited and visited.count(window.table) >= 1  # round the window, not stuck
+    assert window.preview is None  # Tab never presses a button
+    # no table of the window keeps Tab to walk its cells (the run journal's did: Tab stuck there)
+    assert window.view.journal.table in visited and window.view.journal.current_line() == event_line
+    assert [t.objectName() for t in window.findChildren(QTableView) if t.tabKeyNavigation()] == []
