@@ -264,8 +264,10 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
         if col == Column.SESSION_ID:
             path = row.sidecar.path if row.sidecar is not None else None
             return f"{row.session_id}\n{path}" if path else row.session_id
-        if col == Column.LAST_ACTIVITY:
-            return format_time(row.last_activity)
+        if col == Column.LAST_ACTIVITY:  # local time in the cell; here the full time and the raw value
+            if not row.last_activity:
+                return None
+            return f"{format_time(row.last_activity)} local time (Unix time {row.last_activity})"
         if col == Column.PROBLEM:
             return findings_tooltip(row)
         if col == Column.MESSAGES:

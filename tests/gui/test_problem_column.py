@@ -37,3 +37,22 @@ def test_the_legend_names_every_colour_and_optional_columns_come_back_from_the_h
     shown.setChecked(True)
     assert not window.table.isColumnHidden(Column.SESSION_ID)
     menu.deleteLater()
+
+
+def test_last_activity_is_local_time_with_the_raw_value_on_hover(qtbot, window, demo, demo_home):
+    """Rule: dates show as local time; the raw value is on hover, never in the cell."""
+    import time
+
+    from PySide6.QtCore import Qt
+
+    open_home(qtbot, window, demo_home)
+    model = window.model
+    for r in range(model.rowCount()):
+        row = model.row_for(model.index(r, 0).data(window.session_id_role))
+        cell = model.index(r, Column.LAST_ACTIVITY)
+        if not row.last_activity:
+            continue
+        assert str(int(row.last_activity)) not in cell.data()
+        local = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(row.last_activity))
+        tip = cell.data(Qt.ItemDataRole.ToolTipRole)
+        assert tip == f"{local} local time (Unix time {row.last_activity})" and "e+" not in tip
