@@ -33,3 +33,27 @@ def test_the_torn_chat_is_rebuilt_from_state_db_and_undone(qtbot, window, demo, 
     qtbot.waitUntil(lambda: window.last_write is None, timeout=10_000)
     wait_settled(qtbot, window)
     assert files_under(demo.home) == before
+
+
+def test_with_a_readable_bak_the_window_offers_restore_from_backup_first(qtbot, window, demo, demo_home):
+    """Rule: a torn sidecar with a .bak hermes can load: the line names Restore from backup (hermes'
+    own repair) and its key, that button is the enabled one, and the preview restores the backup."""
+    import json
+
+    sid = demo.sessions["corrupt"]
+    (demo.session_dir / f"{sid}.json.bak").write_text(json.dumps(
+        {"session_id": sid, "title": "Release notes for v0.52", "messages": [{"role": "user", "content": "hi"}]}))
+    open_home(qtbot, window, demo_home, select=sid)
+    restore = window.view.findings.buttons["restore-backup"]
+    qtbot.waitUntil(restore.isEnabled, timeout=20_000)
+    qtbot.waitUntil(lambda: window.plans is not None and not window.runner.is_busy("plans"), timeout=20_000)
+    (words,) = [w for w in window.view.findings.words if "damaged" in w.what]
+    assert words.can_act and f"press “{ACTIONS['restore-backup']}”" in words.sentence()
+    assert not window.view.findings.buttons[NAME].isEnabled()
+    window.repair_actions["restore-backup"].trigger()
+    dialog = window.preview
+    qtbot.waitUntil(dialog.isVisible, timeout=5000)
+    (view,) = dialog.message_views
+    assert "hi" in view.text.toPlainText()
+    dialog.reject()
+    wait_settled(qtbot, window)
