@@ -56,3 +56,18 @@ def test_last_activity_is_local_time_with_the_raw_value_on_hover(qtbot, window, 
         local = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(row.last_activity))
         tip = cell.data(Qt.ItemDataRole.ToolTipRole)
         assert tip == f"{local} local time (Unix time {row.last_activity})" and "e+" not in tip
+
+
+def test_the_messages_header_explains_the_two_counts(qtbot, window, demo, demo_home):
+    """Rule: "4 / 3" is explained where it is read: the header's hover names both counts and the dash,
+    and each cell's hover says the two numbers in words."""
+    from PySide6.QtCore import Qt
+
+    open_home(qtbot, window, demo_home)
+    model = window.model
+    tip = model.headerData(Column.MESSAGES, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
+    assert "sidecar" in tip and "state.db" in tip and "–" in tip
+    pos = model.position(demo.sessions["lost_response"])
+    cell = model.index(pos, Column.MESSAGES)
+    assert cell.data() == "4 / 3"
+    assert cell.data(Qt.ItemDataRole.ToolTipRole) == "4 message(s) in the sidecar, 3 in state.db"
