@@ -57,10 +57,11 @@ def plain_label(text: str = "", name: str = "", wrap: bool = True) -> QLabel:
     return label
 
 
-# Finding kinds that say the same fact as another kind (the key yields to the value): the view
-# shows the fact once. hermes' audit says "state.db has this chat, its sidecar is missing" as the
-# inspector's own "only state.db has this chat" does; the audit's line (a warning) stays.
-SAME_FACT = {"sidecar_missing": "state_db_missing_sidecar"}
+# Finding kinds that say the same fact as other kinds (the key yields to any of them): the view
+# shows the fact once. hermes' audit says "state.db has this chat, its sidecar is missing" (or, for
+# an empty one, "an empty chat with no file") as the inspector's own "only state.db has this chat"
+# does; the audit's line stays.
+SAME_FACT = {"sidecar_missing": ("state_db_missing_sidecar", "state_db_orphan_webui_row")}
 
 
 def merge_findings(detail: list[Finding], row: list[Finding]) -> list[Finding]:
@@ -69,7 +70,7 @@ def merge_findings(detail: list[Finding], row: list[Finding]) -> list[Finding]:
     kinds = {f.kind for f in detail}
     merged = list(detail) + [f for f in row if f.kind not in kinds]
     present = {f.kind for f in merged}
-    merged = [f for f in merged if SAME_FACT.get(f.kind) not in present]  # one line per fact
+    merged = [f for f in merged if not present.intersection(SAME_FACT.get(f.kind, ()))]  # one line per fact
     rank = {"error": 0, "warning": 1, "info": 2}
     return sorted(merged, key=lambda f: rank.get(f.severity, 3))
 

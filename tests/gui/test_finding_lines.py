@@ -88,3 +88,15 @@ def test_a_chat_only_state_db_has_is_said_once_not_twice(qtbot, window, demo, de
     assert any(f"press “{ACTIONS['materialize']}”" in line for line in lines)
     assert window.model.row_for(sid).health == worst(merge_findings(window.data.detail.findings,
                                                                     list(window.model.row_for(sid).findings)))
+
+
+def test_an_empty_chat_only_state_db_has_is_said_once(qtbot, window, demo, demo_home):
+    """Rule: one line per fact: an empty chat state.db has without a file is hermes' "empty chat with
+    no file" (nothing to press), not also "only state.db has this chat" with a disabled button."""
+    sid = demo.sessions["empty_orphan_row"]
+    open_home(qtbot, window, demo_home, select=sid)
+    _planned(qtbot, window)
+    kinds = [f.kind for f in merge_findings(window.data.detail.findings, list(window.model.row_for(sid).findings))]
+    assert "state_db_orphan_webui_row" in kinds and "sidecar_missing" not in kinds
+    (line,) = [w.sentence() for w in window.view.findings.words]
+    assert "nothing to press" in line
