@@ -43,6 +43,10 @@ _WORDS: dict[str, tuple[str, str, str]] = {
         "The record of a reply holds text the chat does not show (hermes gave up on bringing it back)",
         "the lost part of the answer can be brought back",
         "nothing of it can be placed back safely"),
+    "agent_only_chat": (
+        "A chat of the agent itself (not started in the WebUI): only the agent's database has it",
+        "the chat is in the agent's history; the WebUI does not list chats it did not start",
+        "it is not a WebUI chat, so there is no WebUI file to bring back"),
     "sidecar_missing": (
         "Only the agent's database has this chat; the chat's own file is missing",
         "the chat can be rebuilt from the agent's database",

@@ -353,6 +353,14 @@ def load_detail(home: Home, session_id: str) -> SessionDetail:
                 action_for("stale_pending_turn")))
         _unshown_output(detail)
     elif detail.sidecar_error is None and any(v.record for v in detail.state_db):
-        detail.findings.append(Finding("sidecar_missing", INFO, "only state.db has this chat", session_id,
-                                       action_for("sidecar_missing")))
+        sources = {(v.record or {}).get("source") for v in detail.state_db if v.record}
+        if sources and not sources & {None, "", "webui"}:
+            # the agent's own chat (its command line, a gateway): it never has a WebUI file, and
+            # hermes materializes WebUI rows only; nothing is missing
+            detail.findings.append(Finding(
+                "agent_only_chat", INFO, f"only state.db has this chat (source {', '.join(sorted(sources))})",
+                session_id))
+        else:
+            detail.findings.append(Finding("sidecar_missing", INFO, "only state.db has this chat", session_id,
+                                           action_for("sidecar_missing")))
     return detail

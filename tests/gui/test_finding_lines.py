@@ -100,3 +100,17 @@ def test_an_empty_chat_only_state_db_has_is_said_once(qtbot, window, demo, demo_
     assert "state_db_orphan_webui_row" in kinds and "sidecar_missing" not in kinds
     (line,) = [w.sentence() for w in window.view.findings.words]
     assert "nothing to press" in line
+
+
+def test_a_chat_of_the_agent_itself_is_not_called_a_missing_webui_file(qtbot, window, demo, demo_home):
+    """Rule: a state.db chat the WebUI did not start (source 'cli') never has a WebUI file: the view
+    says what it is, offers no repair, and shows no hermes wording (source='webui', rows)."""
+    sid = demo.sessions["cli_only"]
+    open_home(qtbot, window, demo_home, select=sid)
+    _planned(qtbot, window)
+    kinds = [f.kind for f in merge_findings(window.data.detail.findings, list(window.model.row_for(sid).findings))]
+    assert kinds == ["agent_only_chat"]
+    (line,) = [w.sentence() for w in window.view.findings.words]
+    assert line.startswith("A chat of the agent itself") and "nothing to press" in line
+    assert "source" not in line and "row" not in line
+    assert not any(b.isEnabled() for b in window.view.findings.buttons.values())
