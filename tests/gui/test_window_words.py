@@ -15,7 +15,7 @@ from inspector.repair.rebuild_from_state import NAME as REBUILD
 from tests.gui.conftest import open_home, wait_settled
 
 FORBIDDEN = {
-    "hermes internals": re.compile(r"branch [AB]\b|splitlines"),
+    "hermes internals": re.compile(r"branch [AB]\b|splitlines|\b\w+='\w*'"),
     "a raw Unix time": re.compile(r"(?<![\w.])1[0-9]{9}(\.[0-9]+)?(?![\w.])"),
     "an exception class name": re.compile(r"\b[A-Z][A-Za-z]*(Error|Exception)\b"),
     "a status code": re.compile(r"\((not_found|timeout|failed|refused|different|identical)\)"),
