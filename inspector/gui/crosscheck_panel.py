@@ -15,9 +15,9 @@ from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QWidget
 
 from inspector.crosscheck import DIFFERENT, IDENTICAL, NOT_FOUND, CrossResult, crosscheck_job
-from inspector.gui import session_jobs
 from inspector.gui.workers import TaskRunner
 from inspector.home import Home
+from inspector.jobs import pool
 from inspector.plan import Plan
 from inspector.textsafe import safe_text
 
@@ -73,7 +73,7 @@ class CrosscheckPanel(QWidget):
         remembered, python = self._setting(SETTING_CHECKOUT), self._setting(SETTING_PYTHON)
 
         def work(token, progress):
-            return session_jobs.run_job_steps(crosscheck_job, home, plan, chosen, remembered, python,
+            return pool.run_job_steps(crosscheck_job, home, plan, chosen, remembered, python,
                                               check=token.check)
 
         self.runner.start(CHANNEL, work, self._on_result, label="Checking with hermes-webui…",

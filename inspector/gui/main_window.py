@@ -55,37 +55,16 @@ from inspector.catalogue import Catalogue
 from inspector.export import format_time, transcript_json_bytes, transcript_markdown
 from inspector.finding_words import FindingWords, blocked_reason, state_db_banner, words_for
 from inspector.findings import Finding
-from inspector.gui import session_jobs
 from inspector.gui.failure_details import FailureDetails
 from inspector.gui.find_bar import FindBar
 from inspector.gui.flow_layout import FlowLayout, wrap_policy
 from inspector.gui.help_dialogs import AboutDialog, ShortcutsDialog
 from inspector.gui.history_dialog import HistoryDialog
 from inspector.gui.journal_view import JournalView
-from inspector.gui.offload import (
-    SearchHits,
-    load_catalogue_offloaded,
-    prestart,
-    quick_rows_offloaded,
-    search_offloaded,
-)
 from inspector.gui.preview_dialog import PreviewDialog
 from inspector.gui.qtypes import single_shot, unshaped_text
 from inspector.gui.raw_view import RawView
 from inspector.gui.resources import health_icon, icon
-from inspector.gui.session_data import (
-    ACTIONS,
-    ActionShortcuts,
-    JournalGlance,
-    SessionData,
-    glance_journal,
-    index_glance,
-    load_session_data_offloaded,
-    plan_applies,
-    plan_session_actions,
-    plan_tooltip,
-    recommended_actions,
-)
 from inspector.gui.session_model import (
     ROW_ROLE,
     SESSION_ID_ROLE,
@@ -99,8 +78,28 @@ from inspector.gui.welcome import WelcomePage
 from inspector.gui.workers import TaskRunner
 from inspector.home import Home, check_readable, locate_home
 from inspector.home_choice import home_for_chosen_folder
+from inspector.jobs import pool
+from inspector.jobs.offload import (
+    SearchHits,
+    load_catalogue_offloaded,
+    prestart,
+    quick_rows_offloaded,
+    search_offloaded,
+)
+from inspector.jobs.session import index_glance, load_session_data_offloaded
 from inspector.linkcheck import recheck_before_write
 from inspector.plan import ApplyError, Plan, WriteLog, WriteRecord, apply_plan, undo_write
+from inspector.present.session_data import (
+    ACTIONS,
+    ActionShortcuts,
+    JournalGlance,
+    SessionData,
+    glance_journal,
+    plan_applies,
+    plan_session_actions,
+    plan_tooltip,
+    recommended_actions,
+)
 from inspector.quickscan import quick_rows
 from inspector.store.journal import RUN_JOURNAL_DIR
 from inspector.textsafe import one_line, safe_text
@@ -957,7 +956,7 @@ class MainWindow(QMainWindow):
                 return quick_rows_offloaded(home.session_dir, token.check).then(
                     lambda rows: SessionTableModel.prepare_steps(rows, sort))
             rows = quick_rows(home.session_dir, limit)  # the newest few, before the list has any row
-            with session_jobs.no_collections():
+            with pool.no_collections():
                 return SessionTableModel.prepare(rows, sort, token.check)
 
         self.runner.start("quick", work, lambda entries: self._on_quick_rows(home, entries, limit, sort),
@@ -1264,7 +1263,7 @@ class MainWindow(QMainWindow):
         def work(token, progress):
             # in the child process: a plan reads and rewrites _index.json (tens of MB in a big
             # home), long C calls that would hold the window's GIL; each plan carries its clock
-            return session_jobs.run_job_steps(plan_session_actions, home, sid, recommended, check=token.check)
+            return pool.run_job_steps(plan_session_actions, home, sid, recommended, check=token.check)
 
         self.runner.start("plans", work, self._on_plans, label="Planning repairs…",
                           on_error=lambda msg: self.statusBar().showMessage(one_line(msg, 200), 10000))

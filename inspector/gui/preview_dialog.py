@@ -25,10 +25,10 @@ from PySide6.QtWidgets import (
 from inspector.crosscheck import FileVerdict
 from inspector.gui.crosscheck_panel import CrosscheckPanel
 from inspector.gui.resources import colours
-from inspector.gui.session_data import ACTIONS, plan_applies
 from inspector.linkcheck import LINKS_KEY
 from inspector.message_diff import ADDED, CHANGED, REMOVED, MessageDiff, diff_messages
 from inspector.plan import Plan, file_diff
+from inspector.present.session_data import ACTIONS, plan_applies
 from inspector.textsafe import safe_text
 
 DIFF_LIMIT = 3_000_000  # characters of diff text shown per file

@@ -20,9 +20,9 @@ from inspector.export import format_time
 from inspector.finding_words import problem_words
 from inspector.gui.qtypes import ROOT, Index, OneCallPerCell
 from inspector.gui.resources import health_icon
-from inspector.gui.session_columns import Column, sort_key
-from inspector.gui.session_jobs import run_steps
 from inspector.gui.tooltip import plain_tooltip
+from inspector.jobs.pool import run_steps
+from inspector.present.columns import Column, sort_key
 from inspector.textsafe import one_line
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -336,8 +336,8 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
     def prepare_steps(rows: list[SessionRow], sort: tuple[int, Qt.SortOrder] | None = None,
                       check=lambda: None, *, presorted: bool = False):
         """:meth:`prepare` as steps of :data:`PREPARE_BATCH` rows (a generator returning the
-        entries), for the GUI thread to run between paints (``session_jobs.Resume``).
-        ``presorted``: the rows are in ``sort``'s order already (``session_columns.sorted_rows``)."""
+        entries), for the GUI thread to run between paints (``jobs.pool.Resume``).
+        ``presorted``: the rows are in ``sort``'s order already (``present.columns.sorted_rows``)."""
         entries = PreparedRows()
         for start in range(0, len(rows), PREPARE_BATCH):
             check()

@@ -10,9 +10,9 @@ import pytest
 from PySide6.QtCore import QtMsgType
 
 from inspector.gui import app as gui_app
-from inspector.gui import session_jobs
 from inspector.gui.failure_details import FailureDetails
 from inspector.gui.workers import TaskRunner
+from inspector.jobs import pool
 from tests.gui.test_session_jobs import _boom
 
 
@@ -47,12 +47,12 @@ def test_a_failed_task_is_logged_with_its_traceback_and_its_details_kept(qtbot, 
 
 
 def test_a_child_process_traceback_reaches_the_details(qtbot, runner, caplog) -> None:
-    if session_jobs.in_process():
+    if pool.in_process():
         pytest.skip("jobs run in-process here")
     caplog.set_level(logging.ERROR, logger="inspector")
     failures = []
     runner.failure.connect(lambda *a: failures.append(a))
-    runner.start("catalogue", lambda token, progress: session_jobs.run_job(_boom, check=token.check),
+    runner.start("catalogue", lambda token, progress: pool.run_job(_boom, check=token.check),
                  lambda v: None, on_error=lambda m: None)
     qtbot.waitUntil(lambda: bool(failures), timeout=30_000)
     (_, message, details) = failures[0]

@@ -6,15 +6,15 @@ import json
 import time
 
 from inspector.actions import default_clock, make_context, plan_action
-from inspector.gui.links import link_run, normalize, replay_segments
-from inspector.gui.session_data import (
+from inspector.plan import Plan
+from inspector.present.links import link_run, normalize, replay_segments
+from inspector.present.session_data import (
     first_needing_attention,
     load_session_data,
     plan_applies,
     plan_session_actions,
     plan_tooltip,
 )
-from inspector.plan import Plan
 from inspector.report import load_catalogue
 from tests.conftest import FIXTURES
 

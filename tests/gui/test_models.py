@@ -6,12 +6,9 @@ import time
 
 from PySide6.QtCore import Qt
 
-from inspector.gui import session_jobs
 from inspector.gui.history_dialog import HistoryModel
 from inspector.gui.journal_view import JournalEventsModel
 from inspector.gui.raw_view import RecordsModel
-from inspector.gui.session_columns import sorted_rows
-from inspector.gui.session_data import load_session_data
 from inspector.gui.session_model import (
     ROW_ROLE,
     SESSION_ID_ROLE,
@@ -19,7 +16,10 @@ from inspector.gui.session_model import (
     Column,
     SessionTableModel,
 )
+from inspector.jobs import pool
 from inspector.plan import WriteRecord
+from inspector.present.columns import sorted_rows
+from inspector.present.session_data import load_session_data
 from inspector.report import load_catalogue
 from inspector.store.journal_raw import RawJournal
 
@@ -259,7 +259,7 @@ def test_prepared_rows_sort_exactly_as_the_model_sorts(demo_home):
             presorted = sorted_rows(list(reversed(rows)), column, order == Qt.SortOrder.DescendingOrder)
             assert [r.session_id for r in presorted] == [r.session_id for r in model.rows()]
             steps = SessionTableModel.prepare_steps(presorted, (column, order), presorted=True)
-            entries = session_jobs.finish(session_jobs.Resume(steps))
+            entries = pool.finish(pool.Resume(steps))
             assert [e.row for e in entries] == presorted and entries.positions[presorted[0].session_id] == 0
 
 

@@ -3,7 +3,7 @@
 A thread of the window that parses 10,000 sidecars holds the GIL most of the time, and every
 call Qt makes into Python (painting the list asks the model hundreds of times) then waits for
 it: the window stalls. :func:`load_catalogue_offloaded` runs :func:`inspector.report.load_catalogue`
-as a job of :mod:`inspector.gui.session_jobs` (the window's one pool of spawned children) and hands
+as a job of :mod:`inspector.jobs.pool` (the window's one pool of spawned children) and hands
 back the catalogue still to be unpickled, in steps the window's own thread runs between paints.
 
 No Qt here: the child imports only the core.
@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from inspector.gui import session_jobs
-from inspector.gui.session_jobs import Resume
+from inspector.jobs import pool
+from inspector.jobs.pool import Resume
 from inspector.report import gc_paused
 
 
@@ -30,10 +30,10 @@ class CatalogueResult(NamedTuple):
 def prestart() -> None:
     """Start the child processes now (each imports the core once), so the first scan and the first
     plans do not wait, and nothing is spawned while the window works."""
-    if session_jobs.in_process():
+    if pool.in_process():
         return
     try:
-        session_jobs.start_pool()
+        pool.start_pool()
     except Exception:  # noqa: BLE001 - starting early is an optimisation only
         from inspector.log import get_logger
 
@@ -44,11 +44,11 @@ def catalogue_job(home, now: float, sort: tuple[int, bool] | None = None,
                   check: Callable[[], None] = lambda: None) -> CatalogueResult:
     """In the child: the catalogue, with what the window would otherwise work out over every
     row on its own thread: its rows in the list's order (``sort``: column and descending, as
-    ``session_columns.sorted_rows`` takes them; None: newest first), how many need attention,
+    ``present.columns.sorted_rows`` takes them; None: newest first), how many need attention,
     which profiles they have."""
-    from inspector.gui.session_columns import sorted_rows
-    from inspector.gui.session_data import first_needing_attention
     from inspector.home import check_readable
+    from inspector.present.columns import sorted_rows
+    from inspector.present.session_data import first_needing_attention
     from inspector.report import load_catalogue
 
     check_readable(home)
@@ -74,16 +74,16 @@ def quick_rows_job(session_dir, check: Callable[[], None] = lambda: None) -> lis
 
 def quick_rows_offloaded(session_dir, check: Callable[[], None] = lambda: None) -> Resume:
     """Every sidecar's quick row, newest first, read in a child process (still to be unpickled:
-    see :class:`~inspector.gui.session_jobs.Resume`)."""
-    return session_jobs.run_job_steps(quick_rows_job, session_dir, check=check)
+    see :class:`~inspector.jobs.pool.Resume`)."""
+    return pool.run_job_steps(quick_rows_job, session_dir, check=check)
 
 
 def load_catalogue_offloaded(home, now: float, check: Callable[[], None] = lambda: None,
                              sort: tuple[int, bool] | None = None) -> Resume:
     """A :class:`CatalogueResult`, computed in a child process, as steps still to run
-    (:class:`~inspector.gui.session_jobs.Resume`; ``session_jobs.finish`` runs them at once).
+    (:class:`~inspector.jobs.pool.Resume`; ``pool.finish`` runs them at once).
     ``check`` raises to cancel; an error in the child is raised here with its message."""
-    return session_jobs.run_job_steps(catalogue_job, home, now, sort, check=check)
+    return pool.run_job_steps(catalogue_job, home, now, sort, check=check)
 
 
 class SearchHits(NamedTuple):
@@ -109,4 +109,4 @@ def search_job(home, query: str, per_session: int = 3, check: Callable[[], None]
 
 def search_offloaded(home, query: str, check: Callable[[], None] = lambda: None) -> Resume:
     """:func:`search_job` in a child process: the window's thread never reads a file for it."""
-    return session_jobs.run_job_steps(search_job, home, query, 3, check=check)
+    return pool.run_job_steps(search_job, home, query, 3, check=check)

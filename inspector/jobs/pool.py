@@ -21,7 +21,7 @@ Cancelling: ``check()`` in the window's thread raises; the job's slot in a share
 set, and the job's own ``check()`` (called between its steps in the child) raises there too.
 
 ``HERMES_INSPECTOR_NO_SUBPROCESS=1`` runs every job in the calling thread (debugging; the same
-switch as :mod:`inspector.gui.offload`). No Qt here.
+switch as :mod:`inspector.jobs.offload`). No Qt here.
 """
 
 from __future__ import annotations
@@ -127,10 +127,16 @@ def _run_in_child(slot: int, fn: Callable[..., Any], args: tuple) -> tuple[str, 
     return "file", name
 
 
-def _warm() -> None:
-    """Nothing: it only makes the pool start one more child (which imports the core meanwhile)."""
-    import inspector.gui.offload
-    import inspector.gui.session_data  # noqa: F401
+WARM_MODULES = ("inspector.jobs.offload", "inspector.jobs.session", "inspector.present.session_data")
+
+
+def _warm(modules: tuple[str, ...]) -> None:
+    """Import the jobs' modules: it only makes the pool start one more child, which imports the
+    core meanwhile. The modules are named, not imported here: they import this module."""
+    import importlib
+
+    for name in modules:
+        importlib.import_module(name)
 
 
 # ---------------------------------------------------------------- in the window
@@ -151,7 +157,7 @@ def _executor() -> tuple[ProcessPoolExecutor, Any]:
         # A pool starts a child per job while none is idle. Start them all now, each importing the
         # core, so the first time two jobs run side by side the second does not wait for that.
         for _ in range(WORKERS):
-            pool.submit(_warm)
+            pool.submit(_warm, WARM_MODULES)
     return pool, flags
 
 
