@@ -51,7 +51,6 @@ from PySide6.QtWidgets import (
 )
 
 from inspector import statedir
-from inspector.catalogue import Catalogue
 from inspector.export import format_time, transcript_json_bytes, transcript_markdown
 from inspector.finding_words import FindingWords, blocked_reason, state_db_banner, words_for
 from inspector.findings import Finding
@@ -89,6 +88,7 @@ from inspector.jobs.offload import (
 from inspector.jobs.session import index_glance, load_session_data_offloaded
 from inspector.linkcheck import recheck_before_write
 from inspector.plan import ApplyError, Plan, WriteLog, WriteRecord, apply_plan, undo_write
+from inspector.present.rows import HomeListing, finding_of
 from inspector.present.session_data import (
     ACTIONS,
     ActionShortcuts,
@@ -435,7 +435,7 @@ class MainWindow(QMainWindow):
         self.runner = runner or TaskRunner(self)
         prestart()  # the child processes (catalogue, sessions, plans) start and import the core meanwhile
         self.home: Home | None = None
-        self.catalogue: Catalogue | None = None
+        self.catalogue: HomeListing | None = None  # the complete catalogue's count and home findings
         self.data: SessionData | None = None
         self.plans: dict[str, Plan | str] | None = None
         self.session_id_role = SESSION_ID_ROLE
@@ -942,7 +942,8 @@ class MainWindow(QMainWindow):
         def prepared(result):
             self.runner.cancel("quick")  # (a step: on this thread) its rows would come too late
             entries = yield from SessionTableModel.prepare_steps(result.rows, sort, presorted=True)
-            return result.catalogue, result.first, entries, sort, result.attention, result.profiles
+            listing = HomeListing(len(result.rows), [finding_of(t) for t in result.home_findings])
+            return listing, result.first, entries, sort, result.attention, result.profiles
 
         self.runner.start("catalogue", work, self._on_catalogue, label="Checking health…",
                           on_error=self._on_catalogue_error)
@@ -1022,7 +1023,7 @@ class MainWindow(QMainWindow):
         self._loaded = True
         self.model.set_rows(entries, sorted_by=sorted_by)
         self._fill_profiles(profiles)
-        text = f"{len(cat.rows)} sessions · {attention} need attention · {self.home.session_dir}"
+        text = f"{cat.count} sessions · {attention} need attention · {self.home.session_dir}"
         listed = [f for f in cat.home_findings if f.kind != "state_db_unreadable"]  # those: the banner
         if listed:
             text += "\n" + "\n".join(f"{f.severity}: {one_line(f.message, 160)}" for f in listed[:3])
@@ -1166,8 +1167,8 @@ class MainWindow(QMainWindow):
         row = index.data(ROW_ROLE) if index.isValid() else None
         if row is None:
             return None
-        if row.sidecar is not None:
-            return row.sidecar.path
+        if row.sidecar_path is not None:
+            return Path(row.sidecar_path)
         if self.home is not None and row.has_bak:
             return self.home.session_dir / f"{row.session_id}.json.bak"
         if self.home is not None and row.state_db_profile:
@@ -1214,12 +1215,7 @@ class MainWindow(QMainWindow):
     def _streams_of(self, session_id: str) -> list[str]:
         """Run ids the list already knows this session points at (running turn, pending marker)."""
         row = self.model.row_for(session_id)
-        if row is None or row.sidecar is None:
-            return []
-        out = [row.sidecar.meta.get("active_stream_id")]
-        if isinstance(row.sidecar.pending_marker, dict):
-            out.append(row.sidecar.pending_marker.get("_journal_retry_stream_id"))
-        return [s for s in out if isinstance(s, str) and s]
+        return [s for s in row.stream_hints if s] if row is not None else []
 
     def _show_glance(self, glance: JournalGlance | None) -> None:
         if glance is None or self.current_session_id() != glance.session_id:

@@ -12,19 +12,25 @@ No Qt here: the child imports only the core.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from inspector.jobs import pool
 from inspector.jobs.pool import Resume
+from inspector.present.rows import ROW_FIELDS, FlatFinding, FlatRow, ListRow, flat_finding, flat_row
 from inspector.report import gc_paused
+
+PROFILE, ATTENTION = ROW_FIELDS.index("profile"), ROW_FIELDS.index("needs_attention")
 
 
 class CatalogueResult(NamedTuple):
-    catalogue: Any  # inspector.catalogue.Catalogue
+    """The catalogue as the window lists it: flat records only (tuples of builtins, see
+    :mod:`inspector.present.rows`), decoded in the window with one plain ``pickle.loads``."""
+
+    rows: list[FlatRow]  # every row, in the order asked for (newest first by default)
     first: str | None  # the session to show first (session_data.first_needing_attention)
-    rows: list  # the catalogue's rows in the order asked for (newest first by default)
-    attention: int  # how many of them need attention
+    attention: int  # how many rows need attention
     profiles: list[str]  # the rows' profiles, in order of first appearance
+    home_findings: list[FlatFinding]  # the home's own findings (not any one session's)
 
 
 def prestart() -> None:
@@ -40,12 +46,13 @@ def prestart() -> None:
         get_logger(__name__).warning("could not start the child processes early", exc_info=True)
 
 
+@pool.flat
 def catalogue_job(home, now: float, sort: tuple[int, bool] | None = None,
                   check: Callable[[], None] = lambda: None) -> CatalogueResult:
     """In the child: the catalogue, with what the window would otherwise work out over every
     row on its own thread: its rows in the list's order (``sort``: column and descending, as
     ``present.columns.sorted_rows`` takes them; None: newest first), how many need attention,
-    which profiles they have."""
+    which profiles they have; every row a flat record."""
     from inspector.home import check_readable
     from inspector.present.columns import sorted_rows
     from inspector.present.session_data import first_needing_attention
@@ -54,21 +61,26 @@ def catalogue_job(home, now: float, sort: tuple[int, bool] | None = None,
     check_readable(home)
     cat = load_catalogue(home, now=now)
     check()
-    rows = cat.sorted_rows() if sort is None else sorted_rows(list(cat.rows.values()), *sort)
-    return CatalogueResult(cat, first_needing_attention(home, cat), rows,
-                           sum(1 for r in rows if r.needs_attention), list(dict.fromkeys(r.profile for r in rows)))
+    records = [flat_row(r) for r in cat.sorted_rows()]  # newest first
+    if sort is not None:
+        by_id = {f[0]: f for f in records}
+        records = [by_id[r.session_id] for r in sorted_rows([ListRow(f) for f in records], *sort)]
+    return CatalogueResult(records, first_needing_attention(home, cat), sum(1 for f in records if f[ATTENTION]),
+                           list(dict.fromkeys(f[PROFILE] for f in records)),
+                           [flat_finding(f) for f in cat.home_findings])
 
 
-def quick_rows_job(session_dir, check: Callable[[], None] = lambda: None) -> list:
+@pool.flat
+def quick_rows_job(session_dir, check: Callable[[], None] = lambda: None) -> list[FlatRow]:
     """In the child: :func:`inspector.quickscan.quick_rows` of every sidecar (the window's quick
     look at a home whose health check takes long: 10,000 files' first bytes, read and parsed in
     the window's own process, would hold its GIL, and its garbage collector, for most of a second)."""
     from inspector.quickscan import quick_batches
 
-    rows: list = []
+    rows: list[FlatRow] = []
     with gc_paused():
         for batch in quick_batches(session_dir, check=check):
-            rows += batch
+            rows += map(flat_row, batch)
     return rows
 
 
@@ -93,6 +105,7 @@ class SearchHits(NamedTuple):
     skipped: list[str]
 
 
+@pool.flat
 def search_job(home, query: str, per_session: int = 3, check: Callable[[], None] = lambda: None) -> SearchHits:
     """In the child: :func:`inspector.search.search_home` (sidecars, .bak files, state.db, run
     journals, run ids), kept small for the window: each session's first few hits."""
