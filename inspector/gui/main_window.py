@@ -93,6 +93,7 @@ from inspector.present.session_data import (
     ACTIONS,
     ActionShortcuts,
     JournalGlance,
+    PlanFailure,
     SessionData,
     glance_journal,
     plan_applies,
@@ -1271,6 +1272,9 @@ class MainWindow(QMainWindow):
     def _on_plans(self, plans: dict[str, Plan | str]) -> None:
         self.plans = plans
         self.view.findings.set_plans(plans)
+        for action, plan in plans.items():  # a planner that failed: its traceback one click away
+            if isinstance(plan, PlanFailure):
+                self.failure_details.record(f"Planning {ACTIONS.get(action, action)}", str(plan), plan.details)
 
     # ------------------------------------------------------------ repairs
 

@@ -79,12 +79,20 @@ _child_flags: Any = None  # the same array, in a child
 # ---------------------------------------------------------------- in the child
 
 
-def _child_init(parent: int, flags: Any) -> None:
-    """In a child: keep the cancel flags, let go of the parent's stdout (a reader waiting for its
-    end must not wait for us) and end when the parent is gone (``os._exit`` or a kill cannot tell
-    the pool to stop)."""
+def _child_init(parent: int, flags: Any, log_queue: Any = None) -> None:
+    """In a child: keep the cancel flags, send its log records to the window (``log_queue``: the
+    window's log file is written by the window alone), let go of the parent's stdout (a reader
+    waiting for its end must not wait for us) and end when the parent is gone (``os._exit`` or a
+    kill cannot tell the pool to stop)."""
     global _child_flags
     _child_flags = flags
+    if log_queue is not None:
+        import logging
+        import logging.handlers
+
+        root = logging.getLogger("inspector")
+        root.addHandler(logging.handlers.QueueHandler(log_queue))
+        root.setLevel(logging.DEBUG)  # the window's handlers decide what they keep
     try:
         os.nice(CHILD_NICE)  # background work: the window's own thread comes first for the CPU
     except OSError:
@@ -175,7 +183,7 @@ def _executor() -> tuple[ProcessPoolExecutor, Any]:
             ctx = multiprocessing.get_context("spawn")
             _flags = ctx.Array("b", SLOTS, lock=False)
             _pool = ProcessPoolExecutor(max_workers=WORKERS, mp_context=ctx, initializer=_child_init,
-                                        initargs=(os.getpid(), _flags))
+                                        initargs=(os.getpid(), _flags, _log_relay(ctx)))
             fresh = True
         pool, flags = _pool, _flags
     if fresh:
@@ -201,9 +209,38 @@ def _drop_pool(pool: ProcessPoolExecutor) -> None:
     pool.shutdown(wait=False, cancel_futures=True)
 
 
+_relay: Any = None  # (queue, QueueListener): the children's log records, handled here
+
+
+def _log_relay(ctx: Any) -> Any:
+    """The queue the children's log records come back through (made once): a thread of the window
+    hands each to the logger of its name here, so a job that logs its failure with
+    ``logger.exception`` in a child (a planner's, a journal's) lands in the window's log file with
+    its traceback. None when the queue cannot be made (the records are then dropped, as before)."""
+    global _relay
+    if _relay is None:
+        import logging
+        from logging.handlers import QueueListener
+
+        class _ToLogger:
+            def handle(self, record: logging.LogRecord) -> None:
+                logging.getLogger(record.name).handle(record)
+
+        try:
+            queue = ctx.Queue()
+        except (OSError, ImportError):
+            return None
+        listener = QueueListener(queue, _ToLogger())
+        listener.start()
+        _relay = (queue, listener)
+    return _relay[0]
+
+
 @atexit.register
 def _shutdown() -> None:
     global _pool
+    if _relay is not None:
+        _relay[1].stop()
     with _lock:
         pool, _pool = _pool, None
     if pool is not None:

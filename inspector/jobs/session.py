@@ -379,6 +379,8 @@ class _SharedIndex:
             self.raw = index_whole_journal(self.path, self._check)
         except BaseException as exc:  # noqa: BLE001 - handed to whoever waits
             self.error = exc
+            if not isinstance(exc, (pool.JobCancelled, OSError)):  # (an unreadable file is said in words)
+                _log().exception("indexing %s failed", self.path)
         finally:
             self.done.set()
 
@@ -389,11 +391,17 @@ class _SharedIndex:
             check()
         error = self.error
         if isinstance(error, OSError):
-            raise IndexFailed(f"cannot read {self.path}: {error.strerror or error}")
+            raise IndexFailed(f"cannot read {self.path}: {error.strerror or error}") from error
         if error is not None:
-            raise IndexFailed(f"cannot index {self.path}: {error}")
+            raise IndexFailed(f"cannot index {self.path}: {error}") from error  # its traceback chained
         assert self.raw is not None
         return self.raw
+
+
+def _log():
+    from inspector.log import get_logger  # lazily: logging is imported only when something fails
+
+    return get_logger(__name__)
 
 
 def _background_thread() -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import traceback
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -322,6 +323,21 @@ def recommended_actions(detail: SessionDetail, extra_findings: list | None = Non
     return actions
 
 
+class PlanFailure(str):
+    """A planner's failure in words (what its disabled button says), with the traceback
+    (``details``) for the window's "Details…" and log."""
+
+    details: str
+
+    def __new__(cls, words: str, details: str = "") -> PlanFailure:
+        self = super().__new__(cls, words)
+        self.details = details or words
+        return self
+
+    def __reduce__(self):
+        return PlanFailure, (str(self), self.details)
+
+
 def plan_session_actions(home: Home, session_id: str, recommended: set[str],
                          check: Check = lambda: None) -> dict[str, Plan | str]:
     """A plan (or an error message) per action of the view, for this session.
@@ -348,7 +364,8 @@ def plan_session_actions(home: Home, session_id: str, recommended: set[str],
             from inspector.log import get_logger
 
             get_logger(__name__).exception("planning %s for %s failed", action, session_id)
-            out[action] = error_words(exc)  # the reason in words, shown beside the disabled button
+            # the reason in words, shown beside the disabled button; the traceback for Details…
+            out[action] = PlanFailure(error_words(exc), "".join(traceback.format_exception(exc)).rstrip())
             continue
         if plans:
             out[action] = plans[0]
