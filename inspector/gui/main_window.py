@@ -77,6 +77,7 @@ from inspector.gui.welcome import WelcomePage
 from inspector.gui.workers import TaskRunner
 from inspector.home import Home, check_readable, locate_home
 from inspector.home_choice import home_for_chosen_folder
+from inspector.jobs import plans as kept_plans
 from inspector.jobs import pool
 from inspector.jobs.offload import (
     SearchHits,
@@ -85,9 +86,11 @@ from inspector.jobs.offload import (
     quick_rows_offloaded,
     search_offloaded,
 )
+from inspector.jobs.plans import apply_job, plan_session_job
 from inspector.jobs.session import index_glance, load_session_data_offloaded
 from inspector.linkcheck import recheck_before_write
 from inspector.plan import ApplyError, Plan, WriteLog, WriteRecord, apply_plan, undo_write
+from inspector.present.plans import PlanSummary
 from inspector.present.rows import HomeListing, finding_of
 from inspector.present.session_data import (
     ACTIONS,
@@ -97,7 +100,6 @@ from inspector.present.session_data import (
     SessionData,
     glance_journal,
     plan_applies,
-    plan_session_actions,
     plan_tooltip,
     recommended_actions,
 )
@@ -226,7 +228,7 @@ class FindingsBar(QFrame):
         self._lines.setSpacing(1)
         self.buttons: dict[str, QPushButton] = {}
         self._findings: list[Finding] | None = None
-        self._plans: dict[str, Plan | str] | None = None
+        self._plans: dict[str, PlanSummary | str] | None = None
         self.words: list[FindingWords] = []  # what the lines say (for the tests)
         holder = QWidget()
         wrap_policy(holder)
@@ -280,7 +282,7 @@ class FindingsBar(QFrame):
             self._lines.addWidget(more)
 
     @staticmethod
-    def words_of(f: Finding, plans: dict[str, Plan | str] | None) -> FindingWords:
+    def words_of(f: Finding, plans: dict[str, PlanSummary | str] | None) -> FindingWords:
         if not f.action or f.action not in ACTIONS:
             return words_for(f)
         label, keys = ACTIONS[f.action], REPAIR_SHORTCUTS[f.action]
@@ -291,7 +293,7 @@ class FindingsBar(QFrame):
             return words_for(f, label, keys)
         if isinstance(plan, str):
             blocked = blocked_reason(None, None, True, plan_error=one_line(plan, 160))
-        elif isinstance(plan, Plan):
+        elif isinstance(plan, (Plan, PlanSummary)):
             blocked = blocked_reason(plan.refusal, [one_line(s, 160) for s in plan.summary], True)
         else:
             blocked = blocked_reason(None, None, False)
@@ -311,7 +313,7 @@ class FindingsBar(QFrame):
         h.addWidget(label, 1)
         return w
 
-    def set_plans(self, plans: dict[str, Plan | str] | None) -> None:
+    def set_plans(self, plans: dict[str, PlanSummary | str] | None) -> None:
         self._plans = plans
         self._render()
         self.planning.setText("Planning repairs…" if plans is None else "")
@@ -438,7 +440,7 @@ class MainWindow(QMainWindow):
         self.home: Home | None = None
         self.catalogue: HomeListing | None = None  # the complete catalogue's count and home findings
         self.data: SessionData | None = None
-        self.plans: dict[str, Plan | str] | None = None
+        self.plans: dict[str, PlanSummary | str] | None = None
         self.session_id_role = SESSION_ID_ROLE
         self.support = SupportActions(self)  # support bundles and repair kits
         self.preview: PreviewDialog | None = None
@@ -1235,6 +1237,7 @@ class MainWindow(QMainWindow):
         if data is not None:
             self.runner.cancel("journal")  # the session's own read has every line checked
         self.data = data
+        self._forget_plans()
         self.plans = None
         row = self.model.row_for(data.session_id) if data is not None else None
         listed = self.model.catalogue_findings(data.session_id) if row is not None else None
@@ -1259,8 +1262,9 @@ class MainWindow(QMainWindow):
 
         def work(token, progress):
             # in the child process: a plan reads and rewrites _index.json (tens of MB in a big
-            # home), long C calls that would hold the window's GIL; each plan carries its clock
-            return pool.run_job_steps(plan_session_actions, home, sid, recommended, check=token.check)
+            # home), long C calls that would hold the window's GIL. The plans stay there (kept
+            # by jobs.plans); the window gets their summaries, each with its clock and handle
+            return pool.run_job_steps(plan_session_job, home, sid, recommended, check=token.check)
 
         self.runner.start("plans", work, self._on_plans, label="Planning repairs…",
                           on_error=lambda msg: self.statusBar().showMessage(one_line(msg, 200), 10000))
@@ -1269,7 +1273,16 @@ class MainWindow(QMainWindow):
         row = self.model.row_for(sid)
         return self.model.catalogue_findings(sid) if row else []
 
-    def _on_plans(self, plans: dict[str, Plan | str]) -> None:
+    def _forget_plans(self) -> None:
+        """The worker lets go of the plans no longer shown (but the open preview's: its Write
+        would otherwise have to plan again)."""
+        previewed = self.preview.plan.handle if self.preview is not None else None
+        kept_plans.drop([p.handle for p in (self.plans or {}).values()
+                         if isinstance(p, PlanSummary) and p.handle != previewed])
+
+    def _on_plans(self, plans: dict[str, PlanSummary | str]) -> None:
+        self._forget_plans()
+        kept_plans.remember(plans.values())
         self.plans = plans
         self.view.findings.set_plans(plans)
         for action, plan in plans.items():  # a planner that failed: its traceback one click away
@@ -1281,7 +1294,7 @@ class MainWindow(QMainWindow):
     def preview_action(self, action: str) -> PreviewDialog | None:
         """Open the preview of an action's plan; Write applies exactly that plan."""
         plan = (self.plans or {}).get(action)
-        if not isinstance(plan, Plan):
+        if not isinstance(plan, PlanSummary):
             return None
         dialog = PreviewDialog(plan, self)
         self.support.decorate_preview(dialog, plan)  # in a bundle: Save as Repair Kit…
@@ -1295,11 +1308,17 @@ class MainWindow(QMainWindow):
             dialog.start_crosscheck(self.runner, self.home, self.settings)
         return dialog
 
-    def write_plan(self, plan: Plan) -> None:
+    def write_plan(self, plan: Plan | PlanSummary) -> None:
+        """Write a previewed plan: one the worker keeps is written there (``jobs.plans.apply_job``),
+        one made here (a kit, hermes-webui's result) here; both through ``plan.apply_plan``."""
         log = WriteLog.default(home=self.home)
         home = self.home
+        if isinstance(plan, PlanSummary) and plan.local is not None:
+            plan = plan.local
 
         def work(token, progress):
+            if isinstance(plan, PlanSummary):
+                return pool.run_job(apply_job, home, plan, log, check=token.check)
             # the links the preview named were confirmed there; a new one is refused
             refused = recheck_before_write(plan, home, follow_links=True) if home is not None else None
             if refused is not None:
@@ -1309,7 +1328,7 @@ class MainWindow(QMainWindow):
         self.runner.start("write", work, lambda record, p=plan: self._on_written(record, p), label="Writing…",
                           on_error=self._on_write_error)
 
-    def _on_written(self, record, plan: Plan | None = None) -> None:
+    def _on_written(self, record, plan: Plan | PlanSummary | None = None) -> None:
         about = (plan.action, plan.session_id) if plan is not None else ("", None)
         if isinstance(record, ApplyError):
             self._on_write_error(str(record), record.outcome)

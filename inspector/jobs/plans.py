@@ -160,3 +160,10 @@ def previewed_crosscheck_job(home, summary: PlanSummary, chosen: str | None, rem
     except ApplyError as exc:
         return CrossResult(action=summary.action, session_id=summary.session_id, status=FAILED, message=str(exc))
     return crosscheck_job(home, plan, chosen, remembered, python, check=check)
+
+
+def save_kit_job(home, summary: PlanSummary, clock, path: Path, check: Check = lambda: None) -> None:
+    """In the child: the previewed plan saved as a repair kit (``kit.make_kit``, ``kit.save_kit``)."""
+    from inspector.kit import make_kit, save_kit
+
+    save_kit(make_kit(previewed_plan(home, summary), home, clock), path, overwrite=True)

@@ -27,6 +27,7 @@ from inspector.export import tools_by_message
 from inspector.home import Home
 from inspector.plan import Plan
 from inspector.present.links import RunLinks, link_run, needs_events
+from inspector.present.plans import PlanSummary
 from inspector.repair import registry
 from inspector.session_detail import RunInfo, SessionDetail, load_detail
 from inspector.store.journal import is_valid_journal_id, journal_path, list_runs
@@ -372,12 +373,12 @@ def plan_session_actions(home: Home, session_id: str, recommended: set[str],
     return out
 
 
-def plan_applies(plan: Plan | str | None) -> bool:
+def plan_applies(plan: Plan | PlanSummary | str | None) -> bool:
     """The button rule: the plan has changes and no refusal."""
-    return isinstance(plan, Plan) and plan.refusal is None and bool(plan.changes)
+    return isinstance(plan, (Plan, PlanSummary)) and plan.refusal is None and bool(plan.changes)
 
 
-def plan_tooltip(action: str, plan: Plan | str | None) -> str:
+def plan_tooltip(action: str, plan: Plan | PlanSummary | str | None) -> str:
     """Why a repair button is enabled or not, in plain words."""
     label = ACTIONS.get(action, action)
     if plan is None:
