@@ -20,8 +20,8 @@ from pathlib import Path
 
 from inspector.home import locate_home
 from inspector.jobs import pool
+from inspector.load import load_catalogue
 from inspector.present.rows import ListRow, flat_finding, flat_row
-from inspector.report import load_catalogue
 
 
 def main(argv: list[str]) -> None:

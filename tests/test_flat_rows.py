@@ -15,9 +15,9 @@ from inspector.findings import ERROR, Finding
 from inspector.home import Home, locate_home
 from inspector.jobs import pool
 from inspector.jobs.offload import catalogue_job, quick_rows_job
+from inspector.load import load_catalogue
 from inspector.present.columns import Column, sort_key
 from inspector.present.rows import ListRow, finding_of, flat_finding, flat_row
-from inspector.report import load_catalogue
 
 _BUILTINS = (str, int, float, bool, type(None))
 

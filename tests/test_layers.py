@@ -22,11 +22,16 @@ def _module_name(path: Path) -> str:
 
 def _imports(path: Path) -> set[str]:
     """Every module ``path`` imports, at module level or inside a function (a lazy import is an
-    import all the same: it only moves the cycle to run time)."""
+    import all the same: it only moves the cycle to run time), but not for type checkers only
+    (``if TYPE_CHECKING:``: never imported when the program runs)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package = _module_name(path) if path.name == "__init__.py" else _module_name(path).rpartition(".")[0]
+    typing_only = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If) and _is_type_checking(block.test)
+                   for stmt in block.body for n in ast.walk(stmt)}
     out: set[str] = set()
     for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
         if isinstance(node, ast.Import):
             out.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -38,6 +43,11 @@ def _imports(path: Path) -> set[str]:
             out.add(base)
             out.update(f"{base}.{alias.name}" for alias in node.names)  # "from pkg import module"
     return out
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
 def _graph() -> dict[str, set[str]]:

@@ -2,7 +2,7 @@
 
 A thread of the window that parses 10,000 sidecars holds the GIL most of the time, and every
 call Qt makes into Python (painting the list asks the model hundreds of times) then waits for
-it: the window stalls. :func:`load_catalogue_offloaded` runs :func:`inspector.report.load_catalogue`
+it: the window stalls. :func:`load_catalogue_offloaded` runs :func:`inspector.load.load_catalogue`
 as a job of :mod:`inspector.jobs.pool` (the window's one pool of spawned children) and hands
 back the catalogue still to be unpickled, in steps the window's own thread runs between paints.
 
@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
+from inspector.gcpause import gc_paused
 from inspector.jobs import pool
 from inspector.jobs.pool import Resume
 from inspector.present.rows import ROW_FIELDS, FlatFinding, FlatRow, ListRow, flat_finding, flat_row
-from inspector.report import gc_paused
 
 PROFILE, ATTENTION = ROW_FIELDS.index("profile"), ROW_FIELDS.index("needs_attention")
 
@@ -54,9 +54,9 @@ def catalogue_job(home, now: float, sort: tuple[int, bool] | None = None,
     ``present.columns.sorted_rows`` takes them; None: newest first), how many need attention,
     which profiles they have; every row a flat record."""
     from inspector.home import check_readable
+    from inspector.load import load_catalogue
     from inspector.present.columns import sorted_rows
     from inspector.present.session_data import first_needing_attention
-    from inspector.report import load_catalogue
 
     check_readable(home)
     cat = load_catalogue(home, now=now)

@@ -34,9 +34,9 @@ from inspector.present.session_data import (
     load_session_data,
 )
 from inspector.session_detail import RunInfo
+from inspector.store.files import MAX_FILE_BYTES, TooLargeToLoad
 from inspector.store.journal import is_valid_journal_id, list_runs
 from inspector.store.journal_raw import JournalIndex, RawJournal, index_journal
-from inspector.store.jsonfmt import MAX_FILE_BYTES, TooLargeToLoad
 from inspector.store.scan import RACY_WINDOW_NS
 
 SHIP_BYTES_MAX = 1 << 20  # a journal up to this size comes back with its bytes; a bigger one is read here

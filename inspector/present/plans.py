@@ -24,7 +24,7 @@ from typing import Any
 from inspector.linkcheck import LINKS_KEY
 from inspector.message_diff import MessageDiff, diff_messages
 from inspector.plan import Clock, Plan, file_diff
-from inspector.store.jsonfmt import sha256_hex
+from inspector.store.files import sha256_hex
 
 DIFF_LIMIT = 3_000_000  # characters of diff text per file (the preview shows no more; Write writes it all)
 CUT_NOTE = "\n… (diff cut for display; the whole change is written)"

@@ -168,6 +168,6 @@ def test_a_planner_failure_keeps_its_traceback_for_the_details(qtbot, window, de
     assert "_planner_that_raises" in failure.details and "Traceback" in failure.details
     back = pickle.loads(pickle.dumps(failure))  # as it comes back from the child
     assert back == failure and back.details == failure.details
-    window._on_plans({"restore-backup": back})
+    window.repairs._on_plans({"restore-backup": back})
     label, message, details = window.failure_details.last
     assert message == "the planner broke" and details == failure.details and not window.failure_details.isHidden()

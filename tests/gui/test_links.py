@@ -6,6 +6,7 @@ import json
 import time
 
 from inspector.actions import default_clock, make_context, plan_action
+from inspector.load import load_catalogue
 from inspector.plan import Plan
 from inspector.present.links import link_run, normalize, replay_segments
 from inspector.present.session_data import (
@@ -15,7 +16,6 @@ from inspector.present.session_data import (
     plan_session_actions,
     plan_tooltip,
 )
-from inspector.report import load_catalogue
 from tests.conftest import FIXTURES
 
 RUN = "7c8b4108d52b4aba9af362d3a54f47ac"

@@ -17,11 +17,11 @@ from inspector.gui.session_model import (
     SessionTableModel,
 )
 from inspector.jobs import pool
+from inspector.load import load_catalogue
 from inspector.plan import WriteRecord
 from inspector.present.columns import sorted_rows
 from inspector.present.rows import ListRow
 from inspector.present.session_data import load_session_data
-from inspector.report import load_catalogue
 from inspector.store.journal_raw import RawJournal
 
 
@@ -241,7 +241,7 @@ def test_sorting_keeps_persistent_indexes_on_their_rows_and_survives_updates(qtm
 
 
 def test_prepared_rows_sort_exactly_as_the_model_sorts(demo_home):
-    from inspector.report import load_catalogue
+    from inspector.load import load_catalogue
 
     rows = [ListRow.of(r) for r in load_catalogue(demo_home, now=time.time()).rows.values()]  # as the child sends them
     for column in range(len(Column.HEADERS)):
@@ -265,8 +265,8 @@ def test_prepared_rows_sort_exactly_as_the_model_sorts(demo_home):
 
 
 def test_quick_rows_show_as_checking_until_the_catalogue_replaces_them(qtmodeltester, demo_home):
+    from inspector.load import load_catalogue
     from inspector.quickscan import quick_rows
-    from inspector.report import load_catalogue
 
     model = SessionTableModel()
     model.sort(Column.LAST_ACTIVITY, Qt.SortOrder.DescendingOrder)
