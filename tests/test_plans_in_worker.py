@@ -125,3 +125,18 @@ def test_dropped_plans_leave_no_file(demo):
     assert all(os.stat(h).st_mode & 0o077 == 0 for h in handles)  # private to the user
     kept.drop_all()
     assert not any(Path(h).exists() for h in handles)
+
+
+def test_without_a_shared_memory_folder_plans_are_kept_in_the_temp_folder(demo, monkeypatch, tmp_path):
+    """macOS, Windows, the forced-portable mode: no /dev/shm; tempfile's folder keeps the plans."""
+    from inspector import portable
+
+    monkeypatch.setattr(portable, "handover_dir", lambda: None)
+    monkeypatch.setattr(kept.tempfile, "tempdir", str(tmp_path))
+    d, home = demo
+    plan = plan_session_actions(home, d.sessions["shrunken"], set())["restore-backup"]
+    handle = kept.keep(plan)
+    assert Path(handle).parent == tmp_path
+    assert kept.load(handle).changes == plan.changes
+    kept.drop([handle])
+    assert not Path(handle).exists()

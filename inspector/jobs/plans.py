@@ -36,10 +36,14 @@ _made: set[str] = set()  # the window's plans still kept (names it was handed), 
 _made_lock = threading.Lock()
 
 
+def _folder() -> Path:
+    """Where kept plans live: ``/dev/shm`` when the system has it, else tempfile's folder."""
+    return Path(portable.handover_dir() or tempfile.gettempdir())
+
+
 def keep(plan: Plan) -> str:
     """Keep ``plan`` in a private file; its handle (the file's path)."""
-    folder = portable.handover_dir()
-    fd, name = tempfile.mkstemp(prefix=PREFIX, suffix=".pickle", dir=folder)  # 0600
+    fd, name = tempfile.mkstemp(prefix=PREFIX, suffix=".pickle", dir=_folder())  # 0600
     try:
         with os.fdopen(fd, "wb") as fh:
             pickle.dump(plan, fh, protocol=pickle.HIGHEST_PROTOCOL)
@@ -51,7 +55,7 @@ def keep(plan: Plan) -> str:
 
 def _ours(handle: str) -> bool:
     path = Path(handle)
-    return path.name.startswith(PREFIX) and path.parent == Path(portable.handover_dir())
+    return path.name.startswith(PREFIX) and path.parent == _folder()
 
 
 def load(handle: str | None) -> Plan | None:
