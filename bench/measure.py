@@ -401,7 +401,7 @@ def _gui_journal_window(window_cls, home, big: dict) -> dict:
     _run_loop(lambda: _settled(win) and win.model.rowCount() > 0)
     # start from another session, as a user would (the window may have auto-selected this one)
     other = next((r.session_id for r in win.model.rows()
-                  if r.session_id != big["session_id"] and r.sidecar is not None), None)
+                  if r.session_id != big["session_id"] and r.sidecar_path is not None), None)
     if other is not None and win.current_session_id() in (None, big["session_id"]):
         win.select_session(other)
         _run_loop(lambda: _settled(win) and win.current_session_id() == other)
