@@ -95,8 +95,8 @@ class RepairController(QObject):
         """The worker lets go of the plans no longer shown (but the open preview's: its Write
         would otherwise have to plan again)."""
         previewed = self.preview.plan.handle if self.preview is not None else None
-        kept_plans.drop([p.handle for p in (self.plans or {}).values()
-                         if isinstance(p, PlanSummary) and p.handle != previewed])
+        kept_plans.drop_later([p.handle for p in (self.plans or {}).values()
+                               if isinstance(p, PlanSummary) and p.handle != previewed])
         self.plans = None
 
     def _on_plans(self, plans: dict[str, PlanSummary | str]) -> None:
