@@ -354,22 +354,21 @@ def test_the_home_folder_stays_untouched(demo, demo_home) -> None:
 # ---------------------------------------------------------------- hand-over without collections
 
 
-def test_no_collections_pauses_the_collector_and_freezes_what_was_made():
+def test_no_collections_pauses_the_collector_and_freezes_nothing():
+    """The hand-over pauses the collector; what it made is not frozen (issue 15: with flat rows a
+    full collection over them costs ~2 ms, and freezing after each turn of steps stalled more)."""
     import gc
 
     assert gc.isenabled()
     before = gc.get_freeze_count()
-    try:
-        with pool.no_collections():
-            assert not gc.isenabled()
-            made = [[i] for i in range(5000)]
-        assert gc.isenabled()
-        assert gc.get_freeze_count() >= before + len(made)  # no later collection walks them
-        with pytest.raises(KeyError), pool.no_collections():
-            raise KeyError("a failing hand-over")
-        assert gc.isenabled()
-    finally:
-        gc.unfreeze()
+    with pool.no_collections():
+        assert not gc.isenabled()
+        made = [[i] for i in range(5000)]
+    assert gc.isenabled() and len(made) == 5000
+    assert gc.get_freeze_count() == before
+    with pytest.raises(KeyError), pool.no_collections():
+        raise KeyError("a failing hand-over")
+    assert gc.isenabled()
 
 
 def test_the_quick_look_in_a_child_reads_what_the_thread_reads(demo_home):
