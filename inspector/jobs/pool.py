@@ -10,8 +10,12 @@ children import only the core) and the waiting thread of the window only polls.
 Handing the result back must not stall either. What the window lists (the catalogue's rows, the
 quick rows, search hits) crosses as flat records (:mod:`inspector.present.rows`): jobs marked
 :func:`flat` come back as one plain pickle, decoded with one ``pickle.loads`` of a few
-milliseconds. Richer results (a session's data with its transcript, repair plans) still come
-back in pieces, as follows. Any Python a thread of the window runs, even a
+milliseconds. Richer results (a session's data with its transcript, a journal's index, plan
+summaries, a crosscheck's result) still come back in pieces, as follows: that still earns its
+place because a session has no size bound but the sidecar's (128 MB). Measured on the bench home's
+biggest session (5,000 messages, 11.1 MB pickled, load ~5 on 2 cores): one plain ``pickle.loads``
+holds the GIL 12-21 ms, in pieces the steps take about 1 ms each; a session ten times as big would
+stall the window past the 50 ms budget in one plain load. Any Python a thread of the window runs, even a
 C call like ``pickle.loads``, makes each of the few hundred calls a paint of the session list
 makes into Python wait for the GIL: one busy thread tripled a paint (``bench/profile_notes.md``,
 "Fourth pass"). So the result is pickled in the child as a series of small pickles sharing one
