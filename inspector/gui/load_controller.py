@@ -298,15 +298,7 @@ class LoadController(QObject):
         for profile in row_profiles:
             if profile not in names:
                 names.append(profile)
-        combo = self.w.profile
-        current = combo.currentData()
-        combo.blockSignals(True)
-        combo.clear()
-        combo.addItem("All profiles", None)
-        for name in names:
-            combo.addItem(f"Profile: {name}", name)
-        combo.setCurrentIndex(max(combo.findData(current), 0) if current else 0)
-        combo.blockSignals(False)
+        self.w.list_panel.set_profiles(names)
 
     def _select_first_needing_attention(self) -> None:
         w = self.w

@@ -157,6 +157,8 @@ class RepairController(QObject):
             return
         if isinstance(record, WriteRecord):
             about = (record.action, record.session_id)
+        if about[1] is not None and about[1] == self.w.current_session_id():
+            self.w.model.keep_fixed(about[1])  # shown (marked fixed) under "Needs attention" until the user moves
         self._offer_undo(record.write_id, about)
         files = ", ".join(Path(f["path"]).name for f in record.files)
         self.status.emit(f"Wrote {files}: {self.write_words(record.write_id, about)}. "

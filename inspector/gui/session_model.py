@@ -31,6 +31,7 @@ ROW_ROLE = Qt.ItemDataRole.UserRole + 3
 SEARCH_ROLE = Qt.ItemDataRole.UserRole + 4
 
 CHECKING_TOOLTIP = "Checking health…"
+FIXED_WORDS = "✓ Fixed"  # the Problem cell of a session just repaired (see keep_fixed)
 _HEALTH_WORDS = {"ok": "healthy", "info": "note", "warning": "needs attention", "error": "broken"}
 
 # Roles as plain values (looked up once, not on each of the thousands of calls a paint makes)
@@ -136,6 +137,7 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
         self._profile: str | None = None
         self._text_matches: frozenset[str] = frozenset()
         self._match_notes: dict[str, str] = {}
+        self._fixed: str | None = None  # a session just repaired: shown (marked fixed) whatever the filters
 
     # ------------------------------------------------------------ Qt interface
 
@@ -169,7 +171,7 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
 
         def value_of(role: int) -> Any:
             if role == _DISPLAY:
-                return entry.display[col]
+                return self._fixed_words(entry) if col == Column.PROBLEM and self._fixed else entry.display[col]
             if role in _NO_DATA_ROLES:
                 return None
             if role == _ALIGNMENT:
@@ -183,7 +185,7 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
             return None
         entry = self._rows[pos]
         if role == _DISPLAY:
-            return entry.display[col]
+            return self._fixed_words(entry) if col == Column.PROBLEM and self._fixed else entry.display[col]
         row = entry.row
         if role == _DECORATION:
             if col != Column.HEALTH:
@@ -443,8 +445,28 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
             return self._all
         return [e for e in self._all if self._accepts(e)]
 
+    def keep_fixed(self, session_id: str | None) -> None:
+        """Keep a session just repaired in the list, whatever the filters, its Problem cell marked
+        fixed when it no longer needs attention, until the user moves on (``None``: the filters
+        apply to it again)."""
+        if session_id == self._fixed:
+            return
+        self._fixed = session_id
+        self._refilter()
+
+    def kept_fixed(self) -> str | None:
+        return self._fixed
+
+    def _fixed_words(self, entry: _Entry) -> str | None:
+        text = entry.display[Column.PROBLEM]
+        if entry.row.session_id != self._fixed or entry.row.needs_attention:
+            return text
+        return FIXED_WORDS + (f" · {text}" if text else "")
+
     def _accepts(self, entry: _Entry) -> bool:
         row = entry.row
+        if row.session_id == self._fixed:
+            return True
         if self._attention_only and not row.needs_attention:
             return False
         if self._profile is not None and row.profile != self._profile:

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 from inspector.export import format_time
 from inspector.finding_words import FindingWords, blocked_reason, words_for
 from inspector.findings import Finding
+from inspector.gui.compare_view import CompareView
 from inspector.gui.find_bar import FindBar
 from inspector.gui.flow_layout import FlowLayout, wrap_policy
 from inspector.gui.journal_view import JournalView
@@ -261,6 +262,8 @@ class SessionView(QWidget):
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.split, "Transcript && run journal")
         self.tabs.addTab(self.raw, "Raw")
+        self.compare = CompareView()  # the sidecar beside its state.db rows or its .bak
+        self.tabs.addTab(self.compare, "Compare copies")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 4, 4, 0)
         layout.setSpacing(6)
@@ -286,6 +289,7 @@ class SessionView(QWidget):
         self.findings.set_findings(merge_findings(data.detail.findings, row_findings or []) if data else None)
         self.findings.set_plans(None if data else {})
         self._journal_due = data
+        self.compare.set_data(data)  # works out nothing until its tab is shown
         self.transcript.set_data(data)  # its rendered signal brings the journal (_on_rendered)
 
     def _on_rendered(self) -> None:
@@ -324,6 +328,7 @@ class SessionView(QWidget):
         self.transcript.set_data(None)
         self.transcript.browser.setPlainText("Reading the session…")
         self.raw.set_data(None)
+        self.compare.set_data(None)
         self.journal.show_glance(glance)
 
     def _on_message_selected(self, index: int) -> None:

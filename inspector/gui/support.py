@@ -242,7 +242,7 @@ class SupportActions(QObject):
 
         self._run("kit", call,
                   lambda _=None: self._status(f"Saved the repair kit {path}. The user applies it with File ▸ Apply "
-                                              f"Repair Kit… or: hermes-inspector apply-kit {path.name} --write"),
+                                              "Repair Kit…"),
                   "Saving the repair kit…", "No kit saved")
 
     def choose_kit(self) -> None:
