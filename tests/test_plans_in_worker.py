@@ -36,9 +36,7 @@ def log(tmp_path) -> WriteLog:
 
 
 def _summaries(home, sid):
-    out = kept.plan_session_job(home, sid, set())
-    kept.remember(out.values())
-    return out
+    return kept.plan_session_job(home, sid, set(), kept.new_batch())
 
 
 def test_the_window_gets_no_bytes_of_a_plan(demo):
@@ -140,3 +138,28 @@ def test_without_a_shared_memory_folder_plans_are_kept_in_the_temp_folder(demo, 
     assert kept.load(handle).changes == plan.changes
     kept.drop([handle])
     assert not Path(handle).exists()
+
+
+def test_a_batch_is_dropped_whole_even_unseen(demo):
+    """A planning cancelled after the child kept its plans: the window never saw their handles,
+    but it knows the batch it asked for, and drops every file of it."""
+    d, home = demo
+    batch = kept.new_batch()
+    out = kept.plan_session_job(home, d.sessions["shrunken"], set(), batch)
+    handles = [s.handle for s in out.values() if isinstance(s, PlanSummary)]
+    assert handles and all(kept.batch_of(h) == batch for h in handles)
+    other = kept.keep(kept.load(handles[0]))  # another batch: left alone
+    kept.drop_batches([batch])
+    assert not any(Path(h).exists() for h in handles) and Path(other).exists()
+    kept.drop([other])
+
+
+def test_plans_of_a_window_that_is_gone_are_swept(demo):
+    d, home = demo
+    plan = plan_session_actions(home, d.sessions["shrunken"], set())["restore-backup"]
+    gone = kept.keep(plan, "999999999-1")  # no such process
+    alive = kept.keep(plan, f"{os.getppid()}-1")  # another window that still runs
+    mine = kept.keep(plan)
+    assert kept.sweep_gone() >= 1
+    assert not Path(gone).exists() and Path(alive).exists() and Path(mine).exists()
+    kept.drop([alive, mine])

@@ -62,6 +62,7 @@ class RepairController(QObject):
         self.w = window
         self.runner = window.runner
         self.plans: dict[str, PlanSummary | str] | None = None
+        self._batches: list[str] = []  # plannings whose plans the worker may still keep (jobs.plans)
         self.preview: PreviewDialog | None = None
         self.last_write: str | None = None
         self.last_write_about: tuple[str, str | None] = ("", None)  # (action, session id) of last_write
@@ -76,12 +77,14 @@ class RepairController(QObject):
         recommended = recommended_actions(data.detail, (w.catalogue.home_findings if w.catalogue else [])
                                           + self._row_findings(data.session_id))
         sid = data.session_id
+        batch = kept_plans.new_batch()  # the files the child keeps this planning's plans in
+        self._batches.append(batch)
 
         def work(token, progress):
             # in the child process: a plan reads and rewrites _index.json (tens of MB in a big
             # home), long C calls that would hold the window's GIL. The plans stay there (kept
             # by jobs.plans); the window gets their summaries, each with its clock and handle
-            return pool.run_job_steps(plan_session_job, home, sid, recommended, check=token.check)
+            return pool.run_job_steps(plan_session_job, home, sid, recommended, batch, check=token.check)
 
         self.runner.start("plans", work, self._on_plans, label="Planning repairs…",
                           on_error=lambda msg: self.status.emit(one_line(msg, 200), 10000))
@@ -91,17 +94,17 @@ class RepairController(QObject):
         row = model.row_for(sid)
         return model.catalogue_findings(sid) if row else []
 
-    def forget_plans(self) -> None:
-        """The worker lets go of the plans no longer shown (but the open preview's: its Write
-        would otherwise have to plan again)."""
-        previewed = self.preview.plan.handle if self.preview is not None else None
-        kept_plans.drop_later([p.handle for p in (self.plans or {}).values()
-                               if isinstance(p, PlanSummary) and p.handle != previewed])
+    def forget_plans(self, keep: str | None = None) -> None:
+        """The worker lets go of the plans no longer shown: every planning's batch (cancelled ones
+        too) but ``keep`` and the open preview's (its Write would otherwise have to plan again)."""
+        previewed = kept_plans.batch_of(self.preview.plan.handle) if self.preview is not None else None
+        kept = {previewed, keep} - {None}
+        kept_plans.drop_later([b for b in self._batches if b not in kept])
+        self._batches = [b for b in self._batches if b in kept]
         self.plans = None
 
     def _on_plans(self, plans: dict[str, PlanSummary | str]) -> None:
-        self.forget_plans()
-        kept_plans.remember(plans.values())
+        self.forget_plans(keep=self._batches[-1] if self._batches else None)  # (the newest planning's)
         self.plans = plans
         self.plans_ready.emit(plans)
         for action, plan in plans.items():  # a planner that failed: its traceback one click away

@@ -36,6 +36,12 @@ class CatalogueResult(NamedTuple):
 def prestart() -> None:
     """Start the child processes now (each imports the core once), so the first scan and the first
     plans do not wait, and nothing is spawned while the window works."""
+    try:
+        from inspector.jobs.plans import sweep_gone
+
+        sweep_gone()  # plans kept for windows that are gone (killed: no exit handler ran)
+    except OSError:
+        pass
     if pool.in_process():
         return
     try:

@@ -11,13 +11,15 @@ it through the one write path (``plan.apply_plan``: backups, fingerprints checke
 write log, undo). A plan no longer kept (the file is gone) is made again with the clock of the
 preview and written only if it reads and writes exactly the bytes the preview showed
 (:func:`inspector.present.plans.same_plan`); otherwise the write is refused and nothing is
-written. The window drops the plans it no longer shows (:func:`drop`), and the ones left at
-exit (:func:`drop_all`).
+written. Each planning of the window is a batch (:func:`new_batch`): the window drops the
+batches it no longer shows (:func:`drop_later`), every batch of its own at exit
+(:func:`drop_all`), and a starting window the ones of windows that are gone (:func:`sweep_gone`).
 """
 
 from __future__ import annotations
 
 import atexit
+import itertools
 import os
 import pickle
 import tempfile
@@ -32,8 +34,7 @@ from inspector.present.plans import PlanSummary, same_plan, summarize
 PREFIX = "hermes-inspector-plan-"
 Check = Callable[[], None]
 
-_made: set[str] = set()  # the window's plans still kept (names it was handed), dropped at exit
-_made_lock = threading.Lock()
+_batches = itertools.count(1)
 
 
 def _folder() -> Path:
@@ -41,9 +42,19 @@ def _folder() -> Path:
     return Path(portable.handover_dir() or tempfile.gettempdir())
 
 
-def keep(plan: Plan) -> str:
-    """Keep ``plan`` in a private file; its handle (the file's path)."""
-    fd, name = tempfile.mkstemp(prefix=PREFIX, suffix=".pickle", dir=_folder())  # 0600
+def new_batch() -> str:
+    """A name for one planning of the window (its process id and a number): every plan kept for
+    it is a file named after it, so the window can drop a batch whose summaries it never saw (a
+    planning cancelled after the child had kept its plans) and a later window can tell the
+    files of a window that is gone."""
+    return f"{os.getpid()}-{next(_batches)}"
+
+
+def keep(plan: Plan, batch: str | None = None) -> str:
+    """Keep ``plan`` in a private file named after ``batch`` (else a batch of this process's own);
+    its handle (the file's path)."""
+    batch = batch or new_batch()
+    fd, name = tempfile.mkstemp(prefix=f"{PREFIX}{batch}-", suffix=".pickle", dir=_folder())  # 0600
     try:
         with os.fdopen(fd, "wb") as fh:
             pickle.dump(plan, fh, protocol=pickle.HIGHEST_PROTOCOL)
@@ -51,6 +62,14 @@ def keep(plan: Plan) -> str:
         os.unlink(name)
         raise
     return name
+
+
+def batch_of(handle: str | None) -> str | None:
+    """The batch a handle was kept for."""
+    if not handle:
+        return None
+    parts = Path(handle).name[len(PREFIX):].split("-")
+    return "-".join(parts[:2]) if len(parts) >= 3 else None
 
 
 def _ours(handle: str) -> bool:
@@ -71,48 +90,66 @@ def load(handle: str | None) -> Plan | None:
 
 
 def drop(handles) -> None:
-    """Forget kept plans (the window shows other ones now)."""
+    """Forget kept plans."""
     for handle in handles:
         if handle and _ours(handle):
             try:
                 os.unlink(handle)
             except OSError:
                 pass
-        with _made_lock:
-            _made.discard(handle)
 
 
-def drop_later(handles) -> None:
-    """:func:`drop`, in a thread of its own: unlinking a kept rebuild-index plan (two copies of
-    ``_index.json``, ~140 MB in memory at 10,000 sessions) frees its pages, which the window's
-    own thread must not wait for."""
-    handles = [h for h in handles if h]
-    if handles:
-        threading.Thread(target=drop, args=(handles,), name="drop-plans", daemon=True).start()
+def _kept(pattern: str) -> list[str]:
+    try:
+        return [str(p) for p in _folder().glob(f"{PREFIX}{pattern}-*.pickle")]
+    except OSError:
+        return []
 
 
-def remember(summaries) -> None:
-    """The window holds these summaries: their plans are dropped when it exits (:func:`drop_all`)."""
-    with _made_lock:
-        _made.update(s.handle for s in summaries if isinstance(s, PlanSummary) and s.handle)
+def drop_batches(batches) -> None:
+    """Forget every plan kept for these batches (the window shows other ones now)."""
+    drop([h for batch in batches for h in _kept(batch)])
+
+
+def drop_later(batches) -> None:
+    """:func:`drop_batches`, in a thread of its own: unlinking a kept rebuild-index plan (two
+    copies of ``_index.json``, ~140 MB in memory at 10,000 sessions) frees its pages, which the
+    window's own thread must not wait for."""
+    batches = [b for b in batches if b]
+    if batches:
+        threading.Thread(target=drop_batches, args=(batches,), name="drop-plans", daemon=True).start()
 
 
 @atexit.register
 def drop_all() -> None:
-    with _made_lock:
-        handles = list(_made)
-    drop(handles)
+    """Every plan kept for this window (its process id), at exit."""
+    drop(_kept(f"{os.getpid()}-*"))
 
 
-def plan_session_job(home, session_id: str, recommended: set[str], check: Check = lambda: None
-                     ) -> dict[str, PlanSummary | str]:
+def sweep_gone() -> int:
+    """Plans kept for windows that are gone (killed, or ended without running their exit
+    handlers): dropped. How many."""
+    gone = []
+    for handle in _kept("*"):
+        pid = (batch_of(handle) or "").split("-")[0]
+        if pid.isdigit() and int(pid) > 0 and int(pid) != os.getpid() and not portable.pid_alive(int(pid)):
+            gone.append(handle)
+    drop(gone)
+    return len(gone)
+
+
+def plan_session_job(home, session_id: str, recommended: set[str], batch: str | None = None,
+                     check: Check = lambda: None) -> dict[str, PlanSummary | str]:
     """In the child: :func:`inspector.present.session_data.plan_session_actions`, each plan kept
-    here and summarized for the window (a failure stays the words and traceback it is)."""
+    here (for the window's ``batch``) and summarized for the window (a failure stays the words
+    and traceback it is)."""
     from inspector.present.session_data import plan_session_actions
 
     out: dict[str, PlanSummary | str] = {}
-    for action, plan in plan_session_actions(home, session_id, recommended, check).items():
-        out[action] = summarize(plan, keep(plan)) if isinstance(plan, Plan) else plan
+    planned = plan_session_actions(home, session_id, recommended, check)
+    check()  # (cancelled meanwhile: nothing kept)
+    for action, plan in planned.items():
+        out[action] = summarize(plan, keep(plan, batch)) if isinstance(plan, Plan) else plan
     return out
 
 

@@ -55,3 +55,17 @@ def test_plans_of_a_session_no_longer_shown_are_let_go_of(qtbot, window, demo, d
     wait_settled(qtbot, window)
     _planned(qtbot, window)
     qtbot.waitUntil(lambda: not any(Path(h).exists() for h in first), timeout=5_000)  # (unlinked in a thread)
+
+
+def test_a_cancelled_plannings_kept_plans_are_dropped(qtbot, window, demo, demo_home):
+    """The child keeps a planning's plans before the window knows their handles; a planning the
+    window cancelled (a newer one replaced it) is dropped by its batch."""
+    open_home(qtbot, window, demo_home, select=demo.sessions["shrunken"])
+    _planned(qtbot, window)
+    window.repairs.start_planning()
+    first = window.repairs._batches[-1]
+    window.repairs.start_planning()  # cancels the first on the "plans" channel
+    _planned(qtbot, window)
+    qtbot.waitUntil(lambda: not kept._kept(first), timeout=10_000)
+    assert all(kept.batch_of(p.handle) == window.repairs._batches[-1]
+               for p in window.plans.values() if isinstance(p, PlanSummary))
