@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from inspector.findings import ERROR, INFO, WARNING, Finding, action_for
+from inspector.findings import ERROR, INFO, WARNING, Finding, action_for, unloadable_finding
 from inspector.home import Home
 from inspector.store import statedb
 from inspector.store.files import RawFile, TooLargeToLoad, read_raw, read_regular
@@ -31,6 +31,7 @@ from inspector.store.sidecar import (
     SidecarError,
     is_safe_session_id,
     parse_sidecar_bytes,
+    path_field_problem,
     pending_retry_marker,
 )
 
@@ -204,6 +205,10 @@ def _load_sidecar(detail: SessionDetail, session_dir: Path) -> None:
         detail.sidecar_error = str(exc)
         detail.findings.append(Finding("corrupt_sidecar", ERROR, f"hermes cannot load this sidecar: {exc}",
                                        detail.session_id, None, str(path)))
+        return
+    problem = path_field_problem(detail.sidecar)
+    if problem is not None:
+        detail.findings.append(unloadable_finding(detail.session_id, problem, str(path)))
 
 
 def _load_core(detail: SessionDetail, home: Home) -> None:

@@ -31,7 +31,7 @@ from inspector.store.index import (
     parse_index_json,
     rebuild_rows,
 )
-from inspector.store.jsonfmt import dumps_pretty, dumps_pretty_fast, loads_bytes_fast, safe_parse_depth
+from inspector.store.jsonfmt import dumps_pretty, dumps_pretty_fast, loads_bytes_fast
 from inspector.store.sidecar import (
     LoadedSession,
     SidecarError,
@@ -88,10 +88,10 @@ def persisted_ids(session_dir: Path) -> frozenset[str]:
     return frozenset(n if n == ".json" else n[:-5] for n in sidecar_names(session_dir, sort=False))
 
 
-def parse_sidecar_exact(data: bytes, depth_limit: int | None = None) -> dict:
+def parse_sidecar_exact(data: bytes) -> dict:
     """:func:`~inspector.store.sidecar.parse_sidecar_bytes`, parsed by orjson where that is exact."""
     try:
-        obj = loads_bytes_fast(data, depth_limit)
+        obj = loads_bytes_fast(data)
     except UnicodeDecodeError as exc:
         raise SidecarError(f"not valid UTF-8: {exc}") from exc
     except (ValueError, RecursionError) as exc:
@@ -155,7 +155,6 @@ def rebuild_index_from_sidecars(
         paths = sorted({sdir / n for n in names} | set(overrides))
         data_for = overrides.get
     resolve = PathResolver(ctx.cwd)
-    depth_limit = safe_parse_depth()
     rows: list[dict] = []
     for path in paths:
         data = data_for(path)
@@ -168,7 +167,7 @@ def rebuild_index_from_sidecars(
                 continue
             if data is None:
                 continue
-        row = _index_row(ctx, path, data, depth_limit, resolve, observe, skipped, recovery)
+        row = _index_row(ctx, path, data, resolve, observe, skipped, recovery)
         if row is not None:
             rows.append(row)
     try:
@@ -182,11 +181,11 @@ def rebuild_index_from_sidecars(
     return RebuiltIndex(out, [str(r["session_id"]) for r in final])
 
 
-def _index_row(ctx: SaveContext, path: Path, data: bytes, depth_limit: int | None, resolve: PathResolver,
+def _index_row(ctx: SaveContext, path: Path, data: bytes, resolve: PathResolver,
                observe: Callable[[Path, dict], None] | None, skipped: list[str], recovery: bool) -> dict | None:
     """One sidecar's ``compact()`` row for a full rebuild; None when hermes leaves it out."""
     try:
-        obj = parse_sidecar_exact(data, depth_limit)
+        obj = parse_sidecar_exact(data)
     except SidecarError as exc:
         if recovery and isinstance(exc.__cause__, NotAnObject):
             raise IndexRebuildError(f"{path.name}: hermes' recovery rebuild fails on it ({exc})") from exc
