@@ -12,6 +12,12 @@ stays with the worker, named by :attr:`PlanSummary.handle`; Write asks the worke
 A plan made in the window's own process (a repair kit, hermes-webui's result in the crosscheck)
 is summarized the same way and keeps the plan beside it (:attr:`PlanSummary.local`, never pickled).
 
+Measured on the 10,000-session bench home (the first session needing attention, with
+rebuild-index planned too): recover-journal's and rebuild-index's plans are 45 MB each (the index
+before and after); their summaries 131 KB and 130 KB. Summarizing costs the child 0.8 s on top of
+2.5 s of planning (the diff of ``_index.json``), which the preview used to work out on the window's
+own thread when it opened.
+
 No Qt here.
 """
 
