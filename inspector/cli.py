@@ -556,7 +556,7 @@ COMMANDS = {
 
 
 def _run_gui(args: argparse.Namespace) -> int:
-    from inspector.gui.offload import prestart  # no Qt: the window's child processes start importing
+    from inspector.jobs.offload import prestart  # no Qt: the window's child processes start importing
     prestart()  # the core while Qt loads and the window is built
     try:
         from inspector.gui.app import run_app

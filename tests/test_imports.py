@@ -27,12 +27,7 @@ PACKAGE = "inspector"
 # Cycles known to exist when imports inside functions are counted too, each as the set of modules
 # of its strongly connected component; the lead deletes an entry when the branch that removes it
 # lands. An entry that no longer matches a component fails the test (so the list only shrinks).
-KNOWN_DEFERRED_CYCLES: set[frozenset[str]] = {
-    # gui/session_jobs -(in a function: warming a child)-> gui/offload -> gui/session_jobs, and
-    # session_jobs -> gui/session_data -> session_jobs: the jobs15 branch moves these modules out
-    # of gui/ and removes it. Delete this entry at that merge.
-    frozenset({"inspector.gui.session_jobs", "inspector.gui.offload", "inspector.gui.session_data"}),
-}
+KNOWN_DEFERRED_CYCLES: set[frozenset[str]] = set()  # (jobs15 removed the last: gui/session_jobs <-> offload <-> session_data)
 
 
 def module_name(path: Path) -> str:
@@ -235,8 +230,6 @@ def test_no_cycles_hidden_in_function_level_imports():
 # that starts it. Each with the reason; an entry no longer used fails the test.
 ALLOWED_GUI_IMPORTS = {
     ("inspector.cli", "inspector.gui.app"): "the gui command starts the window",
-    # Qt-free code living in gui/ for now: the jobs15 branch moves offload out of gui/ (delete at merge)
-    ("inspector.cli", "inspector.gui.offload"): "prestart of the window's child processes",
 }
 
 

@@ -29,9 +29,9 @@ from PySide6.QtWidgets import (
 
 from inspector.gui.qtypes import ROOT, Index
 from inspector.gui.resources import colours, is_dark, palette_switched, remember_palette
-from inspector.gui.session_data import SessionData
 from inspector.gui.tooltip import plain_tooltip
 from inspector.gui.workers import TaskRunner
+from inspector.present.session_data import SessionData
 from inspector.textsafe import one_line, safe_text
 from inspector.transcript_align import (
     DIFFERS,

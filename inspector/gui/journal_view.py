@@ -38,12 +38,12 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.export import to_json_text
-from inspector.gui.links import RunLinks
 from inspector.gui.qtypes import ROOT, Index, OneCallPerCell, unshaped_text
 from inspector.gui.resources import colours, health_icon
-from inspector.gui.session_data import JournalGlance, RunData, SessionData
 from inspector.gui.tooltip import plain_tooltip
 from inspector.gui.workers import TaskRunner
+from inspector.present.links import RunLinks
+from inspector.present.session_data import JournalGlance, RunData, SessionData
 from inspector.store.journal_raw import RawJournal, RawLine
 from inspector.textsafe import one_line, safe_text
 

@@ -34,18 +34,9 @@ from PySide6.QtWidgets import (
 
 from inspector.gui.help_dialogs import AboutDialog, GuideDialog, ShortcutsDialog
 from inspector.gui.load_controller import LoadController
-from inspector.gui.offload import SearchHits, prestart, search_offloaded
 from inspector.gui.qtypes import single_shot
 from inspector.gui.repair_controller import RepairController
 from inspector.gui.resources import icon, palette_switched, remember_palette, restyle
-from inspector.gui.session_data import (
-    ACTIONS,
-    JournalGlance,
-    SessionData,
-    glance_journal,
-    index_glance,
-    load_session_data_offloaded,
-)
 from inspector.gui.session_list import OPTIONAL_COLUMNS, SessionListPanel
 from inspector.gui.session_model import SESSION_ID_ROLE, SessionTableModel
 from inspector.gui.session_view import REPAIR_SHORTCUTS, SessionView, merge_findings, plain_label
@@ -54,6 +45,14 @@ from inspector.gui.support import SupportActions
 from inspector.gui.welcome import WelcomePage
 from inspector.gui.workers import TaskRunner
 from inspector.home import Home
+from inspector.jobs.offload import SearchHits, prestart, search_offloaded
+from inspector.jobs.session import index_glance, load_session_data_offloaded
+from inspector.present.session_data import (
+    ACTIONS,
+    JournalGlance,
+    SessionData,
+    glance_journal,
+)
 from inspector.textsafe import one_line
 
 __all__ = ["OPTIONAL_COLUMNS", "REPAIR_SHORTCUTS", "MainWindow", "merge_findings"]
@@ -504,12 +503,7 @@ class MainWindow(QMainWindow):
     def _streams_of(self, session_id: str) -> list[str]:
         """Run ids the list already knows this session points at (running turn, pending marker)."""
         row = self.model.row_for(session_id)
-        if row is None or row.sidecar is None:
-            return []
-        out = [row.sidecar.meta.get("active_stream_id")]
-        if isinstance(row.sidecar.pending_marker, dict):
-            out.append(row.sidecar.pending_marker.get("_journal_retry_stream_id"))
-        return [s for s in out if isinstance(s, str) and s]
+        return [s for s in row.stream_hints if s] if row is not None else []
 
     def _show_glance(self, glance: JournalGlance | None) -> None:
         if glance is None or self.current_session_id() != glance.session_id:
@@ -528,7 +522,7 @@ class MainWindow(QMainWindow):
         if data is not None:
             self.runner.cancel("journal")  # the session's own read has every line checked
         self.data = data
-        self.repairs.plans = None
+        self.repairs.forget_plans()
         row = self.model.row_for(data.session_id) if data is not None else None
         listed = self.model.catalogue_findings(data.session_id) if row is not None else None
         self.view.set_data(data, row.where if row else None, listed)

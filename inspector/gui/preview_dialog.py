@@ -1,7 +1,9 @@
 """The preview of a repair: its summary and warnings, a coloured unified diff per file, Write/Cancel.
 
-The diff is :func:`inspector.plan.file_diff` of the very plan that Write applies, so what the
-user reads is what gets written (``apply_plan`` re-checks every file's fingerprint first).
+The dialog shows a :class:`~inspector.present.plans.PlanSummary`: the diff is
+:func:`inspector.plan.file_diff` of the very plan that Write applies, rendered where the plan was
+made (the worker keeps the plan's bytes), so what the user reads is what gets written
+(``apply_plan`` re-checks every file's fingerprint first; a plan made again must be the same).
 """
 
 from __future__ import annotations
@@ -25,13 +27,12 @@ from PySide6.QtWidgets import (
 from inspector.crosscheck import FileVerdict
 from inspector.gui.crosscheck_panel import CrosscheckPanel
 from inspector.gui.resources import colours, palette_switched, remember_palette
-from inspector.gui.session_data import ACTIONS, plan_applies
-from inspector.linkcheck import LINKS_KEY
-from inspector.message_diff import ADDED, CHANGED, REMOVED, MessageDiff, diff_messages
-from inspector.plan import Plan, file_diff
+from inspector.message_diff import ADDED, CHANGED, REMOVED, MessageDiff
+from inspector.plan import Plan
+from inspector.present.plans import DIFF_LIMIT, PlanSummary, summarize
+from inspector.present.session_data import ACTIONS, plan_applies
 from inspector.textsafe import safe_text
 
-DIFF_LIMIT = 3_000_000  # characters of diff text shown per file
 PREFERRED_SIZE = QSize(980, 700)
 SCREEN_MARGIN = 0.94  # of the screen's free area a preview may take at most (its frame stays on screen)
 
@@ -233,9 +234,11 @@ class PreviewDialog(QDialog):
             messages.recolour()
         self.warnings.setStyleSheet(f"color: {colours().file_header.name()};")
 
-    def __init__(self, plan: Plan, parent=None):
+    def __init__(self, plan: PlanSummary | Plan, parent=None):
         super().__init__(parent)
         remember_palette(self)
+        if isinstance(plan, Plan):  # made in this process (a kit, a test): summarized here, kept beside
+            plan = summarize(plan, keep_local=True)
         self.plan = plan
         label = ACTIONS.get(plan.action, plan.action)
         self.setWindowTitle(f"Preview: {label}")
@@ -258,9 +261,7 @@ class PreviewDialog(QDialog):
         self.diffs: list[QPlainTextEdit] = []
         self.message_views: list[MessagesView] = []
         for change in plan.changes:  # first: each chat's change message by message
-            if change.path.suffix != ".json" or change.path.name.startswith("_") or change.after is None:
-                continue
-            diff = diff_messages(change.before, change.after)
+            diff = change.messages
             if diff is not None:
                 view = MessagesView(change.path.name, diff)
                 self.message_views.append(view)
@@ -268,7 +269,7 @@ class PreviewDialog(QDialog):
                 self.tabs.setTabToolTip(self.tabs.count() - 1, "The change as the chat will show it: "
                                         "messages added, changed or removed")
         for change in plan.changes:
-            view = _diff_view(f"{change.kind}: {change.path}\n" + file_diff(change))
+            view = _diff_view(f"{change.kind}: {change.path}\n" + change.diff)
             self.diffs.append(view)
             self.tabs.addTab(view, f"{change.kind} {change.path.name}")
             self.tabs.setTabToolTip(self.tabs.count() - 1, str(change.path))
@@ -280,7 +281,7 @@ class PreviewDialog(QDialog):
 
         # Files outside the home (a linked sessions folder or .bak, STATE_DIR= in webui.ctl.env):
         # their real targets are in the warnings above; Write waits for an explicit yes.
-        links = plan.result.get(LINKS_KEY) if isinstance(plan.result, dict) else None
+        links = plan.links
         self.confirm_links: QCheckBox | None = None
         if links:
             self.confirm_links = QCheckBox(safe_text(

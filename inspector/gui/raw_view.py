@@ -30,8 +30,8 @@ from PySide6.QtWidgets import (
 from inspector.export import to_json_text
 from inspector.gui.qtypes import ROOT, Index, OneCallPerCell
 from inspector.gui.resources import colours, palette_switched, remember_palette
-from inspector.gui.session_data import SessionData
 from inspector.gui.tooltip import plain_tooltip
+from inspector.present.session_data import SessionData
 from inspector.textsafe import one_line, safe_text
 
 HIGHLIGHT_LIMIT = 2_000_000  # characters; above this the JSON is shown uncoloured

@@ -211,8 +211,8 @@ class SessionListPanel(QWidget):
         row = index.data(ROW_ROLE) if index.isValid() else None
         if row is None:
             return None
-        if row.sidecar is not None:
-            return row.sidecar.path
+        if row.sidecar_path is not None:
+            return Path(row.sidecar_path)
         home = self._home()
         if home is not None and row.has_bak:
             return home.session_dir / f"{row.session_id}.json.bak"

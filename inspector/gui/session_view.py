@@ -29,7 +29,11 @@ from inspector.gui.flow_layout import FlowLayout, wrap_policy
 from inspector.gui.journal_view import JournalView
 from inspector.gui.raw_view import RawView
 from inspector.gui.resources import health_icon
-from inspector.gui.session_data import (
+from inspector.gui.tooltip import plain_tooltip
+from inspector.gui.transcript_view import NEXT_TURN_MS, TranscriptView, age_words
+from inspector.plan import Plan
+from inspector.present.plans import PlanSummary
+from inspector.present.session_data import (
     ACTIONS,
     ActionShortcuts,
     JournalGlance,
@@ -37,9 +41,6 @@ from inspector.gui.session_data import (
     plan_applies,
     plan_tooltip,
 )
-from inspector.gui.tooltip import plain_tooltip
-from inspector.gui.transcript_view import NEXT_TURN_MS, TranscriptView, age_words
-from inspector.plan import Plan
 from inspector.textsafe import one_line, safe_text
 
 MAX_FINDINGS_SHOWN = 5
@@ -149,7 +150,7 @@ class FindingsBar(QFrame):
         self._lines.setSpacing(1)
         self.buttons: dict[str, QPushButton] = {}
         self._findings: list[Finding] | None = None
-        self._plans: dict[str, Plan | str] | None = None
+        self._plans: dict[str, PlanSummary | str] | None = None
         self.words: list[FindingWords] = []  # what the lines say (for the tests)
         holder = QWidget()
         wrap_policy(holder)
@@ -203,7 +204,7 @@ class FindingsBar(QFrame):
             self._lines.addWidget(more)
 
     @staticmethod
-    def words_of(f: Finding, plans: dict[str, Plan | str] | None) -> FindingWords:
+    def words_of(f: Finding, plans: dict[str, PlanSummary | str] | None) -> FindingWords:
         if not f.action or f.action not in ACTIONS:
             return words_for(f)
         label, keys = ACTIONS[f.action], REPAIR_SHORTCUTS[f.action]
@@ -214,7 +215,7 @@ class FindingsBar(QFrame):
             return words_for(f, label, keys)
         if isinstance(plan, str):
             blocked = blocked_reason(None, None, True, plan_error=one_line(plan, 160))
-        elif isinstance(plan, Plan):
+        elif isinstance(plan, (Plan, PlanSummary)):
             blocked = blocked_reason(plan.refusal, [one_line(s, 160) for s in plan.summary], True)
         else:
             blocked = blocked_reason(None, None, False)
@@ -234,7 +235,7 @@ class FindingsBar(QFrame):
         h.addWidget(label, 1)
         return w
 
-    def set_plans(self, plans: dict[str, Plan | str] | None) -> None:
+    def set_plans(self, plans: dict[str, PlanSummary | str] | None) -> None:
         self._plans = plans
         self._render()
         self.planning.setText("Planning repairs…" if plans is None else "")

@@ -40,7 +40,7 @@ from PySide6.QtWidgets import (
 from inspector.export import format_time, message_text, to_json_text, tools_by_message
 from inspector.gui.qtypes import single_shot
 from inspector.gui.resources import colours
-from inspector.gui.session_data import SessionData
+from inspector.present.session_data import SessionData
 from inspector.textsafe import one_line, safe_text
 
 CONTENT_LIMIT = 50_000  # characters of one message rendered; the Raw tab has everything

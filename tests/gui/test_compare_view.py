@@ -4,8 +4,8 @@ a button without a copy to compare with says why inline; a .bak is also a transc
 from __future__ import annotations
 
 from inspector.gui.compare_view import AlignmentModel, Column, CompareView, kind_colour
-from inspector.gui.session_data import SessionData
 from inspector.gui.transcript_view import BAK
+from inspector.present.session_data import SessionData
 from inspector.session_detail import SessionDetail, StateDbView
 from inspector.transcript_align import DIFFERS, ONLY_LEFT, ONLY_RIGHT, SAME
 from tests.gui.conftest import open_home

@@ -12,9 +12,9 @@ from PySide6.QtWidgets import QApplication
 
 from inspector.gui.find_bar import FindBar
 from inspector.gui.journal_view import JournalView
-from inspector.gui.links import RunLinks
-from inspector.gui.session_data import RunData, SessionData
 from inspector.gui.workers import TaskRunner
+from inspector.present.links import RunLinks
+from inspector.present.session_data import RunData, SessionData
 from inspector.session_detail import RunInfo, SessionDetail
 from inspector.store.journal_raw import RawJournal, index_journal
 from tests.gui.conftest import open_home
