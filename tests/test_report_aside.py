@@ -40,7 +40,7 @@ def test_audit_aside_equals_audit_here(tmp_path, monkeypatch, bad_turn_journal):
     monkeypatch.setattr(report, "can_fork", lambda: True)  # the test process has PySide6 loaded
     started = []
     real = report._start_audit_aside
-    monkeypatch.setattr(report, "_start_audit_aside", lambda h, s: started.append(1) or real(h, s))
+    monkeypatch.setattr(report, "_start_audit_aside", lambda *a: started.append(1) or real(*a))
     aside = report.full_audit(home, now=now)
     assert started and aside == here
     assert (here["status"] == "hermes_audit_failed") == bad_turn_journal
