@@ -353,6 +353,20 @@ def _temp_prefix(target: Path) -> str:
     return f".{name}{_TEMP_MARK}"
 
 
+def _first_prefix(name: str, order: dict[str, int]) -> str | None:
+    """The first (in ``order``) of the prefixes ``name`` starts with. Every prefix ends with
+    :data:`_TEMP_MARK`, so only the places where ``name`` holds the mark are looked up: a folder of
+    10,000 files swept for 1,000 targets is 10,000 lookups, not ten million ``startswith``."""
+    best = None
+    at = name.find(_TEMP_MARK)
+    while at >= 0:
+        candidate = name[:at + len(_TEMP_MARK)]
+        if candidate in order and (best is None or order[candidate] < order[best]):
+            best = candidate
+        at = name.find(_TEMP_MARK, at + 1)
+    return best
+
+
 def _temp_name(target: Path) -> Path:
     # hermes sweeps `*.tmp.*` files older than an hour and never lists names that do not
     # end in `.json`, so a crash here never leaves something hermes would load as a session.
@@ -399,8 +413,9 @@ def sweep_stale_temps(targets: list[Path], log: WriteLog | None = None,
             entries = list(os.scandir(parent))
         except OSError:
             continue
+        order = {p: i for i, p in enumerate(prefixes)}
         for entry in entries:
-            prefix = next((p for p in prefixes if entry.name.startswith(p)), None)
+            prefix = _first_prefix(entry.name, order)
             if prefix is None:
                 continue
             pid = entry.name[len(prefix):].split(".", 1)[0]
