@@ -75,7 +75,7 @@ def core_first_rows(args) -> dict:
 
 def core_catalogue(args) -> dict:
     """The complete catalogue with every session's health (state.db records and hermes' audit)."""
-    from inspector.report import load_catalogue
+    from inspector.load import load_catalogue
 
     home = _home(args.home)
     t0 = time.perf_counter()
@@ -96,8 +96,8 @@ def core_journal(args) -> dict:
     head (the glance: the first lines read and 50 of them checked), then the whole file indexed in
     one pass (every line's verdict, seq checks and counts: the child's work) and looked up."""
     from inspector.gui.session_data import GLANCE_ROWS, _read_head
+    from inspector.store.files import read_regular
     from inspector.store.journal_raw import RawJournal, index_journal
-    from inspector.store.jsonfmt import read_regular
 
     path = _big_journal(args)
     ids = {"session_id": path.parent.name, "run_id": path.stem}
@@ -279,7 +279,7 @@ def gui_list(args) -> dict:
     if window_cls is not None and args.path != "components":
         return _gui_list_window(app, window_cls, home, args)
     from inspector.catalogue import build_catalogue
-    from inspector.report import load_catalogue
+    from inspector.load import load_catalogue
 
     ui = ComponentList()
     _run_loop(lambda: True)  # let the empty window settle before the clock starts

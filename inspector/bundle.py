@@ -51,8 +51,9 @@ from inspector.home import (  # looks_like_bundle lives in home: --home is teste
     locate_home,
     webui_started_at,
 )
+from inspector.store.files import read_regular, sha256_hex
 from inspector.store.index import INDEX_NAME, parse_index
-from inspector.store.jsonfmt import dumps_pretty_fast, read_regular, sha256_hex
+from inspector.store.jsonfmt import dumps_pretty_fast
 from inspector.store.sidecar import is_safe_session_id
 from inspector.store.statedb import StateDbError, session_record
 from inspector.store.statedb_extract import extract_sessions
@@ -257,7 +258,7 @@ def select_sessions(home: Home, ids: Iterable[str] = (), *, attention: bool = Fa
         if not is_safe_session_id(sid):
             raise BundleError(f"{sid!r} is not a session id (only letters, digits, _ and -)")
     if every or attention:
-        from inspector.report import load_catalogue
+        from inspector.load import load_catalogue
 
         cat = load_catalogue(home, now=time.time() if now is None else now, with_hermes_audit=False)
         return sorted(sid for sid, row in cat.rows.items() if every or row.needs_attention)

@@ -15,8 +15,8 @@ from pathlib import Path
 from inspector.findings import ERROR, WARNING, Finding, action_for, from_hermes_item, worst
 from inspector.home import Home
 from inspector.linkcheck import sessions_folder_finding
+from inspector.store.files import read_regular
 from inspector.store.index import INDEX_NAME, parse_index
-from inspector.store.jsonfmt import read_regular
 from inspector.store.scan import SessionDirScan, sidecar_facts
 from inspector.store.sidecar import is_safe_session_id
 

@@ -206,7 +206,7 @@ def _print_json(obj: object) -> None:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from inspector.report import full_audit
+    from inspector.load import full_audit
 
     report = full_audit(_home(args), now=time.time(), save_in_background=True)
     if args.json:
@@ -219,7 +219,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from inspector.report import format_list, load_catalogue
+    from inspector.load import load_catalogue
+    from inspector.report import format_list
 
     cat = load_catalogue(_home(args), now=time.time(), save_in_background=True)
     rows = [r for r in cat.sorted_rows() if r.needs_attention or not args.attention]

@@ -38,7 +38,7 @@ from inspector import portable
 from inspector.home import Home, hermes_cwd, webui_pid
 from inspector.plan import Clock, FileChange, Plan, file_diff
 from inspector.repair import registry
-from inspector.store.jsonfmt import Fingerprint, sha256_hex
+from inspector.store.files import Fingerprint, sha256_hex
 
 DRIVER = Path(__file__).with_name("hermes_driver.py")
 DEFAULT_TIMEOUT_S = 60.0
@@ -633,7 +633,7 @@ def crosscheck(home: Home, action: str, session_id: str | None, clock: Clock, in
 
 def inspector_audit(home: Home) -> dict:
     """The inspector's port of hermes' audit, as JSON; where it says hermes' audit raises, that."""
-    from inspector.report import hermes_audit
+    from inspector.load import hermes_audit
 
     report, error = hermes_audit(home)
     if error is not None:

@@ -7,10 +7,11 @@ Qt-free: the window's History dialog and the tests use it. Reads only; nothing h
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from inspector.plan import FileChange, WriteRecord, file_diff
-from inspector.store.jsonfmt import read_regular, sha256_hex
+from inspector.store.files import read_regular, sha256_hex
 
 MAX_DIFF_FILE_BYTES = 64 << 20
 
@@ -66,13 +67,15 @@ def _read(path: str | None, sha: str | None, max_bytes: int = MAX_DIFF_FILE_BYTE
 
 
 def write_diff(rec: WriteRecord, records: list[WriteRecord] | None = None,
-               max_bytes: int = MAX_DIFF_FILE_BYTES) -> str:
+               max_bytes: int = MAX_DIFF_FILE_BYTES, check: Callable[[], None] = lambda: None) -> str:
     """The unified diff the write made, file by file: its bytes before come from its backup,
     its bytes after from the file itself when it still holds them, else from the backup an
-    undo of it took. A file whose bytes cannot be found again is named with the reason."""
+    undo of it took. A file whose bytes cannot be found again is named with the reason.
+    ``check()`` is called before each file (it raises to stop: the window's child jobs)."""
     later = [r for r in (records or []) if r.time >= rec.time and r.write_id != rec.write_id]
     parts: list[str] = []
     for f in rec.files:
+        check()
         path = str(f.get("path"))
         before_sha, after_sha = f.get("sha256_before"), f.get("sha256_after")
         parts.append(f"--- {f.get('kind')}: {path}\n")

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from inspector import portable
-from inspector.store.jsonfmt import SMALL_FILE_BYTES, read_regular
+from inspector.store.files import SMALL_FILE_BYTES, read_regular
 
 PROFILE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 DEFAULT_PROFILE = "default"

@@ -41,8 +41,8 @@ from inspector import portable, version
 from inspector.bundle import ROOTS, home_id, who
 from inspector.home import Home
 from inspector.plan import Clock, FileChange, Plan, render_diff
+from inspector.store.files import sha256_hex
 from inspector.store.index import INDEX_NAME, parse_index
-from inspector.store.jsonfmt import sha256_hex
 
 KIT_FORMAT = "hermes-inspector-repair-kit"
 FORMAT_VERSION = 1

@@ -33,7 +33,7 @@ from typing import Any
 
 from inspector import portable
 from inspector.statedir import state_folder
-from inspector.store.jsonfmt import Fingerprint, NotARegularFile, read_regular, sha256_hex
+from inspector.store.files import Fingerprint, NotARegularFile, read_regular, sha256_hex
 
 
 # flock(2) where the system has it (Linux, macOS, the BSDs); msvcrt's byte-range lock on

@@ -4,7 +4,7 @@
 first, and reads only the metadata prefix of each sidecar: hermes writes the metadata keys
 before ``"messages"``, so the JSON object up to that key holds the title, profile, times and
 ``message_count``. It does not read ``_index.json`` or ``state.db`` and finds no problems: the
-rows it returns have no findings. The full :func:`inspector.report.load_catalogue` replaces
+rows it returns have no findings. The full :func:`inspector.load.load_catalogue` replaces
 them.
 """
 

@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from inspector.home import Home
-from inspector.store.jsonfmt import loads_or_none, read_regular
+from inspector.store.files import read_regular
+from inspector.store.jsonfmt import loads_or_none
 
 MAX_FILE_BYTES = 32 << 20
 MAX_HITS = 1000
@@ -271,7 +272,7 @@ class _Searcher:
 
 
 def _os_words(exc: OSError) -> str:
-    from inspector.store.jsonfmt import NotARegularFile, TooLargeToLoad
+    from inspector.store.files import NotARegularFile, TooLargeToLoad
 
     if isinstance(exc, NotARegularFile):
         return "not a regular file: a FIFO, device or folder"

@@ -14,6 +14,7 @@ from pathlib import Path
 from inspector.findings import ERROR, INFO, WARNING, Finding, action_for
 from inspector.home import Home
 from inspector.store import statedb
+from inspector.store.files import RawFile, TooLargeToLoad, read_raw, read_regular
 from inspector.store.index import index_path, parse_index
 from inspector.store.journal import (
     JournalTooLarge,
@@ -24,14 +25,7 @@ from inspector.store.journal import (
     run_summary,
     stream_summary,
 )
-from inspector.store.jsonfmt import (
-    RawFile,
-    TooLargeToLoad,
-    loads_bytes,
-    loads_or_none,
-    read_raw,
-    read_regular,
-)
+from inspector.store.jsonfmt import loads_bytes, loads_or_none
 from inspector.store.scan import FactCache, SessionDirScan
 from inspector.store.sidecar import (
     SidecarError,

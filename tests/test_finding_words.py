@@ -12,7 +12,7 @@ from inspector.demo import build_demo_home
 from inspector.finding_words import _WORDS, blocked_reason, local_time, words_for
 from inspector.findings import _HERMES_WORDS, Finding
 from inspector.home import locate_home
-from inspector.report import load_catalogue
+from inspector.load import load_catalogue
 from inspector.session_detail import load_detail
 
 JARGON = re.compile(r"branch [AB]|splitlines|\b\d{9,}(\.\d+)?\b|_index\.json|sidecar|\bstream\b|\bseq\b")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from inspector.history import home_of, undone_by, write_diff
 from inspector.plan import FileChange, Plan, WriteLog, WriteRecord, apply_plan, undo_write
-from inspector.store.jsonfmt import Fingerprint
+from inspector.store.files import Fingerprint
 
 
 def _sessions(tmp_path: Path) -> Path:

@@ -19,7 +19,7 @@ from inspector.plan import (
     render_diff,
     undo_write,
 )
-from inspector.store.jsonfmt import Fingerprint
+from inspector.store.files import Fingerprint
 
 
 def _folder(tmp_path: Path) -> Path:

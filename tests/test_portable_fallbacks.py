@@ -16,7 +16,7 @@ import pytest
 from inspector import forked, portable
 from inspector import plan as planmod
 from inspector.plan import FileChange, Plan, WriteBusy, WriteLog, apply_plan, undo_write, write_lock
-from inspector.store.jsonfmt import Fingerprint
+from inspector.store.files import Fingerprint
 from inspector.store.scan import SessionDirScan
 
 

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QToolBu
 
 
 class FindBar(QWidget):
-    """The find bar of a :class:`~inspector.gui.main_window.SessionView` (hidden until opened)."""
+    """The find bar of a :class:`~inspector.gui.session_view.SessionView` (hidden until opened)."""
 
     TRANSCRIPT, JOURNAL, RAW = range(3)
     TARGETS = ("Transcript", "Run journal", "Raw JSON")

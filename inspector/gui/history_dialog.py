@@ -1,4 +1,10 @@
-"""History: the write log (every write the inspector made, in the GUI or on the command line)."""
+"""History: the write log (every write the inspector made, in the GUI or on the command line).
+
+A selected write's diff (rebuilt from its backups: files up to :data:`GUI_DIFF_BYTES`, so seconds of
+difflib for a big one) is worked out in a child process through the window's
+:class:`~inspector.gui.workers.TaskRunner`; the window keeps painting meanwhile and the detail pane
+says the diff is on its way.
+"""
 
 from __future__ import annotations
 
@@ -18,8 +24,10 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.export import format_time
+from inspector.gui import session_jobs
 from inspector.gui.qtypes import ROOT, Index, OneCallPerCell
 from inspector.gui.tooltip import plain_tooltip
+from inspector.gui.workers import TaskRunner
 from inspector.history import home_of, undone_by, write_diff
 from inspector.plan import WriteRecord
 from inspector.textsafe import one_line, safe_text
@@ -107,6 +115,8 @@ def _action_words(rec: WriteRecord) -> str:
 
 # A past write's diff is worked out when its row is selected: files larger than this are named, not read
 GUI_DIFF_BYTES = 8 << 20
+DIFF_CHANNEL = "history-diff"  # the TaskRunner channel of the selected write's diff (newest selection wins)
+DIFF_PENDING = "Working out what this write changed…"
 
 
 def record_text(rec: WriteRecord, backup_dir: str, undone: str | None = None, diff: str = "") -> str:
@@ -134,11 +144,14 @@ class HistoryDialog(QDialog):
     undo_requested = Signal(str)
 
     def __init__(self, records: list[WriteRecord], log_path: str, backup_root: str, parent=None,
-                 titles: dict[str, str] | None = None):
+                 titles: dict[str, str] | None = None, runner: TaskRunner | None = None):
         super().__init__(parent)
         self.setWindowTitle("Write history")
         self.resize(1000, 600)
         self._backup_root = backup_root
+        # the window's runner (its status bar shows the work, its Cancel stops it), else one of its own
+        self.runner = runner if runner is not None else TaskRunner(self)
+        self.diff_shown: str | None = None  # the write id whose diff the detail pane shows (None: still coming)
         self.model = HistoryModel(self)
         self.model.set_records(records, titles)
         self.table = QTableView()
@@ -183,11 +196,37 @@ class HistoryDialog(QDialog):
             self.undo_button.setToolTip("This write is itself an undo")
         else:
             self.undo_button.setToolTip("Put the files of this write back as they were before it")
+        self.diff_shown = None
         if rec is None:
+            self.runner.cancel(DIFF_CHANNEL)
             self.detail.setPlainText("")
             return
-        diff = write_diff(rec, self.model.records(), max_bytes=GUI_DIFF_BYTES)
-        self.detail.setPlainText(record_text(rec, f"{self._backup_root}/{rec.write_id}", undone, diff))
+        backup = f"{self._backup_root}/{rec.write_id}"
+        self.detail.setPlainText(record_text(rec, backup, undone) + f"\n\n{DIFF_PENDING}")
+        records = self.model.records()
+
+        def work(token, progress):
+            # in a child process: reading the backups and difflib hold no GIL of the window's
+            return session_jobs.run_job_steps(write_diff, rec, records, GUI_DIFF_BYTES, check=token.check)
+
+        self.runner.start(DIFF_CHANNEL, work, lambda diff: self._show_diff(rec, backup, undone, diff),
+                          label="Working out the write's diff…",
+                          on_error=lambda msg: self._show_diff(rec, backup, undone, None, msg))
+
+    def _show_diff(self, rec: WriteRecord, backup: str, undone: str | None, diff: str | None,
+                   error: str = "") -> None:
+        if self.model.record(self.table.currentIndex().row()) is not rec:
+            return  # another row is selected (its own diff is on its way)
+        text = record_text(rec, backup, undone, diff or "")
+        if diff is None:
+            text += safe_text(f"\n\nThe diff could not be worked out: {one_line(error, 300)}")
+        self.detail.setPlainText(text)
+        self.diff_shown = rec.write_id
+
+    def done(self, result: int) -> None:
+        """Closed (Close, Escape, Undo this write): a diff still being worked out is dropped."""
+        self.runner.cancel(DIFF_CHANNEL)
+        super().done(result)
 
     def _undo(self) -> None:
         rec = self.model.record(self.table.currentIndex().row())

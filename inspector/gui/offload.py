@@ -2,7 +2,7 @@
 
 A thread of the window that parses 10,000 sidecars holds the GIL most of the time, and every
 call Qt makes into Python (painting the list asks the model hundreds of times) then waits for
-it: the window stalls. :func:`load_catalogue_offloaded` runs :func:`inspector.report.load_catalogue`
+it: the window stalls. :func:`load_catalogue_offloaded` runs :func:`inspector.load.load_catalogue`
 as a job of :mod:`inspector.gui.session_jobs` (the window's one pool of spawned children) and hands
 back the catalogue still to be unpickled, in steps the window's own thread runs between paints.
 
@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from inspector.gcpause import gc_paused
 from inspector.gui import session_jobs
 from inspector.gui.session_jobs import Resume
-from inspector.report import gc_paused
 
 
 class CatalogueResult(NamedTuple):
@@ -49,7 +49,7 @@ def catalogue_job(home, now: float, sort: tuple[int, bool] | None = None,
     from inspector.gui.session_columns import sorted_rows
     from inspector.gui.session_data import first_needing_attention
     from inspector.home import check_readable
-    from inspector.report import load_catalogue
+    from inspector.load import load_catalogue
 
     check_readable(home)
     cat = load_catalogue(home, now=now)

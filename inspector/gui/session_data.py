@@ -37,9 +37,9 @@ from inspector.home import Home
 from inspector.plan import Plan
 from inspector.repair import registry
 from inspector.session_detail import RunInfo, SessionDetail, load_detail
+from inspector.store.files import MAX_FILE_BYTES, TooLargeToLoad, read_regular
 from inspector.store.journal import is_valid_journal_id, journal_path, list_runs
 from inspector.store.journal_raw import JournalIndex, RawJournal, index_journal
-from inspector.store.jsonfmt import MAX_FILE_BYTES, TooLargeToLoad, read_regular
 from inspector.store.scan import RACY_WINDOW_NS
 
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO named like a journal never blocks the open (POSIX)

@@ -45,7 +45,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, NamedTuple
 
 from inspector import portable
-from inspector.report import gc_paused
+from inspector.gcpause import gc_paused
 
 WORKERS = 2  # a session's data and its big journal's index are read at the same time
 SLOTS = 64  # cancel flags, reused round-robin

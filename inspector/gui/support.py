@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import (
@@ -92,6 +94,20 @@ class BundleSummaryDialog(QDialog):
         layout.addWidget(self.buttons)
 
 
+def choose_file(parent, title: str, file_filter: str, then: Callable[[Path], object],
+                save_as: str | None = None) -> Path | None:
+    """Ask for a file, starting in the user's home folder: to open (``save_as`` None) or to save as
+    ``save_as``; ``then(path)`` runs when one was chosen. Returns the path, None when cancelled."""
+    if save_as is None:
+        path, _ = QFileDialog.getOpenFileName(parent, title, str(Path.home()), file_filter)
+    else:
+        path, _ = QFileDialog.getSaveFileName(parent, title, str(Path.home() / save_as), file_filter)
+    if not path:
+        return None
+    then(Path(path))
+    return Path(path)
+
+
 def _gather(home: Home, session_ids: list[str]) -> BundleContents:
     with tempfile.TemporaryDirectory(prefix="hermes-inspector-extract-") as work:
         return collect(home, session_ids, workdir=Path(work))
@@ -109,6 +125,13 @@ class SupportActions(QObject):
 
     def _status(self, text: str, ms: int = 10000) -> None:
         self.window.statusBar().showMessage(one_line(text, 300), ms)
+
+    def _run(self, channel: str, call: Callable[[], Any], on_done: Callable[[Any], None], label: str,
+             failed: str, ms: int = 10000) -> None:
+        """``call()`` on the window's TaskRunner; a failure is said in the status bar as
+        "<failed>: <the error in words>" for ``ms``."""
+        self.window.runner.start(channel, lambda token, progress: call(), on_done, label=label,
+                                 on_error=lambda msg: self._status(f"{failed}: {msg}", ms))
 
     # ------------------------------------------------------------ save a bundle
 
@@ -133,9 +156,8 @@ class SupportActions(QObject):
         if not ids:
             self._status("Select the sessions to put in a support bundle")
             return
-        self.window.runner.start("bundle", lambda token, progress: _gather(home, ids), self._confirm_bundle,
-                                 label="Gathering the support bundle…",
-                                 on_error=lambda msg: self._status(f"No bundle: {msg}"))
+        self._run("bundle", lambda: _gather(home, ids), self._confirm_bundle, "Gathering the support bundle…",
+                  "No bundle")
 
     def _confirm_bundle(self, contents: BundleContents) -> None:
         dialog = BundleSummaryDialog(contents, self.window)
@@ -146,30 +168,23 @@ class SupportActions(QObject):
 
     def _choose_bundle_file(self, contents: BundleContents) -> None:
         name = f"hermes-support-{contents.sessions[0] if len(contents.sessions) == 1 else 'sessions'}.tar.gz"
-        path, _ = QFileDialog.getSaveFileName(self.window, "Save Support Bundle", str(Path.home() / name),
-                                              "Support bundles (*.tar.gz)")
-        if path:
-            self.write_bundle(contents, Path(path))
+        choose_file(self.window, "Save Support Bundle", "Support bundles (*.tar.gz)",
+                    lambda path: self.write_bundle(contents, path), save_as=name)
 
     def write_bundle(self, contents: BundleContents, path: Path) -> None:
-        self.window.runner.start(
-            "bundle", lambda token, progress: write_bundle(contents, path, overwrite=True),
-            lambda _=None: self._status(f"Saved the support bundle {path} ({len(contents.sessions)} session(s), "
-                                        "readable only by you)"),
-            label="Writing the support bundle…", on_error=lambda msg: self._status(f"No bundle: {msg}"))
+        self._run("bundle", lambda: write_bundle(contents, path, overwrite=True),
+                  lambda _=None: self._status(f"Saved the support bundle {path} ({len(contents.sessions)} session(s), "
+                                              "readable only by you)"),
+                  "Writing the support bundle…", "No bundle")
 
     # ------------------------------------------------------------ open a bundle
 
     def choose_bundle(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self.window, "Open Support Bundle", str(Path.home()),
-                                              "Support bundles (*.tar.gz *.tgz)")
-        if path:
-            self.open_bundle_file(Path(path))
+        choose_file(self.window, "Open Support Bundle", "Support bundles (*.tar.gz *.tgz)", self.open_bundle_file)
 
     def open_bundle_file(self, path: Path) -> None:
-        self.window.runner.start("bundle", lambda token, progress: open_bundle(path), self.show_bundle,
-                                 label="Opening the support bundle…",
-                                 on_error=lambda msg: self._status(f"Bundle not opened: {msg}", 20000))
+        self._run("bundle", lambda: open_bundle(path), self.show_bundle, "Opening the support bundle…",
+                  "Bundle not opened", 20000)
 
     def show_bundle(self, opened: OpenedBundle, select: str | None = None) -> None:
         """Show an unpacked bundle (the window takes it over and removes it when done)."""
@@ -212,23 +227,17 @@ class SupportActions(QObject):
 
     def choose_kit_file(self, plan: Plan, home: Home, clock: Clock) -> None:
         name = f"repair-kit-{plan.session_id or plan.action}.json"
-        path, _ = QFileDialog.getSaveFileName(self.window, "Save Repair Kit", str(Path.home() / name),
-                                              "Repair kits (*.json)")
-        if path:
-            self.save_kit(plan, home, clock, Path(path))
+        choose_file(self.window, "Save Repair Kit", "Repair kits (*.json)",
+                    lambda path: self.save_kit(plan, home, clock, path), save_as=name)
 
     def save_kit(self, plan: Plan, home: Home, clock: Clock, path: Path) -> None:
-        self.window.runner.start(
-            "kit", lambda token, progress: save_kit(make_kit(plan, home, clock), path, overwrite=True),
-            lambda _=None: self._status(f"Saved the repair kit {path}. The user applies it with File ▸ Apply "
-                                        f"Repair Kit… or: hermes-inspector apply-kit {path.name} --write"),
-            label="Saving the repair kit…", on_error=lambda msg: self._status(f"No kit saved: {msg}"))
+        self._run("kit", lambda: save_kit(make_kit(plan, home, clock), path, overwrite=True),
+                  lambda _=None: self._status(f"Saved the repair kit {path}. The user applies it with File ▸ Apply "
+                                              f"Repair Kit… or: hermes-inspector apply-kit {path.name} --write"),
+                  "Saving the repair kit…", "No kit saved")
 
     def choose_kit(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self.window, "Apply Repair Kit", str(Path.home()),
-                                              "Repair kits (*.json)")
-        if path:
-            self.apply_kit_file(Path(path))
+        choose_file(self.window, "Apply Repair Kit", "Repair kits (*.json)", self.apply_kit_file)
 
     def apply_kit_file(self, path: Path) -> None:
         home = self.window.home
@@ -236,12 +245,8 @@ class SupportActions(QObject):
             self._status("Open the Hermes home the kit is for (not a support bundle), then apply the kit")
             return
 
-        def work(token, progress):
-            plan, _problems = plan_kit(load_kit(path), home)
-            return plan
-
-        self.window.runner.start("kit", work, self.preview_kit, label="Checking the repair kit…",
-                                 on_error=lambda msg: self._status(f"Kit refused: {msg}", 20000))
+        self._run("kit", lambda: plan_kit(load_kit(path), home)[0], self.preview_kit, "Checking the repair kit…",
+                  "Kit refused", 20000)
 
     def preview_kit(self, plan: Plan) -> PreviewDialog:
         """The kit's plan on this home in the usual preview; Write takes the usual write path."""

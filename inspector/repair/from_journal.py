@@ -44,6 +44,7 @@ from inspector.repair.notes import Notes, journal_notes, output_warnings
 from inspector.repair.registry import INSPECTOR, SESSION, ActionSpec
 from inspector.repair.save import save_session
 from inspector.repair.session_source import load_session_for_repair
+from inspector.store.files import read_regular
 from inspector.store.journal import (
     RUN_JOURNAL_DIR,
     authoritative_terminal_event,
@@ -51,7 +52,6 @@ from inspector.store.journal import (
     list_runs,
     open_run_facts,
 )
-from inspector.store.jsonfmt import read_regular
 from inspector.store.sidecar import (
     LoadedSession,
     is_safe_session_id,

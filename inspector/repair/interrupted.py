@@ -42,8 +42,9 @@ from inspector.repair.pending_turn import (
 from inspector.repair.registry import CORE_TRANSCRIPT, HERMES, RUN_JOURNALS, SESSION, ActionSpec
 from inspector.repair.save import save_session, sidecar_names
 from inspector.repair.session_source import load_session_for_repair
+from inspector.store.files import RawFile, TooLargeToLoad
 from inspector.store.index import index_path
-from inspector.store.jsonfmt import RawFile, TooLargeToLoad, loads_bytes, loads_bytes_fast
+from inspector.store.jsonfmt import loads_bytes, loads_bytes_fast
 from inspector.store.sidecar import LoadedSession, is_safe_session_id
 
 NAME = "repair-interrupted"

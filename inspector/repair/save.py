@@ -12,15 +12,12 @@ Given a modified in-memory session, return what hermes' save would write:
 
 from __future__ import annotations
 
-import errno
 import json
 import os
-import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from inspector import portable
 from inspector.plan import FileChange
 from inspector.store.files import FileSnapshot
 from inspector.store.index import (
@@ -34,15 +31,7 @@ from inspector.store.index import (
     parse_index_json,
     rebuild_rows,
 )
-from inspector.store.jsonfmt import (
-    MAX_FILE_BYTES,
-    NotARegularFile,
-    TooLargeToLoad,
-    dumps_pretty,
-    dumps_pretty_fast,
-    loads_bytes_fast,
-    safe_parse_depth,
-)
+from inspector.store.jsonfmt import dumps_pretty, dumps_pretty_fast, loads_bytes_fast, safe_parse_depth
 from inspector.store.sidecar import (
     LoadedSession,
     SidecarError,
@@ -97,46 +86,6 @@ def persisted_ids(session_dir: Path) -> frozenset[str]:
     """hermes' ``_persisted_session_ids_snapshot``: the stems of the folder's sidecar names
     (``Path.stem``: ``a.b.json`` -> ``a.b``, ``.json`` -> ``.json``); empty when it cannot be listed."""
     return frozenset(n if n == ".json" else n[:-5] for n in sidecar_names(session_dir, sort=False))
-
-
-def read_uncached(snapshot: FileSnapshot, path: Path) -> bytes | None:
-    """A file's bytes (None when missing; other OSErrors propagate), not kept in ``snapshot``.
-
-    For the files an index rebuild only reads (every other sidecar, 270 MB at 10,000 sessions):
-    they are never written by the plan, so neither their bytes nor their hashes need keeping. A
-    file the plan already read through the snapshot is answered from it, so one plan never sees
-    two versions of a file.
-    """
-    known, data = snapshot.peek(path)
-    if known:
-        return data
-    try:
-        fd = os.open(path, os.O_RDONLY | portable.O_NONBLOCK | portable.O_BINARY | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
-        return None
-    try:  # read_regular() without its buffered file object: fstat, then read to the end
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise NotARegularFile(errno.EINVAL, "not a regular file", str(path))
-        if st.st_size > MAX_FILE_BYTES:
-            raise TooLargeToLoad(path, st.st_size, MAX_FILE_BYTES)
-        chunks, got = [], 0
-        want = st.st_size + 1
-        while True:
-            chunk = os.read(fd, max(want, 65536))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            got += len(chunk)
-            want -= len(chunk)
-            if got > MAX_FILE_BYTES:  # it grew past the limit while being read
-                raise TooLargeToLoad(path, got, MAX_FILE_BYTES)
-        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
-    except TooLargeToLoad as exc:
-        snapshot.too_large.append(exc)
-        raise
-    finally:
-        os.close(fd)
 
 
 def parse_sidecar_exact(data: bytes, depth_limit: int | None = None) -> dict:
@@ -212,7 +161,7 @@ def rebuild_index_from_sidecars(
         data = data_for(path)
         if data is None:
             try:
-                data = read_uncached(ctx.snapshot, path)
+                data = ctx.snapshot.read_transient(path)
             except OSError as exc:  # a folder named *.json or an unreadable file: hermes skips it too
                 skipped.append(f"{path.name} cannot be read ({exc.strerror or exc}): left out of the index, "
                                "as hermes does")

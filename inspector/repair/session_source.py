@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from inspector.repair.context import RepairContext
-from inspector.store.jsonfmt import RawFile
+from inspector.store.files import RawFile
 from inspector.store.sidecar import LoadedSession, SidecarError, is_safe_session_id, read_sidecar
 
 

@@ -1,19 +1,150 @@
-"""A read-once view of the files a plan is built from.
+"""Reading the files the inspector did not write: the one place that opens them.
 
-Every file a repair looks at is read through one :class:`FileSnapshot`, which keeps the
-exact bytes and their fingerprint. The plan's ``before`` bytes are therefore the bytes the
-decision was made on, and apply can refuse if the disk moved on since.
+* :func:`read_regular` - a regular file's bytes and stat, with its size bounded (non-blocking
+  open, fstat before reading: a FIFO, a device or a folder is refused, a file over the limit is
+  not read);
+* :func:`read_raw` - the same as a :class:`RawFile` (bytes + :class:`Fingerprint`), None when
+  the file is missing;
+* :class:`FileSnapshot` - a read-once view of the files a plan is built from. Every file a
+  repair looks at is read through one snapshot, which keeps the exact bytes and their
+  fingerprint: the plan's ``before`` bytes are therefore the bytes the decision was made on,
+  and apply can refuse if the disk moved on since. :meth:`FileSnapshot.read_transient` is the
+  variant for the files a plan only reads (every other sidecar of an index rebuild): not kept.
 
 A file over the reader's size limit is not loaded (``TooLargeToLoad``, an OSError the planners
 report like any unreadable file); the snapshot remembers it in :attr:`FileSnapshot.too_large`,
 so a plan built without it can be refused: what hermes would make of that file is unknown.
+
+The byte format of what is read (hermes' JSON) is :mod:`inspector.store.jsonfmt`'s.
 """
 
 from __future__ import annotations
 
+import errno
+import hashlib
+import os
+import stat
+from dataclasses import dataclass
 from pathlib import Path
 
-from inspector.store.jsonfmt import RawFile, TooLargeToLoad, read_raw
+from inspector import portable
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """Identity of a file's content at read time: what apply re-checks before writing."""
+
+    size: int
+    mtime_ns: int
+    sha256: str
+
+    @classmethod
+    def of_bytes(cls, data: bytes, st: os.stat_result | None = None) -> Fingerprint:
+        return cls(
+            size=len(data),
+            mtime_ns=st.st_mtime_ns if st is not None else 0,
+            sha256=hashlib.sha256(data).hexdigest(),
+        )
+
+    def to_json(self) -> dict:
+        return {"size": self.size, "mtime_ns": self.mtime_ns, "sha256": self.sha256}
+
+
+@dataclass(frozen=True)
+class RawFile:
+    """A file as read from disk: its path, its exact bytes and its fingerprint."""
+
+    path: Path
+    data: bytes
+    fingerprint: Fingerprint
+
+
+class NotARegularFile(OSError):
+    """A FIFO, device or folder where a data file was expected: never read from it."""
+
+
+# The largest file read whole. hermes' sidecars, backups, indexes and tombstones are a few MB
+# even for long chats; a bigger one (a 2 GB sparse file, a link to a huge log) would cost
+# several times its size in memory to read and parse, so it is refused, and named, instead.
+MAX_FILE_BYTES = 128 << 20
+SMALL_FILE_BYTES = 64 << 10  # webui.ctl.env, webui.pid and the like: a few lines
+
+
+def _size_text(n: int) -> str:
+    return f"{n / (1 << 30):.1f} GB" if n >= 1 << 30 else f"{n / (1 << 20):.1f} MB" if n >= 1 << 20 else f"{n} bytes"
+
+
+class TooLargeToLoad(OSError):
+    """A file larger than the reader's limit: not loaded (``strerror`` says so in words)."""
+
+    def __init__(self, path: Path | str, size: int, limit: int) -> None:
+        super().__init__(errno.EFBIG, f"too large to load safely ({_size_text(size)}; the limit is "
+                                      f"{_size_text(limit)})", str(path))
+        self.size = size
+        self.limit = limit
+
+
+_OPEN_FLAGS = os.O_RDONLY | portable.O_NONBLOCK | portable.O_BINARY | getattr(os, "O_CLOEXEC", 0)
+_CHUNK = 65536
+
+
+def read_regular(path: Path, max_bytes: int | None = MAX_FILE_BYTES, *,
+                 follow_links: bool = True) -> tuple[bytes, os.stat_result]:
+    """Bytes and stat of a regular file of at most ``max_bytes``. FileNotFoundError when absent.
+
+    The one way the inspector reads a file it did not write. Opened non-blocking and checked
+    with fstat before reading, so a FIFO named like a sidecar cannot block the scan, a link to
+    ``/dev/zero`` is refused (NotARegularFile) and a file over the limit is not read
+    (TooLargeToLoad, decided on the same fstat: no extra system call). The read asks for the
+    size fstat gave plus one byte, then reads on to the end, so a file that grows is read whole
+    but never past ``max_bytes + 1`` bytes (TooLargeToLoad then); ``max_bytes=None`` lifts the
+    limit (files the inspector wrote itself). Plain ``os.read`` calls, no buffered file object:
+    at 10,000 sidecars per index rebuild its set-up cost shows. ``follow_links=False`` refuses a
+    symbolic link as the last component (OSError ELOOP where the system has O_NOFOLLOW).
+    """
+    fd = os.open(path, _OPEN_FLAGS if follow_links else _OPEN_FLAGS | portable.O_NOFOLLOW)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotARegularFile(errno.EINVAL, "not a regular file", str(path))
+        if max_bytes is not None and st.st_size > max_bytes:
+            raise TooLargeToLoad(path, st.st_size, max_bytes)
+        chunks: list[bytes] = []
+        got = 0
+        want = st.st_size + 1
+        while True:
+            ask = max(want, _CHUNK)
+            if max_bytes is not None:
+                ask = min(ask, max_bytes + 1 - got)
+            chunk = os.read(fd, ask)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+            want -= len(chunk)
+            if max_bytes is not None and got > max_bytes:  # it grew past the limit while being read
+                raise TooLargeToLoad(path, got, max_bytes)
+    finally:
+        os.close(fd)
+    data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    return data, st
+
+
+def read_raw(path: Path, max_bytes: int | None = MAX_FILE_BYTES) -> RawFile | None:
+    """Read a regular file's bytes, or None when it does not exist.
+
+    Other OS errors (permission denied, a directory in the way, a FIFO, a name too long)
+    propagate so the caller can report them as findings.
+    """
+    try:
+        data, st = read_regular(path, max_bytes)
+    except FileNotFoundError:
+        return None
+    return RawFile(path=path, data=data, fingerprint=Fingerprint.of_bytes(data, st))
 
 
 class FileSnapshot:
@@ -33,6 +164,26 @@ class FileSnapshot:
                 self.too_large.append(exc)
                 raise
         return self._cache[path]
+
+    def read_transient(self, path: Path) -> bytes | None:
+        """A file's bytes (None when missing; other OSErrors propagate), not kept here.
+
+        For the files a plan only reads and never writes (an index rebuild reads every other
+        sidecar, 270 MB at 10,000 sessions): neither their bytes nor their hashes need keeping,
+        and they are not listed in :attr:`asked`. A file this snapshot already read is answered
+        from it, so one plan never sees two versions of a file; a file over the size limit is
+        recorded in :attr:`too_large` like any other read.
+        """
+        known, data = self.peek(path)
+        if known:
+            return data
+        try:
+            return read_regular(path)[0]
+        except FileNotFoundError:
+            return None
+        except TooLargeToLoad as exc:
+            self.too_large.append(exc)
+            raise
 
     def data(self, path: Path) -> bytes | None:
         raw = self.read(path)

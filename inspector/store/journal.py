@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from inspector import portable
-from inspector.store.jsonfmt import NotARegularFile, fast_loads, orjson_safe, read_regular
+from inspector.store.files import NotARegularFile, read_regular
+from inspector.store.jsonfmt import fast_loads, orjson_safe
 
 RUN_JOURNAL_DIR = "_run_journal"
 TERMINAL_EVENTS = frozenset({"done", "cancel", "apperror", "error", "stream_end"})

@@ -30,6 +30,7 @@ from operator import add, itemgetter
 from pathlib import Path
 from typing import Any
 
+from inspector.store.files import TooLargeToLoad, read_regular
 from inspector.store.journal import (
     JournalUnreadable,
     ParsedJournal,
@@ -39,7 +40,7 @@ from inspector.store.journal import (
     run_summary,
     stream_summary,
 )
-from inspector.store.jsonfmt import TooLargeToLoad, has_long_digit_run, read_regular
+from inspector.store.jsonfmt import has_long_digit_run
 
 try:  # orjson only speeds up parsing; a line it rejects or might read differently goes to the stdlib
     from orjson import loads as _orjson_loads

@@ -5,22 +5,17 @@ hermes writes sidecars, `.bak` files, `_index.json` and tombstones with
 newline, and run-journal lines compactly. Python's own ``json`` module *is* that
 serializer, so using it with the same arguments is what makes the bytes identical
 (float repr, key order, raw non-ASCII, ``NaN``).
+
+Only the byte format lives here (parsing, the writers); reading files, their size bounds and
+fingerprints are :mod:`inspector.store.files`'.
 """
 
 from __future__ import annotations
 
-import errno
-import hashlib
 import json
-import os
-import stat
 import sys
-from dataclasses import dataclass
 from itertools import compress
-from pathlib import Path
 from typing import Any
-
-from inspector import portable
 
 
 def dumps_pretty(obj: Any) -> bytes:
@@ -89,113 +84,6 @@ def loads_or_none(data: bytes | None) -> Any:
         return fast_loads(data)
     except (UnicodeDecodeError, ValueError, RecursionError):
         return None
-
-
-@dataclass(frozen=True)
-class Fingerprint:
-    """Identity of a file's content at read time: what apply re-checks before writing."""
-
-    size: int
-    mtime_ns: int
-    sha256: str
-
-    @classmethod
-    def of_bytes(cls, data: bytes, st: os.stat_result | None = None) -> Fingerprint:
-        return cls(
-            size=len(data),
-            mtime_ns=st.st_mtime_ns if st is not None else 0,
-            sha256=hashlib.sha256(data).hexdigest(),
-        )
-
-    def to_json(self) -> dict:
-        return {"size": self.size, "mtime_ns": self.mtime_ns, "sha256": self.sha256}
-
-
-@dataclass(frozen=True)
-class RawFile:
-    """A file as read from disk: its path, its exact bytes and its fingerprint."""
-
-    path: Path
-    data: bytes
-    fingerprint: Fingerprint
-
-
-class NotARegularFile(OSError):
-    """A FIFO, device or folder where a data file was expected: never read from it."""
-
-
-# The largest file read whole. hermes' sidecars, backups, indexes and tombstones are a few MB
-# even for long chats; a bigger one (a 2 GB sparse file, a link to a huge log) would cost
-# several times its size in memory to read and parse, so it is refused, and named, instead.
-MAX_FILE_BYTES = 128 << 20
-SMALL_FILE_BYTES = 64 << 10  # webui.ctl.env, webui.pid and the like: a few lines
-
-
-def _size_text(n: int) -> str:
-    return f"{n / (1 << 30):.1f} GB" if n >= 1 << 30 else f"{n / (1 << 20):.1f} MB" if n >= 1 << 20 else f"{n} bytes"
-
-
-class TooLargeToLoad(OSError):
-    """A file larger than the reader's limit: not loaded (``strerror`` says so in words)."""
-
-    def __init__(self, path: Path | str, size: int, limit: int) -> None:
-        super().__init__(errno.EFBIG, f"too large to load safely ({_size_text(size)}; the limit is "
-                                      f"{_size_text(limit)})", str(path))
-        self.size = size
-        self.limit = limit
-
-
-def read_regular(path: Path, max_bytes: int | None = MAX_FILE_BYTES, *,
-                 follow_links: bool = True) -> tuple[bytes, os.stat_result]:
-    """Bytes and stat of a regular file of at most ``max_bytes``. FileNotFoundError when absent.
-
-    The one way the inspector reads a file it did not write. Opened non-blocking and checked
-    with fstat before reading, so a FIFO named like a sidecar cannot block the scan, a link to
-    ``/dev/zero`` is refused (NotARegularFile) and a file over the limit is not read
-    (TooLargeToLoad, decided on the same fstat: no extra system call). The read itself stops
-    after ``max_bytes + 1`` bytes, so a file that grows (or lies about its size) cannot make it
-    longer. ``max_bytes=None`` lifts the limit (files the inspector wrote itself).
-    ``follow_links=False`` refuses a symbolic link as the last component (OSError ELOOP where
-    the system has O_NOFOLLOW).
-    """
-    flags = os.O_RDONLY | portable.O_NONBLOCK | portable.O_BINARY | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(path, flags if follow_links else flags | portable.O_NOFOLLOW)
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise NotARegularFile(errno.EINVAL, "not a regular file", str(path))
-        if max_bytes is not None and st.st_size > max_bytes:
-            raise TooLargeToLoad(path, st.st_size, max_bytes)
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            if max_bytes is None:
-                data = fh.read()
-            else:  # read(n) allocates n bytes first: ask for the size fstat gave, more only if it grew
-                want = st.st_size + 1
-                data = fh.read(want)
-                if len(data) == want:
-                    data += fh.read(max_bytes + 1 - len(data))
-        if max_bytes is not None and len(data) > max_bytes:
-            raise TooLargeToLoad(path, len(data), max_bytes)
-    finally:
-        os.close(fd)
-    return data, st
-
-
-def read_raw(path: Path, max_bytes: int | None = MAX_FILE_BYTES) -> RawFile | None:
-    """Read a regular file's bytes, or None when it does not exist.
-
-    Other OS errors (permission denied, a directory in the way, a FIFO, a name too long)
-    propagate so the caller can report them as findings.
-    """
-    try:
-        data, st = read_regular(path, max_bytes)
-    except FileNotFoundError:
-        return None
-    return RawFile(path=path, data=data, fingerprint=Fingerprint.of_bytes(data, st))
-
-
-def sha256_hex(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 # ---------------------------------------------------------------- fast exact indent=2 writer

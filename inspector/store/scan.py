@@ -31,7 +31,8 @@ from typing import Any
 from inspector import portable
 from inspector.forked import Forked, ForkedError
 from inspector.statedir import cache_folder
-from inspector.store.jsonfmt import NotARegularFile, fast_loads, has_long_digit_run, read_regular
+from inspector.store.files import NotARegularFile, read_regular
+from inspector.store.jsonfmt import fast_loads, has_long_digit_run
 from inspector.store.sidecar import pending_retry_marker
 from inspector.store.turn_journal import TURN_JOURNAL_DIR, TurnJournalError, shard_audit_facts
 

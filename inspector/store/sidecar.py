@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from inspector.store.jsonfmt import RawFile, dumps_pretty, loads_bytes, loads_or_none
+from inspector.store.files import RawFile
+from inspector.store.jsonfmt import dumps_pretty, loads_bytes, loads_or_none
 
 SAFE_SESSION_ID = re.compile(r"[A-Za-z0-9_-]+")
 

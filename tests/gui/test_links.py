@@ -14,8 +14,8 @@ from inspector.gui.session_data import (
     plan_session_actions,
     plan_tooltip,
 )
+from inspector.load import load_catalogue
 from inspector.plan import Plan
-from inspector.report import load_catalogue
 from tests.conftest import FIXTURES
 
 RUN = "7c8b4108d52b4aba9af362d3a54f47ac"

@@ -19,8 +19,8 @@ from inspector.gui.session_model import (
     Column,
     SessionTableModel,
 )
+from inspector.load import load_catalogue
 from inspector.plan import WriteRecord
-from inspector.report import load_catalogue
 from inspector.store.journal_raw import RawJournal
 
 
@@ -240,7 +240,7 @@ def test_sorting_keeps_persistent_indexes_on_their_rows_and_survives_updates(qtm
 
 
 def test_prepared_rows_sort_exactly_as_the_model_sorts(demo_home):
-    from inspector.report import load_catalogue
+    from inspector.load import load_catalogue
 
     rows = list(load_catalogue(demo_home, now=time.time()).rows.values())
     for column in range(len(Column.HEADERS)):
@@ -264,8 +264,8 @@ def test_prepared_rows_sort_exactly_as_the_model_sorts(demo_home):
 
 
 def test_quick_rows_show_as_checking_until_the_catalogue_replaces_them(qtmodeltester, demo_home):
+    from inspector.load import load_catalogue
     from inspector.quickscan import quick_rows
-    from inspector.report import load_catalogue
 
     model = SessionTableModel()
     model.sort(Column.LAST_ACTIVITY, Qt.SortOrder.DescendingOrder)

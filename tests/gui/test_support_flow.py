@@ -130,6 +130,7 @@ def test_history_lists_the_write_and_can_undo_it(qtbot, window, demo, demo_home)
     # issue 16: the session's title and home, the diff the write made, no command-line advice
     assert dialog.model.index(0, 2).data() == window.model.row_for(sid).title
     assert dialog.model.index(0, 5).data() == str(demo.home)
+    qtbot.waitUntil(lambda: dialog.diff_shown == write_id, timeout=10_000)  # worked out in a child
     assert "What this write changed:" in dialog.detail.toPlainText()
     assert "hermes-inspector" not in dialog.detail.toPlainText()
     qtbot.mouseClick(dialog.undo_button, Qt.MouseButton.LeftButton)

@@ -352,7 +352,7 @@ def test_first_rows_show_before_the_health_check_ends_and_keep_the_selection(qtb
                                                                               monkeypatch):
     import threading
 
-    from inspector.gui import main_window
+    from inspector.gui import load_controller
     from inspector.gui.offload import load_catalogue_offloaded
 
     gate = threading.Event()
@@ -361,7 +361,7 @@ def test_first_rows_show_before_the_health_check_ends_and_keep_the_selection(qtb
         assert gate.wait(30)
         return load_catalogue_offloaded(home, now, check, order)
 
-    monkeypatch.setattr(main_window, "load_catalogue_offloaded", slow)
+    monkeypatch.setattr(load_controller, "load_catalogue_offloaded", slow)
     window.open_home(demo_home, remember=False)
     qtbot.waitUntil(lambda: window.model.rowCount() > 0, timeout=10_000)
     assert window.catalogue is None and window.model.checking
@@ -377,12 +377,12 @@ def test_first_rows_show_before_the_health_check_ends_and_keep_the_selection(qtb
 
 
 def test_a_failing_health_check_is_reported_not_hung(qtbot, window, demo_home, monkeypatch):
-    from inspector.gui import main_window
+    from inspector.gui import load_controller
 
     def broken(home, now, check, order=None):
         raise RuntimeError("the scan broke")
 
-    monkeypatch.setattr(main_window, "load_catalogue_offloaded", broken)
+    monkeypatch.setattr(load_controller, "load_catalogue_offloaded", broken)
     window.open_home(demo_home, remember=False)
     qtbot.waitUntil(lambda: window.is_settled(), timeout=10_000)
     assert "the scan broke" in window.home_label.text()

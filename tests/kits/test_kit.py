@@ -11,7 +11,7 @@ import pytest
 
 from inspector.cli import close_bundles, main
 from inspector.kit import KitError, canonical, load_kit, parse_kit
-from inspector.store.jsonfmt import sha256_hex
+from inspector.store.files import sha256_hex
 from tests.conftest import GOLDEN, copy_tree, files_of, run_main
 
 CASE = GOLDEN / "01-promote-tokens-tool"

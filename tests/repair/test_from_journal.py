@@ -22,9 +22,9 @@ import json
 import shutil
 from pathlib import Path
 
+from inspector.load import full_audit, load_catalogue
 from inspector.repair import from_journal
 from inspector.repair.marker import NEUTRAL_WORDING, RECOVERED_WORDING
-from inspector.report import full_audit, load_catalogue
 from inspector.session_detail import load_detail
 from tests.conftest import FIXTURES, GOLDEN, copy_tree
 from tests.recovery_helpers import apply, make_ctx

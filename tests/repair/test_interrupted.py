@@ -21,7 +21,7 @@ from inspector.home import locate_home
 from inspector.plan import Clock, WriteLog, apply_plan
 from inspector.repair import interrupted
 from inspector.repair.context import RepairContext
-from inspector.store.jsonfmt import read_raw
+from inspector.store.files import read_raw
 from inspector.store.sidecar import dump_session, load_session, read_sidecar
 
 SID = "stale_sid"

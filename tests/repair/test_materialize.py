@@ -13,7 +13,7 @@ from inspector.plan import _temp_name
 from inspector.repair import materialize
 from inspector.repair.materialize import state_db_row_to_sidecar
 from inspector.store import statedb
-from inspector.store.jsonfmt import read_raw
+from inspector.store.files import read_raw
 from inspector.store.sidecar import read_sidecar
 from tests.conftest import FIXTURES, copy_tree
 from tests.recovery_helpers import (

@@ -22,7 +22,7 @@ from inspector.plan import Clock, WriteLog, apply_plan
 from inspector.repair import promote
 from inspector.repair.context import RepairContext
 from inspector.repair.marker import LEGACY_NO_OUTPUT_WORDING, NEUTRAL_WORDING, RECOVERED_WORDING
-from inspector.store.jsonfmt import read_raw
+from inspector.store.files import read_raw
 from inspector.store.sidecar import dump_session, load_session, read_sidecar
 
 SID = "retry_sid"

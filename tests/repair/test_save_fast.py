@@ -26,9 +26,9 @@ from inspector.repair.save import (
     save_session,
     sidecar_names,
 )
-from inspector.store.files import FileSnapshot
+from inspector.store.files import FileSnapshot, Fingerprint, RawFile
 from inspector.store.index import compact
-from inspector.store.jsonfmt import Fingerprint, RawFile, dumps_pretty, loads_bytes
+from inspector.store.jsonfmt import dumps_pretty, loads_bytes
 from inspector.store.sidecar import (
     LoadedSession,
     SidecarError,

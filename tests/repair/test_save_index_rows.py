@@ -17,8 +17,7 @@ import pytest
 
 from inspector.repair import interrupted
 from inspector.repair.save import SaveContext, save_session
-from inspector.store.files import FileSnapshot
-from inspector.store.jsonfmt import read_raw
+from inspector.store.files import FileSnapshot, read_raw
 from inspector.store.sidecar import read_sidecar
 from tests.recovery_helpers import apply, home_dirs, make_ctx
 

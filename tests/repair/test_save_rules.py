@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 
 from inspector.repair.save import SaveContext, save_session
-from inspector.store.files import FileSnapshot
-from inspector.store.jsonfmt import read_raw
+from inspector.store.files import FileSnapshot, read_raw
 from inspector.store.sidecar import LoadedSession, read_sidecar
 from tests.recovery_helpers import home_dirs
 

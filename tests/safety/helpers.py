@@ -27,6 +27,7 @@ from inspector import cli
 from inspector.actions import make_context, plan_action
 from inspector.demo import DemoHome, build_demo_home
 from inspector.home import Home, locate_home
+from inspector.load import full_audit, load_catalogue
 from inspector.plan import Clock, Plan, WriteLog, apply_plan, render_diff, undo_write
 from inspector.repair import home_wide, registry
 from inspector.report import (
@@ -35,9 +36,7 @@ from inspector.report import (
     format_detail,
     format_journal,
     format_list,
-    full_audit,
     journal_to_json,
-    load_catalogue,
 )
 from inspector.session_detail import load_detail
 from inspector.store.journal import RUN_JOURNAL_DIR

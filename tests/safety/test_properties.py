@@ -34,8 +34,8 @@ from hypothesis import strategies as st
 from inspector.catalogue import summarize_sidecar
 from inspector.plan import WriteLog
 from inspector.store import statedb
+from inspector.store.files import RawFile
 from inspector.store.index import compact
-from inspector.store.jsonfmt import RawFile
 from inspector.store.sidecar import (
     META_KEYS,
     SidecarError,

@@ -24,7 +24,7 @@ import pytest
 
 from inspector.actions import make_context, plan_action
 from inspector.plan import ApplyError, FileChange, Plan, WriteLog, apply_plan, undo_write
-from inspector.store.jsonfmt import Fingerprint
+from inspector.store.files import Fingerprint
 from inspector.textsafe import safe_text
 from tests.safety.helpers import (
     CLOCK,

@@ -39,7 +39,7 @@ import inspector.plan as planmod
 from inspector import portable
 from inspector.actions import make_context, plan_action
 from inspector.plan import ApplyError, FileChange, Plan, WriteLog, apply_plan, undo_write
-from inspector.store.jsonfmt import Fingerprint
+from inspector.store.files import Fingerprint
 from tests.safety.helpers import CLOCK, demo, run_cli, tree_diff, tree_state
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -322,7 +322,7 @@ from pathlib import Path
 sys.path.insert(0, sys.argv[1])
 import inspector.plan as planmod
 from inspector.plan import FileChange, Plan, WriteLog, apply_plan
-from inspector.store.jsonfmt import Fingerprint
+from inspector.store.files import Fingerprint
 target, state, inside, release = map(Path, sys.argv[2:6])
 real = planmod._fsync_dir
 def slow_fsync_dir(path):  # the write is in the middle of its work: files swapped, log not done

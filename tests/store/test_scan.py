@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from inspector.home import locate_home
-from inspector.report import full_audit, load_catalogue
+from inspector.load import full_audit, load_catalogue
 from inspector.store import scan as scan_mod
 from inspector.store.scan import FactCache, SessionDirScan, cache_dir
 

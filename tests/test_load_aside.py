@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from inspector import report
+from inspector import load
 from inspector.home import locate_home
 from inspector.store import scan as scan_mod
 
@@ -35,13 +35,13 @@ def test_audit_aside_equals_audit_here(tmp_path, monkeypatch, bad_turn_journal):
     home = _home(tmp_path, bad_turn_journal)
     now = time.time()
     monkeypatch.setenv("HERMES_INSPECTOR_NO_CACHE", "1")
-    here = report.full_audit(home, now=now)
-    monkeypatch.setattr(report, "AUDIT_ASIDE_MIN_FILES", 0)
-    monkeypatch.setattr(report, "can_fork", lambda: True)  # the test process has PySide6 loaded
+    here = load.full_audit(home, now=now)
+    monkeypatch.setattr(load, "AUDIT_ASIDE_MIN_FILES", 0)
+    monkeypatch.setattr(load, "can_fork", lambda: True)  # the test process has PySide6 loaded
     started = []
-    real = report._start_audit_aside
-    monkeypatch.setattr(report, "_start_audit_aside", lambda *a: started.append(1) or real(*a))
-    aside = report.full_audit(home, now=now)
+    real = load._start_audit_aside
+    monkeypatch.setattr(load, "_start_audit_aside", lambda *a: started.append(1) or real(*a))
+    aside = load.full_audit(home, now=now)
     assert started and aside == here
     assert (here["status"] == "hermes_audit_failed") == bad_turn_journal
 
@@ -49,8 +49,8 @@ def test_audit_aside_equals_audit_here(tmp_path, monkeypatch, bad_turn_journal):
 def test_turn_journal_facts_of_the_copy_reach_the_cache(tmp_path, monkeypatch):
     home = _home(tmp_path, False)
     monkeypatch.setattr(scan_mod, "RACY_WINDOW_NS", 0)
-    monkeypatch.setattr(report, "AUDIT_ASIDE_MIN_FILES", 0)
-    monkeypatch.setattr(report, "can_fork", lambda: True)
-    report.full_audit(home, now=time.time())
+    monkeypatch.setattr(load, "AUDIT_ASIDE_MIN_FILES", 0)
+    monkeypatch.setattr(load, "can_fork", lambda: True)
+    load.full_audit(home, now=time.time())
     (cache_file,) = scan_mod.cache_dir().glob("scan-*.json")
     assert list(json.loads(cache_file.read_text())["turn"]) == ["_turn_journal/s2~1.jsonl"]

@@ -1,0 +1,444 @@
+"""Loading a home: the catalogue with every finding, and the full audit.
+
+:func:`load_catalogue` (the list, the window's catalogue job) and :func:`full_audit` (``audit``)
+scan the sessions folder once (:class:`~inspector.store.scan.SessionDirScan`, facts cached), build
+the catalogue (:func:`~inspector.catalogue.build_catalogue`, every state.db read in a second
+thread) while hermes' own audit runs in a forked copy, and add the findings only a journal shows.
+Their output for people and programs is :mod:`inspector.report`'s.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from inspector.catalogue import Catalogue, SessionRow, add_hermes_audit, build_catalogue, newest_first
+from inspector.findings import Finding
+from inspector.forked import Forked, ForkedError
+from inspector.gcpause import gc_paused
+from inspector.home import Home
+from inspector.repair.audit import HermesAuditError, audit_session_recovery
+from inspector.store import statedb
+from inspector.store.files import TooLargeToLoad, read_regular
+from inspector.store.journal import (
+    RUN_JOURNAL_DIR,
+    JournalTooLarge,
+    JournalUnreadable,
+    dropped_lines,
+    is_valid_journal_id,
+    open_run_facts,
+    stream_summary,
+)
+from inspector.store.scan import (
+    JOURNAL,
+    OPEN_RUN,
+    STATE_DB,
+    TURN,
+    FactCache,
+    SessionDirScan,
+    cached_file_facts,
+    can_fork,
+)
+from inspector.store.sidecar import retry_still_pending
+from inspector.store.turn_journal import turn_journal_session_ids
+
+
+def _scan(home: Home) -> SessionDirScan:
+    return SessionDirScan(home.session_dir, FactCache.for_session_dir(home.session_dir))
+
+
+def _save(scan: SessionDirScan, background: bool = False) -> None:
+    if scan.cache is not None:
+        scan.cache.save(background=background)
+
+
+def hermes_audit(home: Home, scan: SessionDirScan | None = None) -> tuple[dict | None, HermesAuditError | None]:
+    """hermes' ``audit_session_recovery`` of the sessions dir and the default profile's state.db.
+
+    Where hermes' own audit would raise (e.g. a turn-journal name it rejects), the error is
+    returned instead, carrying the audit of everything else in ``partial_report``.
+    """
+    try:
+        return audit_session_recovery(home.session_dir, home.state_db(), scan=scan), None
+    except HermesAuditError as exc:
+        return None, exc
+    except OSError as exc:  # e.g. a file name hermes' own Path.exists() cannot stat
+        return None, HermesAuditError(f"hermes' audit fails on {exc.filename or 'a file'}: {exc.strerror or exc}",
+                                      partial_report=None, errors=[str(exc)])
+
+
+class _StateDbPrefetch:
+    """Every profile's :func:`statedb.list_sessions`, read in a second thread from the start of a
+    scan (SQLite lets go of the GIL while a query runs), handed out as the catalogue asks."""
+
+    def __init__(self, home: Home, cache: FactCache | None = None) -> None:
+        self._results: dict[Path, tuple[list[dict] | None, BaseException | None]] = {}
+        self._dbs = [home.state_db(p) for p in home.profile_names()]
+        self._cache = cache
+        self._thread = threading.Thread(target=self._run, name="catalogue-state-db", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        for db in self._dbs:
+            try:
+                if db.exists():
+                    self._results[db] = (self._read(db), None)
+            except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+                self._results[db] = (None, exc)
+
+    def _read(self, db: Path) -> list[dict]:
+        """The records, from the fact cache while the database and its WAL and rollback journal
+        are the files they were (same device, inode, size, mtime and ctime: every commit changes
+        one of them), else read (read-only, as always) and kept for next time."""
+        if self._cache is None:
+            return _slim_records(statedb.list_sessions(db))
+        started = time.time_ns()
+        stats = [_stat_or_none(Path(f"{db}{suffix}")) for suffix in ("", "-wal", "-journal")]
+        if stats[0] is not None:
+            facts = self._cache.get_for(STATE_DB, str(db), stats)
+            if facts is not None and isinstance(facts.get("records"), list):
+                return facts["records"]
+        records = _slim_records(statedb.list_sessions(db))
+        if stats[0] is not None and _plain_records(records):
+            self._cache.put_for(STATE_DB, str(db), stats, {"records": records}, started)
+        return records
+
+    def __call__(self, db: Path) -> list[dict]:
+        self._thread.join()
+        got = self._results.get(db)
+        if got is None:
+            return _slim_records(statedb.list_sessions(db))
+        records, error = got
+        if error is not None:
+            raise error
+        return records
+
+
+# What the catalogue and the list read from a state.db record (SessionRow): the rest of
+# list_sessions' keys would only be cached, pickled to the window and kept, 11,500 times.
+CATALOGUE_RECORD_KEYS = ("id", "source", "title", "messages", "last_activity")
+
+
+def _slim_records(records: list[dict]) -> list[dict]:
+    return [{k: rec.get(k) for k in CATALOGUE_RECORD_KEYS} for rec in records]
+
+
+AUDIT_ASIDE_MIN_FILES = 512  # smaller sessions folders: hermes' audit runs here, after the catalogue
+
+
+def _stat_or_none(path: Path) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except (OSError, ValueError):
+        return None
+
+
+def _plain_records(records: list[dict]) -> bool:
+    """Whether the records survive a JSON round trip unchanged (no blobs, no odd text)."""
+    for rec in records:
+        for value in rec.values():
+            if value is None or value.__class__ in (int, float):
+                continue
+            if value.__class__ is not str:
+                return False
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                return False
+    return True
+
+
+def _catalogue(home: Home, scan: SessionDirScan, now: float, with_hermes_audit: bool,
+               while_waiting: Callable[[], Any] | None = None):
+    """(catalogue, hermes' audit, its error, ``while_waiting()``): the catalogue built here while
+    hermes' audit runs in a forked copy, and ``while_waiting`` run here before its result is
+    awaited."""
+    # hermes' audit reads the facts of a few files only (the sidecars with a .bak, those with a
+    # turn journal), so its copy is forked first, before any thread starts: it works while this
+    # process reads every sidecar's facts (in two processes when the cache knows few of them;
+    # the user texts only of sessions with a turn journal) and builds the catalogue.
+    # The same copy then reads every run journal once (the journal findings of the audit command,
+    # and for the list which journals hold output no terminal record ended), so that work, a
+    # quarter of a first open, runs beside the sidecars too.
+    pending = _start_audit_aside(home, scan, with_hermes_audit, while_waiting is not None)
+    texts_for = {f"{sid}.json" for sid in turn_journal_session_ids(home.session_dir, scan)}
+    scan.prefetch(scan.live_names() + scan.bak_names(), texts_for)
+    reader = _StateDbPrefetch(home, scan.cache)
+    cat = build_catalogue(home, now=now, state_db_reader=reader, scan=scan)
+    audit = error = extra = None
+    journal_findings = None
+    if pending is not None:
+        audit, error, journal_findings = _finish_aside(home, scan, pending, with_hermes_audit)
+    add_unshown_output_findings(home, scan, cat, now)
+    if while_waiting is not None:
+        extra = journal_findings if journal_findings is not None else while_waiting()
+    if with_hermes_audit:
+        if pending is None or (audit is None and error is None):
+            audit, error = hermes_audit(home, scan)
+        add_hermes_audit(cat, audit if error is None else error.partial_report)
+    return cat, audit, error, extra
+
+
+def _audit_job(home: Home, scan: SessionDirScan, with_hermes_audit: bool = True,
+               with_journal_findings: bool = False) -> tuple:
+    """In the forked copy: hermes' audit, with its error taken apart (it does not pickle whole);
+    every run journal read once, for the journal findings (``with_journal_findings``) and the
+    open-run facts :func:`add_unshown_output_findings` asks for; and the facts of the files it
+    looked at, for this process's cache."""
+    audit = error = None
+    if with_hermes_audit:
+        audit, error = hermes_audit(home, scan)
+    findings = _journals_aside(home.session_dir, scan.cache, with_journal_findings)
+    facts = {}
+    if scan.cache is not None:
+        for kind in (TURN, JOURNAL, OPEN_RUN):
+            entries = scan.cache.entries[kind]
+            facts[kind] = {p: entries[p] for p in scan.cache.seen(kind) if p in entries}
+    if error is None:
+        return audit, None, findings, facts
+    return None, (str(error), error.partial_report, list(error.errors)), findings, facts
+
+
+def _start_audit_aside(home: Home, scan: SessionDirScan, with_hermes_audit: bool = True,
+                       with_journal_findings: bool = False) -> Forked | None:
+    """:func:`_audit_job` running in a forked copy of this process, or None when this process may
+    not fork (see ``scan.can_fork``) or the folder is too small to be worth it."""
+    if len(scan.names) < AUDIT_ASIDE_MIN_FILES or not can_fork():
+        return None
+    try:
+        return Forked(lambda: _audit_job(home, scan, with_hermes_audit, with_journal_findings))
+    except OSError:
+        return None
+
+
+def _finish_aside(home: Home, scan: SessionDirScan, pending: Forked, with_hermes_audit: bool,
+                  ) -> tuple[dict | None, HermesAuditError | None, list[Finding] | None]:
+    """(hermes' audit, its error, the journal findings) the forked copy worked out; (None, None,
+    None) when it failed (the caller then does the work here: it raises what it raises). The
+    facts it read are taken into this process's cache."""
+    try:
+        audit, error, findings, facts = pending.result()
+    except ForkedError:
+        return None, None, None
+    if scan.cache is not None:
+        for kind, entries in facts.items():
+            scan.cache.adopt(kind, entries)
+    if error is not None:
+        message, partial, errors = error
+        return None, HermesAuditError(message, partial_report=partial, errors=errors), findings
+    return (audit if with_hermes_audit else None), None, findings
+
+
+def load_catalogue(home: Home, *, now: float, with_hermes_audit: bool = True,
+                   save_in_background: bool = False) -> Catalogue:
+    """``save_in_background``: the fact cache is written by a detached process (a command that
+    exits right after; see :meth:`FactCache.save`)."""
+    with gc_paused():
+        scan = _scan(home)
+        cat, _, _, _ = _catalogue(home, scan, now, with_hermes_audit)
+        _save(scan, save_in_background)
+        return cat
+
+
+def add_unshown_output_findings(home: Home, scan: SessionDirScan, cat: Catalogue, now: float) -> None:
+    """The finding "the run journal holds output the transcript does not show" on the list's rows.
+
+    Only sessions with a run journal that holds output and no terminal record (a cached
+    fact per journal, mostly two byte tests) are read in full and checked.
+    """
+    root = home.session_dir / RUN_JOURNAL_DIR
+    try:
+        folders = sorted(e.name for e in os.scandir(root) if e.is_dir())
+    except OSError:
+        return
+    ctx = None
+    for sid in folders:
+        row = cat.rows.get(sid)
+        if row is None or row.sidecar is None or row.sidecar.error or not is_valid_journal_id(sid):
+            continue
+        owned = _runs_owned_elsewhere(row, now, retry_still_pending)
+        try:
+            names = sorted(e.name for e in os.scandir(root / sid) if e.name.endswith(".jsonl")
+                           and e.name[:-6] not in owned)
+        except OSError:
+            continue
+        open_runs = False
+        for name in names:
+            path = root / sid / name
+            try:
+                facts = cached_file_facts(scan.cache, OPEN_RUN, str(path), path, open_run_facts)
+            except OSError:
+                continue
+            if facts is not None and facts.get("open"):
+                open_runs = True
+                break
+        if not open_runs:
+            continue
+        if ctx is None:  # the repair modules load only when a session has an open run
+            from inspector.plan import Clock
+            from inspector.repair import from_journal
+            from inspector.repair.context import RepairContext
+            ctx = RepairContext(home, Clock(now, now), Path.cwd())
+        finding = from_journal.session_finding(ctx, sid)
+        if finding is not None:
+            row.findings.append(finding)
+
+
+def _runs_owned_elsewhere(row: SessionRow, now: float, still_pending: Callable[[dict, float], bool]) -> set[str]:
+    """Runs the stale-pending repair or hermes' own lazy retry still own (from the list's facts)."""
+    owned = set()
+    meta = row.sidecar.meta if row.sidecar is not None else {}
+    if meta.get("pending_user_message") and meta.get("active_stream_id"):
+        owned.add(str(meta["active_stream_id"]))
+    marker = row.sidecar.pending_marker if row.sidecar is not None else None
+    if marker is not None and still_pending(marker, now):
+        owned.add(str(marker.get("_journal_retry_stream_id")))
+    return owned
+
+
+def _journal_facts(path: Path, cache: FactCache | None, open_runs: bool = False) -> dict | None:
+    """{"unreadable": str|None, "malformed": n, "first": line} of one run journal; None when absent.
+
+    The same verdicts as ``read_run_events``; derived facts are cached by file identity.
+    ``open_runs``: the journal's :func:`open_run_facts` go into ``cache`` too, from the same read.
+    """
+    try:
+        if open_runs and cache is not None:
+            return _journal_and_open_run_facts(path, cache)
+        return cached_file_facts(cache, JOURNAL, str(path), path, _dropped_line_facts)
+    except TooLargeToLoad:
+        return _streamed_facts(path)
+    except OSError as exc:
+        return {"unreadable": str(exc), "malformed": 0, "first": None}
+
+
+def _journal_and_open_run_facts(path: Path, cache: FactCache) -> dict | None:
+    """:func:`cached_file_facts` of both kinds of facts of a run journal, from one read of it."""
+    key = str(path)
+    started = time.time_ns()
+    dropped = opened = None
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        st = None
+    if st is not None and stat.S_ISREG(st.st_mode):
+        dropped = cache.get(JOURNAL, key, st)
+        opened = cache.get(OPEN_RUN, key, st)
+        if dropped is not None and opened is not None:
+            return dropped
+    try:
+        data, st = read_regular(path)
+    except FileNotFoundError:
+        return None
+    if dropped is None:
+        dropped = _dropped_line_facts(data)
+        cache.put(JOURNAL, key, st, dropped, started)
+    if opened is None:
+        cache.put(OPEN_RUN, key, st, open_run_facts(data), started)
+    return dropped
+
+
+def _journals_aside(session_dir: Path, cache: FactCache | None, with_findings: bool) -> list[Finding] | None:
+    """Every run journal read once: its open-run facts into ``cache`` and, ``with_findings``, the
+    journal findings (None without)."""
+    if cache is None and not with_findings:
+        return None
+    findings = _journal_findings(session_dir, cache, open_runs=cache is not None)
+    return findings if with_findings else None
+
+
+def _streamed_facts(path: Path) -> dict:
+    """:func:`_journal_facts` of a journal too large to load whole, read piece by piece."""
+    try:
+        streamed = stream_summary(path, path.parent.name, path.stem)
+    except JournalTooLarge as exc:
+        return {"unreadable": None, "too_large": str(exc), "malformed": 0, "first": None}
+    except JournalUnreadable as exc:
+        return {"unreadable": str(exc), "malformed": 0, "first": None}
+    except OSError as exc:
+        return {"unreadable": str(exc), "malformed": 0, "first": None}
+    return {"unreadable": None, "malformed": streamed.malformed, "first": streamed.first_malformed}
+
+
+def _dropped_line_facts(data: bytes) -> dict:
+    try:
+        count, first = dropped_lines(data)
+    except JournalUnreadable as exc:
+        return {"unreadable": str(exc), "malformed": 0, "first": None}
+    return {"unreadable": None, "malformed": count, "first": first}
+
+
+def _journal_findings(session_dir: Path, cache: FactCache | None = None, open_runs: bool = False) -> list[Finding]:
+    """Lines hermes would drop, and journals it cannot read at all, across every session
+    (``open_runs``: see :func:`_journal_facts`)."""
+    out: list[Finding] = []
+    root = session_dir / RUN_JOURNAL_DIR
+    try:
+        folders = sorted(p for p in root.iterdir() if p.is_dir())
+    except OSError:
+        return out
+    for folder in folders:
+        sid = folder.name
+        if not is_valid_journal_id(sid):
+            out.append(Finding("unsafe_journal_id", "error",
+                               f"run-journal folder {sid!r} has a name hermes rejects", sid, None, str(folder)))
+            continue
+        for path in sorted(folder.glob("*.jsonl")):
+            facts = _journal_facts(path, cache, open_runs)
+            if facts is None:
+                continue
+            if facts["unreadable"] is not None:
+                out.append(Finding("journal_unreadable", "error", f"run {path.stem}: {facts['unreadable']}",
+                                   sid, None, str(path)))
+                continue
+            if facts.get("too_large"):
+                out.append(Finding("journal_too_large", "warning", f"run {path.stem}: {facts['too_large']}",
+                                   sid, None, str(path)))
+                continue
+            if facts["malformed"]:
+                out.append(Finding("journal_lines_dropped", "warning",
+                                   f"run {path.stem}: hermes drops {facts['malformed']} line(s) "
+                                   f"(first at line {facts['first']})", sid, None, str(path)))
+    return out
+
+
+def full_audit(home: Home, *, now: float, save_in_background: bool = False) -> dict:
+    """hermes' audit (``status``/``summary``/``items``, exactly) plus the inspector's own findings.
+    ``save_in_background``: as for :func:`load_catalogue`."""
+    with gc_paused():
+        scan = _scan(home)
+        cat, audit, error, journal_findings = _catalogue(
+            home, scan, now, True, lambda: _journal_findings(home.session_dir, scan.cache))
+        _save(scan, save_in_background)
+    findings = list(cat.home_findings)
+    with_findings = [r for r in cat.rows.values() if r.findings]  # the same order as sorted_rows()
+    for row in newest_first(with_findings):
+        findings.extend(row.findings)
+    findings.extend(journal_findings)
+    # hermes' items are reported verbatim above; the inspector key lists only its own findings.
+    findings = [f for f in findings if f.origin == "inspector"]
+    inspector = {
+        "home": {
+            "base": str(home.base),
+            "state_dir": str(home.state_dir),
+            "state_dir_from": home.state_dir_from,
+            "session_dir": str(home.session_dir),
+            "session_dir_real": os.path.realpath(home.session_dir),
+            "state_db": str(home.state_db()),
+            "profiles": home.profile_names(),
+        },
+        "sessions": len(cat.rows),
+        "needs_attention": sum(1 for r in with_findings if r.needs_attention),
+        "findings": [f.to_json() for f in findings],
+    }
+    if error is not None:
+        # hermes' own audit raises here (its route answers 500); say so, and show the rest.
+        return {"status": "hermes_audit_failed", "error": str(error),
+                "summary": {"ok": 0, "repairable": 0, "unsafe_to_repair": 0}, "items": [],
+                "partial": error.partial_report, "inspector": inspector}
+    return {**audit, "inspector": inspector}

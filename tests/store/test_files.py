@@ -1,0 +1,119 @@
+"""store/files.py: the one reader of files the inspector did not write.
+
+Rules pinned: a regular file is read whole and exactly; a file over the limit is refused before
+it is read and also when it grows past the limit while being read; a FIFO is refused without
+blocking; a missing file is None for read_raw; the snapshot's transient read keeps nothing but
+answers from what the snapshot already read, and records a too-large file like any read.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from inspector.store import files
+from inspector.store.files import (
+    FileSnapshot,
+    Fingerprint,
+    NotARegularFile,
+    TooLargeToLoad,
+    read_raw,
+    read_regular,
+)
+
+
+def test_read_regular_reads_the_exact_bytes_of_small_and_multi_chunk_files(tmp_path):
+    for size in (0, 1, 65535, 65536, 65537, 300_001):
+        p = tmp_path / f"f{size}"
+        payload = os.urandom(size)
+        p.write_bytes(payload)
+        data, st = read_regular(p)
+        assert data == payload
+        assert st.st_size == size
+
+
+def test_a_file_over_the_limit_is_refused_with_its_size_in_words(tmp_path):
+    p = tmp_path / "big.json"
+    p.write_bytes(b"x" * 2000)
+    with pytest.raises(TooLargeToLoad) as info:
+        read_regular(p, max_bytes=1999)
+    assert info.value.size == 2000 and info.value.limit == 1999
+    assert "too large to load safely (2000 bytes; the limit is 1999 bytes)" in str(info.value)
+    assert read_regular(p, max_bytes=2000)[0] == b"x" * 2000
+    assert read_regular(p, max_bytes=None)[0] == b"x" * 2000
+
+
+def test_a_file_that_grows_past_the_limit_while_read_is_refused(tmp_path, monkeypatch):
+    p = tmp_path / "growing.json"
+    p.write_bytes(b"a" * 10)
+    real_fstat = os.fstat
+
+    def fstat_then_grow(fd):
+        st = real_fstat(fd)
+        with open(p, "ab") as fh:  # grows after the size was taken
+            fh.write(b"b" * 100)
+        return st
+
+    monkeypatch.setattr(files.os, "fstat", fstat_then_grow)
+    with pytest.raises(TooLargeToLoad) as info:
+        read_regular(p, max_bytes=50)
+    assert info.value.size == 51  # stopped one byte past the limit, not at the end of the file
+
+
+def test_a_file_that_grows_within_the_limit_is_read_whole(tmp_path, monkeypatch):
+    p = tmp_path / "growing.json"
+    p.write_bytes(b"a" * 10)
+    real_fstat = os.fstat
+
+    def fstat_then_grow(fd):
+        st = real_fstat(fd)
+        with open(p, "ab") as fh:
+            fh.write(b"b" * 100_000)
+        return st
+
+    monkeypatch.setattr(files.os, "fstat", fstat_then_grow)
+    assert read_regular(p)[0] == b"a" * 10 + b"b" * 100_000
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX FIFOs")
+def test_a_fifo_and_a_folder_are_not_regular_files(tmp_path):
+    fifo = tmp_path / "s.json"
+    os.mkfifo(fifo)
+    with pytest.raises(NotARegularFile):
+        read_regular(fifo)  # returns at once: opened non-blocking, refused on fstat
+    with pytest.raises(NotARegularFile):
+        read_regular(tmp_path)
+
+
+def test_read_raw_is_none_for_a_missing_file_and_fingerprints_the_bytes_read(tmp_path):
+    assert read_raw(tmp_path / "missing.json") is None
+    p = tmp_path / "s.json"
+    p.write_bytes(b"{}")
+    raw = read_raw(p)
+    assert raw.data == b"{}"
+    assert raw.fingerprint == Fingerprint.of_bytes(b"{}", os.stat(p))
+
+
+def test_transient_read_keeps_nothing_but_answers_from_the_snapshot(tmp_path):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_bytes(b"old a")
+    b.write_bytes(b"b")
+    snap = FileSnapshot()
+    assert snap.data(a) == b"old a"
+    a.write_bytes(b"new a")
+    assert snap.read_transient(a) == b"old a"  # one plan never sees two versions of a file
+    assert snap.read_transient(b) == b"b"
+    assert snap.peek(b) == (False, None)  # not kept
+    assert snap.asked == [a]
+    assert snap.read_transient(tmp_path / "missing.json") is None
+
+
+def test_transient_read_records_a_too_large_file(tmp_path):
+    p = tmp_path / "big.json"
+    p.touch()
+    os.truncate(p, files.MAX_FILE_BYTES + 1)  # sparse: refused on its size, never read
+    snap = FileSnapshot()
+    with pytest.raises(TooLargeToLoad):
+        snap.read_transient(p)
+    assert [e.size for e in snap.too_large] == [files.MAX_FILE_BYTES + 1]
