@@ -289,6 +289,8 @@ def sidecar_facts(data: bytes, *, want_texts: bool) -> dict:
 
 
 def _kept_values_may_be_coerced(facts: dict, obj: Any, want_texts: bool) -> bool:
+    if obj.__class__ is float:  # the error names the top-level type: an int the stdlib keeps is no float
+        return may_be_coerced(obj)
     if may_be_coerced(facts["meta"]) or (facts["marker"] is not None and may_be_coerced(facts["marker"])):
         return True
     if want_texts and isinstance(obj, dict) and isinstance(obj.get("messages"), list):

@@ -53,7 +53,7 @@ def sidecars(draw) -> bytes:
     return data if cut is None else data[:cut]
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=sidecars(), want_texts=st.booleans())
 def test_sidecar_facts_equal_hermes_parse(data: bytes, want_texts: bool) -> None:
     assert _same(sidecar_facts(data, want_texts=want_texts), hermes_sidecar_facts(data, want_texts))
@@ -75,6 +75,12 @@ def test_long_digit_runs_in_strings_need_no_second_parse() -> None:
     assert _same(sidecar_facts(data, want_texts=True), hermes_sidecar_facts(data, True))
     assert not may_be_coerced({"a": [1.5, 2 ** 62, "12345678901234567890123"]})
     assert may_be_coerced({"a": [float(2 ** 64)]}) and may_be_coerced(-1e19)
+
+
+def test_a_top_level_integer_beyond_64_bits_is_named_as_the_stdlib_names_it() -> None:
+    for text in (b"-9223372036854775809", b"18446744073709551616"):
+        facts = sidecar_facts(text, want_texts=False)
+        assert facts["error"] == "top-level JSON is int, not an object" == hermes_sidecar_facts(text, False)["error"]
 
 
 LINES = st.one_of(
