@@ -291,7 +291,13 @@ def sidecar_facts(data: bytes, *, want_texts: bool) -> dict:
 def _kept_values_may_be_coerced(facts: dict, obj: Any, want_texts: bool) -> bool:
     if obj.__class__ is float:  # the error names the top-level type: an int the stdlib keeps is no float
         return may_be_coerced(obj)
-    if may_be_coerced(facts["meta"]) or (facts["marker"] is not None and may_be_coerced(facts["marker"])):
+    if obj.__class__ is not dict:
+        return False
+    # the values as parsed, before anything is derived from them (a message_count that is not an
+    # int is replaced by the number of messages: a rounded integer would be replaced too)
+    if any(may_be_coerced(v) for k, v in obj.items() if k in CATALOGUE_META):
+        return True
+    if facts["marker"] is not None and may_be_coerced(facts["marker"]):
         return True
     if want_texts and isinstance(obj, dict) and isinstance(obj.get("messages"), list):
         for m in obj["messages"]:  # str(content) of a user row: a number's text depends on its type

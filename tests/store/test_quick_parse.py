@@ -77,6 +77,13 @@ def test_long_digit_runs_in_strings_need_no_second_parse() -> None:
     assert may_be_coerced({"a": [float(2 ** 64)]}) and may_be_coerced(-1e19)
 
 
+def test_a_message_count_beyond_64_bits_is_kept_not_replaced() -> None:
+    # orjson gives a float, which is "not an int" and would be replaced by the number of messages
+    data = b'{\n  "session_id": null,\n  "message_count": -9223372036854775809,\n  "messages": []\n}'
+    assert sidecar_facts(data, want_texts=False)["meta"]["message_count"] == -9223372036854775809
+    assert _same(sidecar_facts(data, want_texts=False), hermes_sidecar_facts(data, False))
+
+
 def test_a_top_level_integer_beyond_64_bits_is_named_as_the_stdlib_names_it() -> None:
     for text in (b"-9223372036854775809", b"18446744073709551616"):
         facts = sidecar_facts(text, want_texts=False)
