@@ -37,6 +37,7 @@ from inspector.store.journal import (
 from inspector.store.scan import (
     JOURNAL,
     OPEN_RUN,
+    SIDECAR,
     STATE_DB,
     TURN,
     FactCache,
@@ -207,13 +208,29 @@ def _audit_job(home: Home, scan: SessionDirScan, with_hermes_audit: bool = True,
 def _start_audit_aside(home: Home, scan: SessionDirScan, with_hermes_audit: bool = True,
                        with_journal_findings: bool = False) -> Forked | None:
     """:func:`_audit_job` running in a forked copy of this process, or None when this process may
-    not fork (see ``scan.can_fork``) or the folder is too small to be worth it."""
-    if len(scan.names) < AUDIT_ASIDE_MIN_FILES or not can_fork():
+    not fork (see ``scan.can_fork``), the folder is too small to be worth it, or the fact cache
+    already knows nearly every sidecar (a second look: the copy would only look facts up, and
+    forking a process holding the cache costs more than that)."""
+    if len(scan.names) < AUDIT_ASIDE_MIN_FILES or not can_fork() or _mostly_cached(scan):
         return None
     try:
         return Forked(lambda: _audit_job(home, scan, with_hermes_audit, with_journal_findings))
     except OSError:
         return None
+
+
+WARM_SHARE = 0.9  # of the sidecars and .bak files with a cache entry: a second look, no forked copy
+
+
+def _mostly_cached(scan: SessionDirScan) -> bool:
+    """Whether the fact cache has entries for at least :data:`WARM_SHARE` of the folder's sidecars
+    and ``.bak`` files (entries, not yet checked against the files: a guess that only decides
+    whether to fork)."""
+    if scan.cache is None:
+        return False
+    known = scan.cache.entries[SIDECAR]
+    names = scan.live_names() + scan.bak_names()
+    return bool(names) and sum(1 for n in names if n in known) >= WARM_SHARE * len(names)
 
 
 def _finish_aside(home: Home, scan: SessionDirScan, pending: Forked, with_hermes_audit: bool,
