@@ -10,7 +10,7 @@ GUI measurements run offscreen (``QT_QPA_PLATFORM=offscreen``). They drive the w
 ``inspector.gui.main_window`` provides a window the driver knows how to open (``path: "window"``);
 until then they assemble the window's parts the same way the window does (``path: "components"``: the
 session list model, proxy and table view fed by the :class:`~inspector.gui.workers.TaskRunner`, the
-journal view fed by :func:`~inspector.gui.session_data.load_session_data`). While they run, a 5 ms
+journal view fed by :func:`~inspector.present.session_data.load_session_data`). While they run, a 5 ms
 ``QTimer`` records the gaps between its ticks: the longest gap is the longest stall of the event loop.
 """
 
@@ -95,7 +95,7 @@ def core_journal(args) -> dict:
     """The big journal as the window reads it, without Qt and without the child process: first its
     head (the glance: the first lines read and 50 of them checked), then the whole file indexed in
     one pass (every line's verdict, seq checks and counts: the child's work) and looked up."""
-    from inspector.gui.session_data import GLANCE_ROWS, _read_head
+    from inspector.present.session_data import GLANCE_ROWS, _read_head
     from inspector.store.files import read_regular
     from inspector.store.journal_raw import RawJournal, index_journal
 
@@ -401,7 +401,7 @@ def _gui_journal_window(window_cls, home, big: dict) -> dict:
     _run_loop(lambda: _settled(win) and win.model.rowCount() > 0)
     # start from another session, as a user would (the window may have auto-selected this one)
     other = next((r.session_id for r in win.model.rows()
-                  if r.session_id != big["session_id"] and r.sidecar is not None), None)
+                  if r.session_id != big["session_id"] and r.sidecar_path is not None), None)
     if other is not None and win.current_session_id() in (None, big["session_id"]):
         win.select_session(other)
         _run_loop(lambda: _settled(win) and win.current_session_id() == other)
@@ -497,8 +497,8 @@ def gui_journal(args) -> dict:
     """Measurement 4 through the GUI: the session view of the big journal's session, journal tab."""
     _app()
     from inspector.gui.journal_view import JournalView
-    from inspector.gui.session_data import load_session_data
     from inspector.gui.workers import TaskRunner
+    from inspector.present.session_data import load_session_data
 
     home = _home(args.home)
     big = _manifest(args.home)["big_journal"]

@@ -12,7 +12,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from inspector.findings import ERROR, WARNING, Finding, action_for, from_hermes_item, worst
+from inspector.findings import (
+    ERROR,
+    WARNING,
+    Finding,
+    action_for,
+    from_hermes_item,
+    unloadable_finding,
+    worst,
+)
 from inspector.home import Home
 from inspector.linkcheck import sessions_folder_finding
 from inspector.store.files import read_regular
@@ -34,6 +42,7 @@ class SidecarSummary:
     meta: dict = field(default_factory=dict)
     error: str | None = None
     pending_marker: dict | None = None
+    load_error: str | None = None  # parses, but hermes' Session() raises on a folder path in it
 
     @property
     def path(self) -> Path:
@@ -56,7 +65,7 @@ def summarize_sidecar(path: Path) -> SidecarSummary:
 
 def _summary(sid: str, path: Path, st, facts: dict) -> SidecarSummary:
     return SidecarSummary(sid, str(path), st.st_size, st.st_mtime, meta=facts["meta"], error=facts["error"],
-                          pending_marker=facts["marker"])
+                          pending_marker=facts["marker"], load_error=facts.get("load_error"))
 
 
 def list_sidecar_paths(session_dir: Path) -> tuple[list[Path], list[Path]]:
@@ -213,6 +222,8 @@ def _sidecar_findings(row: SessionRow, now: float) -> None:
             "session_id_mismatch", ERROR,
             f"the file says session_id {inner!r} but is named {sid!r}; hermes lists and saves it under "
             "another id", sid, None, sc.location))
+    if sc.load_error is not None:
+        row.findings.append(unloadable_finding(sid, sc.load_error, sc.location))
     if sc.pending_marker is not None:
         m = sc.pending_marker
         row.findings.append(Finding(

@@ -394,7 +394,7 @@ def cmd_repair(args: argparse.Namespace) -> int:
 def cmd_crosscheck(args: argparse.Namespace) -> int:
     """Exit 0 identical, 1 different, 2 could not run (not found, import error, timeout, raised)."""
     from inspector.actions import default_clock
-    from inspector.crosscheck import CrosscheckError, crosscheck_plans, find_hermes, overall_exit
+    from inspector.crosscheck import NOT_FOUND, CrosscheckError, crosscheck_plans, find_hermes, overall_exit
 
     home = _home(args)
     if args.timeout <= 0:
@@ -404,6 +404,8 @@ def cmd_crosscheck(args: argparse.Namespace) -> int:
     try:
         install = find_hermes(home, args.hermes_webui, args.hermes_python)
     except CrosscheckError as exc:
+        if exc.status == NOT_FOUND and args.hermes_webui is None:
+            exc = CrosscheckError(NOT_FOUND, f"{exc}; give --hermes-webui PATH")
         if args.json:
             _print_json({"status": exc.status, "message": str(exc), "results": []})
         else:
@@ -554,7 +556,7 @@ COMMANDS = {
 
 
 def _run_gui(args: argparse.Namespace) -> int:
-    from inspector.gui.offload import prestart  # no Qt: the window's child processes start importing
+    from inspector.jobs.offload import prestart  # no Qt: the window's child processes start importing
     prestart()  # the core while Qt loads and the window is built
     try:
         from inspector.gui.app import run_app

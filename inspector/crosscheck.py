@@ -174,8 +174,8 @@ def find_hermes(home: Home, checkout: str | os.PathLike | None = None, python: s
         elif remembered:
             path, found_by = Path(remembered).expanduser().absolute(), "the path remembered in the window's settings"
         else:
-            raise CrosscheckError(NOT_FOUND, "no hermes-webui to check with: give --hermes-webui PATH (a checkout "
-                                  f"with api/models.py); none runs on {home.base} (no live {home.pid_file.name})")
+            raise CrosscheckError(NOT_FOUND, "no hermes-webui to check with: no checkout was chosen (a folder "
+                                  f"with api/models.py) and none runs on {home.base} (no live {home.pid_file.name})")
     if not is_checkout(path):
         raise CrosscheckError(NOT_FOUND, f"{path} (from {found_by}) is not a hermes-webui checkout: "
                               "api/models.py and api/session_recovery.py are missing")

@@ -23,6 +23,10 @@ _WORDS: dict[str, tuple[str, str, str]] = {
         "The chat's file is too large for the inspector to open safely",
         "the chat is not lost; it is too big to check here",
         "the inspector does not load a file this large"),
+    "sidecar_unloadable": (
+        "A setting in the chat's file (its workspace folder) is not a folder path, so hermes cannot open the chat",
+        "the chat will not open in the WebUI until the setting is fixed; its messages are all there",
+        "the inspector does not change a chat's settings; the setting needs fixing by hand"),
     "session_id_mismatch": (
         "The chat's file carries another chat's id, so hermes lists it under the wrong chat",
         "the chat may appear under a different name or not at all",

@@ -48,6 +48,13 @@ class Finding:
         }
 
 
+def unloadable_finding(session_id: str, problem: str, path: str | None) -> Finding:
+    """A sidecar that parses, but that hermes' ``Session()`` refuses (``problem``: see
+    :func:`inspector.store.sidecar.path_field_problem`): the WebUI cannot open the chat, and its
+    index rebuild leaves it out. No repair answers it (the inspector does not edit settings)."""
+    return Finding("sidecar_unloadable", ERROR, f"hermes cannot open this chat: {problem}", session_id, None, path)
+
+
 def worst(findings: list[Finding] | tuple[Finding, ...]) -> str:
     """``ok``, or the most severe finding's severity."""
     best = "ok"

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from inspector.catalogue import Catalogue, SessionRow, add_hermes_audit, build_catalogue, newest_first
+from inspector.catalogue import Catalogue, add_hermes_audit, build_catalogue, newest_first
 from inspector.findings import Finding
 from inspector.forked import Forked, ForkedError
 from inspector.gcpause import gc_paused
@@ -45,7 +45,7 @@ from inspector.store.scan import (
     cached_file_facts,
     can_fork,
 )
-from inspector.store.sidecar import retry_still_pending
+from inspector.store.sidecar import runs_owned_elsewhere
 from inspector.store.turn_journal import turn_journal_session_ids
 
 
@@ -278,7 +278,7 @@ def add_unshown_output_findings(home: Home, scan: SessionDirScan, cat: Catalogue
         row = cat.rows.get(sid)
         if row is None or row.sidecar is None or row.sidecar.error or not is_valid_journal_id(sid):
             continue
-        owned = _runs_owned_elsewhere(row, now, retry_still_pending)
+        owned = runs_owned_elsewhere(row.sidecar.meta, row.sidecar.pending_marker, now)
         try:
             names = sorted(e.name for e in os.scandir(root / sid) if e.name.endswith(".jsonl")
                            and e.name[:-6] not in owned)
@@ -304,18 +304,6 @@ def add_unshown_output_findings(home: Home, scan: SessionDirScan, cat: Catalogue
         finding = from_journal.session_finding(ctx, sid)
         if finding is not None:
             row.findings.append(finding)
-
-
-def _runs_owned_elsewhere(row: SessionRow, now: float, still_pending: Callable[[dict, float], bool]) -> set[str]:
-    """Runs the stale-pending repair or hermes' own lazy retry still own (from the list's facts)."""
-    owned = set()
-    meta = row.sidecar.meta if row.sidecar is not None else {}
-    if meta.get("pending_user_message") and meta.get("active_stream_id"):
-        owned.add(str(meta["active_stream_id"]))
-    marker = row.sidecar.pending_marker if row.sidecar is not None else None
-    if marker is not None and still_pending(marker, now):
-        owned.add(str(marker.get("_journal_retry_stream_id")))
-    return owned
 
 
 def _journal_facts(path: Path, cache: FactCache | None, open_runs: bool = False) -> dict | None:

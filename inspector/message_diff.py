@@ -92,7 +92,7 @@ def _first_line(text: str) -> str:
     return text.strip().split("\n", 1)[0].strip()
 
 
-def _pair(before: list[dict], after: list[dict], bs: range, as_: range) -> dict[int, int]:
+def pair_alike(before: list[dict], after: list[dict], bs: range, as_: range) -> dict[int, int]:
     """In a replaced block: each old message paired, in order, with the most alike new one of its
     role (a re-worded marker is "changed", the answers recovered above it "added")."""
     pairs: dict[int, int] = {}
@@ -136,7 +136,7 @@ def diff_messages(before: bytes | None, after: bytes | None, *, keep_same: bool 
                 elif keep_same:
                     changes.append(MessageChange(SAME, i, j, str(a.get("role") or ""), _text(b), _text(a)))
             continue
-        pairs = _pair(before_msgs, after_msgs, range(i1, i2), range(j1, j2))
+        pairs = pair_alike(before_msgs, after_msgs, range(i1, i2), range(j1, j2))
         paired_after = {j: i for i, j in pairs.items()}
         for i in range(i1, i2):  # removed: said before the added ones of the block
             if i not in pairs:

@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from inspector.findings import ERROR, INFO, WARNING, Finding, action_for
+from inspector.findings import ERROR, INFO, WARNING, Finding, action_for, unloadable_finding
 from inspector.home import Home
 from inspector.store import statedb
 from inspector.store.files import RawFile, TooLargeToLoad, read_raw, read_regular
@@ -29,9 +29,9 @@ from inspector.store.jsonfmt import loads_bytes, loads_or_none
 from inspector.store.scan import FactCache, SessionDirScan
 from inspector.store.sidecar import (
     SidecarError,
-    count_messages_in_bytes,
     is_safe_session_id,
     parse_sidecar_bytes,
+    path_field_problem,
     pending_retry_marker,
 )
 
@@ -70,6 +70,8 @@ class SessionDetail:
     sidecar_error: str | None = None
     bak_path: Path | None = None
     bak_messages: int | None = None
+    bak: dict | None = None  # the .bak read as a sidecar (to show and compare it), when it can be
+    bak_error: str | None = None  # why it cannot be read as a chat
     index_row: dict | None = None
     state_db: list[StateDbView] = field(default_factory=list)
     core_path: Path | None = None
@@ -203,6 +205,10 @@ def _load_sidecar(detail: SessionDetail, session_dir: Path) -> None:
         detail.sidecar_error = str(exc)
         detail.findings.append(Finding("corrupt_sidecar", ERROR, f"hermes cannot load this sidecar: {exc}",
                                        detail.session_id, None, str(path)))
+        return
+    problem = path_field_problem(detail.sidecar)
+    if problem is not None:
+        detail.findings.append(unloadable_finding(detail.session_id, problem, str(path)))
 
 
 def _load_core(detail: SessionDetail, home: Home) -> None:
@@ -237,7 +243,15 @@ def _load_bak(detail: SessionDetail, bak: Path) -> None:
         return
     if raw is not None:
         detail.bak_path = bak
-        detail.bak_messages = count_messages_in_bytes(raw.data)
+        try:
+            detail.bak = parse_sidecar_bytes(raw.data)
+        except (SidecarError, RecursionError) as exc:
+            detail.bak_error = str(exc) if isinstance(exc, SidecarError) else "nested too deeply to read"
+        messages = detail.bak.get("messages") if detail.bak is not None else None
+        # hermes' _msg_count of the backup: its messages, or -1 when it has no message list
+        detail.bak_messages = len(messages) if isinstance(messages, list) else -1
+        if detail.bak is not None and not isinstance(messages, list):
+            detail.bak_error = "it has no message list"
 
 
 def find_index_row(session_dir: Path, session_id: str) -> dict | None:

@@ -244,6 +244,8 @@ def test_cli_exit_codes_0_1_2(home, tmp_path):
     assert report["results"][0]["files"][0]["diff"].startswith("--- inspector/")
     code, out = _cli("crosscheck", "--all", *common, "--hermes-webui", str(tmp_path / "missing"))
     assert code == 2 and "not a hermes-webui checkout" in out
+    code, out = _cli("crosscheck", "--all", *common)
+    assert code == 2 and out.rstrip().endswith("give --hermes-webui PATH"), "the command line says its own flag"
 
 
 # ---------------------------------------------------------------- a real hermes-webui checkout

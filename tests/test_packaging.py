@@ -87,3 +87,13 @@ def test_the_classifiers_name_the_three_systems_and_the_dependencies_have_wheels
 
 def test_ruff_reports_unused_noqa_comments() -> None:
     assert "RUF100" in PYPROJECT["tool"]["ruff"]["lint"]["select"]
+
+
+def test_every_package_of_the_source_tree_is_installed() -> None:
+    """setuptools installs only the packages pyproject lists: a new package left out works in an editable
+    checkout and is missing from `pip install .`."""
+    on_disk = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "inspector").rglob("__init__.py")
+               if "__pycache__" not in p.parts}
+    listed = set(PYPROJECT["tool"]["setuptools"]["packages"])
+    assert on_disk - {"inspector.resources"} <= listed, sorted(on_disk - listed)
+    assert "inspector.resources" in listed

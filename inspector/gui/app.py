@@ -22,9 +22,9 @@ from PySide6.QtWidgets import QApplication
 from inspector import log
 from inspector.bundle import BundleError, open_bundle
 from inspector.gui.main_window import MainWindow
-from inspector.gui.offload import prestart
 from inspector.gui.resources import icon, stylesheet
 from inspector.home import Home, locate_home, looks_like_bundle
+from inspector.jobs.offload import prestart
 from inspector.log import get_logger
 
 ORGANIZATION = "hermes-inspector"

@@ -15,10 +15,12 @@ from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QWidget
 
 from inspector.crosscheck import DIFFERENT, IDENTICAL, NOT_FOUND, CrossResult, crosscheck_job
-from inspector.gui import session_jobs
 from inspector.gui.workers import TaskRunner
 from inspector.home import Home
+from inspector.jobs import pool
+from inspector.jobs.plans import previewed_crosscheck_job
 from inspector.plan import Plan
+from inspector.present.plans import PlanSummary
 from inspector.textsafe import safe_text
 
 CHANNEL = "crosscheck"
@@ -32,7 +34,7 @@ class CrosscheckPanel(QWidget):
     result_ready = Signal(object)  # CrossResult
     write_requested = Signal(object)  # Plan: hermes' own result
 
-    def __init__(self, plan: Plan, home: Home, runner: TaskRunner, settings: QSettings, parent=None):
+    def __init__(self, plan: PlanSummary, home: Home, runner: TaskRunner, settings: QSettings, parent=None):
         super().__init__(parent)
         self.setObjectName("CrosscheckPanel")
         self.plan, self.home, self.runner, self.settings = plan, home, runner, settings
@@ -73,8 +75,12 @@ class CrosscheckPanel(QWidget):
         remembered, python = self._setting(SETTING_CHECKOUT), self._setting(SETTING_PYTHON)
 
         def work(token, progress):
-            return session_jobs.run_job_steps(crosscheck_job, home, plan, chosen, remembered, python,
-                                              check=token.check)
+            if plan.local is not None:  # a plan made in this process
+                return pool.run_job_steps(crosscheck_job, home, plan.local, chosen, remembered, python,
+                                          check=token.check)
+            # the worker keeps the plan: the check runs on it there
+            return pool.run_job_steps(previewed_crosscheck_job, home, plan, chosen, remembered, python,
+                                      check=token.check)
 
         self.runner.start(CHANNEL, work, self._on_result, label="Checking with hermes-webui…",
                           on_error=self._on_error)

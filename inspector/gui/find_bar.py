@@ -13,6 +13,7 @@ from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QTextCursor, QTextDocument
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QToolButton, QWidget
 
+HIDDEN_HITS_MAX = 5_000  # matches in lines a journal filter hides, skipped before the find gives up
 
 class FindBar(QWidget):
     """The find bar of a :class:`~inspector.gui.session_view.SessionView` (hidden until opened)."""
@@ -149,11 +150,21 @@ class FindBar(QWidget):
         if raw is None:
             self.status.setText("no run journal shown")
             return False
-        current = journal.table.currentIndex()
-        after = current.row() if current.isValid() else -1
+        after = journal.current_line()
         row = raw.find_line(text, after, backward=backward)
-        if row is None or row >= journal.model.rowCount():
-            self.status.setText("not found")
+        first, skipped = row, 0
+        while row is not None and journal.model.row_of_line(row) is None:  # hidden by a journal filter
+            row = raw.find_line(text, row, backward=backward)
+            skipped += 1
+            if row == first or skipped >= HIDDEN_HITS_MAX:
+                row = None
+        if row is None:
+            if first is None:
+                self.status.setText("not found")
+            elif skipped < HIDDEN_HITS_MAX:
+                self.status.setText("only in lines the journal filter hides")
+            else:
+                self.status.setText(f"the next {HIDDEN_HITS_MAX:,} matches are in lines the journal filter hides")
             return False
         wrapped = after >= 0 and (row <= after if not backward else row >= after)
         journal.select_row(row)

@@ -24,11 +24,11 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.export import format_time
-from inspector.gui import session_jobs
 from inspector.gui.qtypes import ROOT, Index, OneCallPerCell
 from inspector.gui.tooltip import plain_tooltip
 from inspector.gui.workers import TaskRunner
 from inspector.history import home_of, undone_by, write_diff
+from inspector.jobs import pool
 from inspector.plan import WriteRecord
 from inspector.textsafe import one_line, safe_text
 
@@ -207,7 +207,7 @@ class HistoryDialog(QDialog):
 
         def work(token, progress):
             # in a child process: reading the backups and difflib hold no GIL of the window's
-            return session_jobs.run_job_steps(write_diff, rec, records, GUI_DIFF_BYTES, check=token.check)
+            return pool.run_job_steps(write_diff, rec, records, GUI_DIFF_BYTES, check=token.check)
 
         self.runner.start(DIFF_CHANNEL, work, lambda diff: self._show_diff(rec, backup, undone, diff),
                           label="Working out the write's diff…",

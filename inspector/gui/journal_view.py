@@ -9,6 +9,8 @@ asks for it, so a 200,000-event journal costs nothing until rows are scrolled in
 from __future__ import annotations
 
 import time
+from array import array
+from bisect import bisect_left
 from collections import OrderedDict
 from typing import Any
 
@@ -22,6 +24,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QBrush
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
     QComboBox,
     QHBoxLayout,
     QHeaderView,
@@ -35,16 +38,18 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.export import to_json_text
-from inspector.gui.links import RunLinks
 from inspector.gui.qtypes import ROOT, Index, OneCallPerCell, unshaped_text
 from inspector.gui.resources import colours, health_icon
-from inspector.gui.session_data import JournalGlance, RunData, SessionData
 from inspector.gui.tooltip import plain_tooltip
+from inspector.gui.workers import TaskRunner
+from inspector.present.links import RunLinks
+from inspector.present.session_data import JournalGlance, RunData, SessionData
 from inspector.store.journal_raw import RawJournal, RawLine
 from inspector.textsafe import one_line, safe_text
 
 LINE_ROLE = Qt.ItemDataRole.UserRole + 1
 DETAIL_LIMIT = 200_000  # characters of one event shown in the detail pane
+FILTER_CHANNEL = "journal_filter"  # the runner's channel for a filter's lines
 
 
 class EventColumn:
@@ -132,7 +137,11 @@ class JournalEventsModel(OneCallPerCell, QAbstractTableModel):
     """Rows = physical lines of one run journal; parsed lazily, with a small cache.
 
     Painting asks ``data()`` for seven roles of every visible cell, so a row's cells are worked
-    out once (``_entry``) and ``data()`` only looks them up."""
+    out once (``_entry``) and ``data()`` only looks them up.
+
+    A filter (:meth:`set_shown`) shows only some lines: row ``r`` is then line ``shown[r]``. The
+    model's rows are the view's; everything else (highlights, :meth:`JournalView.select_row`, the
+    links to the transcript) speaks of lines, mapped with :meth:`line_of_row` / :meth:`row_of_line`."""
 
     CACHE = 4096
 
@@ -142,6 +151,7 @@ class JournalEventsModel(OneCallPerCell, QAbstractTableModel):
         self._rows = 0
         self._cache: OrderedDict[int, tuple[RawLine, tuple[str, ...], bool]] = OrderedDict()
         self._highlight: frozenset[int] = frozenset()
+        self._shown: array | None = None  # the lines a filter lets through (None: every line)
 
     def set_journal(self, raw: RawJournal | None, limit: int | None = None) -> None:
         """Show a journal; ``limit`` exposes only its first lines (a glance while the rest is read)."""
@@ -154,24 +164,53 @@ class JournalEventsModel(OneCallPerCell, QAbstractTableModel):
         self._rows = rows
         self._cache.clear()
         self._highlight = frozenset()
+        self._shown = None
         self.endResetModel()
 
     def journal(self) -> RawJournal | None:
         return self._raw
 
+    def set_shown(self, lines: array | None) -> None:
+        """Show only these lines (sorted, 0-based); None shows every line. One reset, no pass."""
+        self.beginResetModel()
+        self._shown = lines
+        self.endResetModel()
+
+    def shown(self) -> array | None:
+        return self._shown
+
+    def line_count(self) -> int:
+        """Lines of the journal the model has (a filter shows some of them)."""
+        return self._rows
+
+    def line_of_row(self, row: int) -> int:
+        return row if self._shown is None else self._shown[row]
+
+    def row_of_line(self, line: int) -> int | None:
+        """The row showing ``line``; None when the filter hides it or it is not there."""
+        if not 0 <= line < self._rows:
+            return None
+        if self._shown is None:
+            return line
+        pos = bisect_left(self._shown, line)
+        return pos if pos < len(self._shown) and self._shown[pos] == line else None
+
     def set_highlight(self, rows: set[int] | frozenset[int]) -> None:
         """Mark rows (e.g. the events a selected message came from) with the highlight colour."""
         old, self._highlight = self._highlight, frozenset(rows)
         last = self.columnCount() - 1
-        for row in sorted(old ^ self._highlight):
-            if 0 <= row < self._rows:
+        for line in sorted(old ^ self._highlight):
+            row = self.row_of_line(line)
+            if row is not None:
                 self.dataChanged.emit(self.index(row, 0), self.index(row, last), [Qt.ItemDataRole.BackgroundRole])
 
     def highlighted(self) -> frozenset[int]:
         return self._highlight
 
     def rowCount(self, parent: Index = ROOT) -> int:
-        return 0 if parent.isValid() else self._rows
+        if parent.isValid():
+            return 0
+        return self._rows if self._shown is None else len(self._shown)
 
     def columnCount(self, parent: Index = ROOT) -> int:
         return 0 if parent.isValid() else len(EventColumn.HEADERS)
@@ -186,10 +225,15 @@ class JournalEventsModel(OneCallPerCell, QAbstractTableModel):
         return None
 
     def line(self, row: int) -> RawLine | None:
+        """The line a row shows."""
         entry = self._entry(row)
         return entry[0] if entry else None
 
     def _entry(self, row: int) -> tuple[RawLine, tuple[str, ...], bool] | None:
+        if self._shown is not None:
+            if not 0 <= row < len(self._shown):
+                return None
+            row = self._shown[row]
         hit = self._cache.get(row)
         if hit is not None:
             return hit
@@ -223,7 +267,7 @@ class JournalEventsModel(OneCallPerCell, QAbstractTableModel):
         if role == _DECORATION:
             return health_icon("warning") if col == EventColumn.SEQ and entry[2] else None
         if role == _BACKGROUND:
-            if index.row() in self._highlight:
+            if entry[0].index in self._highlight:
                 return QBrush(colours().highlight)
             return QBrush(colours().dropped_background) if entry[0].dropped is not None else None
         if role == _FOREGROUND:
@@ -265,12 +309,15 @@ class JournalView(QWidget):
 
     # (message index or -1) an event became, when the user selects an event
     event_selected = Signal(int)
+    filtered = Signal()  # a filter's lines are shown
 
-    def __init__(self, parent=None):
+    def __init__(self, parent=None, runner: TaskRunner | None = None):
         super().__init__(parent)
         self._data: SessionData | None = None
         self._run: RunData | None = None
         self._quiet = False
+        # works out a filter's lines off the GUI thread (without one: at once, here)
+        self.runner = runner
 
         title = QLabel("Run journal")
         title.setObjectName("PaneTitle")
@@ -325,6 +372,21 @@ class JournalView(QWidget):
         self.seq_note = QLabel()
         self.seq_note.setTextFormat(Qt.TextFormat.PlainText)
 
+        self.event_filter = QComboBox()
+        self.event_filter.setObjectName("EventFilter")
+        self.event_filter.setToolTip("Show only the events of one type")
+        self.event_filter.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.event_filter.setMinimumContentsLength(14)
+        self.event_filter.currentIndexChanged.connect(lambda _i: self._filter_changed())
+        self.flagged_only = QCheckBox("Dropped or odd lines only")
+        self.flagged_only.setObjectName("FlaggedOnly")
+        self.flagged_only.setToolTip("Show only the lines hermes does not read as events (red) and the lines "
+                                     "with notes (⚠)")
+        self.flagged_only.toggled.connect(lambda _on: self._filter_changed())
+        self.filter_note = QLabel()
+        self.filter_note.setObjectName("FilterNote")
+        self.filter_note.setTextFormat(Qt.TextFormat.PlainText)
+
         head = QHBoxLayout()
         head.addWidget(title)
         head.addWidget(self.runs, 1)
@@ -333,6 +395,13 @@ class JournalView(QWidget):
         head.addWidget(goto_label)
         head.addWidget(self.goto_seq)
         head.addWidget(self.seq_note)
+        filters = QHBoxLayout()
+        show_label = QLabel("Show")
+        show_label.setBuddy(self.event_filter)
+        filters.addWidget(show_label)
+        filters.addWidget(self.event_filter)
+        filters.addWidget(self.flagged_only)
+        filters.addWidget(self.filter_note, 1)
         split = QSplitter(Qt.Orientation.Vertical)
         split.setObjectName("JournalSplit")
         split.addWidget(self.table)
@@ -344,6 +413,7 @@ class JournalView(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(head)
+        layout.addLayout(filters)
         layout.addWidget(self.status)
         layout.addWidget(split, 1)
         self.set_data(None)
@@ -355,7 +425,7 @@ class JournalView(QWidget):
         second call, ``glance.complete``) all of them. Keeps the selected row and scroll position."""
         run = glance.run
         same = self._data is None and self._run is not None and self._run.run_id == run.run_id
-        row = self.table.currentIndex().row() if same else -1
+        row = self.current_line() if same else -1
         scroll = self.table.verticalScrollBar().value() if same else 0
         self._data = None
         self._quiet = True
@@ -367,6 +437,7 @@ class JournalView(QWidget):
         self._quiet = False
         self._run = run
         self.model.set_journal(run.raw, limit=None if glance.complete else glance.ready_rows)
+        self._fill_filters(None)  # the filters wait for the session (and every line's verdict)
         self.table.setColumnHidden(EventColumn.LINE, not (run.dropped_lines or run.odd_lines))
         if 0 <= row < self.model.rowCount():
             self._quiet = True
@@ -394,7 +465,7 @@ class JournalView(QWidget):
     def set_data(self, data: SessionData | None) -> None:
         """Show a session's runs (keeps the selected run, row and scroll position when it still exists)."""
         previous = self._run.run_id if self._run else None
-        row = self.table.currentIndex().row() if previous else -1
+        row = self.current_line() if previous else -1
         scroll = self.table.verticalScrollBar().value()
         self._data = data
         self._quiet = True
@@ -411,11 +482,11 @@ class JournalView(QWidget):
             pick = data.preferred_run() if data else 0
         if runs:
             self.runs.setCurrentIndex(pick)
-            self._show_run(runs[pick])
-            kept = runs[pick].run_id == previous and 0 <= row < self.model.rowCount()
+            self._show_run(runs[pick], keep_filter=runs[pick].run_id == previous)
+            kept = runs[pick].run_id == previous and self.model.row_of_line(row) is not None
             if self.model.rowCount():
                 self._quiet = True  # show a record without moving the transcript
-                self.select_row(row if kept else 0)
+                self.select_row(row if kept else self.model.line_of_row(0))
                 self._quiet = False
             if kept:
                 self.table.verticalScrollBar().setValue(scroll)
@@ -438,10 +509,12 @@ class JournalView(QWidget):
             return
         self._show_run(self._data.runs[i])
 
-    def _show_run(self, run: RunData | None) -> None:
+    def _show_run(self, run: RunData | None, keep_filter: bool = False) -> None:
+        wanted = (self.event_filter.currentData(), self.flagged_only.isChecked()) if keep_filter else (None, False)
         self._run = run
         self.model.set_journal(run.raw if run else None)
         self.detail.clear()
+        self._fill_filters(run, *wanted)
         if run is None:
             self.status.setText("")
             return
@@ -460,6 +533,86 @@ class JournalView(QWidget):
         self.status.setText(safe_text(" · ".join(parts)))
         self.status.setToolTip(plain_tooltip(str(run.info.path)))
 
+    # ------------------------------------------------------------ filters
+
+    def _fill_filters(self, run: RunData | None, event: str | None = None, flagged: bool = False) -> None:
+        """The event types of the run's journal in the filter list; ``event``/``flagged`` applied
+        again when the journal still has them (a reload keeps the filter)."""
+        index = run.raw.indexed if run is not None and run.raw is not None else None
+        if self.runner is not None:
+            self.runner.cancel(FILTER_CHANNEL, quiet=True)
+        self._quiet = True
+        self.event_filter.blockSignals(True)
+        self.flagged_only.blockSignals(True)
+        self.event_filter.clear()
+        self.event_filter.addItem("All events", None)
+        for name, count in index.event_counts() if index is not None else []:
+            self.event_filter.addItem(f"{one_line(name, 40)} ({count:,})", name)
+        pick = self.event_filter.findData(event) if event is not None else 0
+        self.event_filter.setCurrentIndex(max(pick, 0))
+        self.flagged_only.setChecked(flagged and index is not None)
+        self.event_filter.blockSignals(False)
+        self.flagged_only.blockSignals(False)
+        self._quiet = False
+        usable = index is not None and len(index.kinds) == self.model.line_count()
+        self.event_filter.setEnabled(usable)
+        self.flagged_only.setEnabled(usable)
+        self.filter_note.setText("" if usable or run is None else "filters once every line is checked")
+        if usable and (self.event_filter.currentData() is not None or self.flagged_only.isChecked()):
+            self._filter_changed()
+
+    def _filter_changed(self) -> None:
+        """Work out the lines the filters let through (in the worker when there is one) and show them."""
+        run = self._run
+        index = run.raw.indexed if run is not None and run.raw is not None else None
+        if index is None:
+            return
+        event, flagged = self.event_filter.currentData(), self.flagged_only.isChecked()
+        if event is None and not flagged:
+            if self.runner is not None:
+                self.runner.cancel(FILTER_CHANNEL, quiet=True)
+            self._show_filtered(run, None)
+            return
+        if self.runner is None:
+            self._show_filtered(run, index.filter_lines(event, flagged))
+            return
+        self.filter_note.setText("filtering…")
+        self.runner.start(FILTER_CHANNEL, lambda _token, _progress: index.filter_lines(event, flagged),
+                          lambda lines: self._show_filtered(run, lines), label="Filtering the run journal",
+                          on_error=self.filter_note.setText)
+
+    def _show_filtered(self, run: RunData | None, lines: array | None) -> None:
+        if run is not self._run:
+            return  # another run is shown meanwhile
+        keep = self.current_line()
+        self.model.set_shown(lines)
+        total = self.model.line_count()
+        if lines is None:
+            self.filter_note.setText("")
+        elif not lines:
+            self.filter_note.setText(f"no line of {total:,} matches")
+        else:
+            self.filter_note.setText(f"showing {len(lines):,} of {total:,} lines")
+        self.detail.clear()
+        if self.model.rowCount():
+            # the line selected before when it is still shown, else the first shown after it
+            target = self.model.row_of_line(keep) if keep >= 0 else None
+            if target is None and lines is not None and keep >= 0:
+                target = min(bisect_left(lines, keep), len(lines) - 1)
+            self._quiet = True  # a filter does not move the transcript
+            self.select_row(self.model.line_of_row(target or 0))
+            self._quiet = False
+        self.filtered.emit()
+
+    def current_line(self) -> int:
+        """The selected line (0-based in the file), -1 when none."""
+        current = self.table.currentIndex()
+        return self.model.line_of_row(current.row()) if current.isValid() else -1
+
+    def clear_filters(self) -> None:
+        self.event_filter.setCurrentIndex(0)
+        self.flagged_only.setChecked(False)
+
     # ------------------------------------------------------------ linking
 
     def links(self) -> RunLinks:
@@ -475,7 +628,11 @@ class JournalView(QWidget):
             self.select_run(run.run_id)
         rows = self.links().message_to_events.get(index, [])
         self.model.set_highlight(set(rows))
-        if rows:
+        shown = [line for line in rows if self.model.row_of_line(line) is not None]
+        if rows and not shown:
+            self.filter_note.setText("the filter hides the events of the selected message")
+        if shown:
+            rows = shown
             self._quiet = True
             target = self._row_index(rows[0])
             self.table.scrollTo(target, QAbstractItemView.ScrollHint.PositionAtTop)
@@ -485,9 +642,10 @@ class JournalView(QWidget):
             self._show_detail(rows[0])
         return rows
 
-    def _row_index(self, row: int) -> QModelIndex:
+    def _row_index(self, line: int) -> QModelIndex:
         # a cell of a shown column: scrollTo() ignores cells of hidden ones (the line column often is)
-        return self.model.index(row, EventColumn.SEQ)
+        row = self.model.row_of_line(line)
+        return self.model.index(-1 if row is None else row, EventColumn.SEQ)
 
     def go_to_seq(self, text: str) -> bool:
         """Select the line of the event with this seq; the status line says when there is none."""
@@ -498,28 +656,36 @@ class JournalView(QWidget):
             self.seq_note.setText("not a number")
             return False
         row = raw.find_seq(seq) if raw is not None else None
-        if row is None or row >= self.model.rowCount():
+        if row is None or row >= self.model.line_count():
             self.seq_note.setText(f"no seq {seq}")
+            return False
+        if self.model.row_of_line(row) is None:
+            self.seq_note.setText(f"seq {seq} is hidden by the filter")
             return False
         self.seq_note.clear()
         self.select_row(row)
         return True
 
-    def select_row(self, row: int) -> None:
-        index = self._row_index(row)
+    def select_row(self, line: int) -> bool:
+        """Select the row showing ``line`` (0-based in the file); False when a filter hides it."""
+        index = self._row_index(line)
+        if not index.isValid():
+            return False
         self.table.scrollTo(index)
         self.table.selectionModel().setCurrentIndex(
             index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+        return True
 
     def _on_row_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         if not current.isValid():
             return
-        message = self._show_detail(current.row())
+        message = self._show_detail(self.model.line_of_row(current.row()))
         if not self._quiet:
             self.event_selected.emit(-1 if message is None else message)
 
     def _show_detail(self, row: int) -> int | None:
-        line = self.model.line(row)
+        shown = self.model.row_of_line(row)
+        line = self.model.line(shown) if shown is not None else None
         if line is None:
             self.detail.clear()
             return None

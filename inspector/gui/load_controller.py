@@ -20,15 +20,15 @@ from PySide6.QtCore import QFileSystemWatcher, QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog
 
 from inspector import statedir
-from inspector.catalogue import Catalogue
 from inspector.finding_words import state_db_banner
-from inspector.gui import session_jobs
-from inspector.gui.offload import load_catalogue_offloaded, quick_rows_offloaded
 from inspector.gui.qtypes import single_shot
 from inspector.gui.session_model import SESSION_ID_ROLE, SessionTableModel
 from inspector.gui.session_view import merge_findings
 from inspector.home import Home, check_readable, locate_home
 from inspector.home_choice import home_for_chosen_folder
+from inspector.jobs import pool
+from inspector.jobs.offload import load_catalogue_offloaded, quick_rows_offloaded
+from inspector.present.rows import HomeListing, finding_of
 from inspector.quickscan import quick_rows
 from inspector.store.journal import RUN_JOURNAL_DIR
 from inspector.textsafe import one_line, safe_text
@@ -56,7 +56,7 @@ class LoadController(QObject):
         self.runner = window.runner
         self.settings = window.settings
         self.home: Home | None = None
-        self.catalogue: Catalogue | None = None
+        self.catalogue: HomeListing | None = None  # the complete catalogue's count and home findings
         self.loaded_once = False  # this home's catalogue is in, or failed (MainWindow.is_settled)
         self.pending_select: str | None = None
         self._auto_select = True
@@ -205,7 +205,8 @@ class LoadController(QObject):
         def prepared(result):
             self.runner.cancel("quick")  # (a step: on this thread) its rows would come too late
             entries = yield from SessionTableModel.prepare_steps(result.rows, sort, presorted=True)
-            return result.catalogue, result.first, entries, sort, result.attention, result.profiles
+            listing = HomeListing(len(result.rows), [finding_of(t) for t in result.home_findings])
+            return listing, result.first, entries, sort, result.attention, result.profiles
 
         self.runner.start("catalogue", work, self._on_catalogue, label="Checking health…",
                           on_error=self._on_catalogue_error)
@@ -219,7 +220,7 @@ class LoadController(QObject):
                 return quick_rows_offloaded(home.session_dir, token.check).then(
                     lambda rows: SessionTableModel.prepare_steps(rows, sort))
             rows = quick_rows(home.session_dir, limit)  # the newest few, before the list has any row
-            with session_jobs.no_collections():
+            with pool.no_collections():
                 return SessionTableModel.prepare(rows, sort, token.check)
 
         self.runner.start("quick", work, lambda entries: self._on_quick_rows(home, entries, limit, sort),
@@ -266,7 +267,7 @@ class LoadController(QObject):
         w = self.w
         w.model.set_rows(entries, sorted_by=sorted_by)
         self._fill_profiles(profiles)
-        text = f"{len(cat.rows)} sessions · {attention} need attention · {self.home.session_dir}"
+        text = f"{cat.count} sessions · {attention} need attention · {self.home.session_dir}"
         listed = [f for f in cat.home_findings if f.kind != "state_db_unreadable"]  # those: the banner
         if listed:
             text += "\n" + "\n".join(f"{f.severity}: {one_line(f.message, 160)}" for f in listed[:3])
@@ -297,15 +298,7 @@ class LoadController(QObject):
         for profile in row_profiles:
             if profile not in names:
                 names.append(profile)
-        combo = self.w.profile
-        current = combo.currentData()
-        combo.blockSignals(True)
-        combo.clear()
-        combo.addItem("All profiles", None)
-        for name in names:
-            combo.addItem(f"Profile: {name}", name)
-        combo.setCurrentIndex(max(combo.findData(current), 0) if current else 0)
-        combo.blockSignals(False)
+        self.w.list_panel.set_profiles(names)
 
     def _select_first_needing_attention(self) -> None:
         w = self.w

@@ -11,75 +11,57 @@ exports the :class:`~inspector.gui.repair_controller.RepairController`'s.
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 
 from PySide6.QtCore import (
     QEvent,
-    QFileSystemWatcher,
     QItemSelectionModel,
     QModelIndex,
     QSettings,
     Qt,
     QTimer,
-    QUrl,
     Signal,
 )
-from PySide6.QtGui import QAction, QDesktopServices, QGuiApplication, QKeySequence
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QCheckBox,
-    QComboBox,
-    QHBoxLayout,
-    QHeaderView,
-    QLabel,
-    QLineEdit,
     QMainWindow,
     QMenu,
-    QProgressBar,
     QPushButton,
-    QSizePolicy,
     QSplitter,
     QStackedWidget,
-    QTableView,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
-from inspector.catalogue import Catalogue
-from inspector.gui.failure_details import FailureDetails
 from inspector.gui.help_dialogs import AboutDialog, ShortcutsDialog
-from inspector.gui.history_dialog import HistoryDialog
 from inspector.gui.load_controller import LoadController
-from inspector.gui.offload import SearchHits, prestart, search_offloaded
-from inspector.gui.preview_dialog import PreviewDialog
-from inspector.gui.qtypes import single_shot, unshaped_text
+from inspector.gui.qtypes import single_shot
 from inspector.gui.repair_controller import RepairController
-from inspector.gui.resources import health_icon, icon
-from inspector.gui.session_data import (
-    ACTIONS,
-    JournalGlance,
-    SessionData,
-    glance_journal,
-    index_glance,
-    load_session_data_offloaded,
-)
-from inspector.gui.session_model import (
-    ROW_ROLE,
-    SESSION_ID_ROLE,
-    Column,
-    SessionTableModel,
-)
+from inspector.gui.resources import icon, palette_switched, remember_palette, restyle
+from inspector.gui.session_list import OPTIONAL_COLUMNS, SessionListPanel
+from inspector.gui.session_model import SESSION_ID_ROLE, SessionTableModel
 from inspector.gui.session_view import REPAIR_SHORTCUTS, SessionView, merge_findings, plain_label
+from inspector.gui.status_area import RunnerStatus
 from inspector.gui.support import SupportActions
 from inspector.gui.welcome import WelcomePage
 from inspector.gui.workers import TaskRunner
 from inspector.home import Home
-from inspector.plan import Plan
+from inspector.jobs.offload import SearchHits, prestart, search_offloaded
+from inspector.jobs.session import index_glance, load_session_data_offloaded
+from inspector.present.session_data import (
+    ACTIONS,
+    JournalGlance,
+    SessionData,
+    glance_journal,
+)
 from inspector.textsafe import one_line
 
-OPTIONAL_COLUMNS = (Column.SESSION_ID, Column.PROFILE)  # hidden until the header's menu shows them
 __all__ = ["OPTIONAL_COLUMNS", "REPAIR_SHORTCUTS", "MainWindow", "merge_findings"]
+
+
+def _delegate(controller: str, name: str) -> property:
+    """The window's attribute ``name``: its controller's (a value, or a method bound to the controller)."""
+    return property(lambda window: getattr(getattr(window, controller), name),
+                    doc=f"{controller}.{name}, as the window's own.")
 
 
 # ---------------------------------------------------------------- the window
@@ -114,9 +96,11 @@ class MainWindow(QMainWindow):
         self._restoring = False  # the list is putting the current row back after new rows came
         self._kept_session: str | None = None  # the current row's session while the list resets
 
+        remember_palette(self)  # a switch between light and dark repaints (changeEvent)
         self.model = SessionTableModel(self)  # it sorts and filters itself: no proxy model
         self._build_list()
         self.view = SessionView()
+        self.view.journal.runner = self.view.compare.runner = self.runner  # filters, alignments: in the worker
         self.view.findings.action_clicked.connect(self.preview_action)
         self.view.findings.plans_changed.connect(self._sync_repair_menu)
         self.view.filled.connect(self._maybe_settled)
@@ -163,8 +147,6 @@ class MainWindow(QMainWindow):
         self.due_timer = single_shot(self, 0, self._load_due)
         self.arm_timer = single_shot(self, 0, self.due_timer.start)
 
-        self.runner.activity.connect(self._on_activity)
-        self.runner.progress.connect(self._on_progress)
         self.runner.idle.connect(self._maybe_settled)
         self.resize(1500, 900)
         self.layout().activate()  # the panes' minimum size holds for the restored geometry too
@@ -173,168 +155,43 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------ building
 
     def _build_list(self) -> None:
-        self.search = QLineEdit()
-        self.search.setPlaceholderText("Search title, id or message text  (Ctrl+F)")
-        self.search.setClearButtonEnabled(True)
+        self.list_panel = panel = SessionListPanel(self.model, lambda: self.home)
+        # the panel's widgets, as the window's own (the tests, support.py and the controllers use them)
+        self.search, self.attention, self.profile = panel.search, panel.attention, panel.profile
+        self.home_label, self.table = panel.home_label, panel.table
+        self.hidden_notice, self.hidden_label = panel.hidden_notice, panel.hidden_label
+        self.show_all_button = panel.show_all_button
+        self.columns_menu = panel.columns_menu
         self.search.textChanged.connect(self._on_search)
         self.search.installEventFilter(self)  # Down / Return move into the results
-        self.attention = QCheckBox("Needs attention")
-        self.attention.setToolTip("Show only sessions with a warning or an error")
-        self.attention.toggled.connect(self.model.set_attention_only)
-        self.profile = QComboBox()
-        self.profile.setToolTip("Show the sessions of one profile")
-        self.profile.addItem("All profiles", None)
-        self.profile.currentIndexChanged.connect(
-            lambda _i: self.model.set_profile(self.profile.currentData()))
-        self.home_label = plain_label(name="HeaderDetails")
-        self.home_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.table = QTableView()
-        self.table.setObjectName("SessionTable")
-        self.table.setModel(self.model)
         # after the view's and its selection model's own handlers, which clear the current row
         self.model.modelAboutToBeReset.connect(self._keep_current)
         self.model.modelReset.connect(self._restore_current)
-        self.table.setSortingEnabled(True)
-        self.table.sortByColumn(Column.LAST_ACTIVITY, Qt.SortOrder.DescendingOrder)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)  # a bundle takes several
-        self.table.setWordWrap(False)
-        self.table.setTabKeyNavigation(False)  # Tab leaves the list (not its cells, nor the selection)
-        self.table.setAlternatingRowColors(True)
-        unshaped_text(self.table)
-        self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-        self.table.customContextMenuRequested.connect(self._list_menu)
-        vh = self.table.verticalHeader()
-        vh.setVisible(False)
-        vh.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        vh.setDefaultSectionSize(self.fontMetrics().height() + 8)
-        hh = self.table.horizontalHeader()
-        hh.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        hh.setStretchLastSection(False)
-        hh.setHighlightSections(False)
-        hh.setSectionResizeMode(Column.TITLE, QHeaderView.ResizeMode.Stretch)
-        fm = self.fontMetrics()
-        for col, sample in ((Column.SESSION_ID, "0123456789ab"), (Column.WHERE, "state.db"),
-                            (Column.PROFILE, "default"), (Column.MESSAGES, "00 / 00"),
-                            (Column.LAST_ACTIVITY, "Nov 30 06:13")):
-            wanted = max(fm.horizontalAdvance(sample), fm.horizontalAdvance(Column.HEADERS[col]) + 12)
-            self.table.setColumnWidth(col, wanted + 16)
-        self.table.setColumnWidth(Column.HEALTH, 26)
-        self.table.setColumnWidth(Column.PROBLEM, fm.horizontalAdvance("The chat is missing from") + 16)
-        # Titles get the width: the id and the profile are in the session's header (and the
-        # profile filter); the header's menu shows them again.
-        for col in OPTIONAL_COLUMNS:
-            self.table.setColumnHidden(col, True)
-        hh.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-        hh.customContextMenuRequested.connect(self._columns_menu)
+        panel.status.connect(self._show_status)
+        panel.export_requested.connect(lambda kind: self.choose_export(kind))
         self.table.selectionModel().currentRowChanged.connect(self._on_current_row)
-
-        filters = QHBoxLayout()
-        filters.addWidget(self.profile, 1)
-        filters.addWidget(self.attention)
-        panel = QWidget()
-        layout = QVBoxLayout(panel)
-        layout.setContentsMargins(4, 4, 0, 0)
-        layout.addWidget(self.search)
-        layout.addLayout(filters)
-        layout.addWidget(self.home_label)
-        layout.addWidget(self._build_hidden_notice())
-        layout.addWidget(self.table, 1)
-        layout.addWidget(self._legend())
-        self.list_panel = panel
-
-    def _build_hidden_notice(self) -> QWidget:
-        """Shown when the filters hide the session the view shows (issue 16: no silent mismatch
-        between the list and the view)."""
-        self.hidden_notice = QWidget()
-        self.hidden_notice.setObjectName("HiddenNotice")
-        self.hidden_label = plain_label(name="HiddenNoticeText")
-        self.show_all_button = QPushButton("Clear filters")
-        self.show_all_button.setToolTip("Clear the search, Needs attention and the profile filter")
         self.show_all_button.clicked.connect(self.clear_filters)
-        row = QHBoxLayout(self.hidden_notice)
-        row.setContentsMargins(0, 2, 0, 2)
-        row.addWidget(self.hidden_label, 1)
-        row.addWidget(self.show_all_button)
-        self.hidden_notice.hide()
-        return self.hidden_notice
 
     def clear_filters(self) -> None:
         """Every session listed again (the shown one among them, made current)."""
-        self.search.clear()
-        self.attention.setChecked(False)
-        self.profile.setCurrentIndex(0)
+        self.list_panel.clear_filters()
         sid = self.data.session_id if self.data is not None else None
         if sid is not None and self.model.position(sid) is not None and self.current_session_id() != sid:
             self.select_session(sid)
 
     def _update_hidden_notice(self) -> None:
-        sid = self.data.session_id if self.data is not None else None
-        row = self.model.row_for(sid) if sid is not None else None
-        hidden = row is not None and self.model.position(sid) is None
-        if hidden:
-            filters = [name for name, on in (("the search", bool(self.model.query)),
-                                             ("Needs attention", self.attention.isChecked()),
-                                             ("the profile filter", self.profile.currentData() is not None)) if on]
-            title = one_line(row.title, 60) or "(untitled)"
-            self.hidden_label.setText(f"The chat shown on the right, “{title}”, is not in this list: "
-                                      f"{' and '.join(filters) or 'a filter'} hide{'s' if len(filters) < 2 else ''} it.")
-        self.hidden_notice.setVisible(hidden)
-
-    def _columns_menu(self, pos) -> None:
-        self.columns_menu().popup(self.table.horizontalHeader().mapToGlobal(pos))
-
-    def columns_menu(self) -> QMenu:
-        """The list header's menu: show or hide every column but the title."""
-        menu = QMenu(self)
-        for col in range(1, len(Column.HEADERS)):
-            if col == Column.TITLE:
-                continue
-            a = menu.addAction(Column.HEADERS[col])
-            a.setCheckable(True)
-            a.setChecked(not self.table.isColumnHidden(col))
-            a.toggled.connect(lambda on, c=col: self.table.setColumnHidden(c, not on))
-        return menu
-
-    def _legend(self) -> QWidget:
-        """What the list's colours mean."""
-        legend = QWidget()
-        legend.setObjectName("HealthLegend")
-        # never what keeps the window wide: a narrow list clips the legend instead
-        legend.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        row = QHBoxLayout(legend)
-        row.setContentsMargins(2, 0, 2, 2)
-        for severity, words in (("error", "broken"), ("warning", "needs attention"), ("info", "note"),
-                                ("ok", "healthy")):
-            dot = QLabel()
-            dot.setPixmap(health_icon(severity).pixmap(12, 12))
-            row.addWidget(dot)
-            row.addWidget(plain_label(words, "HeaderDetails", wrap=False))
-            row.addSpacing(8)
-        row.addStretch(1)
-        return legend
+        self.list_panel.update_hidden_notice(self.data.session_id if self.data is not None else None)
 
     def _build_status(self) -> None:
         bar = self.statusBar()
-        self.activity = plain_label(wrap=False)
-        self.busy = QProgressBar()
-        self.busy.setMaximumWidth(140)
-        self.busy.setTextVisible(False)
-        self.busy.setRange(0, 0)
-        self.busy.hide()
-        self.cancel_button = QToolButton()
-        self.cancel_button.setText("Cancel")
-        self.cancel_button.clicked.connect(self.runner.cancel_all)
-        self.cancel_button.hide()
+        status = RunnerStatus(bar, self.runner)  # what runs, busy bar, Cancel
+        self.activity, self.busy, self.cancel_button = status.activity, status.busy, status.cancel_button
         self.undo_button = QPushButton("Undo")
         self.undo_button.setObjectName("UndoButton")
         self.undo_button.hide()
         self.undo_button.clicked.connect(self.undo_last)
-        bar.addPermanentWidget(self.activity)
-        bar.addPermanentWidget(self.busy)
-        bar.addPermanentWidget(self.cancel_button)
         bar.addPermanentWidget(self.undo_button)
-        self.failure_details = FailureDetails(self.runner)  # "Details…" of the last failed task
+        self.failure_details = status.failure_details  # "Details…" of the last failed task
         bar.addPermanentWidget(self.failure_details)
 
     def _build_menus(self) -> None:
@@ -443,14 +300,18 @@ class MainWindow(QMainWindow):
         self.settings.setValue("window/geometry", self.saveGeometry())
         for key, splitter in self._splitters().items():
             self.settings.setValue(f"window/{key}", splitter.saveState())
-        self.settings.setValue("window/session_columns", self.table.horizontalHeader().saveState())
+        with self.list_panel.column_fit.as_chosen():  # not the columns a narrow window hid for now
+            self.settings.setValue("window/session_columns", self.table.horizontalHeader().saveState())
         self.settings.sync()
 
     def changeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         # The system switched between light and dark: redraw what carries our own colours.
-        if event.type() == QEvent.Type.ApplicationPaletteChange:
-            self.view.transcript.render(keep_scroll=True)
+        if palette_switched(self, event):
+            # a turn later: the views themselves get the new palette after the window (muted text)
+            QTimer.singleShot(0, lambda: self.view.transcript.render(keep_scroll=True))
             self.view.journal.table.viewport().update()
+            self.table.viewport().update()
+            restyle()  # the stylesheet's palette(...) colours are resolved when it is applied
         super().changeEvent(event)
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt's name
@@ -465,53 +326,25 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------ opening a home (the load controller)
 
-    @property
-    def home(self) -> Home | None:
-        return self.loader.home
-
-    @property
-    def catalogue(self) -> Catalogue | None:
-        return self.loader.catalogue
-
-    @property
-    def demo_home(self) -> Home | None:
-        return self.loader.demo_home
-
-    @property
-    def watcher(self) -> QFileSystemWatcher:
-        return self.loader.watcher
-
-    @property
-    def debounce(self) -> QTimer:
-        return self.loader.debounce
-
-    def recent_homes(self) -> list[dict]:
-        return self.loader.recent_homes()
-
-    def _remember_home(self, home: Home) -> None:
-        self.loader.remember_home(home)
+    # The controllers' state and actions, reachable as the window's own (the window's public surface
+    # stays what the tests, app.py and support.py use).
+    home = _delegate("loader", "home")
+    catalogue = _delegate("loader", "catalogue")
+    demo_home = _delegate("loader", "demo_home")
+    watcher = _delegate("loader", "watcher")
+    debounce = _delegate("loader", "debounce")
+    recent_homes = _delegate("loader", "recent_homes")
+    _remember_home = _delegate("loader", "remember_home")
+    choose_home = _delegate("loader", "choose_home")
+    open_chosen_folder = _delegate("loader", "open_chosen_folder")
+    open_recent = _delegate("loader", "open_recent")
+    open_demo = _delegate("loader", "open_demo")
+    demo_state_dir = _delegate("loader", "demo_state_dir")
+    open_home = _delegate("loader", "open_home")
+    scan = _delegate("loader", "scan")
 
     def _fill_recent(self) -> None:
         self.loader.fill_recent(self.recent_menu)
-
-    def choose_home(self) -> None:
-        self.loader.choose_home()
-
-    def open_chosen_folder(self, folder: str | Path) -> Home:
-        return self.loader.open_chosen_folder(folder)
-
-    def open_recent(self, item: dict) -> None:
-        self.loader.open_recent(item)
-
-    def open_demo(self, select: str | None = None) -> Home:
-        return self.loader.open_demo(select)
-
-    def demo_state_dir(self) -> Path | None:
-        return self.loader.demo_state_dir()
-
-    def open_home(self, home: Home, select: str | None = None, remember: bool = True) -> None:
-        """Show a home: scan it in the background, watch its folders, select ``select`` when given."""
-        self.loader.open_home(home, select, remember)
 
     def _on_home_opening(self, home: Home) -> None:
         """A home is about to be scanned: nothing of the last one stays on show."""
@@ -521,22 +354,14 @@ class MainWindow(QMainWindow):
         self._show_session(None)
         self.setWindowTitle(f"Hermes Session Inspector — {home.base}")
         self.support.home_opened(home)  # a bundle: banner and title say so
-        self.profile.blockSignals(True)
-        self.profile.clear()
-        self.profile.addItem("All profiles", None)
-        self.profile.blockSignals(False)
+        self.list_panel.set_profiles([])
         self.model.set_profile(None)
-
-    def scan(self) -> None:
-        self.loader.scan()
 
     def refresh(self) -> None:
         """Rescan the list and reload the shown session (files changed, or F5)."""
         self.loader.refresh()
 
-    def _watch(self) -> None:
-        self.loader.watch()
-
+    # ------------------------------------------------------------ the list
 
     def _keep_current(self) -> None:
         # the current row's session; with none (a filter hid it), the session the view shows
@@ -560,16 +385,12 @@ class MainWindow(QMainWindow):
         finally:
             self._restoring = False
 
-    # ------------------------------------------------------------ the list
-
     def select_session(self, session_id: str) -> bool:
         """Select a session in the list (clearing filters that hide it). False when it is unknown."""
         if self.model.row_for(session_id) is None:
             return False
         if self.model.position(session_id) is None:  # filtered out
-            self.search.clear()
-            self.attention.setChecked(False)
-            self.profile.setCurrentIndex(0)
+            self.list_panel.clear_filters()
         pos = self.model.position(session_id)
         if pos is None:
             return False
@@ -579,14 +400,19 @@ class MainWindow(QMainWindow):
         self.table.scrollTo(index)
         return True
 
-    def current_session_id(self) -> str | None:
-        index = self.table.currentIndex()
-        return index.data(SESSION_ID_ROLE) if index.isValid() else None
+    current_session_id = _delegate("list_panel", "current_session_id")
+
+    def _release_fixed(self) -> None:
+        """The filters apply again to the session repaired last (the user selected another)."""
+        if self.model.kept_fixed() not in (None, self.current_session_id()):
+            self.model.keep_fixed(None)
 
     def _on_current_row(self, current: QModelIndex, _previous: QModelIndex) -> None:
         sid = current.data(SESSION_ID_ROLE) if current.isValid() else None
         if sid is None or self._restoring:
             return
+        if self.model.kept_fixed() not in (None, sid):  # the user moved on from a repaired session
+            QTimer.singleShot(0, self._release_fixed)
         if self.data is not None and self.data.session_id == sid and not self.runner.is_busy("detail"):
             self._due_session = None
             return
@@ -643,46 +469,9 @@ class MainWindow(QMainWindow):
         self.search.setFocus()
         self.search.selectAll()
 
-    def _list_menu(self, pos) -> None:
-        if not self.table.indexAt(pos).isValid():
-            return
-        menu = QMenu(self)
-        menu.addAction("Copy Session Id", self.copy_session_id)
-        menu.addAction("Copy Sidecar Path", self.copy_sidecar_path)
-        menu.addAction("Reveal File", self.reveal_file)
-        menu.addSeparator()
-        menu.addAction("Export Transcript as Markdown…", lambda: self.choose_export("md"))
-        menu.popup(self.table.viewport().mapToGlobal(pos))
-
-    def _current_path(self) -> Path | None:
-        index = self.table.currentIndex()
-        row = index.data(ROW_ROLE) if index.isValid() else None
-        if row is None:
-            return None
-        if row.sidecar is not None:
-            return row.sidecar.path
-        if self.home is not None and row.has_bak:
-            return self.home.session_dir / f"{row.session_id}.json.bak"
-        if self.home is not None and row.state_db_profile:
-            return self.home.state_db(row.state_db_profile)
-        return None
-
-    def copy_session_id(self) -> None:
-        sid = self.current_session_id()
-        if sid:
-            QGuiApplication.clipboard().setText(sid)
-            self.statusBar().showMessage(f"Copied {one_line(sid, 60)}", 3000)
-
-    def copy_sidecar_path(self) -> None:
-        path = self._current_path()
-        if path is not None:
-            QGuiApplication.clipboard().setText(str(path))
-            self.statusBar().showMessage(f"Copied {path}", 3000)
-
-    def reveal_file(self) -> None:
-        path = self._current_path()
-        if path is not None:
-            QDesktopServices.openUrl(QUrl.fromLocalFile(str(path.parent)))
+    copy_session_id = _delegate("list_panel", "copy_session_id")
+    copy_sidecar_path = _delegate("list_panel", "copy_sidecar_path")
+    reveal_file = _delegate("list_panel", "reveal_file")
 
     # ------------------------------------------------------------ the session
 
@@ -707,12 +496,7 @@ class MainWindow(QMainWindow):
     def _streams_of(self, session_id: str) -> list[str]:
         """Run ids the list already knows this session points at (running turn, pending marker)."""
         row = self.model.row_for(session_id)
-        if row is None or row.sidecar is None:
-            return []
-        out = [row.sidecar.meta.get("active_stream_id")]
-        if isinstance(row.sidecar.pending_marker, dict):
-            out.append(row.sidecar.pending_marker.get("_journal_retry_stream_id"))
-        return [s for s in out if isinstance(s, str) and s]
+        return [s for s in row.stream_hints if s] if row is not None else []
 
     def _show_glance(self, glance: JournalGlance | None) -> None:
         if glance is None or self.current_session_id() != glance.session_id:
@@ -731,7 +515,7 @@ class MainWindow(QMainWindow):
         if data is not None:
             self.runner.cancel("journal")  # the session's own read has every line checked
         self.data = data
-        self.repairs.plans = None
+        self.repairs.forget_plans()
         row = self.model.row_for(data.session_id) if data is not None else None
         listed = self.model.catalogue_findings(data.session_id) if row is not None else None
         self.view.set_data(data, row.where if row else None, listed)
@@ -742,55 +526,23 @@ class MainWindow(QMainWindow):
             self.model.update_findings(data.session_id, merge_findings(data.detail.findings, listed))
         if selected >= 0:
             self.view.transcript.select_message(selected, emit=True)
-        self._watch()
-        self.start_planning()
+        self.loader.watch()
+        self.repairs.start_planning()
 
     # ------------------------------------------------------------ repairs (the repair controller)
 
-    @property
-    def plans(self) -> dict[str, Plan | str] | None:
-        return self.repairs.plans
-
-    @property
-    def preview(self) -> PreviewDialog | None:
-        return self.repairs.preview
-
-    @property
-    def last_write(self) -> str | None:
-        return self.repairs.last_write
-
-    @property
-    def last_write_about(self) -> tuple[str, str | None]:
-        return self.repairs.last_write_about
-
-    def start_planning(self) -> None:
-        self.repairs.start_planning()
-
-    def preview_action(self, action: str) -> PreviewDialog | None:
-        """Open the preview of an action's plan; Write applies exactly that plan."""
-        return self.repairs.preview_action(action)
-
-    def write_plan(self, plan: Plan) -> None:
-        self.repairs.write_plan(plan)
-
-    def write_words(self, write_id: str, about: tuple[str, str | None]) -> str:
-        return self.repairs.write_words(write_id, about)
-
-    def undo_last(self) -> bool:
-        """Undo the last write of this window (Ctrl+Z, the Undo button); see RepairController.undo_last."""
-        return self.repairs.undo_last()
-
-    def undo(self, write_id: str) -> None:
-        self.repairs.undo(write_id)
-
-    def show_history(self) -> HistoryDialog:
-        return self.repairs.show_history()
-
-    def choose_export(self, kind: str) -> None:
-        self.repairs.choose_export(kind)
-
-    def export_transcript(self, path: Path, kind: str) -> None:
-        self.repairs.export_transcript(path, kind)
+    plans = _delegate("repairs", "plans")
+    preview = _delegate("repairs", "preview")
+    last_write = _delegate("repairs", "last_write")
+    last_write_about = _delegate("repairs", "last_write_about")
+    preview_action = _delegate("repairs", "preview_action")
+    write_plan = _delegate("repairs", "write_plan")
+    write_words = _delegate("repairs", "write_words")
+    undo_last = _delegate("repairs", "undo_last")
+    undo = _delegate("repairs", "undo")
+    show_history = _delegate("repairs", "show_history")
+    choose_export = _delegate("repairs", "choose_export")
+    export_transcript = _delegate("repairs", "export_transcript")
 
     def _on_undo_offered(self, label: str, tooltip: str) -> None:
         self.undo_button.setText(label)
@@ -808,19 +560,6 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(text, ms)
 
     # ------------------------------------------------------------ status
-
-    def _on_activity(self, text: str) -> None:
-        self.activity.setText(text)
-        busy = bool(text)
-        self.busy.setVisible(busy)
-        self.cancel_button.setVisible(busy)
-        if busy:
-            self.busy.setRange(0, 0)
-
-    def _on_progress(self, done: int, total: int) -> None:
-        if total > 0:
-            self.busy.setRange(0, total)
-            self.busy.setValue(done)
 
     def is_settled(self) -> bool:
         return ((self.loader.loaded_once or self.home is None) and self.loader.pending_select is None

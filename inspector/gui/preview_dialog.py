@@ -1,13 +1,15 @@
 """The preview of a repair: its summary and warnings, a coloured unified diff per file, Write/Cancel.
 
-The diff is :func:`inspector.plan.file_diff` of the very plan that Write applies, so what the
-user reads is what gets written (``apply_plan`` re-checks every file's fingerprint first).
+The dialog shows a :class:`~inspector.present.plans.PlanSummary`: the diff is
+:func:`inspector.plan.file_diff` of the very plan that Write applies, rendered where the plan was
+made (the worker keeps the plan's bytes), so what the user reads is what gets written
+(``apply_plan`` re-checks every file's fingerprint first; a plan made again must be the same).
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFont, QSyntaxHighlighter, QTextCharFormat, QTextCursor
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QFont, QGuiApplication, QSyntaxHighlighter, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
@@ -24,14 +26,26 @@ from PySide6.QtWidgets import (
 
 from inspector.crosscheck import FileVerdict
 from inspector.gui.crosscheck_panel import CrosscheckPanel
-from inspector.gui.resources import colours
-from inspector.gui.session_data import ACTIONS, plan_applies
-from inspector.linkcheck import LINKS_KEY
-from inspector.message_diff import ADDED, CHANGED, REMOVED, MessageDiff, diff_messages
-from inspector.plan import Plan, file_diff
+from inspector.gui.resources import colours, palette_switched, remember_palette
+from inspector.message_diff import ADDED, CHANGED, REMOVED, MessageDiff
+from inspector.plan import Plan
+from inspector.present.plans import DIFF_LIMIT, PlanSummary, summarize
+from inspector.present.session_data import ACTIONS, plan_applies
 from inspector.textsafe import safe_text
 
-DIFF_LIMIT = 3_000_000  # characters of diff text shown per file
+PREFERRED_SIZE = QSize(980, 700)
+SCREEN_MARGIN = 0.94  # of the screen's free area a preview may take at most (its frame stays on screen)
+
+
+def fitting_size(widget: QWidget, preferred: QSize) -> QSize:
+    """``preferred``, made smaller where the screen the widget (or its parent) is on has less room."""
+    anchor = widget.parentWidget() or widget
+    screen = anchor.screen() or QGuiApplication.primaryScreen()
+    if screen is None:
+        return preferred
+    free = screen.availableGeometry()
+    return QSize(min(preferred.width(), int(free.width() * SCREEN_MARGIN)),
+                 min(preferred.height(), int(free.height() * SCREEN_MARGIN)))
 
 
 class DiffHighlighter(QSyntaxHighlighter):
@@ -39,12 +53,20 @@ class DiffHighlighter(QSyntaxHighlighter):
 
     def __init__(self, document):
         super().__init__(document)
+        self._formats: dict[str, QTextCharFormat] = {}
+        self._pick_colours()
+
+    def _pick_colours(self) -> None:
         c = colours()
-        self._formats = {}
         for key, colour in (("+", c.added), ("-", c.removed), ("@", c.hunk), ("h", c.file_header)):
             fmt = QTextCharFormat()
             fmt.setForeground(colour)
             self._formats[key] = fmt
+
+    def recolour(self) -> None:
+        """Colour again for the current palette (light/dark switched while the dialog is open)."""
+        self._pick_colours()
+        self.rehighlight()
 
     def highlightBlock(self, text: str) -> None:  # noqa: N802 - Qt's name
         if text.startswith(("+++", "---")):
@@ -58,6 +80,18 @@ class DiffHighlighter(QSyntaxHighlighter):
         else:
             return
         self.setFormat(0, len(text), self._formats[key])
+
+
+def keep_on_screen(widget: QWidget) -> None:
+    """Move a window whose frame reaches past its screen's free area back inside it."""
+    screen = widget.screen()
+    if screen is None:
+        return
+    free, frame = screen.availableGeometry(), widget.frameGeometry()
+    x = max(free.left(), min(frame.left(), free.left() + free.width() - frame.width()))
+    y = max(free.top(), min(frame.top(), free.top() + free.height() - frame.height()))
+    if (x, y) != (frame.left(), frame.top()):
+        widget.move(x, y)
 
 
 def _plain_label(text: str, object_name: str = "") -> QLabel:
@@ -96,8 +130,32 @@ class MessagesView(QWidget):
         self.text.setObjectName("MessagesView")
         self.text.setReadOnly(True)
         self.text.setLineWrapMode(QTextEdit.LineWrapMode.WidgetWidth)
+        self.name = name
         self.positions: list[int] = []
         self.current = -1
+        self._fill()
+        self.previous_button = QPushButton("Previous change")
+        self.next_button = QPushButton("Next change")
+        for b in (self.previous_button, self.next_button):
+            b.setAutoDefault(False)  # Return in the preview only ever cancels
+            b.setEnabled(bool(self.positions))
+        self.previous_button.clicked.connect(lambda: self.go(-1))
+        self.next_button.clicked.connect(lambda: self.go(1))
+        row = QHBoxLayout()
+        row.addWidget(self.previous_button)
+        row.addWidget(self.next_button)
+        row.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(row)
+        layout.addWidget(self.text, 1)
+        self.text.moveCursor(QTextCursor.MoveOperation.Start)
+
+    def _fill(self) -> None:
+        """Write the changes into the view, in the current palette's colours."""
+        diff, name = self.diff, self.name
+        self.text.clear()
+        self.positions = []
         c = colours()
         head = QTextCharFormat()
         head.setFontWeight(QFont.Weight.Bold)
@@ -117,22 +175,15 @@ class MessagesView(QWidget):
                 cursor.insertText(safe_text(f"before: {change.before}\nafter:  {change.after}\n"), plain)
             else:
                 cursor.insertText(safe_text((change.after or change.before) or "(no text)") + "\n", plain)
-        self.previous_button = QPushButton("Previous change")
-        self.next_button = QPushButton("Next change")
-        for b in (self.previous_button, self.next_button):
-            b.setAutoDefault(False)  # Return in the preview only ever cancels
-            b.setEnabled(bool(self.positions))
-        self.previous_button.clicked.connect(lambda: self.go(-1))
-        self.next_button.clicked.connect(lambda: self.go(1))
-        row = QHBoxLayout()
-        row.addWidget(self.previous_button)
-        row.addWidget(self.next_button)
-        row.addStretch(1)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addLayout(row)
-        layout.addWidget(self.text, 1)
+
+    def recolour(self) -> None:
+        """Write the changes again in the current palette's colours, at the same change."""
+        current = self.current
+        self._fill()
         self.text.moveCursor(QTextCursor.MoveOperation.Start)
+        if current >= 0:
+            self.current = current - 1
+            self.go(1)
 
     def go(self, step: int) -> int:
         """Move to the next (1) or previous (-1) change; its index."""
@@ -155,13 +206,35 @@ class PreviewDialog(QDialog):
 
     write_hermes_requested = Signal(object)  # Plan
 
-    def __init__(self, plan: Plan, parent=None):
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        keep_on_screen(self)
+
+    def changeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        if hasattr(self, "message_views") and palette_switched(self, event):
+            self.recolour()
+        super().changeEvent(event)
+
+    def recolour(self) -> None:
+        """Light/dark switched while the preview is open: its diffs and messages take the new colours."""
+        for view in self.diffs + self.crosscheck_diffs:
+            highlighter = getattr(view, "highlighter", None)
+            if highlighter is not None:
+                highlighter.recolour()
+        for messages in self.message_views:
+            messages.recolour()
+        self.warnings.setStyleSheet(f"color: {colours().file_header.name()};")
+
+    def __init__(self, plan: PlanSummary | Plan, parent=None):
         super().__init__(parent)
+        remember_palette(self)
+        if isinstance(plan, Plan):  # made in this process (a kit, a test): summarized here, kept beside
+            plan = summarize(plan, keep_local=True)
         self.plan = plan
         label = ACTIONS.get(plan.action, plan.action)
         self.setWindowTitle(f"Preview: {label}")
         self.setObjectName("PreviewDialog")
-        self.resize(980, 700)
+        self.resize(fitting_size(self, PREFERRED_SIZE))
         layout = QVBoxLayout(self)
         target = plan.session_id or "all eligible sessions"
         heading = _plain_label(f"{label} — {target}", "HeaderTitle")
@@ -179,9 +252,7 @@ class PreviewDialog(QDialog):
         self.diffs: list[QPlainTextEdit] = []
         self.message_views: list[MessagesView] = []
         for change in plan.changes:  # first: each chat's change message by message
-            if change.path.suffix != ".json" or change.path.name.startswith("_") or change.after is None:
-                continue
-            diff = diff_messages(change.before, change.after)
+            diff = change.messages
             if diff is not None:
                 view = MessagesView(change.path.name, diff)
                 self.message_views.append(view)
@@ -189,7 +260,7 @@ class PreviewDialog(QDialog):
                 self.tabs.setTabToolTip(self.tabs.count() - 1, "The change as the chat will show it: "
                                         "messages added, changed or removed")
         for change in plan.changes:
-            view = _diff_view(f"{change.kind}: {change.path}\n" + file_diff(change))
+            view = _diff_view(f"{change.kind}: {change.path}\n" + change.diff)
             self.diffs.append(view)
             self.tabs.addTab(view, f"{change.kind} {change.path.name}")
             self.tabs.setTabToolTip(self.tabs.count() - 1, str(change.path))
@@ -201,7 +272,7 @@ class PreviewDialog(QDialog):
 
         # Files outside the home (a linked sessions folder or .bak, STATE_DIR= in webui.ctl.env):
         # their real targets are in the warnings above; Write waits for an explicit yes.
-        links = plan.result.get(LINKS_KEY) if isinstance(plan.result, dict) else None
+        links = plan.links
         self.confirm_links: QCheckBox | None = None
         if links:
             self.confirm_links = QCheckBox(safe_text(

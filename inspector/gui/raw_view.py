@@ -29,9 +29,9 @@ from PySide6.QtWidgets import (
 
 from inspector.export import to_json_text
 from inspector.gui.qtypes import ROOT, Index, OneCallPerCell
-from inspector.gui.resources import colours
-from inspector.gui.session_data import SessionData
+from inspector.gui.resources import colours, palette_switched, remember_palette
 from inspector.gui.tooltip import plain_tooltip
+from inspector.present.session_data import SessionData
 from inspector.textsafe import one_line, safe_text
 
 HIGHLIGHT_LIMIT = 2_000_000  # characters; above this the JSON is shown uncoloured
@@ -45,15 +45,19 @@ class JsonHighlighter(QSyntaxHighlighter):
 
     def __init__(self, document):
         super().__init__(document)
+        self._key, self._string, self._number, self._literal = (QTextCharFormat() for _ in range(4))
+        self._pick_colours()
+
+    def _pick_colours(self) -> None:
         c = colours()
-        self._key = QTextCharFormat()
-        self._key.setForeground(c.json_key)
-        self._string = QTextCharFormat()
-        self._string.setForeground(c.json_string)
-        self._number = QTextCharFormat()
-        self._number.setForeground(c.json_number)
-        self._literal = QTextCharFormat()
-        self._literal.setForeground(c.json_literal)
+        for fmt, colour in ((self._key, c.json_key), (self._string, c.json_string), (self._number, c.json_number),
+                            (self._literal, c.json_literal)):
+            fmt.setForeground(colour)
+
+    def recolour(self) -> None:
+        """Colour again for the current palette (light/dark switched while the window runs)."""
+        self._pick_colours()
+        self.rehighlight()
 
     def highlightBlock(self, text: str) -> None:  # noqa: N802 - Qt's name
         for m in self._TOKEN.finditer(text):
@@ -138,8 +142,14 @@ def _key_values(record: Any) -> list[dict]:
 class RawView(QWidget):
     """Tabs: the sidecar JSON, and the session's state.db rows (per profile)."""
 
+    def changeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        if palette_switched(self, event) and self._highlighter is not None:
+            self._highlighter.recolour()  # light/dark switched: the JSON's colours follow
+        super().changeEvent(event)
+
     def __init__(self, parent=None):
         super().__init__(parent)
+        remember_palette(self)
         self._data: SessionData | None = None
         self._pending_json: bytes | None = None  # the sidecar's bytes, decoded when the tab is shown
         self._db_pending = False  # the state.db tables wait for the tab to be shown

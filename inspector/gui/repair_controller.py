@@ -1,7 +1,8 @@
 """Repairs from the window: the repair controller.
 
-Plan (in a child process) → preview (the diff the user reads) → write (fingerprint-checked, backed
-up, logged: :func:`inspector.plan.apply_plan`) → undo. Also the write history and the transcript
+Plan (in a child process, which keeps the plans: the window holds their summaries,
+:mod:`inspector.jobs.plans`) → preview (the diff the user reads) → write (in a child, fingerprint-checked,
+backed up, logged: :func:`inspector.plan.apply_plan`) → undo. Also the write history and the transcript
 export. The window (:mod:`inspector.gui.main_window`) shows what it says through its signals.
 """
 
@@ -16,13 +17,16 @@ from PySide6.QtWidgets import QMessageBox
 
 from inspector.export import transcript_json_bytes, transcript_markdown
 from inspector.findings import Finding
-from inspector.gui import session_jobs
 from inspector.gui.history_dialog import HistoryDialog
 from inspector.gui.preview_dialog import PreviewDialog
-from inspector.gui.session_data import ACTIONS, plan_session_actions, recommended_actions
 from inspector.gui.support import choose_file
+from inspector.jobs import plans as kept_plans
+from inspector.jobs import pool
+from inspector.jobs.plans import apply_job, plan_session_job
 from inspector.linkcheck import recheck_before_write
 from inspector.plan import ApplyError, Plan, WriteLog, WriteRecord, apply_plan, undo_write
+from inspector.present.plans import PlanSummary
+from inspector.present.session_data import ACTIONS, PlanFailure, recommended_actions
 from inspector.textsafe import one_line
 
 if TYPE_CHECKING:
@@ -48,7 +52,7 @@ class RepairController(QObject):
     """Plans the shown session's repairs, previews one, writes it, and undoes writes."""
 
     status = Signal(str, int)  # a status-bar message and how long it shows (ms; 0: until replaced)
-    plans_ready = Signal(object)  # dict action -> Plan or the planner's error text
+    plans_ready = Signal(object)  # dict action -> PlanSummary or the planner's error text (PlanFailure)
     undo_offered = Signal(str, str)  # the undo's label ("Undo <repair>") and its tooltip
     undo_withdrawn = Signal()  # the last write was undone: nothing left to undo here
     disk_written = Signal()  # a write or undo ran (whatever its outcome): the list and session reload
@@ -57,7 +61,8 @@ class RepairController(QObject):
         super().__init__(window)
         self.w = window
         self.runner = window.runner
-        self.plans: dict[str, Plan | str] | None = None
+        self.plans: dict[str, PlanSummary | str] | None = None
+        self._batches: list[str] = []  # plannings whose plans the worker may still keep (jobs.plans)
         self.preview: PreviewDialog | None = None
         self.last_write: str | None = None
         self.last_write_about: tuple[str, str | None] = ("", None)  # (action, session id) of last_write
@@ -72,11 +77,14 @@ class RepairController(QObject):
         recommended = recommended_actions(data.detail, (w.catalogue.home_findings if w.catalogue else [])
                                           + self._row_findings(data.session_id))
         sid = data.session_id
+        batch = kept_plans.new_batch()  # the files the child keeps this planning's plans in
+        self._batches.append(batch)
 
         def work(token, progress):
             # in the child process: a plan reads and rewrites _index.json (tens of MB in a big
-            # home), long C calls that would hold the window's GIL; each plan carries its clock
-            return session_jobs.run_job_steps(plan_session_actions, home, sid, recommended, check=token.check)
+            # home), long C calls that would hold the window's GIL. The plans stay there (kept
+            # by jobs.plans); the window gets their summaries, each with its clock and handle
+            return pool.run_job_steps(plan_session_job, home, sid, recommended, batch, check=token.check)
 
         self.runner.start("plans", work, self._on_plans, label="Planning repairs…",
                           on_error=lambda msg: self.status.emit(one_line(msg, 200), 10000))
@@ -86,16 +94,29 @@ class RepairController(QObject):
         row = model.row_for(sid)
         return model.catalogue_findings(sid) if row else []
 
-    def _on_plans(self, plans: dict[str, Plan | str]) -> None:
+    def forget_plans(self, keep: str | None = None) -> None:
+        """The worker lets go of the plans no longer shown: every planning's batch (cancelled ones
+        too) but ``keep`` and the open preview's (its Write would otherwise have to plan again)."""
+        previewed = kept_plans.batch_of(self.preview.plan.handle) if self.preview is not None else None
+        kept = {previewed, keep} - {None}
+        kept_plans.drop_later([b for b in self._batches if b not in kept])
+        self._batches = [b for b in self._batches if b in kept]
+        self.plans = None
+
+    def _on_plans(self, plans: dict[str, PlanSummary | str]) -> None:
+        self.forget_plans(keep=self._batches[-1] if self._batches else None)  # (the newest planning's)
         self.plans = plans
         self.plans_ready.emit(plans)
+        for action, plan in plans.items():  # a planner that failed: its traceback one click away
+            if isinstance(plan, PlanFailure):
+                self.w.failure_details.record(f"Planning {ACTIONS.get(action, action)}", str(plan), plan.details)
 
     # ------------------------------------------------------------ preview, write, undo
 
     def preview_action(self, action: str) -> PreviewDialog | None:
         """Open the preview of an action's plan; Write applies exactly that plan."""
         plan = (self.plans or {}).get(action)
-        if not isinstance(plan, Plan):
+        if not isinstance(plan, PlanSummary):
             return None
         w = self.w
         dialog = PreviewDialog(plan, w)
@@ -110,11 +131,17 @@ class RepairController(QObject):
             dialog.start_crosscheck(self.runner, w.home, w.settings)
         return dialog
 
-    def write_plan(self, plan: Plan) -> None:
+    def write_plan(self, plan: Plan | PlanSummary) -> None:
+        """Write a previewed plan: one the worker keeps is written there (``jobs.plans.apply_job``),
+        one made here (a kit, hermes-webui's result) here; both through ``plan.apply_plan``."""
         home = self.w.home
         log = WriteLog.default(home=home)
+        if isinstance(plan, PlanSummary) and plan.local is not None:
+            plan = plan.local
 
         def work(token, progress):
+            if isinstance(plan, PlanSummary):
+                return pool.run_job(apply_job, home, plan, log, check=token.check)
             # the links the preview named were confirmed there; a new one is refused
             refused = recheck_before_write(plan, home, follow_links=True) if home is not None else None
             if refused is not None:
@@ -124,7 +151,7 @@ class RepairController(QObject):
         self.runner.start("write", work, lambda record, p=plan: self._on_written(record, p), label="Writing…",
                           on_error=self._on_write_error)
 
-    def _on_written(self, record, plan: Plan | None = None) -> None:
+    def _on_written(self, record, plan: Plan | PlanSummary | None = None) -> None:
         about = (plan.action, plan.session_id) if plan is not None else ("", None)
         if isinstance(record, ApplyError):
             self._on_write_error(str(record), record.outcome)
@@ -133,6 +160,8 @@ class RepairController(QObject):
             return
         if isinstance(record, WriteRecord):
             about = (record.action, record.session_id)
+        if about[1] is not None and about[1] == self.w.current_session_id():
+            self.w.model.keep_fixed(about[1])  # shown (marked fixed) under "Needs attention" until the user moves
         self._offer_undo(record.write_id, about)
         files = ", ".join(Path(f["path"]).name for f in record.files)
         self.status.emit(f"Wrote {files}: {self.write_words(record.write_id, about)}. "

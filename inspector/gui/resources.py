@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
 
+from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QColor, QGuiApplication, QIcon, QPalette
 
 HEALTH_ICONS = ("ok", "info", "warning", "error")
@@ -108,3 +109,47 @@ def colours() -> Colours:
         json_key=QColor("#0550ae"), json_string=QColor("#0a6b2a"), json_number=QColor("#953800"),
         json_literal=QColor("#6f42c1"),
     )
+
+
+_DARK_PROPERTY = "inspectorDark"  # what a widget last painted for: the dark palette or not
+_PALETTE_EVENTS = (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange)
+
+
+def remember_palette(widget: QObject) -> None:
+    """Note which palette (light or dark) ``widget`` paints for now (see :func:`palette_switched`)."""
+    widget.setProperty(_DARK_PROPERTY, is_dark())
+
+
+def palette_switched(widget: QObject, event: QEvent) -> bool:
+    """True when ``event`` tells ``widget`` that the application switched between light and dark
+    since it last painted its own colours (which depend on nothing else, see :func:`colours`).
+    Qt sends a widget a PaletteChange for every change of its palette (a stylesheet's polish
+    too): the rest are not a switch, and cost nothing."""
+    if event.type() not in _PALETTE_EVENTS:
+        return False
+    before = widget.property(_DARK_PROPERTY)
+    now = is_dark()
+    if before == now:
+        return False
+    widget.setProperty(_DARK_PROPERTY, now)
+    return True
+
+
+_restyling = False
+
+
+def restyle() -> None:
+    """Apply the application's stylesheet again (a no-op without one). Its ``palette(...)`` colours
+    are resolved when it is applied, so a switch between light and dark while the window runs
+    needs it for the stylesheet's own colours to follow."""
+    global _restyling
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance()
+    if _restyling or not isinstance(app, QApplication) or not app.styleSheet():
+        return
+    _restyling = True
+    try:
+        app.setStyleSheet(app.styleSheet())
+    finally:
+        _restyling = False

@@ -1,6 +1,7 @@
 """The session list: one row per session id of the home, sorted and filtered by the model itself.
 
-The model holds :class:`inspector.catalogue.SessionRow` values. It sorts on plain sort keys and
+The model holds :class:`inspector.present.rows.ListRow` values (the flat records a child process
+sends; a :class:`inspector.catalogue.SessionRow` handed to it is flattened first). It sorts on plain sort keys and
 filters on the search text, the "needs attention" switch and the profile, with no proxy model
 in between: a ``QSortFilterProxyModel`` called back into Python for every one of 10,000 rows on
 each reset and several times for every painted cell, which made each repaint of the list cost
@@ -13,16 +14,15 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, Qt, QTimer
+from PySide6.QtCore import QAbstractTableModel, Qt
 
-from inspector.catalogue import SessionRow
 from inspector.export import format_time
-from inspector.finding_words import problem_words
 from inspector.gui.qtypes import ROOT, Index, OneCallPerCell
 from inspector.gui.resources import health_icon
-from inspector.gui.session_columns import Column, sort_key
-from inspector.gui.session_jobs import run_steps
 from inspector.gui.tooltip import plain_tooltip
+from inspector.jobs.pool import run_steps
+from inspector.present.columns import Column, sort_key
+from inspector.present.rows import ListRow
 from inspector.textsafe import one_line
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -31,6 +31,7 @@ ROW_ROLE = Qt.ItemDataRole.UserRole + 3
 SEARCH_ROLE = Qt.ItemDataRole.UserRole + 4
 
 CHECKING_TOOLTIP = "Checking health…"
+FIXED_WORDS = "✓ Fixed"  # the Problem cell of a session just repaired (see keep_fixed)
 _HEALTH_WORDS = {"ok": "healthy", "info": "note", "warning": "needs attention", "error": "broken"}
 
 # Roles as plain values (looked up once, not on each of the thousands of calls a paint makes)
@@ -42,7 +43,6 @@ _NO_DATA_ROLES = frozenset(int(r) for r in (Qt.ItemDataRole.FontRole, Qt.ItemDat
                                             Qt.ItemDataRole.SizeHintRole, Qt.ItemDataRole.StatusTipRole,
                                             Qt.ItemDataRole.WhatsThisRole, Qt.ItemDataRole.EditRole))
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-RETIRE_BATCH = 1000
 PREPARE_BATCH = 1000  # rows per step of prepare_steps (about a millisecond)
 
 
@@ -50,7 +50,7 @@ def _no_value(_role: int) -> None:
     return None
 
 
-def findings_tooltip(row: SessionRow) -> str:
+def findings_tooltip(row: ListRow) -> str:
     """Plain-text tooltip listing the row's findings."""
     if not row.findings:
         return "Healthy: no findings"
@@ -89,7 +89,7 @@ class _Entry:
 
     __slots__ = ("row", "_display", "keys", "_haystack")
 
-    def __init__(self, row: SessionRow):
+    def __init__(self, row: ListRow):
         self.row = row
         self._display: tuple[str | None, ...] | None = None
         self.keys: dict[int, Any] = {}
@@ -127,7 +127,7 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
         super().__init__(parent)
         self._all: list[_Entry] = []  # every row, in the sort order
         self._rows: list[_Entry] = []  # the rows the filters let through, in the same order
-        self._listed: dict[str, tuple[SessionRow, list]] = {}  # update_findings: the row, its catalogue findings
+        self._listed: dict[str, tuple[ListRow, list]] = {}  # update_findings: the row, its catalogue findings
         self._pos: dict[str, int] = {}  # position among the shown rows, by session id
         self._all_pos: dict[str, int] = {}  # position among all rows (the same dict when none is filtered out)
         self._sort: tuple[int, Qt.SortOrder] | None = None
@@ -137,7 +137,7 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
         self._profile: str | None = None
         self._text_matches: frozenset[str] = frozenset()
         self._match_notes: dict[str, str] = {}
-        self._retired: list[list[_Entry]] = []  # replaced rows, let go of a batch per turn
+        self._fixed: str | None = None  # a session just repaired: shown (marked fixed) whatever the filters
 
     # ------------------------------------------------------------ Qt interface
 
@@ -171,7 +171,7 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
 
         def value_of(role: int) -> Any:
             if role == _DISPLAY:
-                return entry.display[col]
+                return self._fixed_words(entry) if col == Column.PROBLEM and self._fixed else entry.display[col]
             if role in _NO_DATA_ROLES:
                 return None
             if role == _ALIGNMENT:
@@ -185,7 +185,7 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
             return None
         entry = self._rows[pos]
         if role == _DISPLAY:
-            return entry.display[col]
+            return self._fixed_words(entry) if col == Column.PROBLEM and self._fixed else entry.display[col]
         row = entry.row
         if role == _DECORATION:
             if col != Column.HEALTH:
@@ -234,7 +234,7 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
     # ------------------------------------------------------------ cells
 
     @staticmethod
-    def cell_text(row: SessionRow, col: int) -> str | None:
+    def cell_text(row: ListRow, col: int) -> str | None:
         if col == Column.HEALTH:
             return None
         if col == Column.TITLE:
@@ -250,17 +250,17 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
         if col == Column.LAST_ACTIVITY:
             return short_time(row.last_activity)
         if col == Column.PROBLEM:
-            return problem_words(row.findings)
+            return row.problem
         return None
 
     @staticmethod
-    def _tooltip(row: SessionRow, col: int) -> str | None:
+    def _tooltip(row: ListRow, col: int) -> str | None:
         if col == Column.HEALTH:
             return findings_tooltip(row)
         if col == Column.TITLE:
             return one_line(row.title, 400) or None
         if col == Column.SESSION_ID:
-            path = row.sidecar.path if row.sidecar is not None else None
+            path = row.sidecar_path
             return f"{row.session_id}\n{path}" if path else row.session_id
         if col == Column.LAST_ACTIVITY:
             return format_time(row.last_activity)
@@ -270,7 +270,7 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
             return (f"{_count(row.sidecar_messages)} message(s) in the sidecar, "
                     f"{_count(row.state_db_messages)} in state.db")
         if col == Column.WHERE:
-            parts = [f"sidecar: {'yes' if row.sidecar else 'no'}", f".bak: {'yes' if row.has_bak else 'no'}",
+            parts = [f"sidecar: {'yes' if row.sidecar_path else 'no'}", f".bak: {'yes' if row.has_bak else 'no'}",
                      f"_index.json row: {'yes' if row.in_index else 'no'}",
                      f"state.db: {row.state_db_profile or 'no'}"]
             return "\n".join(parts)
@@ -278,15 +278,15 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
 
     # ------------------------------------------------------------ updates
 
-    def rows(self) -> list[SessionRow]:
+    def rows(self) -> list[ListRow]:
         """Every row, shown or filtered out, in the sort order."""
         return [e.row for e in self._all]
 
-    def shown_rows(self) -> list[SessionRow]:
+    def shown_rows(self) -> list[ListRow]:
         """The rows the filters let through, as the view shows them."""
         return [e.row for e in self._rows]
 
-    def row_for(self, session_id: str) -> SessionRow | None:
+    def row_for(self, session_id: str) -> ListRow | None:
         pos = self._all_pos.get(session_id)
         return None if pos is None else self._all[pos].row
 
@@ -326,22 +326,22 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
         return self._sort
 
     @staticmethod
-    def prepare(rows: list[SessionRow], sort: tuple[int, Qt.SortOrder] | None = None,
+    def prepare(rows: list[ListRow], sort: tuple[int, Qt.SortOrder] | None = None,
                 check=lambda: None) -> list[_Entry]:
         """Rows as the model keeps them, with the sort key of ``sort``'s column worked out and
         sorted by it, so :meth:`set_rows` has less to do (:meth:`prepare_steps`, all at once)."""
         return run_steps(SessionTableModel.prepare_steps(rows, sort, check))
 
     @staticmethod
-    def prepare_steps(rows: list[SessionRow], sort: tuple[int, Qt.SortOrder] | None = None,
+    def prepare_steps(rows: list[ListRow], sort: tuple[int, Qt.SortOrder] | None = None,
                       check=lambda: None, *, presorted: bool = False):
         """:meth:`prepare` as steps of :data:`PREPARE_BATCH` rows (a generator returning the
-        entries), for the GUI thread to run between paints (``session_jobs.Resume``).
-        ``presorted``: the rows are in ``sort``'s order already (``session_columns.sorted_rows``)."""
+        entries), for the GUI thread to run between paints (``jobs.pool.Resume``).
+        ``presorted``: the rows are in ``sort``'s order already (``present.columns.sorted_rows``)."""
         entries = PreparedRows()
         for start in range(0, len(rows), PREPARE_BATCH):
             check()
-            entries.extend(_Entry(r) for r in rows[start:start + PREPARE_BATCH])
+            entries.extend(_Entry(ListRow.of(r)) for r in rows[start:start + PREPARE_BATCH])
             yield
         if not presorted and sort is not None and 0 <= sort[0] < len(Column.HEADERS):
             column, order = sort
@@ -363,7 +363,7 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
         """True while the rows come from the quick scan and their health is not known yet."""
         return self._checking
 
-    def set_rows(self, rows: list[SessionRow] | list[_Entry], *, checking: bool = False,
+    def set_rows(self, rows: list[ListRow] | list[_Entry], *, checking: bool = False,
                  sorted_by: tuple[int, Qt.SortOrder] | None | bool = False) -> None:
         """Replace the rows, in one model reset (10,000 rows: well under a millisecond here; the
         view then asks only for the rows on screen). The current sort and filters hold.
@@ -372,7 +372,7 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
         prepared with (``prepare``'s ``sort``): when that is still the model's sort, they are
         not sorted again. Views lose their current row in a reset: the window puts it back
         (``modelAboutToBeReset``/``modelReset``)."""
-        entries = rows if isinstance(rows, PreparedRows) else [r if isinstance(r, _Entry) else _Entry(r) for r in rows]
+        entries = rows if isinstance(rows, PreparedRows) else [r if isinstance(r, _Entry) else _Entry(ListRow.of(r)) for r in rows]
         resort = self._sort is not None and sorted_by != self._sort
         positions = getattr(rows, "positions", None)
         if resort or positions is None or len(positions) != len(entries):
@@ -383,7 +383,6 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
         # (prepare()d rows in the model's sort come with their positions, worked out off the GUI thread)
         self.beginResetModel()
         self._checking = checking
-        self._retire(self._all)
         self._all = entries
         self._all_pos = positions
         self._rows = self._filtered()
@@ -395,28 +394,6 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
 
     def clear(self) -> None:
         self.set_rows([])
-
-    def _retire(self, entries: list[_Entry]) -> None:
-        """Let go of replaced rows a thousand per turn of the event loop: freeing 10,000 rows at
-        once (their summaries, metadata and findings) held the GUI thread 20-40 ms."""
-        if len(entries) > RETIRE_BATCH:
-            self._retired.append(entries)
-            if len(self._retired) == 1:
-                QTimer.singleShot(1, self._retire_some)
-
-    def _retire_some(self) -> None:
-        if not self._retired:
-            return
-        batch = self._retired[0]
-        del batch[-RETIRE_BATCH:]
-        if not batch:
-            self._retired.pop(0)
-        if self._retired:
-            QTimer.singleShot(1, self._retire_some)
-
-    def retiring(self) -> int:
-        """How many replaced rows still wait to be let go of."""
-        return sum(len(b) for b in self._retired)
 
     def _reindex(self) -> None:
         self._pos = {e.row.session_id: i for i, e in enumerate(self._rows)}
@@ -468,8 +445,28 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
             return self._all
         return [e for e in self._all if self._accepts(e)]
 
+    def keep_fixed(self, session_id: str | None) -> None:
+        """Keep a session just repaired in the list, whatever the filters, its Problem cell marked
+        fixed when it no longer needs attention, until the user moves on (``None``: the filters
+        apply to it again)."""
+        if session_id == self._fixed:
+            return
+        self._fixed = session_id
+        self._refilter()
+
+    def kept_fixed(self) -> str | None:
+        return self._fixed
+
+    def _fixed_words(self, entry: _Entry) -> str | None:
+        text = entry.display[Column.PROBLEM]
+        if entry.row.session_id != self._fixed or entry.row.needs_attention:
+            return text
+        return FIXED_WORDS + (f" · {text}" if text else "")
+
     def _accepts(self, entry: _Entry) -> bool:
         row = entry.row
+        if row.session_id == self._fixed:
+            return True
         if self._attention_only and not row.needs_attention:
             return False
         if self._profile is not None and row.profile != self._profile:

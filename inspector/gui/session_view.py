@@ -23,12 +23,17 @@ from PySide6.QtWidgets import (
 from inspector.export import format_time
 from inspector.finding_words import FindingWords, blocked_reason, words_for
 from inspector.findings import Finding
+from inspector.gui.compare_view import CompareView
 from inspector.gui.find_bar import FindBar
 from inspector.gui.flow_layout import FlowLayout, wrap_policy
 from inspector.gui.journal_view import JournalView
 from inspector.gui.raw_view import RawView
 from inspector.gui.resources import health_icon
-from inspector.gui.session_data import (
+from inspector.gui.tooltip import plain_tooltip
+from inspector.gui.transcript_view import NEXT_TURN_MS, TranscriptView, age_words
+from inspector.plan import Plan
+from inspector.present.plans import PlanSummary
+from inspector.present.session_data import (
     ACTIONS,
     ActionShortcuts,
     JournalGlance,
@@ -36,9 +41,6 @@ from inspector.gui.session_data import (
     plan_applies,
     plan_tooltip,
 )
-from inspector.gui.tooltip import plain_tooltip
-from inspector.gui.transcript_view import NEXT_TURN_MS, TranscriptView, age_words
-from inspector.plan import Plan
 from inspector.textsafe import one_line, safe_text
 
 MAX_FINDINGS_SHOWN = 5
@@ -139,7 +141,7 @@ class FindingsBar(QFrame):
         self._lines.setSpacing(1)
         self.buttons: dict[str, QPushButton] = {}
         self._findings: list[Finding] | None = None
-        self._plans: dict[str, Plan | str] | None = None
+        self._plans: dict[str, PlanSummary | str] | None = None
         self.words: list[FindingWords] = []  # what the lines say (for the tests)
         holder = QWidget()
         wrap_policy(holder)
@@ -193,7 +195,7 @@ class FindingsBar(QFrame):
             self._lines.addWidget(more)
 
     @staticmethod
-    def words_of(f: Finding, plans: dict[str, Plan | str] | None) -> FindingWords:
+    def words_of(f: Finding, plans: dict[str, PlanSummary | str] | None) -> FindingWords:
         if not f.action or f.action not in ACTIONS:
             return words_for(f)
         label, keys = ACTIONS[f.action], REPAIR_SHORTCUTS[f.action]
@@ -204,7 +206,7 @@ class FindingsBar(QFrame):
             return words_for(f, label, keys)
         if isinstance(plan, str):
             blocked = blocked_reason(None, None, True, plan_error=one_line(plan, 160))
-        elif isinstance(plan, Plan):
+        elif isinstance(plan, (Plan, PlanSummary)):
             blocked = blocked_reason(plan.refusal, [one_line(s, 160) for s in plan.summary], True)
         else:
             blocked = blocked_reason(None, None, False)
@@ -224,7 +226,7 @@ class FindingsBar(QFrame):
         h.addWidget(label, 1)
         return w
 
-    def set_plans(self, plans: dict[str, Plan | str] | None) -> None:
+    def set_plans(self, plans: dict[str, PlanSummary | str] | None) -> None:
         self._plans = plans
         self._render()
         self.planning.setText("Planning repairs…" if plans is None else "")
@@ -260,6 +262,8 @@ class SessionView(QWidget):
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.split, "Transcript && run journal")
         self.tabs.addTab(self.raw, "Raw")
+        self.compare = CompareView()  # the sidecar beside its state.db rows or its .bak
+        self.tabs.addTab(self.compare, "Compare copies")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 4, 4, 0)
         layout.setSpacing(6)
@@ -285,6 +289,7 @@ class SessionView(QWidget):
         self.findings.set_findings(merge_findings(data.detail.findings, row_findings or []) if data else None)
         self.findings.set_plans(None if data else {})
         self._journal_due = data
+        self.compare.set_data(data)  # works out nothing until its tab is shown
         self.transcript.set_data(data)  # its rendered signal brings the journal (_on_rendered)
 
     def _on_rendered(self) -> None:
@@ -323,6 +328,7 @@ class SessionView(QWidget):
         self.transcript.set_data(None)
         self.transcript.browser.setPlainText("Reading the session…")
         self.raw.set_data(None)
+        self.compare.set_data(None)
         self.journal.show_glance(glance)
 
     def _on_message_selected(self, index: int) -> None:

@@ -34,8 +34,11 @@ from PySide6.QtWidgets import (
 from inspector.bundle import BundleContents, OpenedBundle, collect, open_bundle, write_bundle
 from inspector.gui.preview_dialog import PreviewDialog
 from inspector.home import Home
+from inspector.jobs import pool
+from inspector.jobs.plans import save_kit_job
 from inspector.kit import load_kit, make_kit, plan_kit, save_kit
 from inspector.plan import Clock, Plan
+from inspector.present.plans import PlanSummary
 from inspector.textsafe import one_line, safe_text
 
 BANNER_STYLE = ("QLabel#BundleBanner { background: #fff3cd; color: #5c4400; border-bottom: 1px solid #e0c060;"
@@ -210,7 +213,7 @@ class SupportActions(QObject):
 
     # ------------------------------------------------------------ kits
 
-    def decorate_preview(self, dialog: PreviewDialog, plan: Plan) -> None:
+    def decorate_preview(self, dialog: PreviewDialog, plan: PlanSummary) -> None:
         """In a bundle: Write is off, and "Save as Repair Kit…" saves the previewed plan (with the clock
         it was made with, ``plan.clock``)."""
         clock = plan.clock
@@ -225,15 +228,21 @@ class SupportActions(QObject):
         button.clicked.connect(lambda _=False: self.choose_kit_file(plan, home, clock))
         dialog.save_kit_button = button
 
-    def choose_kit_file(self, plan: Plan, home: Home, clock: Clock) -> None:
+    def choose_kit_file(self, plan: PlanSummary, home: Home, clock: Clock) -> None:
         name = f"repair-kit-{plan.session_id or plan.action}.json"
         choose_file(self.window, "Save Repair Kit", "Repair kits (*.json)",
                     lambda path: self.save_kit(plan, home, clock, path), save_as=name)
 
-    def save_kit(self, plan: Plan, home: Home, clock: Clock, path: Path) -> None:
-        self._run("kit", lambda: save_kit(make_kit(plan, home, clock), path, overwrite=True),
+    def save_kit(self, plan: Plan | PlanSummary, home: Home, clock: Clock, path: Path) -> None:
+        def call():
+            if isinstance(plan, PlanSummary) and plan.local is None:  # the worker keeps the plan
+                return pool.run_job(save_kit_job, home, plan, clock, path)
+            real = plan.local if isinstance(plan, PlanSummary) else plan
+            return save_kit(make_kit(real, home, clock), path, overwrite=True)
+
+        self._run("kit", call,
                   lambda _=None: self._status(f"Saved the repair kit {path}. The user applies it with File ▸ Apply "
-                                              f"Repair Kit… or: hermes-inspector apply-kit {path.name} --write"),
+                                              "Repair Kit…"),
                   "Saving the repair kit…", "No kit saved")
 
     def choose_kit(self) -> None:

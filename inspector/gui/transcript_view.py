@@ -40,7 +40,7 @@ from PySide6.QtWidgets import (
 from inspector.export import format_time, message_text, to_json_text, tools_by_message
 from inspector.gui.qtypes import single_shot
 from inspector.gui.resources import colours
-from inspector.gui.session_data import SessionData
+from inspector.present.session_data import SessionData
 from inspector.textsafe import one_line, safe_text
 
 CONTENT_LIMIT = 50_000  # characters of one message rendered; the Raw tab has everything
@@ -53,6 +53,7 @@ TURN_BUDGET_S = 0.008  # a long transcript renders this long per turn of the eve
 RENDER_WINDOW = 40  # newest messages rendered at first; older ones on request (a render and its layout
 # cost the GUI thread up to ~0.4 ms per message with tool output: 40 keep a selection under ~20 ms)
 SIDECAR = "sidecar"
+BAK = "bak"  # the sidecar's backup <id>.json.bak, shown as a chat
 
 
 @dataclass(frozen=True)
@@ -222,6 +223,9 @@ class TranscriptView(QWidget):
                 core_msgs = d.core.get("messages") if isinstance(d.core, dict) else None
                 count = f"{len(core_msgs)} messages" if isinstance(core_msgs, list) else "error"
                 self.source.addItem(f"Agent core transcript ({count})", "core")
+            if d.bak_path is not None:
+                count = f"{d.bak_messages} messages" if d.bak is not None and d.bak_messages >= 0 else "unreadable"
+                self.source.addItem(f"Backup .bak ({count}, read-only)", BAK)
             pick = self.source.findData(previous) if previous else -1
             if pick <= 0 and d.sidecar is None:
                 # No readable sidecar: show the first copy that can be read instead of an empty page.
@@ -269,6 +273,11 @@ class TranscriptView(QWidget):
                 return [], {}, f"state.db cannot be read: {view.error}"
             cards = {i: state_db_cards(m) for i, m in enumerate(view.messages) if isinstance(m, dict)}
             return view.messages, {i: c for i, c in cards.items() if c}, None
+        if src == BAK:
+            if d.bak is None or not isinstance(d.bak.get("messages"), list):
+                why = d.bak_error or "it cannot be read"
+                return [], {}, f"The backup {d.bak_path.name if d.bak_path else '.bak'} cannot be read as a chat: {why}."
+            return d.bak["messages"], tools_by_message(d.bak.get("tool_calls")), None
         core = d.core if isinstance(d.core, dict) else {}
         if d.core_error:
             return [], {}, f"The core transcript cannot be read: {d.core_error}"

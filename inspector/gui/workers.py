@@ -8,7 +8,7 @@ instead of overwriting newer data. Results come back by signal, on the GUI threa
 Task functions receive a :class:`CancelToken` (checked between steps; a function that cannot
 stop early just has its result dropped) and a ``progress(done, total)`` callback.
 
-A task whose result is a :class:`~inspector.gui.session_jobs.Resume` (a child process's result
+A task whose result is a :class:`~inspector.jobs.pool.Resume` (a child process's result
 still to be unpickled, and what the window does with it) finishes on the GUI thread: its steps
 run there, about :data:`STEP_BUDGET_S` of them per turn of the event loop, between paints. A
 worker thread of the window must not run much Python: each call Qt makes into Python while it
@@ -33,7 +33,7 @@ from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
 
 from inspector.error_words import error_words
 from inspector.gui.qtypes import single_shot
-from inspector.gui.session_jobs import Resume, no_collections
+from inspector.jobs.pool import Resume, no_collections
 from inspector.log import get_logger
 
 logger = get_logger(__name__)

@@ -24,13 +24,13 @@ from typing import Any
 from inspector.store.backup import (
     RESTORE,
     inspect_session_recovery_status,
-    is_durably_tombstoned,
     message_count,
     session_id_of_bak,
 )
 from inspector.store.files import FileSnapshot
 from inspector.store.scan import SessionDirScan
 from inspector.store.statedb import SessionPresence, read_missing_sidecar_rows
+from inspector.store.tombstone import is_durably_tombstoned
 from inspector.store.turn_journal import (
     TurnJournalError,
     audit_turn_events,

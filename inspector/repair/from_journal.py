@@ -34,7 +34,6 @@ from typing import Any
 
 from inspector.findings import WARNING, Finding
 from inspector.plan import Plan
-from inspector.repair import registry
 from inspector.repair.context import RepairContext
 from inspector.repair.journal_read import JournalRead, read_journal
 from inspector.repair.journal_recovery import append_journaled_partial_output
@@ -56,7 +55,7 @@ from inspector.store.sidecar import (
     LoadedSession,
     is_safe_session_id,
     pending_retry_marker,
-    retry_still_pending,
+    runs_owned_elsewhere,
 )
 
 NAME = "recover-from-journal"
@@ -91,18 +90,6 @@ class UnshownRun:
 
 def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
-def _owned_elsewhere(session: dict, now: float) -> dict[str, str]:
-    """Runs another action owns: {run id: the action}."""
-    out: dict[str, str] = {}
-    stream = session.get("active_stream_id")
-    if stream and session.get("pending_user_message"):
-        out[str(stream)] = str(registry.answer("stale_pending_turn"))  # repair-interrupted
-    marker = pending_retry_marker(session.get("messages"))
-    if marker is not None and retry_still_pending(marker, now):
-        out[str(marker.get("_journal_retry_stream_id"))] = str(registry.answer("pending_journal_recovery"))
-    return out
 
 
 def _first_created_at(journal: JournalRead) -> float | None:
@@ -208,7 +195,7 @@ def _simulate(session: dict, run_id: str, journal: JournalRead, now: float) -> U
 
 def unshown_runs(session: dict, journals: Iterable[tuple[str, JournalRead]], now: float) -> list[UnshownRun]:
     """Runs whose journaled output the transcript does not show (read-only; see the module docstring)."""
-    owned = _owned_elsewhere(session, now)
+    owned = runs_owned_elsewhere(session, pending_retry_marker(session.get("messages")), now)
     found = []
     for run_id, journal in journals:
         if run_id in owned or not journal.readable or not journal.events:
@@ -352,7 +339,8 @@ def _journals(ctx: RepairContext, session_id: str, session: dict | None = None) 
         paths = list_runs(ctx.session_dir, session_id)
     except OSError:
         return []
-    owned = _owned_elsewhere(session, ctx.clock.now) if session is not None else {}
+    owned = (runs_owned_elsewhere(session, pending_retry_marker(session.get("messages")), ctx.clock.now)
+             if session is not None else set())
     out = []
     for path in paths:
         run_id = path.name[: -len(".jsonl")]

@@ -15,11 +15,9 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from collections.abc import Callable
 from typing import Any
 
-from inspector import portable
 from inspector.plan import Clock, Plan
 from inspector.repair.context import RepairContext
 from inspector.repair.gateway_error import detect_gateway_terminal_error, materialize_gateway_terminal_error
@@ -42,7 +40,7 @@ from inspector.repair.pending_turn import (
 from inspector.repair.registry import CORE_TRANSCRIPT, HERMES, RUN_JOURNALS, SESSION, ActionSpec
 from inspector.repair.save import save_session, sidecar_names
 from inspector.repair.session_source import load_session_for_repair
-from inspector.store.files import RawFile, TooLargeToLoad
+from inspector.store.files import RawFile, TooLargeToLoad, open_regular
 from inspector.store.index import index_path
 from inspector.store.jsonfmt import loads_bytes, loads_bytes_fast
 from inspector.store.sidecar import LoadedSession, is_safe_session_id
@@ -289,12 +287,10 @@ def _read_head(path: str, size: int, upto: int) -> bytes | None:
     Opened non-blocking and checked with fstat, so a FIFO named like a sidecar cannot block.
     """
     try:
-        fd = os.open(path, os.O_RDONLY | portable.O_NONBLOCK | portable.O_BINARY | getattr(os, "O_CLOEXEC", 0))
-    except (OSError, ValueError):
+        fd, _ = open_regular(path)
+    except (OSError, ValueError):  # NotARegularFile included
         return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
         chunks, got, want = [], 0, size
         while got < want:
             chunk = os.read(fd, want - got)

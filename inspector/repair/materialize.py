@@ -31,7 +31,7 @@ from inspector.plan import FileChange, Plan
 from inspector.repair.context import RepairContext
 from inspector.repair.registry import HERMES, SESSION_OR_HOME, STATE_DB, ActionSpec
 from inspector.repair.save import IndexRebuildError, ListedNames, rebuild_index_from_sidecars
-from inspector.store.backup import BAK_SUFFIX, is_durably_tombstoned, message_count
+from inspector.store.backup import BAK_SUFFIX, message_count
 from inspector.store.index import INDEX_NAME
 from inspector.store.jsonfmt import dumps_pretty_fast
 from inspector.store.sidecar import is_safe_session_id, resolve_path
@@ -45,6 +45,7 @@ from inspector.store.statedb import (
     read_schema,
     state_db_has_session,
 )
+from inspector.store.tombstone import is_durably_tombstoned
 
 NAME = "materialize"
 

@@ -34,7 +34,7 @@ from inspector.store.index import (
     parse_index_json,
     rebuild_rows,
 )
-from inspector.store.jsonfmt import dumps_pretty, dumps_pretty_fast, loads_bytes_fast, safe_parse_depth
+from inspector.store.jsonfmt import dumps_pretty, dumps_pretty_fast, loads_bytes_fast
 from inspector.store.sidecar import (
     LoadedSession,
     SidecarError,
@@ -91,10 +91,10 @@ def persisted_ids(session_dir: Path) -> frozenset[str]:
     return frozenset(n if n == ".json" else n[:-5] for n in sidecar_names(session_dir, sort=False))
 
 
-def parse_sidecar_exact(data: bytes, depth_limit: int | None = None) -> dict:
+def parse_sidecar_exact(data: bytes) -> dict:
     """:func:`~inspector.store.sidecar.parse_sidecar_bytes`, parsed by orjson where that is exact."""
     try:
-        obj = loads_bytes_fast(data, depth_limit)
+        obj = loads_bytes_fast(data)
     except UnicodeDecodeError as exc:
         raise SidecarError(f"not valid UTF-8: {exc}") from exc
     except (ValueError, RecursionError) as exc:
@@ -177,7 +177,6 @@ def _rows_of(ctx: SaveContext, paths: list[Path], data_for: Callable[[Path], byt
     """The ``compact()`` rows of ``paths``, in order (``skipped`` gets a line per file left out);
     IndexRebuildError at the first file hermes' rebuild stops at."""
     resolve = PathResolver(ctx.cwd)
-    depth_limit = safe_parse_depth()
     rows: list[dict] = []
     for path in paths:
         data = data_for(path)
@@ -190,7 +189,7 @@ def _rows_of(ctx: SaveContext, paths: list[Path], data_for: Callable[[Path], byt
                 continue
             if data is None:
                 continue
-        row = _index_row(ctx, path, data, depth_limit, resolve, observe, skipped, recovery)
+        row = _index_row(ctx, path, data, resolve, observe, skipped, recovery)
         if row is not None:
             rows.append(row)
     return rows
@@ -246,11 +245,11 @@ def _rows_in_two(ctx: SaveContext, paths: list[Path], data_for: Callable[[Path],
     return mine + rows
 
 
-def _index_row(ctx: SaveContext, path: Path, data: bytes, depth_limit: int | None, resolve: PathResolver,
+def _index_row(ctx: SaveContext, path: Path, data: bytes, resolve: PathResolver,
                observe: Callable[[Path, dict], None] | None, skipped: list[str], recovery: bool) -> dict | None:
     """One sidecar's ``compact()`` row for a full rebuild; None when hermes leaves it out."""
     try:
-        obj = parse_sidecar_exact(data, depth_limit)
+        obj = parse_sidecar_exact(data)
     except SidecarError as exc:
         if recovery and isinstance(exc.__cause__, NotAnObject):
             raise IndexRebuildError(f"{path.name}: hermes' recovery rebuild fails on it ({exc})") from exc

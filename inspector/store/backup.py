@@ -1,6 +1,6 @@
-"""``<sid>.json.bak`` snapshots, the durable delete tombstone and hermes' backup-restore decision.
+"""``<sid>.json.bak`` snapshots and hermes' backup-restore decision.
 
-Spec session-recovery §3.1 (message count), §3.2 (durable tombstone), §5 (the decision
+Spec session-recovery §3.1 (message count), §5 (the decision
 ``inspect_session_recovery_status`` with its three intentional-shrink guards) and §6.2
 (orphan-backup eligibility). Every file is read through a :class:`FileSnapshot`, so a plan
 built on a decision carries exactly the bytes the decision was made on. Nothing here writes.
@@ -19,9 +19,9 @@ from inspector.store.files import FileSnapshot
 from inspector.store.jsonfmt import loads_or_none
 from inspector.store.sidecar import count_messages_in_bytes, sidecar_paths
 from inspector.store.statedb import state_db_has_session
+from inspector.store.tombstone import TOMBSTONE_NAME, is_durably_tombstoned
 
 BAK_SUFFIX = ".json.bak"
-TOMBSTONE_NAME = "_deleted_webui_sessions.json"
 RESTORE, NO_ACTION, NO_BACKUP = "restore", "no_action", "no_backup"
 FLAG_CLEAR = "intentional_clear_truncate"
 FLAG_COMPRESS = "intentional_compress_shrink"
@@ -94,46 +94,6 @@ def orphan_backup_paths(session_dir: Path) -> list[Path]:
 def session_id_of_bak(bak_path: Path) -> str:
     """The session id hermes derives from a backup path (stem of the live name)."""
     return bak_path.with_suffix("").stem
-
-
-# ---------------------------------------------------------------- durable tombstone
-
-
-def parse_tombstone(data: bytes | None) -> frozenset[str] | None:
-    """The ids of ``_deleted_webui_sessions.json``, or None when missing or invalid.
-
-    Valid means: UTF-8 JSON object, ``int(version) == 1``, ``ids`` a list. Ids are
-    ``str(value).strip()``; values whose text is blank (and falsy values) are ignored.
-    """
-    raw = loads_or_none(data)
-    if not isinstance(raw, dict):
-        return None
-    try:
-        version = int(raw.get("version", 0))
-    except (TypeError, ValueError, OverflowError):
-        return None
-    ids = raw.get("ids")
-    if version != 1 or not isinstance(ids, list):
-        return None
-    return frozenset(str(v).strip() for v in ids if str(v or "").strip())
-
-
-def load_tombstone_ids(session_dir: Path, snapshot: FileSnapshot | None = None) -> frozenset[str]:
-    """The durable tombstone's ids; empty when the file is missing or invalid."""
-    snapshot = snapshot if snapshot is not None else FileSnapshot()
-    ids = parse_tombstone(read_bytes(snapshot, session_dir / TOMBSTONE_NAME))
-    return ids if ids is not None else frozenset()
-
-
-def is_durably_tombstoned(session_dir: Path, sid: str, snapshot: FileSnapshot | None = None) -> bool:
-    """hermes' ``_durable_tombstone_marks_deleted_webui_session`` (session-recovery §3.2).
-
-    False when ``sid`` is empty or ``<sid>.json`` exists, and on any read/validation failure.
-    The ``_index.json`` "looks deleted" heuristic is deliberately not used.
-    """
-    if not sid or (session_dir / f"{sid}.json").exists():
-        return False
-    return sid in load_tombstone_ids(session_dir, snapshot)
 
 
 # ---------------------------------------------------------------- intentional-shrink guards

@@ -1,8 +1,9 @@
 """Reading the files the inspector did not write: the one place that opens them.
 
-* :func:`read_regular` - a regular file's bytes and stat, with its size bounded (non-blocking
-  open, fstat before reading: a FIFO, a device or a folder is refused, a file over the limit is
-  not read);
+* :func:`open_regular` - a descriptor of a regular file (non-blocking open, fstat: a FIFO, a
+  device or a folder is refused), for the readers that read a part or stream;
+* :func:`read_regular` - a regular file's bytes and stat, with its size bounded (a file over
+  the limit is not read);
 * :func:`read_raw` - the same as a :class:`RawFile` (bytes + :class:`Fingerprint`), None when
   the file is missing;
 * :class:`FileSnapshot` - a read-once view of the files a plan is built from. Every file a
@@ -92,6 +93,26 @@ _OPEN_FLAGS = os.O_RDONLY | portable.O_NONBLOCK | portable.O_BINARY | getattr(os
 _CHUNK = 65536
 
 
+def open_regular(path: Path | str, *, follow_links: bool = True) -> tuple[int, os.stat_result]:
+    """An open descriptor of the regular file at ``path``, and its fstat; the caller closes it.
+
+    Opened non-blocking, so a FIFO named like a data file cannot block the open, and checked
+    with fstat on the open descriptor: a FIFO, a device or a folder (or a link to one) raises
+    NotARegularFile (the descriptor is closed then). FileNotFoundError when absent.
+    ``follow_links=False`` refuses a symbolic link as the last component (OSError ELOOP where
+    the system has O_NOFOLLOW). Every read of a file the inspector did not write starts here.
+    """
+    fd = os.open(path, _OPEN_FLAGS if follow_links else _OPEN_FLAGS | portable.O_NOFOLLOW)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotARegularFile(errno.EINVAL, "not a regular file", str(path))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st
+
+
 def read_regular(path: Path, max_bytes: int | None = MAX_FILE_BYTES, *,
                  follow_links: bool = True) -> tuple[bytes, os.stat_result]:
     """Bytes and stat of a regular file of at most ``max_bytes``. FileNotFoundError when absent.
@@ -106,11 +127,8 @@ def read_regular(path: Path, max_bytes: int | None = MAX_FILE_BYTES, *,
     at 10,000 sidecars per index rebuild its set-up cost shows. ``follow_links=False`` refuses a
     symbolic link as the last component (OSError ELOOP where the system has O_NOFOLLOW).
     """
-    fd = os.open(path, _OPEN_FLAGS if follow_links else _OPEN_FLAGS | portable.O_NOFOLLOW)
+    fd, st = open_regular(path, follow_links=follow_links)
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise NotARegularFile(errno.EINVAL, "not a regular file", str(path))
         if max_bytes is not None and st.st_size > max_bytes:
             raise TooLargeToLoad(path, st.st_size, max_bytes)
         chunks: list[bytes] = []

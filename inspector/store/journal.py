@@ -10,18 +10,15 @@ they inherit hermes' quirks exactly. The raw, line-by-line view lives in
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import re
-import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from inspector import portable
-from inspector.store.files import NotARegularFile, read_regular
+from inspector.store.files import open_regular, read_regular
 from inspector.store.jsonfmt import fast_loads, orjson_safe
 
 RUN_JOURNAL_DIR = "_run_journal"
@@ -102,10 +99,8 @@ def _file_pieces(path: Path, max_line: int) -> Iterator[tuple[int, bytes]]:
     after a ``\n`` (or at the end), read as they are needed: memory stays at one piece, or one
     line when a line is longer. JournalTooLarge for a line of more than ``max_line`` bytes that
     spans pieces (a line inside one piece is never longer than the piece)."""
-    fd = os.open(path, os.O_RDONLY | portable.O_NONBLOCK | portable.O_BINARY | getattr(os, "O_CLOEXEC", 0))
+    fd, _ = open_regular(path)
     with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise NotARegularFile(errno.EINVAL, "not a regular file", str(path))
         pending: list[bytes] = []
         offset, pending_size = 0, 0
         while True:

@@ -23,9 +23,10 @@ import json
 import re
 from array import array
 from bisect import bisect_right
+from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from itertools import accumulate, repeat
+from dataclasses import dataclass, field
+from itertools import accumulate, compress, repeat
 from operator import add, itemgetter
 from pathlib import Path
 from typing import Any
@@ -200,6 +201,36 @@ class JournalIndex:
     stats: dict  # lines, events, dropped, torn, anomalous (see RawJournal.stats)
     last_time: float = 0.0  # newest created_at of the events hermes reads (0 when none)
     digest: bytes | None = None  # sha1 of the indexed bytes, when asked for
+    # for the journal view's filters: per line, one byte naming its event (0: hermes reads no event
+    # from the line; k: event_names[k - 1]), and the lines hermes drops or that have notes
+    kinds: bytes = b""
+    event_names: tuple[str, ...] = ()
+    flagged: array = field(default_factory=lambda: array("q"))
+    kind_counts: dict[int, int] = field(default_factory=dict)  # lines per code of ``kinds``
+
+    def event_counts(self) -> list[tuple[str, int]]:
+        """``(event name, lines)`` for every event name the journal holds, most frequent first
+        (counted by :func:`index_journal`, not by the window)."""
+        counts = self.kind_counts if self.kind_counts or not self.kinds else Counter(self.kinds)
+        pairs = [(name, counts.get(code, 0)) for code, name in enumerate(self.event_names, start=1)]
+        return sorted((p for p in pairs if p[1]), key=lambda p: (-p[1], p[0]))
+
+    def filter_lines(self, event: str | None = None, flagged_only: bool = False) -> array | None:
+        """The lines (0-based, in file order) of events named ``event`` (any with None) that, with
+        ``flagged_only``, hermes drops or has notes about; None when nothing is filtered. Runs in
+        C over the per-line bytes: ~20 ms for 200,000 lines."""
+        if event is None and not flagged_only:
+            return None
+        if event is None:
+            return array("q", self.flagged)
+        try:
+            code = self.event_names.index(event) + 1
+        except ValueError:
+            return array("q")
+        same = code.__eq__
+        if flagged_only:
+            return array("q", compress(self.flagged, map(same, map(self.kinds.__getitem__, self.flagged))))
+        return array("q", compress(range(len(self.kinds)), map(same, self.kinds)))
 
 
 class RawJournal:
@@ -476,6 +507,9 @@ def index_journal(data: bytes, *, session_id: str | None = None, run_id: str | N
     prev: Any = _START
     first: dict[int, int] = {}
     seq_notes: dict[int, tuple[str, ...]] = {}
+    kinds = bytearray()  # per line: its event's code (0: no event), see JournalIndex.kinds
+    codes: dict[str, int] = {}
+    flagged = array("q")  # lines dropped or with notes
     n_events = n_dropped = n_torn = n_odd = 0
     last_time = 0.0
     bad: int | None = None
@@ -509,6 +543,8 @@ def index_journal(data: bytes, *, session_id: str | None = None, run_id: str | N
             n_dropped += 1
             n_torn += 1
             n_odd += noted
+            kinds.append(0)
+            flagged.append(i)
             i += 1
             continue
         long = d_next <= stop
@@ -536,6 +572,8 @@ def index_journal(data: bytes, *, session_id: str | None = None, run_id: str | N
         if type(value) is not dict:
             n_dropped += 1
             n_odd += noted
+            kinds.append(0)
+            flagged.append(i - 1)
             continue
         line = i - 1
         n_events += 1
@@ -563,6 +601,12 @@ def index_journal(data: bytes, *, session_id: str | None = None, run_id: str | N
                          and bool(terminal) == (state is not None)
                          and type(payload) is dict)
         n_odd += noted
+        if noted:
+            flagged.append(line)
+        code = codes.get(name) if type(name) is str else None
+        if code is None:
+            code = _event_code(codes, name)
+        kinds.append(code)
         if type(created) in _NUMBERS and created > last_time:
             last_time = created
         if events is not None:
@@ -573,6 +617,7 @@ def index_journal(data: bytes, *, session_id: str | None = None, run_id: str | N
         unreadable = _unreadable_reason(bad)
         starts = _line_starts(data)
         torn, seq_notes, last_time = [], {}, 0.0
+        kinds, codes, flagged = bytearray(len(starts)), {}, array("q", range(len(starts)))
         n_events = n_torn = 0
         n_dropped = len(starts)
         n_odd = sum(1 for body in data.split(b"\n")[:len(starts)] if body.endswith(b"\r"))
@@ -583,7 +628,24 @@ def index_journal(data: bytes, *, session_id: str | None = None, run_id: str | N
     stats = {"lines": len(starts), "events": n_events, "dropped": n_dropped, "torn": n_torn, "anomalous": n_odd}
     return JournalIndex(size=len(data), starts=starts, unreadable=unreadable, bad_byte_offset=bad,
                         torn=frozenset(torn), seq_notes=seq_notes, stats=stats, last_time=last_time,
-                        digest=hashlib.sha1(data, usedforsecurity=False).digest() if digest else None)
+                        digest=hashlib.sha1(data, usedforsecurity=False).digest() if digest else None,
+                        kinds=bytes(kinds), event_names=tuple(codes), flagged=flagged, kind_counts=dict(Counter(kinds)))
+
+
+NO_EVENT_NAME = "(no event name)"
+OTHER_EVENT_NAMES = "(other event names)"  # past the 254 names one byte per line can tell apart
+_MAX_CODES = 255
+
+
+def _event_code(codes: dict[str, int], name: Any) -> int:
+    """The code of an event name new to :func:`index_journal` (names that are not text share one)."""
+    key = name if type(name) is str else NO_EVENT_NAME if name is None else f"(event name not text: {_json_type(name)})"
+    code = codes.get(key)
+    if code is None:
+        if len(codes) >= _MAX_CODES - 1:
+            key = OTHER_EVENT_NAMES
+        code = codes.setdefault(key, len(codes) + 1)
+    return code
 
 
 _NOTHING = object()

@@ -33,10 +33,10 @@ from inspector.forked import Forked, ForkedError
 from inspector.statedir import cache_folder
 from inspector.store.files import NotARegularFile, read_regular
 from inspector.store.jsonfmt import fast_loads, has_long_digit_run
-from inspector.store.sidecar import pending_retry_marker
+from inspector.store.sidecar import path_field_problem, pending_retry_marker
 from inspector.store.turn_journal import TURN_JOURNAL_DIR, TurnJournalError, shard_audit_facts
 
-CACHE_VERSION = 3
+CACHE_VERSION = 4  # 4: sidecar facts may hold "load_error"
 RACY_WINDOW_NS = 2_000_000_000
 _MARKER_FLAG = b'"_pending_journal_recovery": true'
 # A cache file that starts with _EXACT_PREFIX holds no run of 19+ digits (checked when it was
@@ -267,7 +267,8 @@ def sidecar_facts(data: bytes, *, want_texts: bool) -> dict:
     """What the audit and the catalogue derive from one sidecar's bytes.
 
     ``count`` is hermes' ``_msg_count`` (-1 unless an object with a ``messages`` list);
-    ``error``/``meta``/``marker`` are the catalogue's summary; ``texts``/``texts_error`` the
+    ``error``/``meta``/``marker`` (and ``load_error``: a folder path hermes' ``Session()`` raises on,
+    :func:`path_field_problem`) are the catalogue's summary; ``texts``/``texts_error`` the
     stripped user texts (only with ``want_texts``).
 
     The file is parsed once, by orjson when it can (its verdict is the stdlib's: what it rejects
@@ -347,6 +348,9 @@ def _facts_of(obj: Any, data: bytes, want_texts: bool) -> dict:
     if not isinstance(meta.get("message_count"), int):
         meta["message_count"] = len(messages)
     facts["meta"] = meta
+    unloadable = path_field_problem(obj)
+    if unloadable is not None:  # parses, yet hermes' Session() raises on it: the key only then
+        facts["load_error"] = unloadable
     return facts
 
 

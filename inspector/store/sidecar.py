@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -384,3 +384,66 @@ def retry_still_pending(marker: dict, now: float) -> bool:
         return not (first_seen and now - float(first_seen) > GIVEUP_SECONDS)
     except (TypeError, ValueError):
         return False
+
+
+def runs_owned_elsewhere(session: Mapping[str, Any], marker: dict | None, now: float) -> set[str]:
+    """The runs whose journals another owner still handles, so journal recovery leaves them:
+    the running turn's stream (``active_stream_id`` with a ``pending_user_message``: the
+    stale-pending repair's) and the stream a pending-recovery ``marker`` names while hermes' own
+    lazy retry would still read it (:func:`retry_still_pending`).
+
+    ``session`` is the sidecar's object or the list's facts of it (those two keys are enough);
+    ``marker`` its :func:`pending_retry_marker`.
+    """
+    owned = set()
+    stream = session.get("active_stream_id")
+    if stream and session.get("pending_user_message"):
+        owned.add(str(stream))
+    if marker is not None and retry_still_pending(marker, now):
+        owned.add(str(marker.get("_journal_retry_stream_id")))
+    return owned
+
+
+# The folder paths Session.__init__ turns into ``str(Path(value).expanduser().resolve())``:
+# ``workspace`` whenever the key is present (a missing one is hermes' default folder), the
+# others only when truthy (else None, or the workspace for ``created_workspace``).
+PATH_FIELDS = ("workspace", "created_workspace", "worktree_path", "worktree_repo_root")
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return f"the number {value!r}"
+    return "a list" if isinstance(value, list) else "an object" if isinstance(value, dict) else type(value).__name__
+
+
+def path_field_problem(raw: Mapping[str, Any]) -> str | None:
+    """Why hermes' ``Session(**data)`` raises on this sidecar's folder paths (:data:`PATH_FIELDS`),
+    in words; None when it does not.
+
+    ``Path(value)`` raises TypeError for anything but a string (``"workspace": null`` included),
+    ``resolve()`` ValueError for a NUL character, ``expanduser()`` RuntimeError for ``~name`` of a
+    user this machine does not know. ``Session.load`` and ``load_metadata_only`` both construct
+    the session: the WebUI cannot open the chat, and its index rebuild leaves it out.
+    :func:`load_session` fails on the same values (it resolves them as hermes does).
+    """
+    for key in PATH_FIELDS:
+        if key not in raw:
+            continue
+        value = raw[key]
+        if key != "workspace" and not value:
+            continue
+        if not isinstance(value, str):
+            return f"its {key} is {_json_kind(value)}, not a folder path (hermes' Session() raises TypeError)"
+        if "\x00" in value:
+            return f"its {key} holds a NUL character (hermes' Session() raises ValueError)"
+        if value.startswith("~"):
+            try:
+                Path(value).expanduser()
+            except RuntimeError:
+                return (f"its {key} {value.split('/', 1)[0]!r} names a user this machine does not know "
+                        "(hermes' Session() raises RuntimeError)")
+    return None

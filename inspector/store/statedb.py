@@ -38,6 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from inspector.store.tombstone import is_durably_tombstoned
+
 CONTENT_JSON_PREFIX = "\x00json:"
 DEFAULT_TIMEOUT = 2.0
 HERMES_TIMEOUT = 5.0  # sqlite3.connect's default, which hermes-webui's recovery code uses
@@ -750,8 +752,6 @@ def read_missing_sidecar_rows(
         def sidecar_exists(sid: str) -> bool:
             return (Path(session_dir) / f"{sid}.json").exists()
     if is_tombstoned is None:
-        from inspector.store.backup import is_durably_tombstoned
-
         def is_tombstoned(sid: str) -> bool:
             return is_durably_tombstoned(Path(session_dir), sid)
     try:

@@ -72,3 +72,11 @@ def open_home(qtbot, window: MainWindow, home: Home, select: str | None = None) 
 
 def files_under(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def kept_plan(summary):
+    """The plan a preview shows, with its bytes, as the worker keeps it (the window holds only
+    its summary: issue 15)."""
+    from inspector.jobs.plans import load
+
+    return summary.local if summary.local is not None else load(summary.handle)

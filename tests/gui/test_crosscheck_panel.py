@@ -75,6 +75,7 @@ def test_without_a_hermes_webui_the_line_offers_to_choose_one(qtbot, window, dem
     panel = dialog.crosscheck
     qtbot.waitUntil(lambda: panel.result is not None, timeout=CHECK_TIMEOUT_MS)
     assert "no hermes-webui to check with" in panel.status.text()
+    assert "--" not in panel.status.text(), "no command-line advice in the window"
     assert panel.choose_button.isVisible()
     assert not panel.write_button.isVisible()
     assert dialog.write_button.isEnabled(), "the inspector's own plan can still be written"

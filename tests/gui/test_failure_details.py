@@ -5,14 +5,16 @@ the log as records of ``inspector.qt``."""
 from __future__ import annotations
 
 import logging
+import os
+import pickle
 
 import pytest
 from PySide6.QtCore import QtMsgType
 
 from inspector.gui import app as gui_app
-from inspector.gui import session_jobs
 from inspector.gui.failure_details import FailureDetails
 from inspector.gui.workers import TaskRunner
+from inspector.jobs import pool
 from tests.gui.test_session_jobs import _boom
 
 
@@ -47,12 +49,12 @@ def test_a_failed_task_is_logged_with_its_traceback_and_its_details_kept(qtbot, 
 
 
 def test_a_child_process_traceback_reaches_the_details(qtbot, runner, caplog) -> None:
-    if session_jobs.in_process():
+    if pool.in_process():
         pytest.skip("jobs run in-process here")
     caplog.set_level(logging.ERROR, logger="inspector")
     failures = []
     runner.failure.connect(lambda *a: failures.append(a))
-    runner.start("catalogue", lambda token, progress: session_jobs.run_job(_boom, check=token.check),
+    runner.start("catalogue", lambda token, progress: pool.run_job(_boom, check=token.check),
                  lambda v: None, on_error=lambda m: None)
     qtbot.waitUntil(lambda: bool(failures), timeout=30_000)
     (_, message, details) = failures[0]
@@ -126,3 +128,46 @@ def test_qt_messages_become_log_records(caplog) -> None:
     got = [(r.name, r.levelno, r.getMessage()) for r in caplog.records if r.name == "inspector.qt"]
     assert got == [("inspector.qt", logging.WARNING, "[qt.text.font] a font is missing"),
                    ("inspector.qt", logging.DEBUG, "a debug line")]
+
+
+def _logs_a_failure_in_the_child(check):
+    from inspector.log import get_logger
+
+    try:
+        raise KeyError("the child's own failure")
+    except KeyError:
+        get_logger("inspector.tests.child").exception("a job failed in the child")
+    return os.getpid()
+
+
+def test_a_failure_logged_in_a_child_process_reaches_the_windows_log(qtbot, caplog) -> None:
+    """The children send their log records to the window (one log file, written by the window):
+    a job's ``logger.exception`` in a child keeps its traceback."""
+    if pool.in_process():
+        pytest.skip("jobs run in-process here")
+    caplog.set_level(logging.ERROR, logger="inspector")
+    pid = pool.run_job(_logs_a_failure_in_the_child)
+    assert pid != os.getpid()
+    qtbot.waitUntil(lambda: any(r.name == "inspector.tests.child" for r in caplog.records), timeout=10_000)
+    (record,) = [r for r in caplog.records if r.name == "inspector.tests.child"]
+    text = record.getMessage()  # (a QueueHandler puts the formatted traceback into the message)
+    assert record.process == pid and "Traceback" in text and "the child's own failure" in text
+
+
+def _planner_that_raises(*args, **kwargs):
+    raise RuntimeError("the planner broke")
+
+
+def test_a_planner_failure_keeps_its_traceback_for_the_details(qtbot, window, demo, demo_home, monkeypatch):
+    from inspector.present import session_data
+
+    monkeypatch.setattr(session_data, "plan_action", _planner_that_raises)
+    plans = session_data.plan_session_actions(demo_home, demo.sessions["shrunken"], set())
+    failure = plans["restore-backup"]
+    assert isinstance(failure, session_data.PlanFailure) and failure == "the planner broke"
+    assert "_planner_that_raises" in failure.details and "Traceback" in failure.details
+    back = pickle.loads(pickle.dumps(failure))  # as it comes back from the child
+    assert back == failure and back.details == failure.details
+    window.repairs._on_plans({"restore-backup": back})
+    label, message, details = window.failure_details.last
+    assert message == "the planner broke" and details == failure.details and not window.failure_details.isHidden()

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from inspector.findings import worst
 from inspector.gui.main_window import merge_findings
-from inspector.gui.session_data import ACTIONS
 from inspector.gui.session_model import SESSION_ID_ROLE
+from inspector.present.session_data import ACTIONS
 from tests.gui.conftest import open_home, wait_settled
 
 

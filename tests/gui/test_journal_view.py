@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 from inspector.gui.journal_view import EventColumn, JournalView
-from inspector.gui.links import RunLinks
-from inspector.gui.session_data import JournalGlance, RunData, SessionData
+from inspector.present.links import RunLinks
+from inspector.present.session_data import JournalGlance, RunData, SessionData
 from inspector.session_detail import RunInfo, SessionDetail
 from inspector.store.journal_raw import RawJournal, index_journal
 

@@ -10,9 +10,9 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 from inspector import version
 from inspector.about import HERMES_WEBUI_COMMIT, HERMES_WEBUI_RELEASE
 from inspector.gui.main_window import REPAIR_SHORTCUTS
-from inspector.gui.session_data import ACTIONS
 from inspector.gui.session_model import SESSION_ID_ROLE
 from inspector.plan import WriteLog
+from inspector.present.session_data import ACTIONS
 from tests.gui.conftest import files_under, open_home, wait_settled
 
 

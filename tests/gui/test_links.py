@@ -6,16 +6,16 @@ import json
 import time
 
 from inspector.actions import default_clock, make_context, plan_action
-from inspector.gui.links import link_run, normalize, replay_segments
-from inspector.gui.session_data import (
+from inspector.load import load_catalogue
+from inspector.plan import Plan
+from inspector.present.links import link_run, normalize, replay_segments
+from inspector.present.session_data import (
     first_needing_attention,
     load_session_data,
     plan_applies,
     plan_session_actions,
     plan_tooltip,
 )
-from inspector.load import load_catalogue
-from inspector.plan import Plan
 from tests.conftest import FIXTURES
 
 RUN = "7c8b4108d52b4aba9af362d3a54f47ac"

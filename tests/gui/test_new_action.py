@@ -15,8 +15,8 @@ from PySide6.QtGui import QKeySequence
 from inspector import cli
 from inspector.findings import WARNING, Finding, action_for, from_hermes_item
 from inspector.gui.main_window import MainWindow
-from inspector.gui.session_data import plan_session_actions
 from inspector.plan import FileChange, Plan
+from inspector.present.session_data import plan_session_actions
 from inspector.repair import registry
 
 NAME = "tidy-notes"

@@ -8,7 +8,7 @@ import json
 from PySide6.QtCore import Qt
 
 from inspector.message_diff import ADDED, CHANGED
-from tests.gui.conftest import open_home
+from tests.gui.conftest import kept_plan, open_home
 
 
 def test_the_recovery_preview_lists_the_recovered_answer_as_added_messages(qtbot, window, demo, demo_home):
@@ -18,7 +18,7 @@ def test_the_recovery_preview_lists_the_recovered_answer_as_added_messages(qtbot
     dialog = window.preview_action("recover-journal")
     (view,) = dialog.message_views
     assert dialog.tabs.currentWidget() is view  # the first tab: people read messages, not JSON
-    change = dialog.plan.changes[0]
+    change = kept_plan(dialog.plan).changes[0]
     after = json.loads(change.after)["messages"]
     added = [c for c in view.diff.changes if c.kind == ADDED]
     assert [c.after for c in added] == [m["content"] for m in after if m.get("_recovered_from_run_journal")]

@@ -7,7 +7,7 @@ from PySide6.QtWidgets import QLabel, QWidget
 
 from inspector.finding_words import problem_words
 from inspector.gui.main_window import OPTIONAL_COLUMNS
-from inspector.gui.session_columns import Column
+from inspector.present.columns import Column
 from tests.gui.conftest import open_home
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 
-from inspector.gui.session_data import ACTIONS
+from inspector.present.session_data import ACTIONS
 from inspector.repair.rebuild_from_state import NAME
 from tests.gui.conftest import files_under, open_home, wait_settled
 

@@ -12,9 +12,10 @@ import time
 from PySide6.QtCore import QElapsedTimer, QTimer
 
 from inspector.gui.journal_view import EventColumn, JournalView
-from inspector.gui.session_data import SessionData, glance_journal, index_glance, load_session_data
 from inspector.gui.transcript_view import RENDER_WINDOW, TranscriptView
 from inspector.home import locate_home
+from inspector.jobs.session import index_glance
+from inspector.present.session_data import SessionData, glance_journal, load_session_data
 from inspector.session_detail import SessionDetail
 from tests.gui.conftest import open_home, wait_settled
 

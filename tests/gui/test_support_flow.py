@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 
 from inspector.gui.journal_view import EventColumn
 from inspector.plan import WriteLog
-from tests.gui.conftest import files_under, open_home, wait_settled
+from tests.gui.conftest import files_under, kept_plan, open_home, wait_settled
 
 
 def test_recover_journal_output_end_to_end(qtbot, window, demo, demo_home):
@@ -37,7 +37,7 @@ def test_recover_journal_output_end_to_end(qtbot, window, demo, demo_home):
     qtbot.mouseClick(buttons["recover-journal"], Qt.MouseButton.LeftButton)
     dialog = window.preview
     assert dialog is not None and dialog.isVisible()
-    plan = dialog.plan
+    plan = kept_plan(dialog.plan)
     assert [c.path for c in plan.changes] == [sidecar]
     diff = dialog.diff_text()
     assert '+      "content": "Let me look at the open PRs first.",' in diff
@@ -118,7 +118,7 @@ def test_history_lists_the_write_and_can_undo_it(qtbot, window, demo, demo_home)
     button = window.view.findings.buttons["restore-backup"]
     assert button.isEnabled()
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
-    plan = window.preview.plan
+    plan = kept_plan(window.preview.plan)
     qtbot.mouseClick(window.preview.write_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: window.last_write is not None, timeout=10_000)
     wait_settled(qtbot, window)

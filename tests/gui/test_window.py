@@ -13,11 +13,11 @@ from PySide6.QtGui import QGuiApplication, QImage
 from inspector.demo import build_demo_home
 from inspector.gui.app import NO_GUI_THREADPOOL, no_paint_threads, run_app
 from inspector.gui.main_window import MainWindow
-from inspector.gui.session_columns import Column
-from inspector.gui.session_data import load_session_data_offloaded
-from inspector.gui.session_jobs import finish
 from inspector.gui.session_model import SESSION_ID_ROLE
 from inspector.home import locate_home
+from inspector.jobs.pool import finish
+from inspector.jobs.session import load_session_data_offloaded
+from inspector.present.columns import Column
 from tests.gui.conftest import open_home, wait_settled
 
 
@@ -353,7 +353,7 @@ def test_first_rows_show_before_the_health_check_ends_and_keep_the_selection(qtb
     import threading
 
     from inspector.gui import load_controller
-    from inspector.gui.offload import load_catalogue_offloaded
+    from inspector.jobs.offload import load_catalogue_offloaded
 
     gate = threading.Event()
 

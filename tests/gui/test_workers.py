@@ -9,8 +9,8 @@ import time
 import pytest
 
 from inspector.gui import workers
-from inspector.gui.session_jobs import Resume, load_steps, pickle_pieces
 from inspector.gui.workers import TaskRunner
+from inspector.jobs.pool import Resume, load_steps, pickle_pieces
 
 
 @pytest.fixture

@@ -9,17 +9,26 @@ from __future__ import annotations
 import errno
 import os
 
+import pytest
 from PySide6.QtCore import Qt
 
 import inspector.plan as planmod
+from inspector.jobs import pool
 from inspector.plan import WriteLog
-from tests.gui.conftest import open_home, wait_settled
+from tests.gui.conftest import kept_plan, open_home, wait_settled
+
+
+@pytest.fixture(autouse=True)
+def _writes_in_this_process(monkeypatch):
+    """The faults below are injected into this process's write path, so the write runs here (the
+    pool's in-process mode) instead of in the worker that keeps the plan."""
+    monkeypatch.setenv(pool.IN_PROCESS_ENV, "1")
 
 
 def _press_write(qtbot, window):
     """Preview recover-journal and press Write; returns the plan shown."""
     qtbot.mouseClick(window.view.findings.buttons["recover-journal"], Qt.MouseButton.LeftButton)
-    plan = window.preview.plan
+    plan = kept_plan(window.preview.plan)
     qtbot.mouseClick(window.preview.write_button, Qt.MouseButton.LeftButton)
     return plan
 

@@ -247,8 +247,8 @@ def test_demo_given_up_session_shows_the_finding_and_the_button_applies(tmp_path
     import time
 
     from inspector.demo import build_demo_home
-    from inspector.gui.session_data import ACTIONS, plan_applies, plan_session_actions
     from inspector.home import locate_home
+    from inspector.present.session_data import ACTIONS, plan_applies, plan_session_actions
 
     demo = build_demo_home(tmp_path / "demo", now=time.time())  # as --demo builds it: the views use the real clock
     home = locate_home(home=demo.home, env={})

@@ -15,7 +15,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # headless, even when run
 pytest.importorskip("PySide6")
 
 from inspector.gui.preview_dialog import PreviewDialog
-from inspector.gui.session_data import plan_session_actions
+from inspector.present.session_data import plan_session_actions
 from tests.safety.helpers import demo
 
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")

@@ -15,15 +15,13 @@ from inspector.store.backup import (
     eligible_orphans,
     inspect_session_recovery_status,
     is_compaction_marker,
-    is_durably_tombstoned,
     is_uuid4_hex,
-    load_tombstone_ids,
     message_count,
     orphan_restore_blocker,
-    parse_tombstone,
     restorable_live_ids,
 )
 from inspector.store.files import FileSnapshot
+from inspector.store.tombstone import is_durably_tombstoned, load_tombstone_ids, parse_tombstone
 from tests.conftest import FIXTURES
 from tests.recovery_helpers import msgs, seed_state_db, sidecar, write_json
 

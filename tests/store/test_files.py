@@ -117,3 +117,22 @@ def test_transient_read_records_a_too_large_file(tmp_path):
     with pytest.raises(TooLargeToLoad):
         snap.read_transient(p)
     assert [e.size for e in snap.too_large] == [files.MAX_FILE_BYTES + 1]
+
+
+@pytest.mark.skipif(not (hasattr(os, "mkfifo") and os.path.isdir("/proc/self/fd")), reason="POSIX FIFOs, /proc")
+def test_open_regular_refuses_without_leaking_a_descriptor(tmp_path):
+    fifo = tmp_path / "j.jsonl"
+    os.mkfifo(fifo)
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(20):
+        with pytest.raises(NotARegularFile):
+            files.open_regular(fifo)
+    assert len(os.listdir("/proc/self/fd")) == before
+    link = tmp_path / "link.json"
+    (tmp_path / "target.json").write_bytes(b"{}")
+    link.symlink_to(tmp_path / "target.json")
+    fd, st = files.open_regular(link)
+    os.close(fd)
+    assert st.st_size == 2
+    with pytest.raises(OSError):
+        files.open_regular(link, follow_links=False)

@@ -261,6 +261,21 @@ def test_the_index_gives_every_line_exactly_what_reading_it_alone_gives(pieces: 
     times = [t for _, ev in events if isinstance(t := ev.get("created_at"), (int, float))
              and not isinstance(t, bool) and t > 0]
     assert index.last_time == max(times, default=0.0)
+    # the filters' per-line facts: the event each line is read as, and whether it is dropped or noted
+    names = [index.event_names[k - 1] if k else None for k in index.kinds]
+    assert names == [_event_name(line) if line.is_event else None for line in lines]
+    assert list(index.flagged) == [line.index for line in lines if line.dropped or line.anomalies]
+
+
+def _event_name(line) -> str:
+    name = line.value.get("event")
+    return name if isinstance(name, str) else "(no event name)" if name is None else index_name_not_text(name)
+
+
+def index_name_not_text(name) -> str:
+    kind = "a number" if isinstance(name, (int, float)) and not isinstance(name, bool) else (
+        "a boolean" if isinstance(name, bool) else "an array" if isinstance(name, list) else "an object")
+    return f"(event name not text: {kind})"
 
 
 @settings(max_examples=200, deadline=None)
@@ -294,6 +309,36 @@ def test_an_invalid_byte_late_in_the_file_makes_every_line_dropped() -> None:
     journal = RawJournal(data, index=index)
     assert "this line holds the invalid byte" in journal.line(2).dropped
     assert journal.line(3).anomalies == ("CRLF line end",)
+
+
+def test_journal_filters_pick_lines_by_event_name_and_by_hermes_verdict() -> None:
+    """The journal view's filters: an event type, "dropped or noted lines only", or both."""
+    data = (rec(1, "token") + rec(2, "tool") + b"not json\n" + rec(3, "token").replace(b"\n", b"\r\n")
+            + rec(5, "tool") + rec(6, "done"))
+    index = index_journal(data, session_id=SID, run_id=RUN)
+    assert index.event_counts() == [("token", 2), ("tool", 2), ("done", 1)]
+    assert index.filter_lines() is None  # nothing filtered: every line shown
+    assert list(index.filter_lines("token")) == [0, 3]
+    assert list(index.filter_lines("tool")) == [1, 4]
+    # line 3 (not JSON) is dropped, line 4 has a CRLF, line 5 skips seq 4
+    assert list(index.filter_lines(flagged_only=True)) == [2, 3, 4]
+    assert list(index.filter_lines("tool", flagged_only=True)) == [4]
+    assert list(index.filter_lines("no such event")) == []
+
+
+def test_an_unreadable_journal_filters_as_all_dropped() -> None:
+    data = rec(1) + b'{"bad": "\xff"}\n'
+    index = index_journal(data)
+    assert index.event_counts() == []
+    assert list(index.filter_lines(flagged_only=True)) == [0, 1]
+
+
+def test_more_event_names_than_one_byte_tells_apart_share_one_filter_entry() -> None:
+    data = b"".join(rec(i, f"e{i}") for i in range(1, 301))
+    index = index_journal(data)
+    assert len(index.event_names) == 255 and index.event_names[-1] == "(other event names)"
+    assert dict(index.event_counts())["(other event names)"] == 300 - 254
+    assert list(index.filter_lines("e7")) == [6]
 
 
 def test_an_index_is_small_and_only_fits_its_own_bytes() -> None:

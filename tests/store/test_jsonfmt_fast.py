@@ -1,7 +1,7 @@
 """The fast JSON writer and parser give exactly the stdlib's bytes, values and exceptions.
 
-``dumps_pretty_fast`` / ``pretty_text`` must equal ``json.dumps(obj, ensure_ascii=False,
-indent=2)`` (UTF-8) for every value, and raise the very same exception where it raises;
+``dumps_pretty_fast`` must equal ``json.dumps(obj, ensure_ascii=False, indent=2)`` (UTF-8) for
+every value, and raise the very same exception where it raises;
 ``loads_bytes_fast`` must equal ``loads_bytes``. The writer relies on one layout fact, checked
 here on its own: an element of a list (or a value of a dict) at indent level ``L`` is written as
 ``json.dumps(elem, indent=2)`` with every line after the first shifted right by ``L - 1``
@@ -24,8 +24,6 @@ from inspector.store.jsonfmt import (
     loads_bytes,
     loads_bytes_fast,
     nesting_exceeds,
-    pretty_text,
-    safe_parse_depth,
 )
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -40,13 +38,7 @@ def _outcome(fn, *args):
 
 
 def _same_as_stdlib(obj) -> None:
-    expected = _outcome(dumps_pretty, obj)
-    assert _outcome(dumps_pretty_fast, obj) == expected
-    text = _outcome(pretty_text, obj)
-    if expected[1] is None or expected[1][0] is UnicodeEncodeError:
-        assert text == _outcome(lambda o: json.dumps(o, ensure_ascii=False, indent=2), obj)
-    else:
-        assert text[1] == expected[1]
+    assert _outcome(dumps_pretty_fast, obj) == _outcome(dumps_pretty, obj)
 
 
 # Floats orjson writes differently from float.__repr__ (1e-05, 1e+16, NaN...), and ones it agrees on.
@@ -222,8 +214,15 @@ def test_fast_parser_equals_the_stdlib(data: bytes) -> None:
     assert repr(got) == repr(expected)
 
 
+@pytest.mark.parametrize("orjson_limit_known", [True, False])
 @pytest.mark.parametrize("depth", [5, 50, 199, 200, 201, 400, 1000, 1024, 1025, 1100])
-def test_nesting_beyond_the_limit_is_left_to_the_stdlib(depth: int, monkeypatch) -> None:
+def test_nesting_beyond_the_limit_is_left_to_the_stdlib(depth: int, orjson_limit_known: bool, monkeypatch) -> None:
+    """Told by orjson's own depth limit (the document inside extra arrays), or, should an orjson
+    not refuse exactly past 1,024 levels, by walking the parsed value: the same verdicts."""
+    if not orjson_limit_known:
+        monkeypatch.setattr(jsonfmt, "_ORJSON_DEPTH_CHECKED", False)
+    else:
+        assert jsonfmt._orjson_depth_limit_is_known() is True  # this orjson: the premise holds
     data = b"[" * depth + b"]" * depth
     limit = 200
     seen = []
@@ -235,7 +234,7 @@ def test_nesting_beyond_the_limit_is_left_to_the_stdlib(depth: int, monkeypatch)
 
     monkeypatch.setattr(jsonfmt, "loads_bytes", spy)
     got = _outcome(loads_bytes_fast, data, limit)
-    monkeypatch.undo()
+    monkeypatch.setattr(jsonfmt, "loads_bytes", real)
     assert bool(seen) == (depth > limit)  # deeper than the limit: the stdlib decides
     assert repr(got) == repr(_outcome(loads_bytes, data))
 
@@ -247,13 +246,33 @@ def test_nesting_exceeds_counts_levels() -> None:
     assert not nesting_exceeds({"a": [1, "x"], "b": {}}, 2)
 
 
-def test_safe_parse_depth_leaves_room_for_the_stack() -> None:
+def test_the_stdlib_parses_as_deep_as_the_parse_depth_limit_from_here() -> None:
+    """Up to PARSE_DEPTH_LIMIT levels orjson's value is taken: the stdlib must parse that deep."""
+    limit = jsonfmt.PARSE_DEPTH_LIMIT
+    data = b"[" * limit + b"]" * limit
+    assert loads_bytes(data) is not None
+    assert loads_bytes_fast(data) == loads_bytes(data)
+
+
+def test_a_document_deeper_than_the_stdlib_parses_gets_the_stdlibs_error() -> None:
+    data = b'{"messages": [' + b"[" * 1010 + b"]" * 1010 + b"]}"  # orjson parses 1,024 levels
+    assert repr(_outcome(loads_bytes_fast, data)) == repr(_outcome(loads_bytes, data))
+    assert _outcome(loads_bytes, data)[1][0] is RecursionError
+
+
+def test_the_fast_writer_is_the_stdlib_itself_where_its_c_encoder_writes_indent(monkeypatch) -> None:
+    """CPython 3.14 gave json's C encoder the indent path: there the fast writer steps aside."""
     import sys
 
-    limit = safe_parse_depth()
-    assert 0 <= limit < sys.getrecursionlimit() - 100
-    data = b"[" * limit + b"]" * limit
-    assert loads_bytes(data) is not None  # the stdlib really parses that deep from here
+    assert jsonfmt.STDLIB_INDENT_IN_C is (sys.version_info >= (3, 14))
+    obj = {"a": [1, 2.5, {"b": "ü"}], "c": []}
+    walked: list = []
+    real = jsonfmt._emit_bytes
+    monkeypatch.setattr(jsonfmt, "_emit_bytes", lambda *a: walked.append(1) or real(*a))
+    monkeypatch.setattr(jsonfmt, "STDLIB_INDENT_IN_C", True)
+    assert dumps_pretty_fast(obj) == dumps_pretty(obj) and not walked
+    monkeypatch.setattr(jsonfmt, "STDLIB_INDENT_IN_C", False)
+    assert dumps_pretty_fast(obj) == dumps_pretty(obj) and walked
 
 
 _digity = st.text(st.sampled_from(list('0123456789"\\/:,[]{} ')), max_size=40)

@@ -141,7 +141,7 @@ def test_cache_with_long_numbers_keeps_them_exact(home, big):
     (cache_file,) = cache_dir().glob("scan-*.json")
     head = cache_file.read_bytes()[:40]
     long_run = len(repr(big).replace(".", "")) >= 19
-    assert head.startswith(b'{"version":3,"orjson_exact":true,') is not long_run
+    assert head.startswith(b'{"version":%d,"orjson_exact":true,' % scan_mod.CACHE_VERSION) is not long_run
     cached = FactCache(cache_file).entries[scan_mod.SIDECAR]["a.json"][1]["meta"]["updated_at"]
     assert cached == big and type(cached) is type(big)
     assert load_catalogue(home, now=time.time()).rows["a"].sidecar.meta["updated_at"] == big
@@ -151,7 +151,7 @@ def test_cache_flagged_exact_is_parsed_without_the_digit_scan(home, monkeypatch)
     (home.session_dir / "a.json").write_bytes(_sidecar("a", 2, title="ok"))
     load_catalogue(home, now=time.time())
     (cache_file,) = cache_dir().glob("scan-*.json")
-    assert cache_file.read_bytes().startswith(b'{"version":3,"orjson_exact":true,')
+    assert cache_file.read_bytes().startswith(b'{"version":%d,"orjson_exact":true,' % scan_mod.CACHE_VERSION)
     scans = []
     real = scan_mod.fast_loads
     monkeypatch.setattr(scan_mod, "fast_loads", lambda data, checked=False: scans.append(checked) or real(

@@ -3,7 +3,7 @@
 A thread of the window that parses 10,000 sidecars holds the GIL most of the time, and every
 call Qt makes into Python (painting the list asks the model hundreds of times) then waits for
 it: the window stalls. :func:`load_catalogue_offloaded` runs :func:`inspector.load.load_catalogue`
-as a job of :mod:`inspector.gui.session_jobs` (the window's one pool of spawned children) and hands
+as a job of :mod:`inspector.jobs.pool` (the window's one pool of spawned children) and hands
 back the catalogue still to be unpickled, in steps the window's own thread runs between paints.
 
 No Qt here: the child imports only the core.
@@ -12,78 +12,96 @@ No Qt here: the child imports only the core.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from inspector.gcpause import gc_paused
-from inspector.gui import session_jobs
-from inspector.gui.session_jobs import Resume
+from inspector.jobs import pool
+from inspector.jobs.pool import Resume
+from inspector.present.rows import ROW_FIELDS, FlatFinding, FlatRow, ListRow, flat_finding, flat_row
+
+PROFILE, ATTENTION = ROW_FIELDS.index("profile"), ROW_FIELDS.index("needs_attention")
 
 
 class CatalogueResult(NamedTuple):
-    catalogue: Any  # inspector.catalogue.Catalogue
+    """The catalogue as the window lists it: flat records only (tuples of builtins, see
+    :mod:`inspector.present.rows`), decoded in the window with one plain ``pickle.loads``."""
+
+    rows: list[FlatRow]  # every row, in the order asked for (newest first by default)
     first: str | None  # the session to show first (session_data.first_needing_attention)
-    rows: list  # the catalogue's rows in the order asked for (newest first by default)
-    attention: int  # how many of them need attention
+    attention: int  # how many rows need attention
     profiles: list[str]  # the rows' profiles, in order of first appearance
+    home_findings: list[FlatFinding]  # the home's own findings (not any one session's)
 
 
 def prestart() -> None:
     """Start the child processes now (each imports the core once), so the first scan and the first
     plans do not wait, and nothing is spawned while the window works."""
-    if session_jobs.in_process():
+    try:
+        from inspector.jobs.plans import sweep_gone
+
+        sweep_gone()  # plans kept for windows that are gone (killed: no exit handler ran)
+    except OSError:
+        pass
+    if pool.in_process():
         return
     try:
-        session_jobs.start_pool()
+        pool.start_pool()
     except Exception:  # noqa: BLE001 - starting early is an optimisation only
         from inspector.log import get_logger
 
         get_logger(__name__).warning("could not start the child processes early", exc_info=True)
 
 
+@pool.flat
 def catalogue_job(home, now: float, sort: tuple[int, bool] | None = None,
                   check: Callable[[], None] = lambda: None) -> CatalogueResult:
     """In the child: the catalogue, with what the window would otherwise work out over every
     row on its own thread: its rows in the list's order (``sort``: column and descending, as
-    ``session_columns.sorted_rows`` takes them; None: newest first), how many need attention,
-    which profiles they have."""
-    from inspector.gui.session_columns import sorted_rows
-    from inspector.gui.session_data import first_needing_attention
+    ``present.columns.sorted_rows`` takes them; None: newest first), how many need attention,
+    which profiles they have; every row a flat record."""
     from inspector.home import check_readable
     from inspector.load import load_catalogue
+    from inspector.present.columns import sorted_rows
+    from inspector.present.session_data import first_needing_attention
 
     check_readable(home)
     cat = load_catalogue(home, now=now)
     check()
-    rows = cat.sorted_rows() if sort is None else sorted_rows(list(cat.rows.values()), *sort)
-    return CatalogueResult(cat, first_needing_attention(home, cat), rows,
-                           sum(1 for r in rows if r.needs_attention), list(dict.fromkeys(r.profile for r in rows)))
+    records = [flat_row(r) for r in cat.sorted_rows()]  # newest first
+    if sort is not None:
+        by_id = {f[0]: f for f in records}
+        records = [by_id[r.session_id] for r in sorted_rows([ListRow(f) for f in records], *sort)]
+    return CatalogueResult(records, first_needing_attention(home, cat), sum(1 for f in records if f[ATTENTION]),
+                           list(dict.fromkeys(f[PROFILE] for f in records)),
+                           [flat_finding(f) for f in cat.home_findings])
 
 
-def quick_rows_job(session_dir, check: Callable[[], None] = lambda: None) -> list:
+@pool.flat
+def quick_rows_job(session_dir, check: Callable[[], None] = lambda: None) -> list[FlatRow]:
     """In the child: :func:`inspector.quickscan.quick_rows` of every sidecar (the window's quick
     look at a home whose health check takes long: 10,000 files' first bytes, read and parsed in
     the window's own process, would hold its GIL, and its garbage collector, for most of a second)."""
     from inspector.quickscan import quick_batches
 
-    rows: list = []
+    rows: list[FlatRow] = []
     with gc_paused():
         for batch in quick_batches(session_dir, check=check):
-            rows += batch
+            rows += map(flat_row, batch)
     return rows
 
 
 def quick_rows_offloaded(session_dir, check: Callable[[], None] = lambda: None) -> Resume:
     """Every sidecar's quick row, newest first, read in a child process (still to be unpickled:
-    see :class:`~inspector.gui.session_jobs.Resume`)."""
-    return session_jobs.run_job_steps(quick_rows_job, session_dir, check=check)
+    see :class:`~inspector.jobs.pool.Resume`)."""
+    return pool.run_job_steps(quick_rows_job, session_dir, check=check)
 
 
 def load_catalogue_offloaded(home, now: float, check: Callable[[], None] = lambda: None,
                              sort: tuple[int, bool] | None = None) -> Resume:
     """A :class:`CatalogueResult`, computed in a child process, as steps still to run
-    (:class:`~inspector.gui.session_jobs.Resume`; ``session_jobs.finish`` runs them at once).
+    (:class:`~inspector.jobs.pool.Resume`; ``pool.finish`` runs them at once).
     ``check`` raises to cancel; an error in the child is raised here with its message."""
-    return session_jobs.run_job_steps(catalogue_job, home, now, sort, check=check)
+    return pool.run_job_steps(catalogue_job, home, now, sort, check=check)
 
 
 class SearchHits(NamedTuple):
@@ -93,6 +111,7 @@ class SearchHits(NamedTuple):
     skipped: list[str]
 
 
+@pool.flat
 def search_job(home, query: str, per_session: int = 3, check: Callable[[], None] = lambda: None) -> SearchHits:
     """In the child: :func:`inspector.search.search_home` (sidecars, .bak files, state.db, run
     journals, run ids), kept small for the window: each session's first few hits."""
@@ -109,4 +128,4 @@ def search_job(home, query: str, per_session: int = 3, check: Callable[[], None]
 
 def search_offloaded(home, query: str, check: Callable[[], None] = lambda: None) -> Resume:
     """:func:`search_job` in a child process: the window's thread never reads a file for it."""
-    return session_jobs.run_job_steps(search_job, home, query, 3, check=check)
+    return pool.run_job_steps(search_job, home, query, 3, check=check)

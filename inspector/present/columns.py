@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from inspector.catalogue import SessionRow
-from inspector.finding_words import problem_words
+from inspector.present.rows import ListRow
 
 _HEALTH_RANK = {"ok": 0, "info": 1, "warning": 2, "error": 3}
 
@@ -26,7 +25,7 @@ class Column:
     )
 
 
-def sort_key(row: SessionRow, col: int) -> Any:
+def sort_key(row: ListRow, col: int) -> Any:
     """What the list sorts a row by in column ``col`` (ties: by session id)."""
     if col == Column.HEALTH:
         return _HEALTH_RANK.get(row.health, 0) * 1e11 + (row.last_activity or 0.0)
@@ -43,10 +42,10 @@ def sort_key(row: SessionRow, col: int) -> Any:
     if col == Column.LAST_ACTIVITY:
         return float(row.last_activity or 0.0)
     if col == Column.PROBLEM:
-        return (_HEALTH_RANK.get(row.health, 0), problem_words(row.findings))
+        return (_HEALTH_RANK.get(row.health, 0), row.problem)
     return 0
 
 
-def sorted_rows(rows: list[SessionRow], column: int, descending: bool) -> list[SessionRow]:
+def sorted_rows(rows: list[ListRow], column: int, descending: bool) -> list[ListRow]:
     """``rows`` in the order the list shows them when sorted by ``column``."""
     return sorted(rows, key=lambda r: (sort_key(r, column), r.session_id), reverse=descending)

@@ -7,7 +7,15 @@ stalls (``bench/profile_notes.md``, "The GUI stalls are GIL starvation"). Here a
 small pool of ``spawn``-ed children (a process that has a QApplication must never be forked; the
 children import only the core) and the waiting thread of the window only polls.
 
-Handing the result back must not stall either. Any Python a thread of the window runs, even a
+Handing the result back must not stall either. What the window lists (the catalogue's rows, the
+quick rows, search hits) crosses as flat records (:mod:`inspector.present.rows`): jobs marked
+:func:`flat` come back as one plain pickle, decoded with one ``pickle.loads`` of a few
+milliseconds. Richer results (a session's data with its transcript, a journal's index, plan
+summaries, a crosscheck's result) still come back in pieces, as follows: that still earns its
+place because a session has no size bound but the sidecar's (128 MB). Measured on the bench home's
+biggest session (5,000 messages, 11.1 MB pickled, load ~5 on 2 cores): one plain ``pickle.loads``
+holds the GIL 12-21 ms, in pieces the steps take about 1 ms each; a session ten times as big would
+stall the window past the 50 ms budget in one plain load. Any Python a thread of the window runs, even a
 C call like ``pickle.loads``, makes each of the few hundred calls a paint of the session list
 makes into Python wait for the GIL: one busy thread tripled a paint (``bench/profile_notes.md``,
 "Fourth pass"). So the result is pickled in the child as a series of small pickles sharing one
@@ -21,7 +29,7 @@ Cancelling: ``check()`` in the window's thread raises; the job's slot in a share
 set, and the job's own ``check()`` (called between its steps in the child) raises there too.
 
 ``HERMES_INSPECTOR_NO_SUBPROCESS=1`` runs every job in the calling thread (debugging; the same
-switch as :mod:`inspector.gui.offload`). No Qt here.
+switch as :mod:`inspector.jobs.offload`). No Qt here.
 """
 
 from __future__ import annotations
@@ -29,7 +37,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import errno
-import gc
 import io
 import multiprocessing
 import os
@@ -75,12 +82,20 @@ _child_flags: Any = None  # the same array, in a child
 # ---------------------------------------------------------------- in the child
 
 
-def _child_init(parent: int, flags: Any) -> None:
-    """In a child: keep the cancel flags, let go of the parent's stdout (a reader waiting for its
-    end must not wait for us) and end when the parent is gone (``os._exit`` or a kill cannot tell
-    the pool to stop)."""
+def _child_init(parent: int, flags: Any, log_queue: Any = None) -> None:
+    """In a child: keep the cancel flags, send its log records to the window (``log_queue``: the
+    window's log file is written by the window alone), let go of the parent's stdout (a reader
+    waiting for its end must not wait for us) and end when the parent is gone (``os._exit`` or a
+    kill cannot tell the pool to stop)."""
     global _child_flags
     _child_flags = flags
+    if log_queue is not None:
+        import logging
+        import logging.handlers
+
+        root = logging.getLogger("inspector")
+        root.addHandler(logging.handlers.QueueHandler(log_queue))
+        root.setLevel(logging.DEBUG)  # the window's handlers decide what they keep
     try:
         os.nice(CHILD_NICE)  # background work: the window's own thread comes first for the CPU
     except OSError:
@@ -109,9 +124,11 @@ def _run_in_child(slot: int, fn: Callable[..., Any], args: tuple) -> tuple[str, 
         if _child_flags is not None and _child_flags[slot]:
             raise JobCancelled()
 
-    pickled = pickle_pieces(fn(*args, check=check))
+    value = fn(*args, check=check)
+    plain = getattr(fn, FLAT, False)
+    pickled = Pickled(pickle.dumps(value, protocol=5), []) if plain else pickle_pieces(value)
     if not pickled.bulk and len(pickled.stream) <= INLINE_MAX:
-        return "inline", pickled.stream
+        return ("plain" if plain else "inline"), pickled.stream
     folder = portable.handover_dir()  # /dev/shm, else tempfile's folder (macOS, Windows)
     fd, name = tempfile.mkstemp(prefix="hermes-inspector-job-", suffix=".pickle", dir=folder)  # 0600
     try:
@@ -124,13 +141,38 @@ def _run_in_child(slot: int, fn: Callable[..., Any], args: tuple) -> tuple[str, 
     except BaseException:
         os.unlink(name)
         raise
-    return "file", name
+    return ("plain-file" if plain else "file"), name
 
 
-def _warm() -> None:
-    """Nothing: it only makes the pool start one more child (which imports the core meanwhile)."""
-    import inspector.gui.offload
-    import inspector.gui.session_data  # noqa: F401
+FLAT = "flat_result"
+
+
+def flat(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark a job whose result is flat records (tuples, lists and dicts of builtins, as
+    :mod:`inspector.present.rows` makes them): it comes back as one plain pickle and is decoded
+    with one ``pickle.loads`` in the waiting thread, no pieces, no steps.
+
+    Measured on the 10,000-session bench home (11,500 rows, 2 shared cores, garbage collector
+    paused as the window pauses it; ``bench/wire.py HOME --nogc``): as flat records the rows are
+    2.1 MB and one ``pickle.loads`` takes 2.4-3.0 ms (at a load of 9: 2.4-6.5 ms); as the objects
+    they were (the catalogue and its SessionRows) 4.8 MB and 38-43 ms (45-101 ms), or 39 ms in
+    5 ms pieces with :func:`pickle_pieces`. A C call holds the GIL: the window's thread waits that
+    long at most, well inside the 50 ms stall budget. In the child, flattening and one
+    ``pickle.dumps`` cost 57 ms where :func:`pickle_pieces` of the objects cost 71 ms."""
+    setattr(fn, FLAT, True)
+    return fn
+
+
+WARM_MODULES = ("inspector.jobs.offload", "inspector.jobs.session", "inspector.present.session_data")
+
+
+def _warm(modules: tuple[str, ...]) -> None:
+    """Import the jobs' modules: it only makes the pool start one more child, which imports the
+    core meanwhile. The modules are named, not imported here: they import this module."""
+    import importlib
+
+    for name in modules:
+        importlib.import_module(name)
 
 
 # ---------------------------------------------------------------- in the window
@@ -144,14 +186,14 @@ def _executor() -> tuple[ProcessPoolExecutor, Any]:
             ctx = multiprocessing.get_context("spawn")
             _flags = ctx.Array("b", SLOTS, lock=False)
             _pool = ProcessPoolExecutor(max_workers=WORKERS, mp_context=ctx, initializer=_child_init,
-                                        initargs=(os.getpid(), _flags))
+                                        initargs=(os.getpid(), _flags, _log_relay(ctx)))
             fresh = True
         pool, flags = _pool, _flags
     if fresh:
         # A pool starts a child per job while none is idle. Start them all now, each importing the
         # core, so the first time two jobs run side by side the second does not wait for that.
         for _ in range(WORKERS):
-            pool.submit(_warm)
+            pool.submit(_warm, WARM_MODULES)
     return pool, flags
 
 
@@ -170,9 +212,38 @@ def _drop_pool(pool: ProcessPoolExecutor) -> None:
     pool.shutdown(wait=False, cancel_futures=True)
 
 
+_relay: Any = None  # (queue, QueueListener): the children's log records, handled here
+
+
+def _log_relay(ctx: Any) -> Any:
+    """The queue the children's log records come back through (made once): a thread of the window
+    hands each to the logger of its name here, so a job that logs its failure with
+    ``logger.exception`` in a child (a planner's, a journal's) lands in the window's log file with
+    its traceback. None when the queue cannot be made (the records are then dropped, as before)."""
+    global _relay
+    if _relay is None:
+        import logging
+        from logging.handlers import QueueListener
+
+        class _ToLogger:
+            def handle(self, record: logging.LogRecord) -> None:
+                logging.getLogger(record.name).handle(record)
+
+        try:
+            queue = ctx.Queue()
+        except (OSError, ImportError):
+            return None
+        listener = QueueListener(queue, _ToLogger())
+        listener.start()
+        _relay = (queue, listener)
+    return _relay[0]
+
+
 @atexit.register
 def _shutdown() -> None:
     global _pool
+    if _relay is not None:
+        _relay[1].stop()
     with _lock:
         pool, _pool = _pool, None
     if pool is not None:
@@ -253,6 +324,10 @@ class Job:
                     _log().error("a child process died; its pool is dropped (the next job starts a fresh one)")
                     _drop_pool(self._pool)
                 raise  # the caller logs it (the window's TaskRunner, with the child's traceback chained)
+        if kind == "plain":
+            return Resume.done(pickle.loads(payload))
+        if kind == "plain-file":
+            return Resume.done(pickle.loads(_take_file(payload).stream))
         return Resume(load_steps(_take_file(payload) if kind == "file" else payload))
 
 
@@ -284,7 +359,7 @@ def _discard(future: Future) -> None:
         kind, payload = future.result()
     except BaseException:  # noqa: BLE001 - cancelled or failed: nothing to clean up
         return
-    if kind == "file":
+    if kind in ("file", "plain-file"):
         try:
             os.unlink(payload)
         except OSError:
@@ -334,17 +409,16 @@ def _pread_all(fd: int, size: int, offset: int) -> bytes:
 
 @contextlib.contextmanager
 def no_collections() -> Iterator[None]:
-    """For a big result becoming objects in the window's process (rows, a session): the garbage
-    collector waits meanwhile (the hundreds of thousands of new objects would start it again and
-    again), and afterwards everything is frozen (``gc.freeze``). Those objects live as long as the
-    window shows them and hold no reference cycles (they are freed by their reference counts all
-    the same), so no later collection walks them again, and none starts at once with all of them
-    counted as new: a full collection over a window with 10,000 rows holds the GIL 0.1-0.3 s."""
+    """For a result becoming objects in the window's process (rows, a session): the garbage
+    collector waits meanwhile (the many new objects would start it again and again).
+
+    What was made is no longer frozen (``gc.freeze``) afterwards. With the list's rows flat
+    records, a full collection with 11,500 rows alive takes 2 ms (16 ms as objects), with the
+    biggest session (5,000 messages) alive 3 ms (``bench/wire.py``); and on the 10,000-session
+    bench home (load ~5 on 2 cores) the catalogue figure's longest stall was 25-46 ms without the
+    freeze against 51-62 ms with it, in four alternating runs each."""
     with gc_paused():
-        try:
-            yield
-        finally:
-            gc.freeze()  # while still paused: no collection sees them first
+        yield
 
 
 # ---------------------------------------------------------------- a result in pieces
