@@ -30,6 +30,7 @@ ROOT = BENCH.parent
 if str(BENCH) not in sys.path:
     sys.path.insert(0, str(BENCH))
 
+import against  # noqa: E402
 import generate  # noqa: E402
 
 PYTHON = sys.executable
@@ -412,6 +413,20 @@ def run_once(args, sessions: int, log) -> dict:
     return report
 
 
+def run_against_hermes(args, log) -> int:
+    """``--against-hermes``: the ratios of the inspector to hermes' own functions on the same homes."""
+    default = generate.home_path(args.sessions, args.seed, args.journal_events)
+    target = args.home_dir / default.name if args.home_dir else default
+    home, _manifest = generate.ensure_home(args.sessions, args.seed, args.journal_events, log=log, out=target)
+    compile_bytecode()
+    warm_page_cache(home)
+    report = against.run_against(args, home, log, machine())
+    if args.out:
+        args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(report, indent=2) if args.json else against.format_against(report))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="Benchmark the inspector on a synthetic Hermes home.")
     ap.add_argument("--sessions", type=int, default=10_000)
@@ -430,14 +445,34 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, help="also write the JSON report to this file")
     ap.add_argument("--from-json", nargs="+", type=Path, metavar="REPORT",
                     help="print the tables (and the growth, for several) of reports saved with --out")
+    ap.add_argument("--against-hermes", type=Path, metavar="PATH",
+                    help="run hermes-webui's own functions (a checkout at PATH) on the same homes, interleaved "
+                         "with the inspector's commands, and print the ratios (see bench/against.py)")
+    ap.add_argument("--hermes-python", metavar="PY", help="the interpreter for hermes (default: this one)")
+    ap.add_argument("--busy", type=int, default=0, metavar="N",
+                    help="with --against-hermes: keep N CPU-bound processes running beside the measurements")
+    ap.add_argument("--materialize-rows", type=int, default=1000, metavar="N",
+                    help="with --against-hermes: state.db rows without a sidecar for the materialize figure")
     args = ap.parse_args(argv)
+    if args.against_hermes is not None:
+        try:
+            against.check_checkout(args.against_hermes)
+            against.select_figures(args.only)
+        except ValueError as exc:
+            ap.error(str(exc))
+        if args.scaling:
+            ap.error("--against-hermes measures one size: give --sessions, not --scaling")
+        if args.busy < 0 or args.materialize_rows < 1:
+            ap.error("--busy must be >= 0 and --materialize-rows >= 1")
     if args.from_json:
         reports = []
         for path in args.from_json:
             saved = json.loads(path.read_text(encoding="utf-8"))
             reports += saved.get("scaling", [saved])
+        tables = [against.format_against(r) for r in reports if r.get("kind") == "against-hermes"]
+        reports = [r for r in reports if r.get("kind") != "against-hermes"]
         reports.sort(key=lambda r: r["home"]["sessions"])
-        print("\n\n".join(format_table(r) for r in reports))
+        print("\n\n".join(tables + [format_table(r) for r in reports]))
         if len(reports) > 1:
             print(format_scaling(reports))
         return 0
@@ -447,6 +482,8 @@ def main(argv: list[str] | None = None) -> int:
     def log(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
 
+    if args.against_hermes is not None:
+        return run_against_hermes(args, log)
     sizes = [int(s) for s in args.sizes.split(",")] if args.scaling else [args.sessions]
     reports = [run_once(args, n, log) for n in sizes]
     payload = reports[0] if len(reports) == 1 else {"scaling": reports}

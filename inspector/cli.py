@@ -208,7 +208,7 @@ def _print_json(obj: object) -> None:
 def cmd_audit(args: argparse.Namespace) -> int:
     from inspector.load import full_audit
 
-    report = full_audit(_home(args), now=time.time())
+    report = full_audit(_home(args), now=time.time(), save_in_background=True)
     if args.json:
         _print_json(report)
         return 0
@@ -222,7 +222,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     from inspector.load import load_catalogue
     from inspector.report import format_list
 
-    cat = load_catalogue(_home(args), now=time.time())
+    cat = load_catalogue(_home(args), now=time.time(), save_in_background=True)
     rows = [r for r in cat.sorted_rows() if r.needs_attention or not args.attention]
     if args.json:
         _print_json({"sessions": [r.to_json() for r in rows], "home_findings": [f.to_json() for f in cat.home_findings]})

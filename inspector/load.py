@@ -10,6 +10,7 @@ Their output for people and programs is :mod:`inspector.report`'s.
 from __future__ import annotations
 
 import os
+import stat
 import threading
 import time
 from collections.abc import Callable
@@ -23,7 +24,7 @@ from inspector.gcpause import gc_paused
 from inspector.home import Home
 from inspector.repair.audit import HermesAuditError, audit_session_recovery
 from inspector.store import statedb
-from inspector.store.files import TooLargeToLoad
+from inspector.store.files import TooLargeToLoad, read_regular
 from inspector.store.journal import (
     RUN_JOURNAL_DIR,
     JournalTooLarge,
@@ -36,6 +37,7 @@ from inspector.store.journal import (
 from inspector.store.scan import (
     JOURNAL,
     OPEN_RUN,
+    SIDECAR,
     STATE_DB,
     TURN,
     FactCache,
@@ -51,9 +53,9 @@ def _scan(home: Home) -> SessionDirScan:
     return SessionDirScan(home.session_dir, FactCache.for_session_dir(home.session_dir))
 
 
-def _save(scan: SessionDirScan) -> None:
+def _save(scan: SessionDirScan, background: bool = False) -> None:
     if scan.cache is not None:
-        scan.cache.save()
+        scan.cache.save(background=background)
 
 
 def hermes_audit(home: Home, scan: SessionDirScan | None = None) -> tuple[dict | None, HermesAuditError | None]:
@@ -161,65 +163,102 @@ def _catalogue(home: Home, scan: SessionDirScan, now: float, with_hermes_audit: 
     # turn journal), so its copy is forked first, before any thread starts: it works while this
     # process reads every sidecar's facts (in two processes when the cache knows few of them;
     # the user texts only of sessions with a turn journal) and builds the catalogue.
-    pending = _start_audit_aside(home, scan) if with_hermes_audit else None
+    # The same copy then reads every run journal once (the journal findings of the audit command,
+    # and for the list which journals hold output no terminal record ended), so that work, a
+    # quarter of a first open, runs beside the sidecars too.
+    pending = _start_audit_aside(home, scan, with_hermes_audit, while_waiting is not None)
     texts_for = {f"{sid}.json" for sid in turn_journal_session_ids(home.session_dir, scan)}
     scan.prefetch(scan.live_names() + scan.bak_names(), texts_for)
     reader = _StateDbPrefetch(home, scan.cache)
     cat = build_catalogue(home, now=now, state_db_reader=reader, scan=scan)
+    audit = error = extra = None
+    journal_findings = None
+    if pending is not None:
+        audit, error, journal_findings = _finish_aside(home, scan, pending, with_hermes_audit)
     add_unshown_output_findings(home, scan, cat, now)
-    extra = while_waiting() if while_waiting is not None else None
-    audit = error = None
+    if while_waiting is not None:
+        extra = journal_findings if journal_findings is not None else while_waiting()
     if with_hermes_audit:
-        audit, error = _finish_audit(home, scan, pending)
+        if pending is None or (audit is None and error is None):
+            audit, error = hermes_audit(home, scan)
         add_hermes_audit(cat, audit if error is None else error.partial_report)
     return cat, audit, error, extra
 
 
-def _audit_job(home: Home, scan: SessionDirScan) -> tuple:
-    """In the forked copy: hermes' audit, with its error taken apart (it does not pickle whole)
-    and the turn-journal facts it looked at, for this process's cache."""
-    audit, error = hermes_audit(home, scan)
-    turn = {}
+def _audit_job(home: Home, scan: SessionDirScan, with_hermes_audit: bool = True,
+               with_journal_findings: bool = False) -> tuple:
+    """In the forked copy: hermes' audit, with its error taken apart (it does not pickle whole);
+    every run journal read once, for the journal findings (``with_journal_findings``) and the
+    open-run facts :func:`add_unshown_output_findings` asks for; and the facts of the files it
+    looked at, for this process's cache."""
+    audit = error = None
+    if with_hermes_audit:
+        audit, error = hermes_audit(home, scan)
+    findings = _journals_aside(home.session_dir, scan.cache, with_journal_findings)
+    facts = {}
     if scan.cache is not None:
-        entries = scan.cache.entries[TURN]
-        turn = {p: entries[p] for p in scan.cache.seen(TURN) if p in entries}
+        for kind in (TURN, JOURNAL, OPEN_RUN):
+            entries = scan.cache.entries[kind]
+            facts[kind] = {p: entries[p] for p in scan.cache.seen(kind) if p in entries}
     if error is None:
-        return audit, None, turn
-    return None, (str(error), error.partial_report, list(error.errors)), turn
+        return audit, None, findings, facts
+    return None, (str(error), error.partial_report, list(error.errors)), findings, facts
 
 
-def _start_audit_aside(home: Home, scan: SessionDirScan) -> Forked | None:
+def _start_audit_aside(home: Home, scan: SessionDirScan, with_hermes_audit: bool = True,
+                       with_journal_findings: bool = False) -> Forked | None:
     """:func:`_audit_job` running in a forked copy of this process, or None when this process may
-    not fork (see ``scan.can_fork``) or the folder is too small to be worth it."""
-    if len(scan.names) < AUDIT_ASIDE_MIN_FILES or not can_fork():
+    not fork (see ``scan.can_fork``), the folder is too small to be worth it, or the fact cache
+    already knows nearly every sidecar (a second look: the copy would only look facts up, and
+    forking a process holding the cache costs more than that)."""
+    if len(scan.names) < AUDIT_ASIDE_MIN_FILES or not can_fork() or _mostly_cached(scan):
         return None
     try:
-        return Forked(lambda: _audit_job(home, scan))
+        return Forked(lambda: _audit_job(home, scan, with_hermes_audit, with_journal_findings))
     except OSError:
         return None
 
 
-def _finish_audit(home: Home, scan: SessionDirScan, pending: Forked | None) -> tuple[dict | None, HermesAuditError | None]:
-    if pending is not None:
-        try:
-            audit, error, turn = pending.result()
-        except ForkedError:  # the copy failed: do it here (it raises what it raises)
-            pass
-        else:
-            if scan.cache is not None:
-                scan.cache.adopt(TURN, turn)
-            if error is None:
-                return audit, None
-            message, partial, errors = error
-            return None, HermesAuditError(message, partial_report=partial, errors=errors)
-    return hermes_audit(home, scan)
+WARM_SHARE = 0.9  # of the sidecars and .bak files with a cache entry: a second look, no forked copy
 
 
-def load_catalogue(home: Home, *, now: float, with_hermes_audit: bool = True) -> Catalogue:
+def _mostly_cached(scan: SessionDirScan) -> bool:
+    """Whether the fact cache has entries for at least :data:`WARM_SHARE` of the folder's sidecars
+    and ``.bak`` files (entries, not yet checked against the files: a guess that only decides
+    whether to fork)."""
+    if scan.cache is None:
+        return False
+    known = scan.cache.entries[SIDECAR]
+    names = scan.live_names() + scan.bak_names()
+    return bool(names) and sum(1 for n in names if n in known) >= WARM_SHARE * len(names)
+
+
+def _finish_aside(home: Home, scan: SessionDirScan, pending: Forked, with_hermes_audit: bool,
+                  ) -> tuple[dict | None, HermesAuditError | None, list[Finding] | None]:
+    """(hermes' audit, its error, the journal findings) the forked copy worked out; (None, None,
+    None) when it failed (the caller then does the work here: it raises what it raises). The
+    facts it read are taken into this process's cache."""
+    try:
+        audit, error, findings, facts = pending.result()
+    except ForkedError:
+        return None, None, None
+    if scan.cache is not None:
+        for kind, entries in facts.items():
+            scan.cache.adopt(kind, entries)
+    if error is not None:
+        message, partial, errors = error
+        return None, HermesAuditError(message, partial_report=partial, errors=errors), findings
+    return (audit if with_hermes_audit else None), None, findings
+
+
+def load_catalogue(home: Home, *, now: float, with_hermes_audit: bool = True,
+                   save_in_background: bool = False) -> Catalogue:
+    """``save_in_background``: the fact cache is written by a detached process (a command that
+    exits right after; see :meth:`FactCache.save`)."""
     with gc_paused():
         scan = _scan(home)
         cat, _, _, _ = _catalogue(home, scan, now, with_hermes_audit)
-        _save(scan)
+        _save(scan, save_in_background)
         return cat
 
 
@@ -267,17 +306,55 @@ def add_unshown_output_findings(home: Home, scan: SessionDirScan, cat: Catalogue
             row.findings.append(finding)
 
 
-def _journal_facts(path: Path, cache: FactCache | None) -> dict | None:
+def _journal_facts(path: Path, cache: FactCache | None, open_runs: bool = False) -> dict | None:
     """{"unreadable": str|None, "malformed": n, "first": line} of one run journal; None when absent.
 
     The same verdicts as ``read_run_events``; derived facts are cached by file identity.
+    ``open_runs``: the journal's :func:`open_run_facts` go into ``cache`` too, from the same read.
     """
     try:
+        if open_runs and cache is not None:
+            return _journal_and_open_run_facts(path, cache)
         return cached_file_facts(cache, JOURNAL, str(path), path, _dropped_line_facts)
     except TooLargeToLoad:
         return _streamed_facts(path)
     except OSError as exc:
         return {"unreadable": str(exc), "malformed": 0, "first": None}
+
+
+def _journal_and_open_run_facts(path: Path, cache: FactCache) -> dict | None:
+    """:func:`cached_file_facts` of both kinds of facts of a run journal, from one read of it."""
+    key = str(path)
+    started = time.time_ns()
+    dropped = opened = None
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        st = None
+    if st is not None and stat.S_ISREG(st.st_mode):
+        dropped = cache.get(JOURNAL, key, st)
+        opened = cache.get(OPEN_RUN, key, st)
+        if dropped is not None and opened is not None:
+            return dropped
+    try:
+        data, st = read_regular(path)
+    except FileNotFoundError:
+        return None
+    if dropped is None:
+        dropped = _dropped_line_facts(data)
+        cache.put(JOURNAL, key, st, dropped, started)
+    if opened is None:
+        cache.put(OPEN_RUN, key, st, open_run_facts(data), started)
+    return dropped
+
+
+def _journals_aside(session_dir: Path, cache: FactCache | None, with_findings: bool) -> list[Finding] | None:
+    """Every run journal read once: its open-run facts into ``cache`` and, ``with_findings``, the
+    journal findings (None without)."""
+    if cache is None and not with_findings:
+        return None
+    findings = _journal_findings(session_dir, cache, open_runs=cache is not None)
+    return findings if with_findings else None
 
 
 def _streamed_facts(path: Path) -> dict:
@@ -301,8 +378,9 @@ def _dropped_line_facts(data: bytes) -> dict:
     return {"unreadable": None, "malformed": count, "first": first}
 
 
-def _journal_findings(session_dir: Path, cache: FactCache | None = None) -> list[Finding]:
-    """Lines hermes would drop, and journals it cannot read at all, across every session."""
+def _journal_findings(session_dir: Path, cache: FactCache | None = None, open_runs: bool = False) -> list[Finding]:
+    """Lines hermes would drop, and journals it cannot read at all, across every session
+    (``open_runs``: see :func:`_journal_facts`)."""
     out: list[Finding] = []
     root = session_dir / RUN_JOURNAL_DIR
     try:
@@ -316,7 +394,7 @@ def _journal_findings(session_dir: Path, cache: FactCache | None = None) -> list
                                f"run-journal folder {sid!r} has a name hermes rejects", sid, None, str(folder)))
             continue
         for path in sorted(folder.glob("*.jsonl")):
-            facts = _journal_facts(path, cache)
+            facts = _journal_facts(path, cache, open_runs)
             if facts is None:
                 continue
             if facts["unreadable"] is not None:
@@ -334,13 +412,14 @@ def _journal_findings(session_dir: Path, cache: FactCache | None = None) -> list
     return out
 
 
-def full_audit(home: Home, *, now: float) -> dict:
-    """hermes' audit (``status``/``summary``/``items``, exactly) plus the inspector's own findings."""
+def full_audit(home: Home, *, now: float, save_in_background: bool = False) -> dict:
+    """hermes' audit (``status``/``summary``/``items``, exactly) plus the inspector's own findings.
+    ``save_in_background``: as for :func:`load_catalogue`."""
     with gc_paused():
         scan = _scan(home)
         cat, audit, error, journal_findings = _catalogue(
             home, scan, now, True, lambda: _journal_findings(home.session_dir, scan.cache))
-        _save(scan)
+        _save(scan, save_in_background)
     findings = list(cat.home_findings)
     with_findings = [r for r in cat.rows.values() if r.findings]  # the same order as sorted_rows()
     for row in newest_first(with_findings):

@@ -40,7 +40,7 @@ def test_audit_aside_equals_audit_here(tmp_path, monkeypatch, bad_turn_journal):
     monkeypatch.setattr(load, "can_fork", lambda: True)  # the test process has PySide6 loaded
     started = []
     real = load._start_audit_aside
-    monkeypatch.setattr(load, "_start_audit_aside", lambda h, s: started.append(1) or real(h, s))
+    monkeypatch.setattr(load, "_start_audit_aside", lambda *a: started.append(1) or real(*a))
     aside = load.full_audit(home, now=now)
     assert started and aside == here
     assert (here["status"] == "hermes_audit_failed") == bad_turn_journal
@@ -54,3 +54,18 @@ def test_turn_journal_facts_of_the_copy_reach_the_cache(tmp_path, monkeypatch):
     load.full_audit(home, now=time.time())
     (cache_file,) = scan_mod.cache_dir().glob("scan-*.json")
     assert list(json.loads(cache_file.read_text())["turn"]) == ["_turn_journal/s2~1.jsonl"]
+
+
+def test_a_second_look_with_the_cache_filled_forks_no_copy_and_says_the_same(tmp_path, monkeypatch):
+    home = _home(tmp_path, False)
+    monkeypatch.setattr(scan_mod, "RACY_WINDOW_NS", 0)
+    monkeypatch.setattr(load, "AUDIT_ASIDE_MIN_FILES", 0)
+    monkeypatch.setattr(load, "can_fork", lambda: True)
+    forked = []
+    real = load.Forked
+    monkeypatch.setattr(load, "Forked", lambda fn: forked.append(1) or real(fn))
+    now = time.time()
+    first = load.full_audit(home, now=now)  # no cache yet: hermes' audit and the journals in a copy
+    assert forked == [1]
+    second = load.full_audit(home, now=now)  # every sidecar known to the cache: all of it here
+    assert forked == [1] and second == first

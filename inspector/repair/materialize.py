@@ -21,8 +21,9 @@ Differences from hermes, on purpose:
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,7 @@ from inspector.store.index import INDEX_NAME
 from inspector.store.jsonfmt import dumps_pretty_fast
 from inspector.store.sidecar import is_safe_session_id, resolve_path
 from inspector.store.statedb import (
+    SessionRowsReader,
     StateDbError,
     dropped_field_counts,
     materialization_defects,
@@ -157,9 +159,9 @@ def _skipped_lines(ctx: RepairContext, db: Path, planned: set[str],
     return lines
 
 
-def _dropped_warning(db: Path, sid: str) -> str | None:
+def _dropped_warning(db: Path, sid: str, reader: SessionRowsReader | None = None) -> str | None:
     try:
-        counts = dropped_field_counts(db, sid)
+        counts = dropped_field_counts(db, sid, reader=reader)
     except StateDbError:
         return None
     dropped = [f"{k} ({n} row{'s' if n > 1 else ''})" for k, n in counts.items()
@@ -178,14 +180,14 @@ def _dropped_warning(db: Path, sid: str) -> str | None:
 _DEFECT_ROWS_SHOWN = 12  # rows named per defect; the rest are counted
 
 
-def _defect_warnings(db: Path, sid: str) -> list[str]:
+def _defect_warnings(db: Path, sid: str, reader: SessionRowsReader | None = None) -> list[str]:
     """One warning per materialization defect of hermes itself, naming the rows it affects.
 
     The sidecar stays hermes-identical (the contract); these say where hermes-webui will show
     the recovered chat wrongly.
     """
     try:
-        rows = materialization_defects(db, sid)
+        rows = materialization_defects(db, sid, reader=reader)
     except StateDbError:
         return []
     out = []
@@ -246,12 +248,13 @@ def _count_warning(sid: str, payload: dict, has_count_column: bool) -> list[str]
 
 
 def _row_warnings(
-    ctx: RepairContext, db: Path, row: dict, payload: dict, has_count_column: bool
+    ctx: RepairContext, db: Path, row: dict, payload: dict, has_count_column: bool,
+    reader: SessionRowsReader | None = None,
 ) -> list[str]:
     sid = _row_sid(row)
     out = _file_warnings(ctx, sid, payload) + _count_warning(sid, payload, has_count_column)
-    dropped = _dropped_warning(db, sid)
-    return out + ([dropped] if dropped else []) + _defect_warnings(db, sid)
+    dropped = _dropped_warning(db, sid, reader)
+    return out + ([dropped] if dropped else []) + _defect_warnings(db, sid, reader)
 
 
 # ---------------------------------------------------------------- planning
@@ -288,7 +291,7 @@ def _has_count_column(db: Path) -> bool:
 
 
 def _plan_row(ctx: RepairContext, db: Path, row: dict, p: Plan, created: dict[Path, bytes],
-              has_count: bool) -> dict | None:
+              has_count: bool, reader: SessionRowsReader | None = None) -> dict | None:
     sid = _row_sid(row)
     target = ctx.session_dir / f"{sid}.json"
     if not is_safe_session_id(sid):
@@ -307,7 +310,7 @@ def _plan_row(ctx: RepairContext, db: Path, row: dict, p: Plan, created: dict[Pa
     created[target] = data
     p.changes.append(FileChange(path=target, before=None, after=data))
     p.summary.append(f"create {target.name} from state.db ({len(payload['messages'])} messages)")
-    p.warnings.extend(_row_warnings(ctx, db, row, payload, has_count))
+    p.warnings.extend(_row_warnings(ctx, db, row, payload, has_count, reader))
     return {"session_id": sid, "materialized": True, "messages": len(payload["messages"])}
 
 
@@ -330,6 +333,22 @@ def _index_change(ctx: RepairContext, created: dict[Path, bytes], p: Plan) -> No
     if raw is None or raw.data != after:
         p.changes.append(FileChange(path=path, before=raw.data if raw else None, after=after,
                                     fingerprint=raw.fingerprint if raw else None))
+
+
+@contextlib.contextmanager
+def _rows_reader(db: Path, rows: int) -> Iterator[SessionRowsReader | None]:
+    """One connection for the per-row warnings of many rows (None: each query opens its own, as
+    for one row, or when the shared one cannot be opened: each query then says so itself)."""
+    if rows < 2:
+        yield None
+        return
+    try:
+        reader = SessionRowsReader(db)
+    except StateDbError:
+        yield None
+        return
+    with reader:
+        yield reader
 
 
 def _db_unusable(db: Path, p: Plan) -> bool:
@@ -362,7 +381,8 @@ def plan(ctx: RepairContext, session_id: str | None = None) -> Plan:
         return p
     created: dict[Path, bytes] = {}
     has_count = _has_count_column(db)
-    details = [d for d in (_plan_row(ctx, db, r, p, created, has_count) for r in rows) if d is not None]
+    with _rows_reader(db, len(rows)) as reader:
+        details = [d for d in (_plan_row(ctx, db, r, p, created, has_count, reader) for r in rows) if d is not None]
     p.result = {"scanned": len(rows), "materialized": len(created), "details": details}
     if session_id is None:
         p.summary.extend(_skipped_lines(ctx, db, {_row_sid(r) for r in rows}, sidecar_exists))

@@ -51,6 +51,15 @@ class _SidecarWarnings:
         self.lines: list[str] = []
         self.empty_ws = 0
 
+    def fresh(self) -> _SidecarWarnings:
+        """An empty one, for the copy that reads the second half of the folder (``save._rows_in_two``)."""
+        return _SidecarWarnings()
+
+    def merge(self, later: _SidecarWarnings) -> None:
+        """Take in what ``later`` saw of the files after this one's."""
+        self.lines.extend(later.lines)
+        self.empty_ws += later.empty_ws
+
     def __call__(self, path: Path, obj: dict) -> None:
         sid = obj.get("session_id")
         if not sid:

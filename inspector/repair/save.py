@@ -12,14 +12,17 @@ Given a modified in-memory session, return what hermes' save would write:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from inspector import portable
+from inspector.forked import Forked, ForkedError
 from inspector.plan import FileChange
-from inspector.store.files import FileSnapshot
+from inspector.store.files import FileSnapshot, TooLargeToLoad
 from inspector.store.index import (
     FastPathFailed,
     IndexSortError,
@@ -154,6 +157,25 @@ def rebuild_index_from_sidecars(
     else:  # pragma: no cover - every caller overrides files of the sessions folder
         paths = sorted({sdir / n for n in names} | set(overrides))
         data_for = overrides.get
+    rows = _rows_in_two(ctx, paths, data_for, observe, skipped, recovery)
+    try:
+        final = rebuild_rows(rows)
+        out = dumps_pretty_fast(final)
+    except IndexSortError as exc:
+        raise IndexRebuildError(f"a sidecar's updated_at cannot be sorted with the others ({exc})") from exc
+    except UnicodeEncodeError as exc:
+        raise IndexRebuildError(f"a sidecar holds text that cannot be written as UTF-8 ({exc.reason}: "
+                                f"{exc.object[max(0, exc.start - 20):exc.end + 20]!r})") from exc
+    return RebuiltIndex(out, [str(r["session_id"]) for r in final])
+
+
+PARALLEL_ROWS_MIN = 512  # fewer sidecars than this: the rows are made in this process only
+
+
+def _rows_of(ctx: SaveContext, paths: list[Path], data_for: Callable[[Path], bytes | None],
+             observe: Callable[[Path, dict], None] | None, skipped: list[str], recovery: bool) -> list[dict]:
+    """The ``compact()`` rows of ``paths``, in order (``skipped`` gets a line per file left out);
+    IndexRebuildError at the first file hermes' rebuild stops at."""
     resolve = PathResolver(ctx.cwd)
     rows: list[dict] = []
     for path in paths:
@@ -170,15 +192,57 @@ def rebuild_index_from_sidecars(
         row = _index_row(ctx, path, data, resolve, observe, skipped, recovery)
         if row is not None:
             rows.append(row)
+    return rows
+
+
+def _rows_in_two(ctx: SaveContext, paths: list[Path], data_for: Callable[[Path], bytes | None],
+                 observe: Callable[[Path, dict], None] | None, skipped: list[str], recovery: bool) -> list[dict]:
+    """:func:`_rows_of`, the second half of ``paths`` made by a forked copy of this process while
+    this one makes the first (reading and parsing 10,000 sidecars is most of a rebuild), where
+    forking is safe and ``observe`` (if any) can be split: an observer with ``fresh()`` (an
+    empty one of its kind, used by the copy) and ``merge(other)`` (the copy's, taken in after
+    this one's). The halves are contiguous, so rows, skipped lines, the observer's findings and
+    the first file hermes stops at (IndexRebuildError) come out as one pass in order would give
+    them; files refused for their size reach this snapshot's ``too_large``. Where the copy
+    fails, its half is made here."""
+    fresh, merge = getattr(observe, "fresh", None), getattr(observe, "merge", None)
+    splittable = observe is None or (callable(fresh) and callable(merge))
+    if len(paths) < PARALLEL_ROWS_MIN or not splittable or not portable.can_fork():
+        return _rows_of(ctx, paths, data_for, observe, skipped, recovery)
+    cut = len(paths) // 2
+    theirs = fresh() if callable(fresh) else None
+
+    def job() -> tuple:
+        their_skipped: list[str] = []
+        known = len(ctx.snapshot.too_large)
+        try:
+            rows, error = _rows_of(ctx, paths[cut:], data_for, theirs, their_skipped, recovery), None
+        except IndexRebuildError as exc:
+            rows, error = [], str(exc)
+        too_large = [(e.filename, e.size, e.limit) for e in ctx.snapshot.too_large[known:]]
+        return rows, their_skipped, theirs, error, too_large
+
     try:
-        final = rebuild_rows(rows)
-        out = dumps_pretty_fast(final)
-    except IndexSortError as exc:
-        raise IndexRebuildError(f"a sidecar's updated_at cannot be sorted with the others ({exc})") from exc
-    except UnicodeEncodeError as exc:
-        raise IndexRebuildError(f"a sidecar holds text that cannot be written as UTF-8 ({exc.reason}: "
-                                f"{exc.object[max(0, exc.start - 20):exc.end + 20]!r})") from exc
-    return RebuiltIndex(out, [str(r["session_id"]) for r in final])
+        pending = Forked(job)
+    except OSError:
+        return _rows_of(ctx, paths, data_for, observe, skipped, recovery)
+    try:
+        mine = _rows_of(ctx, paths[:cut], data_for, observe, skipped, recovery)
+    except BaseException:
+        with contextlib.suppress(ForkedError):
+            pending.result()  # reap the copy; hermes stops at this half's file
+        raise
+    try:
+        rows, their_skipped, their_observer, error, too_large = pending.result()
+    except ForkedError:
+        return mine + _rows_of(ctx, paths[cut:], data_for, observe, skipped, recovery)
+    skipped.extend(their_skipped)
+    ctx.snapshot.too_large.extend(TooLargeToLoad(name, size, limit) for name, size, limit in too_large)
+    if callable(merge):
+        merge(their_observer)
+    if error is not None:
+        raise IndexRebuildError(error)
+    return mine + rows
 
 
 def _index_row(ctx: SaveContext, path: Path, data: bytes, resolve: PathResolver,

@@ -75,13 +75,15 @@ def _blocks(data: bytes) -> Iterator[tuple[int, int]]:
         start = end
 
 
-def _records(data: bytes) -> Iterator[tuple[int, str, dict | None]]:
+def _records(data: bytes, *, exact_values: bool = True) -> Iterator[tuple[int, str, dict | None]]:
     """``(line number, line, the object or None when hermes skips the line)`` of every non-blank
     line, as ``read_run_events`` sees them (the whole file decoded as UTF-8 and split with
     ``str.splitlines``), a few MB at a time. Raises JournalUnreadable for invalid UTF-8 (events
-    of earlier lines may have been yielded by then: callers drop what they gathered)."""
+    of earlier lines may have been yielded by then: callers drop what they gathered).
+    ``exact_values=False``: only which lines are objects counts, not the values in them (see
+    :func:`_records_of`)."""
     view = memoryview(data)
-    return _records_of(((start, view[start:end]) for start, end in _blocks(data)))
+    return _records_of(((start, view[start:end]) for start, end in _blocks(data)), exact_values=exact_values)
 
 
 # The longest line :func:`stream_summary` holds in memory; hermes would hold it whole too.
@@ -121,8 +123,14 @@ def _file_pieces(path: Path, max_line: int) -> Iterator[tuple[int, bytes]]:
             pending, pending_size = ([chunk[cut + 1:]], len(chunk) - cut - 1) if cut + 1 < len(chunk) else ([], 0)
 
 
-def _records_of(pieces: Iterable[tuple[int, Any]]) -> Iterator[tuple[int, str, dict | None]]:
-    """:func:`_records` over ``(offset, bytes)`` pieces that each end after a ``\n`` (or at the end)."""
+def _records_of(pieces: Iterable[tuple[int, Any]], *,
+                exact_values: bool = True) -> Iterator[tuple[int, str, dict | None]]:
+    """:func:`_records` over ``(offset, bytes)`` pieces that each end after a ``\n`` (or at the end).
+
+    With ``exact_values=False`` every line goes to orjson first, without the scan of each piece
+    for runs of 19+ digits: orjson accepts a line only where the stdlib does (what it rejects
+    goes to the stdlib), but may give a float for an integer beyond 64 bits, which only matters
+    to a caller that keeps the values."""
     number = 0
     for start, piece in pieces:
         try:
@@ -130,7 +138,7 @@ def _records_of(pieces: Iterable[tuple[int, Any]]) -> Iterator[tuple[int, str, d
         except UnicodeDecodeError as exc:
             raise JournalUnreadable(f"not valid UTF-8 at byte {start + exc.start}: "
                                     "the whole journal is unreadable") from exc
-        safe = orjson_safe(bytes(piece) if isinstance(piece, memoryview) else piece)  # once per piece
+        safe = not exact_values or orjson_safe(bytes(piece) if isinstance(piece, memoryview) else piece)
         for line in text.splitlines():
             number += 1
             if not line.strip():
@@ -166,7 +174,7 @@ def dropped_lines(data: bytes) -> tuple[int, int | None]:
     """(how many lines hermes skips, the first one's number): :func:`parse_journal_bytes`'s
     ``malformed`` without keeping any event (a 200,000-event journal is counted in constant memory)."""
     count, first = 0, None
-    for number, _line, obj in _records(data):
+    for number, _line, obj in _records(data, exact_values=False):
         if obj is None:
             count += 1
             if first is None:

@@ -149,8 +149,12 @@ class FactCache:
                 self.entries[kind][path] = entry
                 self._dirty = True
 
-    def save(self) -> None:
-        """Write the cache (entries of files not seen by this scan are dropped per kind used)."""
+    def save(self, *, background: bool = False) -> None:
+        """Write the cache (entries of files not seen by this scan are dropped per kind used).
+
+        ``background``: written by a detached copy of this process (where forking is safe), so
+        the caller goes on (a command prints and exits) while the cache, 8 MB of JSON for 10,000
+        sessions, is serialized and written; nothing waits for it and nothing depends on it."""
         if self.path is None:
             return
         for kind, seen in self._seen.items():
@@ -161,6 +165,12 @@ class FactCache:
                 self._dirty = self._dirty or bool(stale)
         if not self._dirty:
             return
+        if background and _detached(self._write):
+            self._dirty = False
+            return
+        self._write()
+
+    def _write(self) -> None:
         try:
             text = json.dumps({"version": CACHE_VERSION, **self.entries}, ensure_ascii=True,
                               separators=(",", ":"))
@@ -183,6 +193,33 @@ class FactCache:
         self._dirty = False
 
 
+def _detached(fn: Callable[[], None]) -> bool:
+    """``fn()`` in a detached copy of this process (forked twice: nothing is left to reap, and
+    its standard streams and every other inherited descriptor are closed, so a reader of this
+    process's output sees its end when this process ends). False when forking is not safe here."""
+    if not portable.can_fork():
+        return False
+    try:
+        pid = os.fork()
+    except OSError:
+        return False
+    if pid == 0:  # the intermediate copy: fork the worker and leave at once
+        try:
+            if os.fork() == 0:
+                try:
+                    null = os.open(os.devnull, os.O_RDWR)
+                    for fd in (0, 1, 2):
+                        os.dup2(null, fd)
+                    os.closerange(3, 4096)
+                    fn()
+                finally:
+                    os._exit(0)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+    return True
+
+
 # ---------------------------------------------------------------- sidecar facts
 
 
@@ -200,6 +237,32 @@ def user_texts_of(payload: Any) -> tuple[list[str] | None, str | None]:
                    if isinstance(m, dict) and m.get("role") == "user"}), None
 
 
+try:  # orjson only parses; see jsonfmt.fast_loads for when its values equal the stdlib's
+    import orjson as _orjson
+except ImportError:  # pragma: no cover - orjson is a declared dependency
+    _orjson = None
+
+# orjson keeps integers in [-2**63, 2**64) exact and turns those beyond into floats (the stdlib
+# keeps them as ints): a kept float this large may have been such an integer.
+_INT_AS_FLOAT = float(2 ** 63)
+
+
+def may_be_coerced(value: Any) -> bool:
+    """Whether ``value`` (from orjson) holds a float of magnitude >= 2**63: possibly an integer
+    orjson could not keep exact, where the stdlib would give an int. Too deep to walk: True."""
+    cls = value.__class__
+    if cls is float:
+        return not (-_INT_AS_FLOAT < value < _INT_AS_FLOAT)
+    try:
+        if cls is dict:
+            return any(may_be_coerced(v) for v in value.values())
+        if cls is list:
+            return any(may_be_coerced(v) for v in value)
+    except RecursionError:
+        return True
+    return False
+
+
 def sidecar_facts(data: bytes, *, want_texts: bool) -> dict:
     """What the audit and the catalogue derive from one sidecar's bytes.
 
@@ -207,22 +270,68 @@ def sidecar_facts(data: bytes, *, want_texts: bool) -> dict:
     ``error``/``meta``/``marker`` (and ``load_error``: a folder path hermes' ``Session()`` raises on,
     :func:`path_field_problem`) are the catalogue's summary; ``texts``/``texts_error`` the
     stripped user texts (only with ``want_texts``).
+
+    The file is parsed once, by orjson when it can (its verdict is the stdlib's: what it rejects
+    goes to the stdlib, as in ``jsonfmt.fast_loads``). Only the values kept here need to be the
+    stdlib's exactly, so instead of scanning every file for long digit runs first (a second pass
+    over all the bytes), the kept values are checked afterwards: when one may be an integer orjson
+    turned into a float (:func:`may_be_coerced`), the file is parsed again exactly.
     """
-    facts: dict[str, Any] = {"error": None, "meta": {}, "marker": None, "count": -1}
+    if _orjson is not None:
+        try:
+            obj = _orjson.loads(data)
+        except (ValueError, TypeError):
+            pass  # the stdlib decides, and gives hermes' own error message
+        else:
+            facts = _facts_of(obj, data, want_texts)
+            if not _kept_values_may_be_coerced(facts, obj, want_texts):
+                return facts
+    return _exact_sidecar_facts(data, want_texts)
+
+
+def _kept_values_may_be_coerced(facts: dict, obj: Any, want_texts: bool) -> bool:
+    if obj.__class__ is float:  # the error names the top-level type: an int the stdlib keeps is no float
+        return may_be_coerced(obj)
+    if obj.__class__ is not dict:
+        return False
+    # the values as parsed, before anything is derived from them (a message_count that is not an
+    # int is replaced by the number of messages: a rounded integer would be replaced too)
+    if any(may_be_coerced(v) for k, v in obj.items() if k in CATALOGUE_META):
+        return True
+    if facts["marker"] is not None and may_be_coerced(facts["marker"]):
+        return True
+    if want_texts and isinstance(obj, dict) and isinstance(obj.get("messages"), list):
+        for m in obj["messages"]:  # str(content) of a user row: a number's text depends on its type
+            if m.__class__ is dict and m.get("role") == "user":
+                content = m.get("content")
+                if content.__class__ is not str and may_be_coerced(content):
+                    return True
+    return False
+
+
+def _exact_sidecar_facts(data: bytes, want_texts: bool) -> dict:
     try:
         obj = fast_loads(data)
     except UnicodeDecodeError as exc:
-        facts["error"] = f"not valid UTF-8: {exc}"
-        obj = None
+        obj, error = None, f"not valid UTF-8: {exc}"
     except ValueError as exc:
-        facts["error"] = f"not valid JSON: {exc}"
-        obj = None
+        obj, error = None, f"not valid JSON: {exc}"
     except RecursionError:
-        facts["error"] = "JSON nested too deeply to parse"
-        obj = None
+        obj, error = None, "JSON nested too deeply to parse"
+    else:
+        return _facts_of(obj, data, want_texts)
+    facts: dict[str, Any] = {"error": error, "meta": {}, "marker": None, "count": -1}
+    if want_texts:
+        facts["texts"], facts["texts_error"] = user_texts_of(None)
+    return facts
+
+
+def _facts_of(obj: Any, data: bytes, want_texts: bool) -> dict:
+    """:func:`sidecar_facts` of a file that parsed to ``obj``."""
+    facts: dict[str, Any] = {"error": None, "meta": {}, "marker": None, "count": -1}
     if want_texts:
         facts["texts"], facts["texts_error"] = user_texts_of(obj)
-    if obj is None:
+    if obj is None:  # the file says null: no error (as the stdlib path always had it), no facts
         return facts
     if not isinstance(obj, dict):
         facts["error"] = f"top-level JSON is {type(obj).__name__}, not an object"

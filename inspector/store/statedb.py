@@ -26,12 +26,13 @@ hermes' readers take their error path. Every connection's queries run under a de
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
 import stat
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
@@ -532,16 +533,63 @@ def search_text(
     return titles, messages
 
 
-def dropped_field_counts(path: Path | str, session_id: str, timeout: float | None = None) -> dict[str, int]:
+class SessionRowsReader:
+    """One read-only connection and its checked schema (:func:`_read_schema`: a view or virtual
+    table is refused, as by every reader) for many per-session queries: the materializer's
+    warnings ask two questions of each of up to thousands of rows, and opening the database and
+    checking its schema each time cost more than the questions. Each query gets the full
+    :data:`QUERY_DEADLINE`. Raises StateDbError like the functions it serves."""
+
+    def __init__(self, path: Path | str, timeout: float | None = None) -> None:
+        self.path = path
+        self.conn = open_readonly(path, timeout)
+        try:
+            self.schema = _read_schema(self.conn, path)
+        except sqlite3.Error as exc:
+            self.conn.close()
+            raise StateDbError(describe_sqlite_error(exc, path)) from exc
+        except BaseException:
+            self.conn.close()
+            raise
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> SessionRowsReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[tuple[sqlite3.Connection, StateDbSchema]]:
+        self.conn.restart_deadline()
+        yield self.conn, self.schema
+
+
+@contextlib.contextmanager
+def _session_reader(path: Path | str, timeout: float | None,
+                    reader: SessionRowsReader | None) -> Iterator[tuple[sqlite3.Connection, StateDbSchema]]:
+    """(connection, schema): ``reader``'s, or of a connection opened (and closed) for one query."""
+    if reader is not None:
+        with reader.reading() as got:
+            yield got
+        return
+    with closing(open_readonly(path, timeout)) as conn:
+        yield conn, _read_schema(conn, path)
+
+
+def dropped_field_counts(path: Path | str, session_id: str, timeout: float | None = None,
+                         reader: SessionRowsReader | None = None) -> dict[str, int]:
     """How many of a session's rows carry data hermes' recovery materializer drops.
 
     Keys: each column of :data:`DROPPED_BY_MATERIALIZER` that exists, plus ``inactive`` (rows
     with ``active = 0``, which the materializer includes anyway) and ``json_content`` (rows
-    whose content is the raw ``\\x00json:`` sentinel). Raises StateDbError.
+    whose content is the raw ``\\x00json:`` sentinel). Raises StateDbError. ``reader``: an open
+    connection of ``path`` to ask instead of opening one.
     """
     try:
-        with closing(open_readonly(path, timeout)) as conn:
-            schema = _read_schema(conn, path)
+        with _session_reader(path, timeout, reader) as (conn, schema):
             mc = schema.message_columns
             if not schema.has_transcripts:
                 return {}
@@ -559,7 +607,8 @@ def dropped_field_counts(path: Path | str, session_id: str, timeout: float | Non
     return {key: int(value or 0) for key, value in zip(parts, row, strict=True)}
 
 
-def materialization_defects(path: Path | str, session_id: str, timeout: float | None = None) -> list[dict]:
+def materialization_defects(path: Path | str, session_id: str, timeout: float | None = None,
+                            reader: SessionRowsReader | None = None) -> list[dict]:
     """Rows of a session that hermes' recovery materializer shows wrongly, in its row order.
 
     One dict per affected row: ``index`` (its position in the materialized ``messages``, the
@@ -568,11 +617,10 @@ def materialization_defects(path: Path | str, session_id: str, timeout: float | 
     empty row, its ``tool_calls`` dropped; the names are in ``tools``), ``"inactive"`` (``active
     = 0``: taken back, or archived by compaction when ``compacted = 1``, in ``compacted``) and
     ``"json_content"`` (content in the agent's ``\\x00json:`` encoding, copied raw). Raises
-    StateDbError.
+    StateDbError. ``reader``: as for :func:`dropped_field_counts`.
     """
     try:
-        with closing(open_readonly(path, timeout)) as conn:
-            schema = _read_schema(conn, path)  # a view or virtual table is refused, as by every reader
+        with _session_reader(path, timeout, reader) as (conn, schema):
             mc = set(schema.message_columns)
             if not schema.has_transcripts:  # messages with session_id, role and content
                 return []

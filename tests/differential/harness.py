@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.differential.homes import Case, build_request, finish_home, make_case
+from tests.differential.parse_check import parse_mismatches
 
 HERMES_SIDE = Path(__file__).with_name("hermes_side.py")
 # The one place the inspector knowingly does not follow hermes: hermes' Session.load rewrites a
@@ -199,6 +200,11 @@ def run_case(case: Case, child: HermesChild, work: Path) -> Outcome:
     if "error" in answer:
         return Outcome(case.seed, case.action, "harness", "hermes child failed", answer["error"])
     after_h = snapshot(home)
+    # every sidecar and run journal hermes wrote, before and after its action: a first open's
+    # quick parses must give hermes' own parse of each
+    quick = parse_mismatches(before) + parse_mismatches(after_h)
+    if quick:
+        return Outcome(case.seed, case.action, "mismatch", "a quick parse differs from hermes' parse", quick[0])
     _restore(pristine, home)
     code, report = _run_inspector(case, home)
     after_i = snapshot(home)

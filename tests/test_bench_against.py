@@ -1,0 +1,106 @@
+"""``bench/run.py --against-hermes``: its arguments are checked before anything runs, and its report
+says each ratio next to the absolute figures and the load they were measured under. No timing here."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "bench"
+pytestmark = pytest.mark.skipif(not (BENCH / "against.py").exists(), reason="no bench/ in this checkout")
+
+if str(BENCH) not in sys.path:
+    sys.path.insert(0, str(BENCH))
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(BENCH / "run.py"), *args], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120)
+
+
+def _fake_checkout(tmp_path: Path) -> Path:
+    (tmp_path / "hermes" / "api").mkdir(parents=True)
+    (tmp_path / "hermes" / "api" / "session_recovery.py").write_text("")
+    return tmp_path / "hermes"
+
+
+def test_a_folder_that_is_not_a_hermes_checkout_is_refused_before_anything_runs(tmp_path):
+    proc = _run("--against-hermes", str(tmp_path), "--home-dir", str(tmp_path / "homes"))
+    assert proc.returncode == 2
+    assert "not a hermes-webui checkout" in proc.stderr
+    assert not (tmp_path / "homes").exists()  # no home was generated
+    proc = _run("--against-hermes", str(tmp_path / "nowhere"))
+    assert proc.returncode == 2 and "no such folder" in proc.stderr
+
+
+def test_unknown_figures_scaling_and_negative_counts_are_refused(tmp_path):
+    hermes = _fake_checkout(tmp_path)
+    proc = _run("--against-hermes", str(hermes), "--only", "nosuchfigure")
+    assert proc.returncode == 2 and "names no figure" in proc.stderr and "audit.first.plain" in proc.stderr
+    assert _run("--against-hermes", str(hermes), "--scaling").returncode == 2
+    proc = _run("--against-hermes", str(hermes), "--busy", "-1")
+    assert proc.returncode == 2 and "--busy" in proc.stderr
+
+
+def test_figures_are_chosen_by_id_prefix():
+    import against
+
+    assert [f.id for f in against.select_figures("audit.first")] == ["audit.first.plain", "audit.first.bench"]
+    assert [f.id for f in against.select_figures("materialize, rebuild")] == ["rebuild_index", "materialize"]
+    assert len(against.select_figures(None)) == len(against.FIGURES)
+
+
+def _pair(against, ins: float, her: float, ok: bool = True, cpu: tuple[float, float] = (1.0, 2.0)):
+    return (against.Run(ins, 100.0, ok, cpu[0], "" if ok else "exited 1: boom"),
+            against.Run(her, 200.0, True, cpu[1], detail={"call_s": her - 0.5}))
+
+
+def test_the_ratio_is_the_median_of_the_pairs_and_the_target_decides():
+    import against
+
+    fig = against.FIGURES[0]  # target 0.33
+    row = against.summarize(fig, [_pair(against, 1.0, 4.0), _pair(against, 3.0, 4.0), _pair(against, 1.2, 4.0)],
+                            [2.0, 3.5, 1.0])
+    assert row["ratio"] == pytest.approx(0.3)  # median of 0.25, 0.75, 0.30
+    assert row["met"] is True
+    assert row["inspector_s"] == pytest.approx(1.2) and row["hermes_s"] == pytest.approx(4.0)
+    assert row["cpu_ratio"] == pytest.approx(0.5)
+    assert (row["load_min"], row["load_max"]) == (1.0, 3.5)
+    assert row["hermes_call_s"] == pytest.approx(3.5)
+    slow = against.summarize(fig, [_pair(against, 2.0, 4.0)], [1.0])
+    assert slow["met"] is False
+    failed = against.summarize(fig, [_pair(against, 1.0, 4.0, ok=False)], [1.0])
+    assert failed["met"] is False and failed["ratio"] is None and "boom" in failed["errors"][0]
+
+
+def test_the_table_shows_ratio_beside_both_figures_and_the_load():
+    import against
+
+    rows = [against.summarize(f, [_pair(against, 0.5, 2.0)], [1.5, 2.5]) for f in against.FIGURES[:2]]
+    report = {"machine": {"cpus": 2, "cpus_usable": 2, "python": "3.11.7"}, "hermes_checkout": "/h",
+              "sessions": 10000, "repeat": 1, "busy": 2, "load_start": 1.5, "load_end": 2.5, "rows": rows}
+    table = against.format_against(report)
+    line = next(ln for ln in table.splitlines() if ln.startswith("audit --json, first open, plain home"))
+    assert "0.50 s" in line and "2.00 s" in line and "0.25x" in line and "<=0.33" in line and "yes" in line
+    assert "1.5-2.5" in line  # the load average seen during the figure
+    assert "2 CPU-bound process(es) beside" in table and "load average 1.50 at start" in table
+
+
+def test_a_saved_report_prints_again(tmp_path):
+    import json
+
+    import against
+
+    rows = [against.summarize(against.FIGURES[3], [_pair(against, 1.0, 2.0)], [1.0])]
+    report = {"kind": "against-hermes", "machine": {"cpus": 2, "cpus_usable": 2, "python": "3.11"},
+              "hermes_checkout": "/h", "sessions": 10, "repeat": 1, "busy": 0, "load_start": 1.0,
+              "load_end": 1.0, "rows": rows}
+    saved = tmp_path / "r.json"
+    saved.write_text(json.dumps(report))
+    proc = _run("--from-json", str(saved))
+    assert proc.returncode == 0, proc.stderr
+    assert "rebuild-index, plan + write" in proc.stdout and "0.50x" in proc.stdout
