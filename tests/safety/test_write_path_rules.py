@@ -1,0 +1,195 @@
+"""The write path's recovery steps one by one: rules found by mutation testing (tests/MUTATION.md).
+
+Each test drives one step of ``inspector.plan`` (putting a file back, taking ours off a target,
+tidying after a write that could not be put back, naming a failure) on real files, with the
+expected files and words written out by hand.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+import pytest
+
+import inspector.plan as planmod
+from inspector.plan import ApplyError, FileChange, WriteLog
+
+needs_exchange = pytest.mark.skipif(planmod._EXCHANGE is None, reason="no atomic exchange on this system")
+
+
+def _folder(tmp_path: Path) -> tuple[Path, WriteLog]:
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    return folder, WriteLog(tmp_path / "state")
+
+
+def _rescued(log: WriteLog) -> dict[str, bytes]:
+    folder = log.root / "rescued"
+    return {p.name: p.read_bytes() for p in folder.iterdir()} if folder.exists() else {}
+
+
+def _identity(path: Path) -> tuple[int, int]:
+    st = os.lstat(path)
+    return st.st_dev, st.st_ino
+
+
+@pytest.mark.parametrize(("exc", "words"), [
+    (OSError(errno.EIO, "Input/output error"), "Input/output error"),  # strerror, not "[Errno 5] ..."
+    (OSError("the disk said no"), "the disk said no"),  # an OSError without strerror: its text
+    (ValueError("bad value"), "bad value"),
+    (ValueError(), "ValueError"),  # no text at all: the exception's class
+    (OSError(), "OSError"),
+])
+def test_a_failure_is_named_by_its_strerror_else_its_text_else_its_class(exc, words):
+    """Rule: the reason an ApplyError gives is the OS's own words (strerror) when there are any,
+    else the exception's text, else its class name; never empty, never None."""
+    assert planmod._reason(exc) == words
+
+
+def test_taking_ours_off_a_target_removes_only_our_file(tmp_path):
+    """Rule: when a write is put back, the file it placed at a target is removed only if it is still
+    ours (same inode); a save that replaced it meanwhile goes back to the target, and no temp name
+    is left beside it."""
+    folder, log = _folder(tmp_path)
+    target = folder / "s.json"
+    target.write_bytes(b"ours")
+    ours = _identity(target)
+    planmod._remove_if_ours(target, ours, log)
+    assert sorted(folder.iterdir()) == []
+    target.write_bytes(b"ours")
+    ours = _identity(target)
+    os.link(target, tmp_path / "ours")  # keeps the inode taken, so the next file gets another one
+    target.unlink()
+    target.write_bytes(b"hermes saved after us")
+    planmod._remove_if_ours(target, ours, log)
+    assert [p.name for p in folder.iterdir()] == ["s.json"]
+    assert target.read_bytes() == b"hermes saved after us" and _rescued(log) == {}
+
+
+@needs_exchange
+def test_putting_back_an_exchange_restores_the_previous_version_and_drops_ours_silently(tmp_path):
+    """Rule: undoing an exchange puts the previous version back at the target and removes ours
+    (known by its inode) without keeping it as a "rescued" file: it is not anyone else's save."""
+    folder, log = _folder(tmp_path)
+    target, holder = folder / "s.json", folder / ".s.json.inspector.tmp.1.2.abc.old"
+    target.write_bytes(b"ours")
+    holder.write_bytes(b"previous")
+    planmod._put_back(target, holder, _identity(target), log)
+    assert [p.name for p in folder.iterdir()] == ["s.json"] and target.read_bytes() == b"previous"
+    assert _rescued(log) == {}
+
+
+@needs_exchange
+def test_putting_back_over_a_newer_save_keeps_the_newer_save_at_the_target(tmp_path):
+    """Rule: if a save landed on the target after ours was put in place, the put-back exchanges again
+    so the newest save ends at the target; the previous version it displaced is kept in rescued/."""
+    folder, log = _folder(tmp_path)
+    target, holder = folder / "s.json", folder / ".s.json.inspector.tmp.1.2.abc.old"
+    target.write_bytes(b"ours")
+    ours = _identity(target)
+    os.link(target, tmp_path / "ours")  # keeps the inode taken, so the newer save gets another one
+    target.unlink()
+    target.write_bytes(b"hermes' newer save")  # replaces ours before the put-back
+    holder.write_bytes(b"previous")
+    planmod._put_back(target, holder, ours, log)
+    assert [p.name for p in folder.iterdir()] == ["s.json"] and target.read_bytes() == b"hermes' newer save"
+    assert list(_rescued(log).values()) == [b"previous"]
+
+
+@needs_exchange
+def test_putting_back_onto_a_removed_target_links_the_previous_version_back(tmp_path):
+    """Rule: a target removed meanwhile gets the previous version back by a link; the temp name goes."""
+    folder, log = _folder(tmp_path)
+    target, holder = folder / "s.json", folder / ".s.json.inspector.tmp.1.2.abc.old"
+    holder.write_bytes(b"previous")
+    planmod._put_back(target, holder, None, log)
+    assert [p.name for p in folder.iterdir()] == ["s.json"] and target.read_bytes() == b"previous"
+
+
+def test_holds_new_says_whether_a_target_holds_the_written_bytes(tmp_path):
+    """Rule: after a write that could not be put back, a file "holds its new bytes" when it has exactly
+    the planned bytes, or, for a delete, is gone; anything else (other bytes, not a regular file) does not."""
+    path = tmp_path / "s.json"
+    change = FileChange(path=path, before=b"old", after=b"new")
+    delete = FileChange(path=path, before=b"old", after=None)
+    assert planmod._holds_new(change) is False and planmod._holds_new(delete) is True  # no file
+    path.write_bytes(b"new")
+    assert planmod._holds_new(change) is True and planmod._holds_new(delete) is False
+    path.write_bytes(b"old")
+    assert planmod._holds_new(change) is False
+    path.unlink()
+    path.mkdir()  # cannot be read as a file: not the new bytes, and not deleted either
+    assert planmod._holds_new(change) is False and planmod._holds_new(delete) is False
+
+
+def _slot(folder: Path, name: str, *, aside: bytes | None, tmp: bytes | None) -> planmod._Slot:
+    target = folder / f"{name}.json"
+    change = FileChange(path=target, before=b"before " + name.encode(), after=b"after " + name.encode())
+    aside_path, tmp_path = folder / f".{name}.aside.old", folder / f".{name}.tmp"
+    for path, data in ((aside_path, aside), (tmp_path, tmp)):
+        if data is not None:
+            path.write_bytes(data)
+    return planmod._Slot(change, tmp_path, None, aside=aside_path)
+
+
+def test_tidying_after_a_failed_put_back_removes_temp_files_and_keeps_other_bytes(tmp_path):
+    """Rule: after a write that could not be put back, every temp file of the write is removed; one
+    holding bytes that are neither the planned before nor after (someone else's save) is first
+    kept in rescued/ as "displaced"; a missing one is skipped and the next still handled."""
+    folder, log = _folder(tmp_path)
+    slots = [
+        _slot(folder, "a", aside=None, tmp=b"after a"),  # the aside name is gone: its tmp is still removed
+        _slot(folder, "b", aside=b"before b", tmp=b"hermes saved b"),
+    ]
+    planmod._tidy_leftovers(slots, log)
+    assert sorted(folder.iterdir()) == []
+    rescued = _rescued(log)
+    assert list(rescued.values()) == [b"hermes saved b"]
+    (name,) = rescued
+    assert name.endswith("-displaced-.b.tmp")
+
+
+@pytest.mark.parametrize("error", [OSError(errno.ENOSPC, "No space left on device"),
+                                   ApplyError("the state folder is not yours")])
+def test_tidying_goes_on_when_one_file_cannot_be_kept(tmp_path, monkeypatch, error):
+    """Rule: a leftover that cannot be kept (the state folder is full or refused) stays where it is,
+    and tidying still handles every other leftover; the failure is not raised over the write's own."""
+    folder, log = _folder(tmp_path)
+    slots = [_slot(folder, "a", aside=b"someone's a", tmp=None), _slot(folder, "b", aside=b"before b", tmp=None)]
+    calls = []
+
+    def rescue(name, data, why):
+        calls.append(name)
+        raise error
+
+    monkeypatch.setattr(log, "rescue", rescue)
+    planmod._tidy_leftovers(slots, log)
+    assert calls == [".a.aside.old"]
+    assert [p.name for p in folder.iterdir()] == [".a.aside.old"]  # kept, not unlinked unkept
+
+
+def test_a_save_landing_while_ours_is_taken_off_wins_and_the_one_it_beat_is_kept(tmp_path, monkeypatch):
+    """Rule: if yet another save lands at the target between taking ours off and linking the
+    previous save back, the newest stays at the target and the save it beat is kept in rescued/
+    ("superseded"): no save is lost."""
+    folder, log = _folder(tmp_path)
+    target = folder / "s.json"
+    target.write_bytes(b"ours")
+    ours = _identity(target)
+    os.link(target, tmp_path / "ours")  # keeps the inode taken
+    target.unlink()
+    target.write_bytes(b"hermes saved after us")
+    real_link = os.link
+
+    def link(src, dst, **kwargs):
+        if Path(dst) == target and not target.exists():
+            target.write_bytes(b"hermes saved again")
+        return real_link(src, dst, **kwargs)
+
+    monkeypatch.setattr(os, "link", link)
+    planmod._remove_if_ours(target, ours, log)
+    assert [p.name for p in folder.iterdir()] == ["s.json"] and target.read_bytes() == b"hermes saved again"
+    rescued = _rescued(log)
+    assert list(rescued.values()) == [b"hermes saved after us"] and "-superseded-" in next(iter(rescued))
