@@ -193,3 +193,42 @@ def test_a_save_landing_while_ours_is_taken_off_wins_and_the_one_it_beat_is_kept
     assert [p.name for p in folder.iterdir()] == ["s.json"] and target.read_bytes() == b"hermes saved again"
     rescued = _rescued(log)
     assert list(rescued.values()) == [b"hermes saved after us"] and "-superseded-" in next(iter(rescued))
+
+
+def test_a_file_moved_off_a_target_is_dropped_silently_only_when_it_is_ours(tmp_path):
+    """Rule: a file a write moved off a target is removed; when it is not ours (another inode, or we
+    do not know ours) its bytes are first kept in rescued/ as "superseded"."""
+    folder, log = _folder(tmp_path)
+    holder = folder / ".s.json.inspector.tmp.1.2.abc.old"
+    holder.write_bytes(b"ours")
+    planmod._drop(holder, _identity(holder), log)
+    assert sorted(folder.iterdir()) == [] and _rescued(log) == {}
+    holder.write_bytes(b"hermes' save")
+    planmod._drop(holder, (0, 0), log)
+    holder.write_bytes(b"unknown")
+    planmod._drop(holder, None, log)
+    assert sorted(folder.iterdir()) == []
+    rescued = _rescued(log)
+    assert sorted(rescued.values()) == [b"hermes' save", b"unknown"]
+    assert all("-superseded-.s.json.inspector.tmp.1.2.abc.old" in name for name in rescued)
+
+
+@needs_exchange
+def test_rolling_back_an_exchanged_file_over_a_newer_save_keeps_every_version(tmp_path):
+    """Rule: rolling back a file swapped in by an exchange, after hermes saved over ours, leaves
+    hermes' save at the target and keeps the previous version in rescued/; the slot is marked
+    as no longer exchanged, placed nor moved."""
+    folder, log = _folder(tmp_path)
+    target, holder = folder / "s.json", folder / ".s.json.inspector.tmp.1.2.abc.old"
+    target.write_bytes(b"ours")
+    ours = _identity(target)
+    os.link(target, tmp_path / "ours")
+    target.unlink()
+    target.write_bytes(b"hermes' newer save")
+    holder.write_bytes(b"previous")
+    slot = planmod._Slot(FileChange(path=target, before=b"previous", after=b"ours"), holder, ours, aside=holder,
+                         exchanged=True, placed=True, moved=True)
+    planmod._rollback(slot, log)
+    assert [p.name for p in folder.iterdir()] == ["s.json"] and target.read_bytes() == b"hermes' newer save"
+    assert list(_rescued(log).values()) == [b"previous"]
+    assert (slot.exchanged, slot.placed, slot.moved) == (False, False, False)
