@@ -231,4 +231,32 @@ def test_rolling_back_an_exchanged_file_over_a_newer_save_keeps_every_version(tm
     planmod._rollback(slot, log)
     assert [p.name for p in folder.iterdir()] == ["s.json"] and target.read_bytes() == b"hermes' newer save"
     assert list(_rescued(log).values()) == [b"previous"]
-    assert (slot.exchanged, slot.placed, slot.moved) == (False, False, False)
+    assert not slot.exchanged and not slot.placed and not slot.moved
+
+
+def test_rolling_back_a_linked_in_file_while_hermes_saves_twice_loses_no_save(tmp_path, monkeypatch):
+    """Rule: without an exchange, rolling back takes ours off the target only if it is still ours and
+    links the previous version back only if nothing is there; with hermes saving twice meanwhile,
+    its last save stays at the target and both versions it displaced are kept in rescued/."""
+    folder, log = _folder(tmp_path)
+    target, aside = folder / "s.json", folder / ".s.json.inspector.tmp.1.2.abc.old"
+    target.write_bytes(b"ours")
+    ours = _identity(target)
+    os.link(target, tmp_path / "ours")
+    target.unlink()
+    target.write_bytes(b"hermes saved after us")
+    aside.write_bytes(b"previous")
+    real_link = os.link
+
+    def link(src, dst, **kwargs):
+        if Path(dst) == target and not target.exists():
+            target.write_bytes(b"hermes saved again")
+        return real_link(src, dst, **kwargs)
+
+    monkeypatch.setattr(os, "link", link)
+    slot = planmod._Slot(FileChange(path=target, before=b"previous", after=b"ours"), None, ours, aside=aside,
+                         placed=True, moved=True)
+    planmod._rollback(slot, log)
+    assert [p.name for p in folder.iterdir()] == ["s.json"] and target.read_bytes() == b"hermes saved again"
+    assert sorted(_rescued(log).values()) == [b"hermes saved after us", b"previous"]
+    assert not slot.placed and not slot.moved
