@@ -260,3 +260,30 @@ def test_rolling_back_a_linked_in_file_while_hermes_saves_twice_loses_no_save(tm
     assert [p.name for p in folder.iterdir()] == ["s.json"] and target.read_bytes() == b"hermes saved again"
     assert sorted(_rescued(log).values()) == [b"hermes saved after us", b"previous"]
     assert not slot.placed and not slot.moved
+
+
+def test_without_an_exchange_the_swap_says_enosys(monkeypatch, tmp_path):
+    """Rule: asked to exchange two names on a system without an atomic exchange, the write path
+    raises ENOSYS (one of the errors that mean "use the fallback") with its reason in words."""
+    monkeypatch.setattr(planmod, "_EXCHANGE", None)
+    with pytest.raises(OSError) as caught:
+        planmod._exchange(tmp_path / "a", tmp_path / "b")
+    assert caught.value.errno == errno.ENOSYS and caught.value.errno in planmod._NO_EXCHANGE
+    assert caught.value.strerror == "this system has no atomic exchange of two names"
+    assert caught.value.filename == str(tmp_path / "b")
+
+
+def test_a_refused_write_lists_every_problem_on_its_own_line(tmp_path):
+    """Rule: a write refused at its check names every file that changed, one per indented line,
+    after the reason and "nothing was written"."""
+    folder, log = _folder(tmp_path)
+    a, b = folder / "a.json", folder / "b.json"
+    a.write_bytes(b"a now")
+    b.write_bytes(b"b now")
+    plan = planmod.Plan(action="test", session_id="a", changes=[
+        FileChange(path=a, before=b"a then", after=b"a new"), FileChange(path=b, before=b"b then", after=b"b new")])
+    with pytest.raises(ApplyError) as caught:
+        planmod.apply_plan(plan, log)
+    assert str(caught.value) == (f"the files changed since the preview (or cannot be written safely); nothing "
+                                 f"was written:\n  {a} changed since the preview\n  {b} changed since the preview")
+    assert a.read_bytes() == b"a now" and b.read_bytes() == b"b now"
