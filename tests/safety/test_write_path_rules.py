@@ -287,3 +287,22 @@ def test_a_refused_write_lists_every_problem_on_its_own_line(tmp_path):
     assert str(caught.value) == (f"the files changed since the preview (or cannot be written safely); nothing "
                                  f"was written:\n  {a} changed since the preview\n  {b} changed since the preview")
     assert a.read_bytes() == b"a now" and b.read_bytes() == b"b now"
+
+
+@pytest.mark.parametrize(("set_errno", "expected"), [(errno.EXDEV, errno.EXDEV), (0, errno.EIO)])
+def test_a_failed_exchange_raises_the_os_error_with_its_words_and_the_target(monkeypatch, tmp_path,
+                                                                              set_errno, expected):
+    """Rule: when the OS refuses the exchange, the write path raises an OSError with the OS's errno
+    (EIO when it gave none), its words and the target's name, so the failure can be told apart from
+    "cannot exchange here" (ENOSYS, EINVAL...) and named to the user."""
+    import ctypes
+
+    def refusing(a: bytes, b: bytes) -> int:
+        ctypes.set_errno(set_errno)
+        return -1
+
+    monkeypatch.setattr(planmod, "_EXCHANGE", refusing)
+    with pytest.raises(OSError) as caught:
+        planmod._exchange(tmp_path / "a", tmp_path / "b")
+    assert caught.value.errno == expected and caught.value.strerror == os.strerror(expected)
+    assert caught.value.filename == str(tmp_path / "b")
