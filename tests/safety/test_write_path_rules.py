@@ -306,3 +306,27 @@ def test_a_failed_exchange_raises_the_os_error_with_its_words_and_the_target(mon
         planmod._exchange(tmp_path / "a", tmp_path / "b")
     assert caught.value.errno == expected and caught.value.strerror == os.strerror(expected)
     assert caught.value.filename == str(tmp_path / "b")
+
+
+@pytest.mark.parametrize("after", [b"new", None], ids=["fallback-replace", "delete"])
+def test_a_target_removed_before_it_is_renamed_aside_stays_removed(tmp_path, monkeypatch, after):
+    """Rule: without an exchange (and for any delete) the target is first renamed aside; if hermes
+    removed it just before, the write is refused naming that file, it stays removed, and nothing
+    else is left behind."""
+    monkeypatch.setattr(planmod, "_EXCHANGE", None)
+    folder, log = _folder(tmp_path)
+    target = folder / "s.json"
+    target.write_bytes(b"old")
+    plan = planmod.Plan(action="test", session_id="s", changes=[FileChange(path=target, before=b"old", after=after)])
+    real = planmod._swap
+
+    def swap(slot):
+        target.unlink()  # hermes deletes the session between the last check and the swap
+        return real(slot)
+
+    monkeypatch.setattr(planmod, "_swap", swap)
+    with pytest.raises(ApplyError) as caught:
+        planmod.apply_plan(plan, log)
+    assert str(caught.value) == (f"hermes-webui saved this session during the write ({target} was removed "
+                                 "meanwhile, and stays removed); nothing was changed. Preview the repair again.")
+    assert sorted(folder.iterdir()) == []
