@@ -330,3 +330,34 @@ def test_a_target_removed_before_it_is_renamed_aside_stays_removed(tmp_path, mon
     assert str(caught.value) == (f"hermes-webui saved this session during the write ({target} was removed "
                                  "meanwhile, and stays removed); nothing was changed. Preview the repair again.")
     assert sorted(folder.iterdir()) == []
+
+
+def test_a_write_that_can_neither_finish_nor_be_put_back_says_so_and_keeps_others_bytes(tmp_path, monkeypatch):
+    """Rule: when a swap fails and putting back fails too, the error says how many files hold their
+    new bytes (none here), the undo command, both reasons and where the previous versions are, and
+    a temp file holding someone else's bytes is kept in rescued/ before it is removed."""
+    folder, log = _folder(tmp_path)
+    target = folder / "s.json"
+    target.write_bytes(b"old")
+    change = FileChange(path=target, before=b"old", after=b"new")
+    tmp = folder / ".s.json.inspector.tmp.1.2.abc"
+    tmp.write_bytes(b"someone else's bytes")
+    slot = planmod._Slot(change, tmp, None)
+    plan = planmod.Plan(action="test", session_id="s", changes=[change])
+    record = planmod.WriteRecord("20260101T000000-abcdef12", 0.0, "test", "s", [], complete=False)
+
+    def fail(*args):
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(planmod, "_swap", fail)
+    monkeypatch.setattr(planmod, "_rollback", lambda slot, log: fail())
+    with pytest.raises(planmod.WriteFailed) as caught:
+        planmod._swap_all(plan, [slot], log, record, tmp_path / "kept")
+    assert str(caught.value) == (
+        "0 of 1 files hold their new bytes; undo them with `hermes-inspector undo 20260101T000000-abcdef12`. "
+        f"Could not write {target} (Input/output error) nor put back the files already written (Input/output "
+        f"error). Written: none; every previous version is kept in {tmp_path / 'kept'}")
+    assert caught.value.outcome == "nothing" and caught.value.written == ()
+    assert caught.value.write_id == "20260101T000000-abcdef12"
+    assert [p.name for p in folder.iterdir()] == ["s.json"] and target.read_bytes() == b"old"
+    assert list(_rescued(log).values()) == [b"someone else's bytes"]
