@@ -361,3 +361,62 @@ def test_a_write_that_can_neither_finish_nor_be_put_back_says_so_and_keeps_other
     assert caught.value.write_id == "20260101T000000-abcdef12"
     assert [p.name for p in folder.iterdir()] == ["s.json"] and target.read_bytes() == b"old"
     assert list(_rescued(log).values()) == [b"someone else's bytes"]
+
+
+def test_a_write_raced_by_hermes_that_cannot_be_put_back_says_hermes_saved_meanwhile(tmp_path, monkeypatch):
+    """Rule: when hermes saved during the swap and putting back fails, the reason given for the file
+    is "hermes-webui saved it meanwhile", not the exception's own text."""
+    folder, log = _folder(tmp_path)
+    target = folder / "s.json"
+    target.write_bytes(b"old")
+    change = FileChange(path=target, before=b"old", after=b"new")
+    plan = planmod.Plan(action="test", session_id="s", changes=[change])
+    record = planmod.WriteRecord("20260101T000000-abcdef12", 0.0, "test", "s", [], complete=False)
+
+    def raced(slot):
+        raise planmod._Raced(target)
+
+    def fail(slot, log):
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(planmod, "_swap", raced)
+    monkeypatch.setattr(planmod, "_rollback", fail)
+    with pytest.raises(planmod.WriteFailed) as caught:
+        planmod._swap_all(plan, [planmod._Slot(change, None, None)], log, record, tmp_path / "kept")
+    assert f"Could not write {target} (hermes-webui saved it meanwhile) nor put back" in str(caught.value)
+
+
+@needs_exchange
+def test_putting_back_onto_a_removed_target_while_hermes_saves_keeps_the_save(tmp_path, monkeypatch):
+    """Rule: if the target was removed and a save lands before the previous version is linked
+    back, the save stays at the target and the previous version is kept in rescued/."""
+    folder, log = _folder(tmp_path)
+    target, holder = folder / "s.json", folder / ".s.json.inspector.tmp.1.2.abc.old"
+    holder.write_bytes(b"previous")
+    real_link = os.link
+
+    def link(src, dst, **kwargs):
+        if Path(dst) == target and not target.exists():
+            target.write_bytes(b"hermes saved")
+        return real_link(src, dst, **kwargs)
+
+    monkeypatch.setattr(os, "link", link)
+    planmod._put_back(target, holder, None, log)
+    assert [p.name for p in folder.iterdir()] == ["s.json"] and target.read_bytes() == b"hermes saved"
+    assert list(_rescued(log).values()) == [b"previous"]
+
+
+def test_a_target_that_never_stops_changing_stops_the_put_back_with_eagain(tmp_path, monkeypatch):
+    """Rule: putting back gives up after a bounded number of exchanges when what comes out is never
+    ours (the target keeps changing): OSError EAGAIN naming the target, instead of looping forever."""
+    folder, log = _folder(tmp_path)
+    target, holder = folder / "s.json", folder / "holder"
+    exchanges = []
+    identities = iter(range(10_000))
+    monkeypatch.setattr(planmod, "_exchange", lambda a, b: exchanges.append((a, b)))
+    monkeypatch.setattr(planmod, "_identity", lambda path: (0, next(identities)))
+    with pytest.raises(OSError) as caught:
+        planmod._put_back(target, holder, (0, -1), log)
+    assert caught.value.errno == errno.EAGAIN
+    assert caught.value.strerror == f"{target} kept changing while the write was put back"
+    assert len(exchanges) == planmod._MAX_PUT_BACK
