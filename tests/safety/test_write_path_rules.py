@@ -420,3 +420,59 @@ def test_a_target_that_never_stops_changing_stops_the_put_back_with_eagain(tmp_p
     assert caught.value.errno == errno.EAGAIN
     assert caught.value.strerror == f"{target} kept changing while the write was put back"
     assert len(exchanges) == planmod._MAX_PUT_BACK
+
+
+def test_a_partly_written_write_that_cannot_be_put_back_names_the_written_files(tmp_path, monkeypatch):
+    """Rule: when the second file's swap fails and putting back fails, the error says "partial",
+    lists the file that holds its new bytes (in the message and in ``written``) and gives the undo."""
+    folder, log = _folder(tmp_path)
+    a, b = folder / "a.json", folder / "b.json"
+    a.write_bytes(b"a old")
+    b.write_bytes(b"b old")
+    changes = [FileChange(path=a, before=b"a old", after=b"a new"), FileChange(path=b, before=b"b old", after=b"b new")]
+    plan = planmod.Plan(action="test", session_id="s", changes=changes)
+    record = planmod.WriteRecord("20260101T000000-abcdef12", 0.0, "test", "s", [], complete=False)
+
+    def swap(slot):
+        if slot.change.path == b:
+            raise OSError(errno.EIO, "Input/output error")
+        a.write_bytes(b"a new")
+
+    def fail(slot, log):
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(planmod, "_swap", swap)
+    monkeypatch.setattr(planmod, "_rollback", fail)
+    with pytest.raises(planmod.WriteFailed) as caught:
+        planmod._swap_all(plan, [planmod._Slot(c, None, None) for c in changes], log, record, tmp_path / "kept")
+    assert caught.value.outcome == "partial" and caught.value.written == (a,)
+    assert str(caught.value) == (
+        "1 of 2 files hold their new bytes; undo them with `hermes-inspector undo 20260101T000000-abcdef12`. "
+        f"Could not write {b} (Input/output error) nor put back the files already written (Read-only file "
+        f"system). Written: {a}; every previous version is kept in {tmp_path / 'kept'}")
+
+
+def test_a_raced_write_is_refused_even_when_its_aborted_line_cannot_be_logged(tmp_path, monkeypatch):
+    """Rule: after hermes saved during the swap and every file was put back, a write log that cannot
+    take the "aborted" line does not hide the refusal: the user still reads that hermes saved meanwhile."""
+    folder, log = _folder(tmp_path)
+    target = folder / "s.json"
+    target.write_bytes(b"hermes' save")
+    change = FileChange(path=target, before=b"old", after=b"new")
+    plan = planmod.Plan(action="test", session_id="s", changes=[change])
+    record = planmod.WriteRecord("20260101T000000-abcdef12", 0.0, "test", "s", [], complete=False)
+
+    def raced(slot):
+        raise planmod._Raced(target)
+
+    def full(record, state="done"):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(planmod, "_swap", raced)
+    monkeypatch.setattr(planmod, "_rollback", lambda slot, log: None)
+    monkeypatch.setattr(log, "append", full)
+    with pytest.raises(ApplyError) as caught:
+        planmod._swap_all(plan, [planmod._Slot(change, None, None)], log, record, tmp_path / "kept")
+    assert str(caught.value) == (f"hermes-webui saved this session during the write ({target} holds its newer "
+                                 "save, which is kept); nothing was changed. Preview the repair again.")
+    assert target.read_bytes() == b"hermes' save"
