@@ -476,3 +476,26 @@ def test_a_raced_write_is_refused_even_when_its_aborted_line_cannot_be_logged(tm
     assert str(caught.value) == (f"hermes-webui saved this session during the write ({target} holds its newer "
                                  "save, which is kept); nothing was changed. Preview the repair again.")
     assert target.read_bytes() == b"hermes' save"
+
+
+def test_a_swap_that_fails_and_is_put_back_says_nothing_was_written(tmp_path, monkeypatch):
+    """Rule: a swap the disk refuses, once every file is put back, is reported as a WriteFailed that
+    names the file and the OS's words and says no file was changed; its cause is the OS error."""
+    folder, log = _folder(tmp_path)
+    target = folder / "s.json"
+    target.write_bytes(b"old")
+    change = FileChange(path=target, before=b"old", after=b"new")
+    plan = planmod.Plan(action="test", session_id="s", changes=[change])
+    record = planmod.WriteRecord("20260101T000000-abcdef12", 0.0, "test", "s", [], complete=False)
+    error = OSError(errno.EIO, "Input/output error")
+
+    def fail(slot):
+        raise error
+
+    monkeypatch.setattr(planmod, "_swap", fail)
+    with pytest.raises(planmod.WriteFailed) as caught:
+        planmod._swap_all(plan, [planmod._Slot(change, None, None)], log, record, tmp_path / "kept")
+    assert str(caught.value) == (f"could not write {target} (Input/output error); no file was changed, nothing "
+                                 "was written")
+    assert caught.value.outcome == "nothing" and caught.value.__cause__ is error
+    assert target.read_bytes() == b"old"
