@@ -499,3 +499,22 @@ def test_a_swap_that_fails_and_is_put_back_says_nothing_was_written(tmp_path, mo
                                  "was written")
     assert caught.value.outcome == "nothing" and caught.value.__cause__ is error
     assert target.read_bytes() == b"old"
+
+
+@pytest.mark.parametrize("squatter", ["file", "link"])
+def test_staging_never_writes_into_something_already_at_its_temp_name(tmp_path, monkeypatch, squatter):
+    """Rule: the staged file is created new (O_EXCL): a file or a link already at the temp name is
+    refused, never written into or through, and left as it was."""
+    folder, _ = _folder(tmp_path)
+    target, temp = folder / "s.json", folder / ".s.json.inspector.tmp.fixed"
+    outside = tmp_path / "outside.txt"
+    outside.write_bytes(b"not yours")
+    if squatter == "file":
+        temp.write_bytes(b"not yours")
+    else:
+        temp.symlink_to(outside)
+    monkeypatch.setattr(planmod, "_temp_name", lambda target: temp)
+    with pytest.raises(FileExistsError):
+        planmod._stage(target, b"new bytes", (0o600, None, None))
+    assert outside.read_bytes() == b"not yours" and temp.read_bytes() == b"not yours"
+    assert temp.is_symlink() == (squatter == "link")
