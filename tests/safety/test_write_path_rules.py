@@ -518,3 +518,37 @@ def test_staging_never_writes_into_something_already_at_its_temp_name(tmp_path, 
         planmod._stage(target, b"new bytes", (0o600, None, None))
     assert outside.read_bytes() == b"not yours" and temp.read_bytes() == b"not yours"
     assert temp.is_symlink() == (squatter == "link")
+
+
+def test_a_staged_file_is_private_from_its_creation(tmp_path, monkeypatch):
+    """Rule: the staged file is created 0600, so nobody can open the new bytes (a private chat) in the
+    moment before its final mode is set."""
+    folder, _ = _folder(tmp_path)
+    modes = []
+    real = planmod._write_all
+
+    def write_all(fd, data):
+        modes.append(os.fstat(fd).st_mode & 0o777)
+        return real(fd, data)
+
+    monkeypatch.setattr(planmod, "_write_all", write_all)
+    staged = planmod._stage(folder / "s.json", b"new bytes", (0o644, None, None))
+    assert modes == [0o600]
+    assert staged.read_bytes() == b"new bytes" and staged.stat().st_mode & 0o777 == 0o644
+
+
+def test_an_owner_that_cannot_be_given_back_does_not_stop_the_staging(tmp_path, monkeypatch):
+    """Rule: giving the staged file the replaced file's owner is best effort: refused (not root, not
+    a member of the group), the file is still staged with its bytes and mode."""
+    folder, _ = _folder(tmp_path)
+    calls = []
+
+    def fchown(fd, uid, gid):
+        calls.append((uid, gid))
+        raise PermissionError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(os, "fchown", fchown)
+    other = (os.geteuid() + 1, os.getegid() + 1)
+    staged = planmod._stage(folder / "s.json", b"new bytes", (0o640, *other))
+    assert calls == [other]
+    assert staged.read_bytes() == b"new bytes" and staged.stat().st_mode & 0o777 == 0o640
