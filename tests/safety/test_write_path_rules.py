@@ -552,3 +552,57 @@ def test_an_owner_that_cannot_be_given_back_does_not_stop_the_staging(tmp_path, 
     staged = planmod._stage(folder / "s.json", b"new bytes", (0o640, *other))
     assert calls == [other]
     assert staged.read_bytes() == b"new bytes" and staged.stat().st_mode & 0o777 == 0o640
+
+
+def test_short_writes_are_continued_until_every_byte_is_down(tmp_path, monkeypatch):
+    """Rule: os.write may write less than asked; the staged file still gets every byte, in order."""
+    folder, _ = _folder(tmp_path)
+    real_write = os.write
+    calls = []
+
+    def short_write(fd, data):
+        calls.append(len(data))
+        if len(calls) > 100:
+            raise AssertionError("the write never ends")
+        return real_write(fd, bytes(data[:3]))
+
+    monkeypatch.setattr(os, "write", short_write)
+    staged = planmod._stage(folder / "s.json", b"0123456789", (0o600, None, None))
+    monkeypatch.undo()
+    assert staged.read_bytes() == b"0123456789" and calls == [10, 7, 4, 1]
+
+
+def test_an_extended_attribute_that_cannot_be_kept_names_the_target(tmp_path, monkeypatch):
+    """Rule: an extended attribute the preview promised to keep and the disk refuses stops the write
+    with an ApplyError naming the attribute and the file it belongs to; the staged file is removed."""
+    folder, _ = _folder(tmp_path)
+    target = folder / "s.json"
+
+    def setxattr(fd, name, value):
+        raise OSError(errno.ENOTSUP, "Operation not supported")
+
+    monkeypatch.setattr(os, "setxattr", setxattr, raising=False)
+    with pytest.raises(ApplyError) as caught:
+        planmod._stage(target, b"new", (0o600, None, None), {"user.comment": b"x"})
+    assert str(caught.value) == (f"could not keep the extended attribute user.comment of {target} (Operation not "
+                                 "supported); nothing was written, every file is as it was")
+    assert sorted(folder.iterdir()) == []
+
+
+def test_a_failed_staging_raises_its_own_error_even_if_the_temp_file_cannot_be_removed(tmp_path, monkeypatch):
+    """Rule: when staging fails (disk full) and removing the half-written temp file fails too, the
+    disk-full error is the one raised (the user learns what went wrong, not what the clean-up met)."""
+    folder, _ = _folder(tmp_path)
+
+    def full(fd, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    def unlink(path, *args, **kwargs):
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(planmod, "_write_all", full)
+    monkeypatch.setattr(os, "unlink", unlink)
+    with pytest.raises(OSError) as caught:
+        planmod._stage(folder / "s.json", b"new", (0o600, None, None))
+    monkeypatch.undo()
+    assert caught.value.errno == errno.ENOSPC
