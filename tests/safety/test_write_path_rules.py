@@ -606,3 +606,21 @@ def test_a_failed_staging_raises_its_own_error_even_if_the_temp_file_cannot_be_r
         planmod._stage(folder / "s.json", b"new", (0o600, None, None))
     monkeypatch.undo()
     assert caught.value.errno == errno.ENOSPC
+
+
+def test_the_check_names_paths_that_are_not_plain_and_paths_it_cannot_examine(tmp_path):
+    """Rule: the check before a write refuses, with its words, a path that is not plain and absolute
+    (relative, with "..", with a NUL) and a path whose status cannot be read (here a folder in the
+    path is a file: "Not a directory")."""
+    folder, _ = _folder(tmp_path)
+    (folder / "a.json").write_bytes(b"x")
+    relative, dotted = Path("sessions/s.json"), folder / ".." / "sessions" / "s.json"
+    under_a_file = folder / "a.json" / "s.json"
+    plan = planmod.Plan(action="test", session_id="s", changes=[
+        FileChange(path=relative, before=None, after=b"new"), FileChange(path=dotted, before=None, after=b"new"),
+        FileChange(path=under_a_file, before=None, after=b"new")])
+    assert planmod.check_fingerprints(plan) == [
+        "'sessions/s.json' is not a plain absolute path; the inspector only writes plain paths",
+        f"{str(dotted)!r} is not a plain absolute path; the inspector only writes plain paths",
+        f"{under_a_file} cannot be examined (Not a directory)",
+    ]
