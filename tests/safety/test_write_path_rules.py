@@ -624,3 +624,39 @@ def test_the_check_names_paths_that_are_not_plain_and_paths_it_cannot_examine(tm
         f"{str(dotted)!r} is not a plain absolute path; the inspector only writes plain paths",
         f"{under_a_file} cannot be examined (Not a directory)",
     ]
+
+
+def test_the_check_before_a_write_names_every_kind_of_change_in_order(tmp_path, monkeypatch):
+    """Rule: the check before a write lists, in the plan's order and in words, every file that
+    appears twice, that appeared, was removed or changed since the preview, that is a link or not a
+    regular file, or that cannot be read; a file still as previewed gives no line."""
+    folder, _ = _folder(tmp_path)
+    names = ["same", "twice", "appeared", "removed", "changed", "link", "fifo", "unreadable"]
+    p = {name: folder / f"{name}.json" for name in names}
+    for name in ("same", "twice", "appeared", "changed", "unreadable"):
+        p[name].write_bytes(b"now")
+    p["link"].symlink_to(p["same"])
+    os.mkfifo(p["fifo"])
+    real = planmod._read_held
+
+    def read_held(path):
+        if path == p["unreadable"]:
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(planmod, "_read_held", read_held)
+    change = {name: FileChange(path=p[name], before=b"now", after=b"new") for name in names}
+    change["appeared"] = FileChange(path=p["appeared"], before=None, after=b"new")
+    change["changed"] = FileChange(path=p["changed"], before=b"then", after=b"new")
+    plan = planmod.Plan(action="test", session_id="s", changes=[
+        change["same"], change["twice"], change["twice"], change["appeared"], change["removed"], change["changed"],
+        change["unreadable"], change["link"], change["fifo"]])
+    assert planmod.check_fingerprints(plan) == [
+        f"{p['twice']} appears twice in the plan",
+        f"{p['appeared']} now exists (it did not when the preview was made)",
+        f"{p['removed']} was removed since the preview",
+        f"{p['changed']} changed since the preview",
+        f"{p['unreadable']} cannot be read (Permission denied)",
+        f"{p['link']} is a symbolic link; the inspector never writes through or replaces a link",
+        f"{p['fifo']} is not a regular file",
+    ]
