@@ -660,3 +660,25 @@ def test_the_check_before_a_write_names_every_kind_of_change_in_order(tmp_path, 
         f"{p['link']} is a symbolic link; the inspector never writes through or replaces a link",
         f"{p['fifo']} is not a regular file",
     ]
+
+
+def test_a_target_swapped_for_a_special_file_after_its_check_cannot_be_read(tmp_path, monkeypatch):
+    """Rule: a target that stops being a regular file between its check and its read (a FIFO swapped
+    in) is named as "cannot be read (not a regular file)", never opened."""
+    folder, _ = _folder(tmp_path)
+    target = folder / "s.json"
+    os.mkfifo(target)
+    monkeypatch.setattr(planmod, "_target_problem", lambda path: None)  # it was a file when checked
+    plan = planmod.Plan(action="test", session_id="s", changes=[FileChange(path=target, before=b"old", after=b"new")])
+    assert planmod.check_fingerprints(plan) == [f"{target} cannot be read (not a regular file)"]
+
+
+def test_the_write_path_reads_a_target_whole_whatever_the_planning_size_limit(tmp_path, monkeypatch):
+    """Rule: the size limit is for planning; what the write path checks and compares (a target, a
+    version it moved aside) is read whole, so a large file is compared, not refused for its size."""
+    path = tmp_path / "s.json"
+    path.write_bytes(b"x" * 64)
+    limit = planmod.read_regular.__defaults__
+    assert limit is not None and len(limit) == 1  # (max_bytes,): the planning limit
+    monkeypatch.setattr(planmod.read_regular, "__defaults__", (16,))  # a planning limit below the file's size
+    assert planmod._read_held(path) == b"x" * 64
