@@ -616,12 +616,14 @@ def test_the_check_names_paths_that_are_not_plain_and_paths_it_cannot_examine(tm
     (folder / "a.json").write_bytes(b"x")
     relative, dotted = Path("sessions/s.json"), folder / ".." / "sessions" / "s.json"
     under_a_file = folder / "a.json" / "s.json"
+    nul = Path(f"{folder}/s\x00.json")
     plan = planmod.Plan(action="test", session_id="s", changes=[
         FileChange(path=relative, before=None, after=b"new"), FileChange(path=dotted, before=None, after=b"new"),
-        FileChange(path=under_a_file, before=None, after=b"new")])
+        FileChange(path=nul, before=None, after=b"new"), FileChange(path=under_a_file, before=None, after=b"new")])
     assert planmod.check_fingerprints(plan) == [
         "'sessions/s.json' is not a plain absolute path; the inspector only writes plain paths",
         f"{str(dotted)!r} is not a plain absolute path; the inspector only writes plain paths",
+        f"{str(nul)!r} is not a plain absolute path; the inspector only writes plain paths",
         f"{under_a_file} cannot be examined (Not a directory)",
     ]
 
@@ -682,3 +684,33 @@ def test_the_write_path_reads_a_target_whole_whatever_the_planning_size_limit(tm
     assert limit is not None and len(limit) == 1  # (max_bytes,): the planning limit
     monkeypatch.setattr(planmod.read_regular, "__defaults__", (16,))  # a planning limit below the file's size
     assert planmod._read_held(path) == b"x" * 64
+
+
+def test_the_write_path_never_reads_through_a_link(tmp_path):
+    """Rule: what the write path reads back (a target, a version moved aside) is read only if it is
+    a regular file itself: a symbolic link reads as "no file", never as its target's bytes."""
+    real = tmp_path / "real.json"
+    real.write_bytes(b"elsewhere")
+    link = tmp_path / "s.json"
+    link.symlink_to(real)
+    assert planmod._read_held(link) is None and planmod._read_held(real) == b"elsewhere"
+
+
+def test_apply_refuses_a_refused_plan_an_empty_plan_and_paths_that_are_not_plain(tmp_path):
+    """Rule: apply writes nothing for a plan the planner refused (saying "refused:" and why), for a
+    plan with no change, and for a plan naming a path that is not plain (each named on its line)."""
+    folder, log = _folder(tmp_path)
+    refused = planmod.Plan(action="test", session_id="s", refusal="the .bak is unreadable")
+    with pytest.raises(ApplyError) as caught:
+        planmod.apply_plan(refused, log)
+    assert str(caught.value) == "refused: the .bak is unreadable"
+    with pytest.raises(ApplyError) as caught:
+        planmod.apply_plan(planmod.Plan(action="test", session_id="s"), log)
+    assert str(caught.value) == "nothing to write"
+    dotted = folder / ".." / "sessions" / "s.json"
+    plan = planmod.Plan(action="test", session_id="s", changes=[FileChange(path=dotted, before=None, after=b"new")])
+    with pytest.raises(ApplyError) as caught:
+        planmod.apply_plan(plan, log)
+    assert str(caught.value) == (f"the plan names paths the inspector never writes; nothing was written:\n  "
+                                 f"{str(dotted)!r} is not a plain absolute path; the inspector only writes plain paths")
+    assert sorted(folder.iterdir()) == [] and not log.root.exists()
