@@ -714,3 +714,15 @@ def test_apply_refuses_a_refused_plan_an_empty_plan_and_paths_that_are_not_plain
     assert str(caught.value) == (f"the plan names paths the inspector never writes; nothing was written:\n  "
                                  f"{str(dotted)!r} is not a plain absolute path; the inspector only writes plain paths")
     assert sorted(folder.iterdir()) == [] and not log.root.exists()
+
+
+def test_a_write_is_logged_at_the_clock_it_was_given(tmp_path):
+    """Rule: apply records the write at ``clock_now`` when one is given (the CLI's --now, the
+    tests' frozen clock), in the record it returns and in the write log."""
+    folder, log = _folder(tmp_path)
+    target = folder / "s.json"
+    target.write_bytes(b"old")
+    plan = planmod.Plan(action="test", session_id="s", changes=[FileChange(path=target, before=b"old", after=b"new")])
+    record = planmod.apply_plan(plan, log, clock_now=1234567.5)
+    assert record.time == 1234567.5 and [r.time for r in log.records()] == [1234567.5]
+    assert target.read_bytes() == b"new"
