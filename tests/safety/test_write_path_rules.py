@@ -680,10 +680,16 @@ def test_the_write_path_reads_a_target_whole_whatever_the_planning_size_limit(tm
     version it moved aside) is read whole, so a large file is compared, not refused for its size."""
     path = tmp_path / "s.json"
     path.write_bytes(b"x" * 64)
-    limit = planmod.read_regular.__defaults__
-    assert limit is not None and len(limit) == 1  # (max_bytes,): the planning limit
-    monkeypatch.setattr(planmod.read_regular, "__defaults__", (16,))  # a planning limit below the file's size
+    real = planmod.read_regular
+    limits = []
+
+    def read_regular(p, *args, **kwargs):
+        limits.append(args[0] if args else kwargs.get("max_bytes", "the reader's default limit"))
+        return real(p, *args, **kwargs)
+
+    monkeypatch.setattr(planmod, "read_regular", read_regular)
     assert planmod._read_held(path) == b"x" * 64
+    assert limits == [None]
 
 
 def test_the_write_path_never_reads_through_a_link(tmp_path):
