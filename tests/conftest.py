@@ -10,10 +10,17 @@ from contextlib import redirect_stdout
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 # Headless by default: a machine with no display gets Qt's offscreen platform (CI sets it too).
 if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+# `pytest --hypothesis-profile=mutation` (mutmut passes it, pyproject [tool.mutmut]): no deadline, since
+# a loaded machine and mutmut's trampolines make a test case slow without making it wrong (a deadline
+# would kill a mutant for the load), a fixed seed per test so a mutant's verdict does not depend on the
+# draw, and no example database written into mutmut's copy of the project.
+settings.register_profile("mutation", deadline=None, derandomize=True, database=None)
 
 DATA = Path(__file__).parent / "data"
 GOLDEN = DATA / "golden"

@@ -530,3 +530,52 @@ def test_planner_never_raises(tmp_path_factory, messages, pending, source, attac
     write_journal(home, [("token", {"text": "t"}), ("tool", {"name": "x", "args": {"a": [1]}})])
     plan = interrupted.plan(ctx_for(home), SID)
     assert plan.refusal is not None or isinstance(plan.result["hermes_return"], bool)
+
+
+def test_branch_c_with_journaled_output_says_each_step_in_order(home: Path, tmp_path: Path) -> None:
+    """Rule (branch C: empty transcript, no core transcript): the prompt comes back as a recovered
+    row, the journal's output follows it before the marker, the marker says output was recovered, and
+    the preview says each step in that order (mutation testing, tests/MUTATION.md)."""
+    write_sidecar(home, stale([]))
+    write_journal(home, [("token", {"text": "Partial answer."})])
+    plan, data = repair(home, tmp_path)
+    assert plan.summary == [
+        f"restores the pending prompt as a recovered user row (timestamp {int(NOW - 120)})",
+        "adds 1 recovered assistant row before the marker",
+        "appends an interrupted marker (cause lost_worker_bookkeeping, because the turn began after the given "
+        "WebUI start time and no worker is alive offline) saying output was recovered",
+        "clears the pending turn (branch C: empty transcript, no core transcript)",
+    ]
+    assert [m["role"] for m in data["messages"]] == ["user", "assistant", "assistant"]
+    assert data["messages"][1]["content"] == "Partial answer."
+    (marker,) = markers(data)
+    assert "recovered from the run journal" in marker["content"] and "_pending_journal_recovery" not in marker
+
+
+def test_no_pending_message_says_so_in_words(home: Path, tmp_path: Path) -> None:
+    """Rule: a session without a pending prompt gets exactly one line and no change."""
+    write_sidecar(home, stale([], pending_user_message=None))
+    plan, _ = repair(home, tmp_path)
+    assert plan.summary == ["nothing to repair: the session has no pending user message"] and plan.changes == []
+
+
+def test_branch_b_dates_the_recovered_prompt_like_the_other_branches(home: Path, tmp_path: Path) -> None:
+    """Rule: in branch B (core transcript) the prompt re-appended before visible journal output is a
+    recovered user row dated at pending_started_at, as in branches A and C."""
+    write_core(home, [{"role": "user", "content": "Earlier"}, {"role": "assistant", "content": "Earlier answer"}])
+    write_sidecar(home, stale())
+    write_journal(home, [("token", {"text": "New partial output."})])
+    _, data = repair(home, tmp_path)
+    assert data["messages"][2] == {"role": "user", "content": "Hello hermes", "timestamp": int(NOW - 120),
+                                   "_recovered": True}
+
+
+def test_branch_c_does_not_dedupe_journal_cards_against_the_sidecar(home: Path, tmp_path: Path) -> None:
+    """Rule: branch C recovers the journal without the dedupe pass (hermes' dedupe_existing=False
+    there): a tool card the sidecar already lists is added again, tagged as recovered."""
+    write_sidecar(home, stale([], tool_calls=[{"name": "terminal", "preview": "ls"}]))
+    write_journal(home, [("tool", {"name": "terminal", "preview": "ls", "args": {"command": "ls"}}),
+                         ("tool_complete", {"name": "terminal", "duration": 0.5, "is_error": False})])
+    _, data = repair(home, tmp_path)
+    assert [(c["name"], c["preview"], c.get("_recovered_from_run_journal")) for c in data["tool_calls"]] == [
+        ("terminal", "ls", None), ("terminal", "ls", True)]
