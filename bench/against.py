@@ -59,18 +59,49 @@ class Figure:
 
 
 FIGURES = (
-    Figure("audit.first.plain", "audit --json, first open, plain home", 0.33,
-           ["audit", "--home", "{home}", "--json"], "audit", "plain"),
-    Figure("audit.first.bench", "audit --json, first open, bench home", 0.33,
-           ["audit", "--home", "{home}", "--json"], "audit", "bench"),
-    Figure("audit.warm", "audit --json, warm cache (bench home)", 0.12,
-           ["audit", "--home", "{home}", "--json"], "audit", "bench", cache="warm"),
-    Figure("rebuild_index", "rebuild-index, plan + write (no _index.json)", 0.25,
-           ["repair", "--home", "{home}", "--action", "rebuild-index", "--all", "--write", "--json"],
-           "rebuild-index", "noindex", writes=True),
-    Figure("materialize", "materialize rows, plan + write, index rebuilt", 0.33,
-           ["repair", "--home", "{home}", "--action", "materialize", "--all", "--write", "--json"],
-           "materialize", "materialize", writes=True),
+    Figure(
+        "audit.first.plain",
+        "audit --json, first open, plain home",
+        0.33,
+        ["audit", "--home", "{home}", "--json"],
+        "audit",
+        "plain",
+    ),
+    Figure(
+        "audit.first.bench",
+        "audit --json, first open, bench home",
+        0.33,
+        ["audit", "--home", "{home}", "--json"],
+        "audit",
+        "bench",
+    ),
+    Figure(
+        "audit.warm",
+        "audit --json, warm cache (bench home)",
+        0.12,
+        ["audit", "--home", "{home}", "--json"],
+        "audit",
+        "bench",
+        cache="warm",
+    ),
+    Figure(
+        "rebuild_index",
+        "rebuild-index, plan + write (no _index.json)",
+        0.25,
+        ["repair", "--home", "{home}", "--action", "rebuild-index", "--all", "--write", "--json"],
+        "rebuild-index",
+        "noindex",
+        writes=True,
+    ),
+    Figure(
+        "materialize",
+        "materialize rows, plan + write, index rebuilt",
+        0.33,
+        ["repair", "--home", "{home}", "--action", "materialize", "--all", "--write", "--json"],
+        "materialize",
+        "materialize",
+        writes=True,
+    ),
 )
 
 
@@ -143,9 +174,13 @@ def rows_to_materialize(home: Path, n: int, seed: int = 1) -> list[str]:
     sessions = home / "webui" / "sessions"
     names = set(os.listdir(sessions))
     with sqlite3.connect(f"file:{home / 'state.db'}?mode=ro", uri=True) as conn:
-        ids = [r[0] for r in conn.execute(
-            "SELECT s.id FROM sessions s WHERE s.source = 'webui' AND "
-            "EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id) ORDER BY s.id")]
+        ids = [
+            r[0]
+            for r in conn.execute(
+                "SELECT s.id FROM sessions s WHERE s.source = 'webui' AND "
+                "EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id) ORDER BY s.id"
+            )
+        ]
     fit = [sid for sid in ids if f"{sid}.json" in names and f"{sid}.json.bak" not in names]
     if len(fit) < n:
         raise ValueError(f"the home has only {len(fit)} sessions to take the sidecar of (wanted {n})")
@@ -199,7 +234,13 @@ def timed(cmd: list[str], env: dict[str, str], cwd: Path) -> Run:
     rss = usage.ru_maxrss / 1024
     cpu = usage.ru_utime + usage.ru_stime
     if proc.returncode != 0:
-        return Run(elapsed, rss, False, cpu_seconds=cpu, error=f"exited {proc.returncode}: {stderr.decode(errors='replace')[-400:]}")
+        return Run(
+            elapsed,
+            rss,
+            False,
+            cpu_seconds=cpu,
+            error=f"exited {proc.returncode}: {stderr.decode(errors='replace')[-400:]}",
+        )
     detail: dict = {}
     text = stdout.decode(errors="replace").strip()
     last = text.splitlines()[-1] if text else ""
@@ -224,8 +265,13 @@ def settle(state_dir: Path, timeout: float = 5.0) -> None:
 
 
 def inspector_env(state_dir: Path, fake_home: Path) -> dict[str, str]:
-    drop = ("PYTHONDONTWRITEBYTECODE", "HERMES_INSPECTOR_NO_CACHE", "XDG_CACHE_HOME", "XDG_STATE_HOME",
-            "XDG_CONFIG_HOME")
+    drop = (
+        "PYTHONDONTWRITEBYTECODE",
+        "HERMES_INSPECTOR_NO_CACHE",
+        "XDG_CACHE_HOME",
+        "XDG_STATE_HOME",
+        "XDG_CONFIG_HOME",
+    )
     env = {k: v for k, v in os.environ.items() if k not in drop}
     env["HERMES_INSPECTOR_STATE_DIR"] = str(state_dir)
     env["HOME"] = str(fake_home)
@@ -233,16 +279,24 @@ def inspector_env(state_dir: Path, fake_home: Path) -> dict[str, str]:
 
 
 def hermes_env(home: Path, pycache: Path, fake_home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONDONTWRITEBYTECODE",) and not k.startswith("HERMES_")}
-    env.update(HERMES_HOME=str(home), HERMES_WEBUI_STATE_DIR=str(home / "webui"), HOME=str(fake_home),
-               PYTHONPYCACHEPREFIX=str(pycache))  # hermes' bytecode goes here, never into its checkout
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONDONTWRITEBYTECODE",) and not k.startswith("HERMES_")
+    }
+    env.update(
+        HERMES_HOME=str(home),
+        HERMES_WEBUI_STATE_DIR=str(home / "webui"),
+        HOME=str(fake_home),
+        PYTHONPYCACHEPREFIX=str(pycache),
+    )  # hermes' bytecode goes here, never into its checkout
     return env
 
 
 class Bench:
-    def __init__(self, checkout: Path, homes: dict[str, Path], work: Path, python: str, hermes_python: str,
-                 log) -> None:
+    def __init__(
+        self, checkout: Path, homes: dict[str, Path], work: Path, python: str, hermes_python: str, log
+    ) -> None:
         self.checkout = checkout
         self.homes = homes
         self.work = work
@@ -297,8 +351,12 @@ class Bench:
             self.warm_state.mkdir(exist_ok=True)
             for fig in figures:
                 if fig.cache == "warm":
-                    cmd = [self.python, "-m", "inspector",
-                           *[a.replace("{home}", str(self.homes[fig.home])) for a in fig.inspector]]
+                    cmd = [
+                        self.python,
+                        "-m",
+                        "inspector",
+                        *[a.replace("{home}", str(self.homes[fig.home])) for a in fig.inspector],
+                    ]
                     timed(cmd, inspector_env(self.warm_state, self.fake_home), ROOT)
 
     def figure(self, fig: Figure, repeat: int) -> dict:
@@ -313,10 +371,13 @@ class Bench:
                 ins = self.inspector(fig)
             loads.append(os.getloadavg()[0])
             pairs.append((ins, her))
-            self.log(f"  {fig.id} {i + 1}/{repeat}: inspector "
-                     + (f"{ins.seconds:.3f} s" if ins.ok else f"ERROR {ins.error}")
-                     + " / hermes " + (f"{her.seconds:.3f} s" if her.ok else f"ERROR {her.error}")
-                     + f" (load {loads[-1]:.2f})")
+            self.log(
+                f"  {fig.id} {i + 1}/{repeat}: inspector "
+                + (f"{ins.seconds:.3f} s" if ins.ok else f"ERROR {ins.error}")
+                + " / hermes "
+                + (f"{her.seconds:.3f} s" if her.ok else f"ERROR {her.error}")
+                + f" (load {loads[-1]:.2f})"
+            )
         return summarize(fig, pairs, loads)
 
 
@@ -329,22 +390,33 @@ def summarize(fig: Figure, pairs: list[tuple[Run, Run]], loads: list[float]) -> 
     cpu_ratios = [a.cpu_seconds / b.cpu_seconds for a, b in good if b.cpu_seconds > 0]
     errors = [r.error for pair in pairs for r in pair if not r.ok]
     ratio = statistics.median(ratios) if ratios else None
-    hermes_call = [b.detail.get("call_s") for _, b in good if isinstance(b.detail.get("call_s"), (int, float))]
+    hermes_call = [
+        b.detail.get("call_s") for _, b in good if isinstance(b.detail.get("call_s"), (int, float))
+    ]
     return {
-        "id": fig.id, "label": fig.label, "pairs": len(pairs),
+        "id": fig.id,
+        "label": fig.label,
+        "pairs": len(pairs),
         "inspector_s": statistics.median(ins) if ins else None,
-        "inspector_min_s": min(ins) if ins else None, "inspector_max_s": max(ins) if ins else None,
+        "inspector_min_s": min(ins) if ins else None,
+        "inspector_max_s": max(ins) if ins else None,
         "hermes_s": statistics.median(her) if her else None,
-        "hermes_min_s": min(her) if her else None, "hermes_max_s": max(her) if her else None,
+        "hermes_min_s": min(her) if her else None,
+        "hermes_max_s": max(her) if her else None,
         "hermes_call_s": statistics.median(hermes_call) if hermes_call else None,
-        "ratio": ratio, "ratios": ratios, "target_ratio": fig.target_ratio,
+        "ratio": ratio,
+        "ratios": ratios,
+        "target_ratio": fig.target_ratio,
         "cpu_ratio": statistics.median(cpu_ratios) if cpu_ratios else None,
         "inspector_cpu_s": statistics.median([a.cpu_seconds for a, _ in good]) if good else None,
         "hermes_cpu_s": statistics.median([b.cpu_seconds for _, b in good]) if good else None,
-        "met": (ratio <= fig.target_ratio) if ratio is not None and not errors else (False if errors else None),
+        "met": (ratio <= fig.target_ratio)
+        if ratio is not None and not errors
+        else (False if errors else None),
         "inspector_rss_mb": max((a.peak_rss_mb for a, _ in pairs if a.ok), default=None),
         "hermes_rss_mb": max((b.peak_rss_mb for _, b in pairs if b.ok), default=None),
-        "load_min": min(loads) if loads else None, "load_max": max(loads) if loads else None,
+        "load_min": min(loads) if loads else None,
+        "load_max": max(loads) if loads else None,
         "errors": errors[:2],
     }
 
@@ -371,19 +443,28 @@ def format_against(report: dict) -> str:
     for r in report["rows"]:
         met = {True: "yes", False: "NO", None: ""}[r["met"]]
         ratio = f"{r['ratio']:.2f}x" if r["ratio"] is not None else "-"
-        rss = (f"{r['inspector_rss_mb'] or 0:.0f}/{r['hermes_rss_mb'] or 0:.0f} MB"
-               if r["inspector_rss_mb"] is not None else "")
+        rss = (
+            f"{r['inspector_rss_mb'] or 0:.0f}/{r['hermes_rss_mb'] or 0:.0f} MB"
+            if r["inspector_rss_mb"] is not None
+            else ""
+        )
         load = f"{r['load_min']:.1f}-{r['load_max']:.1f}" if r["load_min"] is not None else ""
         cpu = f"{r['cpu_ratio']:.2f}x" if r.get("cpu_ratio") is not None else "-"
-        lines.append(f"{r['label'][:46]:<46} {_s(r['inspector_s']):>10} {_s(r['hermes_s']):>10} {ratio:>7} "
-                     f"{'<=' + format(r['target_ratio'], '.2f'):>7} {met:<4} {cpu:>9} {rss:>13} {load:>10}")
+        lines.append(
+            f"{r['label'][:46]:<46} {_s(r['inspector_s']):>10} {_s(r['hermes_s']):>10} {ratio:>7} "
+            f"{'<=' + format(r['target_ratio'], '.2f'):>7} {met:<4} {cpu:>9} {rss:>13} {load:>10}"
+        )
         for err in r["errors"]:
             lines.append(f"    error: {err[:150]}")
     lines.append("")
-    lines.append("ratio = median over the pairs of inspector / hermes (two whole processes run back to back); "
-                 "times are medians of whole processes, start-up included.")
-    lines.append("CPU ratio = the same with user + system CPU time (the process and the helpers it waited for): "
-                 "the work done, which a loaded machine changes less than the wall time.")
+    lines.append(
+        "ratio = median over the pairs of inspector / hermes (two whole processes run back to back); "
+        "times are medians of whole processes, start-up included."
+    )
+    lines.append(
+        "CPU ratio = the same with user + system CPU time (the process and the helpers it waited for): "
+        "the work done, which a loaded machine changes less than the wall time."
+    )
     return "\n".join(lines)
 
 
@@ -413,7 +494,15 @@ def run_against(args, home: Path, log, machine: dict) -> dict:
             proc.kill()
             proc.wait()
         shutil.rmtree(work, ignore_errors=True)
-    return {"kind": "against-hermes", "machine": machine, "hermes_checkout": str(checkout),
-            "sessions": args.sessions, "repeat": args.repeat, "busy": args.busy,
-            "materialize_rows": args.materialize_rows, "load_start": load_start, "load_end": load_end,
-            "rows": rows}
+    return {
+        "kind": "against-hermes",
+        "machine": machine,
+        "hermes_checkout": str(checkout),
+        "sessions": args.sessions,
+        "repeat": args.repeat,
+        "busy": args.busy,
+        "materialize_rows": args.materialize_rows,
+        "load_start": load_start,
+        "load_end": load_end,
+        "rows": rows,
+    }

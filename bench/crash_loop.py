@@ -50,8 +50,21 @@ from inspector.plan import ApplyError, WriteLog, undo_write
 
 NOW = 1_780_000_000.0
 CLOCK_ARGS = ["--now", str(NOW + 3600.0), "--server-started-at", str(NOW + 60.0)]
-HOOKED = ("open", "write", "fsync", "fchmod", "fchown", "close", "replace", "link", "unlink", "rename",
-          "mkdir", "chmod", "rmdir")
+HOOKED = (
+    "open",
+    "write",
+    "fsync",
+    "fchmod",
+    "fchown",
+    "close",
+    "replace",
+    "link",
+    "unlink",
+    "rename",
+    "mkdir",
+    "chmod",
+    "rmdir",
+)
 TEMP_MARK = ".inspector.tmp."
 HERMES_SUFFIXES = (".json", ".json.bak", ".jsonl")
 
@@ -78,6 +91,7 @@ def _install_hook(kill_at: int, torn: bool, trace: list[str] | None) -> None:
                         real(args[0], bytes(args[1])[: len(args[1]) // 2])
                     os.kill(os.getpid(), signal.SIGKILL)
             return real(*args, **kwargs)
+
         return wrapper
 
     for name in HOOKED:
@@ -181,13 +195,22 @@ class Loop:
         home_args = ["--home", str(self.home)]
         self.scenarios = [
             self._scenario("materialize", ["repair", "--all", "--action", "materialize", *home_args], base),
-            self._scenario("rebuild-index", ["repair", "--all", "--action", "rebuild-index", *home_args], base),
-            self._scenario("recover-journal", ["repair", s["lost_response"], "--action", "recover-journal",
-                                               *home_args], base),
-            self._scenario("repair-interrupted", ["repair", s["stale_pending"], "--action", "repair-interrupted",
-                                                  *home_args], base),
-            self._scenario("restore-backup", ["repair", s["shrunken"], "--action", "restore-backup", *home_args],
-                           base),
+            self._scenario(
+                "rebuild-index", ["repair", "--all", "--action", "rebuild-index", *home_args], base
+            ),
+            self._scenario(
+                "recover-journal",
+                ["repair", s["lost_response"], "--action", "recover-journal", *home_args],
+                base,
+            ),
+            self._scenario(
+                "repair-interrupted",
+                ["repair", s["stale_pending"], "--action", "repair-interrupted", *home_args],
+                base,
+            ),
+            self._scenario(
+                "restore-backup", ["repair", s["shrunken"], "--action", "restore-backup", *home_args], base
+            ),
         ]
         self.scenarios.append(self._undo_scenario(s["state_only"]))
 
@@ -199,14 +222,19 @@ class Loop:
         reset(sc.pristine_state, self.state)
         before = tree(self.home)
         trace = self.work / "trace.json"
-        status = run_child({"argv": sc.argv, "state": str(self.state), "kill_at": 0, "torn": False,
-                            "trace": str(trace)}, self.spawn)
+        status = run_child(
+            {"argv": sc.argv, "state": str(self.state), "kill_at": 0, "torn": False, "trace": str(trace)},
+            self.spawn,
+        )
         if status != 1000:
             raise SystemExit(f"calibration of {sc.name} failed (status {status})")
         sc.calls = json.loads(trace.read_text())
         after = tree(self.home)
-        records = [r for r in WriteLog(self.state).records()
-                   if r.write_id not in {x.write_id for x in WriteLog(sc.pristine_state).records()}]
+        records = [
+            r
+            for r in WriteLog(self.state).records()
+            if r.write_id not in {x.write_id for x in WriteLog(sc.pristine_state).records()}
+        ]
         for rec in records:
             for f in rec.files:
                 rel = str(Path(f["path"]).relative_to(self.home))
@@ -228,9 +256,24 @@ class Loop:
         home_copy, state_copy = self.work / "pristine-undo" / "home", self.work / "pristine-undo" / "state"
         reset(self.work / "pristine" / "home", self.home)
         reset(self.work / "pristine" / "state", self.state)
-        status = run_child({"argv": ["repair", "--all", "--action", "materialize", "--home", str(self.home),
-                                     "--write", *CLOCK_ARGS], "state": str(self.state), "kill_at": 0,
-                            "torn": False}, self.spawn)
+        status = run_child(
+            {
+                "argv": [
+                    "repair",
+                    "--all",
+                    "--action",
+                    "materialize",
+                    "--home",
+                    str(self.home),
+                    "--write",
+                    *CLOCK_ARGS,
+                ],
+                "state": str(self.state),
+                "kill_at": 0,
+                "torn": False,
+            },
+            self.spawn,
+        )
         assert status == 1000, status
         write_id = WriteLog(self.state).records()[-1].write_id
         # The copies keep the absolute paths the log names: reset() puts them back in place.
@@ -254,8 +297,9 @@ class Loop:
         sc = self.scenarios[index]
         reset(sc.pristine, self.home)
         reset(sc.pristine_state, self.state)
-        status = run_child({"argv": sc.argv, "state": str(self.state), "kill_at": kill_at, "torn": torn},
-                           self.spawn)
+        status = run_child(
+            {"argv": sc.argv, "state": str(self.state), "kill_at": kill_at, "torn": torn}, self.spawn
+        )
         where = f"{sc.name} call {kill_at} ({sc.calls[kill_at - 1]}{', torn' if torn else ''})"
         if status != signal.SIGKILL:
             stats.fail(f"{where}: the child was not killed (status {status})")
@@ -332,7 +376,9 @@ class Loop:
                 stats.fail(f"{where}: undo left differences: {diff[:5]}")
                 return
         # 6. running the command again works and leaves no temp file behind
-        status = run_child({"argv": sc.argv, "state": str(self.state), "kill_at": 0, "torn": False}, self.spawn)
+        status = run_child(
+            {"argv": sc.argv, "state": str(self.state), "kill_at": 0, "torn": False}, self.spawn
+        )
         if status not in (1000, 1001):
             stats.fail(f"{where}: the command run again failed (status {status})")
         leftover = [k for k in tree(self.home) if TEMP_MARK in k]
@@ -410,14 +456,17 @@ def run(iterations: int, seed: int, spawn: bool, work: Path) -> dict:
 
 def _print_table(r: dict) -> None:
     print(f"crash loop: {r['iterations']} iterations ({r['mode']}, seed {r['seed']}, {r['seconds']} s)")
-    print("  scenarios (disk-changing calls each): "
-          + ", ".join(f"{k} {v}" for k, v in r["scenarios"].items()))
+    print(
+        "  scenarios (disk-changing calls each): " + ", ".join(f"{k} {v}" for k, v in r["scenarios"].items())
+    )
     print(f"  writes killed:                 {r['writes_killed']}")
     print(f"  kill points covered:           {r['kill_points_covered']} of {r['kill_points_total']}")
     print(f"  files checked after a kill:    {r['files_checked']}")
     print(f"  torn files:                    {r['torn_files']}")
     print(f"  bytes lost:                    {r['bytes_lost']}")
-    print(f"  interrupted writes (logged):   {r['interrupted_writes_logged']}, undone: {r['interrupted_writes_undone']}")
+    print(
+        f"  interrupted writes (logged):   {r['interrupted_writes_logged']}, undone: {r['interrupted_writes_undone']}"
+    )
     print(f"  temp files left by the kills:  {r['temp_files_left_by_kills']} (none named like a session)")
     print(f"  temp files after next write:   {r['temp_files_after_next_write']}")
     print(f"  failed checks:                 {r['failure_count']}")

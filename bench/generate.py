@@ -61,33 +61,47 @@ CONTENT_JSON_PREFIX = "\x00json:"
 
 # Share of sessions per kind (each kind gets at least one session, so a 30-session home has them all).
 BROKEN_RATES = {
-    "corrupt_live_with_bak": 0.001,   # truncated live sidecar, readable .bak  -> shrunken_live, corrupt_sidecar
-    "corrupt_live_no_bak": 0.0005,    # not JSON, no .bak                      -> corrupt_sidecar
-    "shrunken_live": 0.003,           # .bak has more messages than live        -> shrunken_live
-    "orphan_bak": 0.001,              # .bak only, webui row with messages      -> orphan_backup + materialize
-    "orphan_bak_no_state": 0.0005,    # .bak only, no state.db row             -> orphan_backup_without_state_row
-    "malformed_orphan_bak": 0.0002,   # garbage .bak only                       -> malformed_orphan_backup
-    "index_missing_file": 0.002,      # index row, sidecar gone (half with a state row)
-    "index_missing_entry": 0.005,     # sidecar not in the index
-    "state_missing_sidecar": 0.002,   # webui row with messages, no sidecar    -> materialize_from_state_db
-    "state_orphan_empty": 0.001,      # webui row without messages             -> state_db_orphan_webui_row
-    "tombstoned": 0.001,              # deleted in WebUI, row kept             -> state_db_deleted_webui_tombstone
-    "id_mismatch": 0.0002,            # inner session_id differs from the file name
-    "stale_pending": 0.002,           # turn still marked running, journal without terminal
-    "pending_marker": 0.001,          # interrupted marker waiting for the run journal
-    "turn_journal_pending": 0.001,    # submitted turn never answered
+    "corrupt_live_with_bak": 0.001,  # truncated live sidecar, readable .bak  -> shrunken_live, corrupt_sidecar
+    "corrupt_live_no_bak": 0.0005,  # not JSON, no .bak                      -> corrupt_sidecar
+    "shrunken_live": 0.003,  # .bak has more messages than live        -> shrunken_live
+    "orphan_bak": 0.001,  # .bak only, webui row with messages      -> orphan_backup + materialize
+    "orphan_bak_no_state": 0.0005,  # .bak only, no state.db row             -> orphan_backup_without_state_row
+    "malformed_orphan_bak": 0.0002,  # garbage .bak only                       -> malformed_orphan_backup
+    "index_missing_file": 0.002,  # index row, sidecar gone (half with a state row)
+    "index_missing_entry": 0.005,  # sidecar not in the index
+    "state_missing_sidecar": 0.002,  # webui row with messages, no sidecar    -> materialize_from_state_db
+    "state_orphan_empty": 0.001,  # webui row without messages             -> state_db_orphan_webui_row
+    "tombstoned": 0.001,  # deleted in WebUI, row kept             -> state_db_deleted_webui_tombstone
+    "id_mismatch": 0.0002,  # inner session_id differs from the file name
+    "stale_pending": 0.002,  # turn still marked running, journal without terminal
+    "pending_marker": 0.001,  # interrupted marker waiting for the run journal
+    "turn_journal_pending": 0.001,  # submitted turn never answered
 }
-HEALTHY_BAK_RATE = 0.03       # .bak with fewer messages than live: normal history, no finding
-TAIL_RATE = 0.006             # long chats (200-5,000 messages)
-JOURNAL_RATE = 0.05           # recently active chats that still have run journals
-STATE_ONLY_RATE = 0.15        # agent sessions with no sidecar (CLI, gateway, cron, subagent)
-CLI_ID_RATE = 0.02            # imported CLI sessions with agent-style ids
+HEALTHY_BAK_RATE = 0.03  # .bak with fewer messages than live: normal history, no finding
+TAIL_RATE = 0.006  # long chats (200-5,000 messages)
+JOURNAL_RATE = 0.05  # recently active chats that still have run journals
+STATE_ONLY_RATE = 0.15  # agent sessions with no sidecar (CLI, gateway, cron, subagent)
+CLI_ID_RATE = 0.02  # imported CLI sessions with agent-style ids
 
-MODELS = [("anthropic/claude-sonnet-4.6", "openrouter"), ("openai/gpt-5", "openai"),
-          ("anthropic/claude-opus-4.1", "anthropic"), ("google/gemini-2.5-pro", "openrouter"),
-          ("deepseek/deepseek-chat-v3", "openrouter")]
-TOOLS = ["terminal", "read_file", "write_file", "search_files", "patch", "web_search", "browser_navigate",
-         "execute_code", "todo", "memory"]
+MODELS = [
+    ("anthropic/claude-sonnet-4.6", "openrouter"),
+    ("openai/gpt-5", "openai"),
+    ("anthropic/claude-opus-4.1", "anthropic"),
+    ("google/gemini-2.5-pro", "openrouter"),
+    ("deepseek/deepseek-chat-v3", "openrouter"),
+]
+TOOLS = [
+    "terminal",
+    "read_file",
+    "write_file",
+    "search_files",
+    "patch",
+    "web_search",
+    "browser_navigate",
+    "execute_code",
+    "todo",
+    "memory",
+]
 _WORDS = (
     "the a to of and in that is for it with as was on be at by this had not are but from or have an they "
     "which one you were all there would their we been has when who will more no if out so what up its about "
@@ -101,7 +115,20 @@ _WORDS = (
     "parser token stream thread worker queue retry timeout latency memory disk file folder path permission "
     "user agent model prompt context window summary tool call result output input log warning trace stack"
 ).split()
-_EXOTIC = ["café", "naïve", "über", "Zürich", "日本語", "テスト", "données", "🙂", "—", "“quoted”", "→", "señor"]
+_EXOTIC = [
+    "café",
+    "naïve",
+    "über",
+    "Zürich",
+    "日本語",
+    "テスト",
+    "données",
+    "🙂",
+    "—",
+    "“quoted”",
+    "→",
+    "señor",
+]
 
 
 def _make_corpus(rng: random.Random) -> tuple[list[str], list[str]]:
@@ -117,14 +144,18 @@ def _make_corpus(rng: random.Random) -> tuple[list[str], list[str]]:
         kind = rng.randrange(5)
         w = rng.choices(_WORDS, k=4)
         if kind == 0:
-            lines.append(f"drwxr-xr-x  {rng.randint(2, 9)} ada ada {rng.randint(1, 99999):>6} Nov {rng.randint(1, 30):>2} "
-                         f"{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d} {w[0]}_{w[1]}")
+            lines.append(
+                f"drwxr-xr-x  {rng.randint(2, 9)} ada ada {rng.randint(1, 99999):>6} Nov {rng.randint(1, 30):>2} "
+                f"{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d} {w[0]}_{w[1]}"
+            )
         elif kind == 1:
             lines.append(f"    def {w[0]}_{w[1]}(self, {w[2]}):  # {w[3]}")
         elif kind == 2:
             lines.append(f"{w[0]}/{w[1]}.py:{rng.randint(1, 900)}: {w[2]} {w[3]} = {rng.randint(0, 10**6)}")
         elif kind == 3:
-            lines.append(f"[{rng.choice(['INFO', 'WARN', 'DEBUG', 'ERROR'])}] {' '.join(w)} took {rng.random():.3f}s")
+            lines.append(
+                f"[{rng.choice(['INFO', 'WARN', 'DEBUG', 'ERROR'])}] {' '.join(w)} took {rng.random():.3f}s"
+            )
         else:
             lines.append(json.dumps({w[0]: w[1], w[2]: rng.randint(0, 999), "ok": rng.random() < 0.8}))
     return sentences, lines
@@ -184,8 +215,13 @@ def _tool_call(text: Text, rng: random.Random, idx: int) -> tuple[dict, dict, st
     call_id = f"call_{_hex(rng, 24)}"
     call = {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
     output = text.output(60, 900)
-    summary = {"name": name, "snippet": output[:200], "tid": call_id, "assistant_msg_idx": idx,
-               "args": {k: str(v)[:120] for k, v in list(args.items())[:4]}}
+    summary = {
+        "name": name,
+        "snippet": output[:200],
+        "tid": call_id,
+        "assistant_msg_idx": idx,
+        "args": {k: str(v)[:120] for k, v in list(args.items())[:4]},
+    }
     return call, summary, output
 
 
@@ -215,15 +251,28 @@ def make_conversation(text: Text, n_msgs: int, t0: float, t1: float, heavy: bool
                 asst["reasoning"] = text.prose(30, 250)
             msgs.append(asst)
             for call, output in outputs:
-                msgs.append({"role": "tool", "tool_call_id": call["id"], "name": call["function"]["name"],
-                             "content": output})
-        answer = {"role": "assistant", "content": text.prose(30, 700 if heavy else 350), "finish_reason": "stop"}
+                msgs.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": call["id"],
+                        "name": call["function"]["name"],
+                        "content": output,
+                    }
+                )
+        answer = {
+            "role": "assistant",
+            "content": text.prose(30, 700 if heavy else 350),
+            "finish_reason": "stop",
+        }
         if heavy or rng.random() < 0.4:
             answer["reasoning"] = text.prose(30, 300)
         if rng.random() < 0.5:
             answer["_turnDuration"] = round(rng.uniform(1.0, 90.0), 2)
             answer["_usedModel"] = model
-            answer["_turnUsage"] = {"input_tokens": rng.randint(500, 90000), "output_tokens": rng.randint(20, 4000)}
+            answer["_turnUsage"] = {
+                "input_tokens": rng.randint(500, 90000),
+                "output_tokens": rng.randint(20, 4000),
+            }
         msgs.append(answer)
     del msgs[n_msgs:]
     if msgs and msgs[-1]["role"] == "user" and n_msgs > 1:
@@ -250,13 +299,55 @@ def _load_fixture_schema():
     return module
 
 
-_MSG_COLS = ("id", "session_id", "role", "content", "tool_call_id", "tool_calls", "tool_name", "timestamp",
-             "token_count", "finish_reason", "reasoning", "active", "compacted", "display_order", "message_uid")
-_SESSION_COLS = ("id", "source", "created_source", "user_id", "session_key", "chat_id", "chat_type", "model",
-                 "model_config", "system_prompt_hash", "parent_session_id", "started_at", "ended_at",
-                 "end_reason", "message_count", "tool_call_count", "input_tokens", "output_tokens",
-                 "cache_read_tokens", "cwd", "billing_provider", "estimated_cost_usd", "cost_status", "title",
-                 "title_source", "last_activity_at", "api_call_count", "profile_name", "archived", "pinned")
+_MSG_COLS = (
+    "id",
+    "session_id",
+    "role",
+    "content",
+    "tool_call_id",
+    "tool_calls",
+    "tool_name",
+    "timestamp",
+    "token_count",
+    "finish_reason",
+    "reasoning",
+    "active",
+    "compacted",
+    "display_order",
+    "message_uid",
+)
+_SESSION_COLS = (
+    "id",
+    "source",
+    "created_source",
+    "user_id",
+    "session_key",
+    "chat_id",
+    "chat_type",
+    "model",
+    "model_config",
+    "system_prompt_hash",
+    "parent_session_id",
+    "started_at",
+    "ended_at",
+    "end_reason",
+    "message_count",
+    "tool_call_count",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cwd",
+    "billing_provider",
+    "estimated_cost_usd",
+    "cost_status",
+    "title",
+    "title_source",
+    "last_activity_at",
+    "api_call_count",
+    "profile_name",
+    "archived",
+    "pinned",
+)
 
 
 class StateDb:
@@ -271,10 +362,14 @@ class StateDb:
         self.conn.execute("PRAGMA synchronous=OFF")
         fixture.build_schema(self.conn, 31, want_fts=False)
         self.conn.execute("BEGIN IMMEDIATE")
-        self.conn.execute("INSERT INTO state_meta (key, value) VALUES ('db_file_generation', ?)", (_hex(rng, 32),))
+        self.conn.execute(
+            "INSERT INTO state_meta (key, value) VALUES ('db_file_generation', ?)", (_hex(rng, 32),)
+        )
         self.prompt_hash = hashlib.sha256(b"You are Hermes, a helpful agent.").hexdigest()
-        self.conn.execute("INSERT INTO system_prompts (hash, prompt) VALUES (?, ?)",
-                          (self.prompt_hash, "You are Hermes, a helpful agent."))
+        self.conn.execute(
+            "INSERT INTO system_prompts (hash, prompt) VALUES (?, ?)",
+            (self.prompt_hash, "You are Hermes, a helpful agent."),
+        )
         self.next_id = 1
         self.titles: set[str] = set()
         self.sessions = 0
@@ -290,9 +385,21 @@ class StateDb:
         self.titles.add(title)
         return title
 
-    def add(self, sid: str, source: str, model: str, provider: str, started: float, title: str | None,
-            messages: list[dict], *, cwd: str | None = None, parent: str | None = None,
-            archived: bool = False, pinned: bool = False) -> None:
+    def add(
+        self,
+        sid: str,
+        source: str,
+        model: str,
+        provider: str,
+        started: float,
+        title: str | None,
+        messages: list[dict],
+        *,
+        cwd: str | None = None,
+        parent: str | None = None,
+        archived: bool = False,
+        pinned: bool = False,
+    ) -> None:
         rng = self.rng
         rows = []
         tool_calls = 0
@@ -302,23 +409,70 @@ class StateDb:
                 content = CONTENT_JSON_PREFIX + json.dumps(content)
             calls = m.get("tool_calls")
             tool_calls += len(calls or [])
-            rows.append((self.next_id, sid, m.get("role"), content, m.get("tool_call_id"),
-                         json.dumps(calls) if calls else None, m.get("name"), m.get("timestamp", started),
-                         None, m.get("finish_reason"), m.get("reasoning"), 1, 0, self.next_id, _hex(rng, 32)))
+            rows.append(
+                (
+                    self.next_id,
+                    sid,
+                    m.get("role"),
+                    content,
+                    m.get("tool_call_id"),
+                    json.dumps(calls) if calls else None,
+                    m.get("name"),
+                    m.get("timestamp", started),
+                    None,
+                    m.get("finish_reason"),
+                    m.get("reasoning"),
+                    1,
+                    0,
+                    self.next_id,
+                    _hex(rng, 32),
+                )
+            )
             self.next_id += 1
         last = max((r[7] for r in rows), default=started)
         inp, out = rng.randint(0, 400000), rng.randint(0, 40000)
-        values = (sid, source, source, None, None, None, None, model,
-                  json.dumps({"provider": provider, "model": model}), self.prompt_hash, parent, started,
-                  last + 60 if source != "webui" else None, "cli_close" if source == "cli" else None,
-                  len(rows), tool_calls, inp, out, inp // 3, cwd, provider, round(inp * 3e-6 + out * 1.5e-5, 4),
-                  "estimated", self._title(title), "llm", last, rng.randint(1, 200), "default",
-                  int(archived), int(pinned))
-        self.conn.execute(f"INSERT INTO sessions ({', '.join(_SESSION_COLS)}) "
-                          f"VALUES ({', '.join('?' * len(_SESSION_COLS))})", values)
+        values = (
+            sid,
+            source,
+            source,
+            None,
+            None,
+            None,
+            None,
+            model,
+            json.dumps({"provider": provider, "model": model}),
+            self.prompt_hash,
+            parent,
+            started,
+            last + 60 if source != "webui" else None,
+            "cli_close" if source == "cli" else None,
+            len(rows),
+            tool_calls,
+            inp,
+            out,
+            inp // 3,
+            cwd,
+            provider,
+            round(inp * 3e-6 + out * 1.5e-5, 4),
+            "estimated",
+            self._title(title),
+            "llm",
+            last,
+            rng.randint(1, 200),
+            "default",
+            int(archived),
+            int(pinned),
+        )
+        self.conn.execute(
+            f"INSERT INTO sessions ({', '.join(_SESSION_COLS)}) "
+            f"VALUES ({', '.join('?' * len(_SESSION_COLS))})",
+            values,
+        )
         if rows:
-            self.conn.executemany(f"INSERT INTO messages ({', '.join(_MSG_COLS)}) "
-                                  f"VALUES ({', '.join('?' * len(_MSG_COLS))})", rows)
+            self.conn.executemany(
+                f"INSERT INTO messages ({', '.join(_MSG_COLS)}) VALUES ({', '.join('?' * len(_MSG_COLS))})",
+                rows,
+            )
         self.sessions += 1
         self.messages += len(rows)
 
@@ -330,11 +484,28 @@ class StateDb:
 # ---------------------------------------------------------------- journals
 
 
-def journal_line(sid: str, run_id: str, seq: int, event: str, created: float, payload: dict,
-                 terminal_state: str | None = None) -> str:
-    rec = {"version": 1, "event_id": f"{run_id}:{seq}", "seq": seq, "run_id": run_id, "session_id": sid,
-           "event": event, "type": event, "created_at": float(created), "terminal": terminal_state is not None,
-           "terminal_state": terminal_state, "payload": payload}
+def journal_line(
+    sid: str,
+    run_id: str,
+    seq: int,
+    event: str,
+    created: float,
+    payload: dict,
+    terminal_state: str | None = None,
+) -> str:
+    rec = {
+        "version": 1,
+        "event_id": f"{run_id}:{seq}",
+        "seq": seq,
+        "run_id": run_id,
+        "session_id": sid,
+        "event": event,
+        "type": event,
+        "created_at": float(created),
+        "terminal": terminal_state is not None,
+        "terminal_state": terminal_state,
+        "payload": payload,
+    }
     return json.dumps(rec, separators=(",", ":"), ensure_ascii=False) + "\n"
 
 
@@ -358,34 +529,82 @@ def run_events(text: Text, sid: str, run_id: str, t0: float, n: int, terminal: b
             name = rng.choice(TOOLS)
             args = {"command": " ".join(rng.choices(_WORDS, k=3))}
             if rng.random() < 0.5:
-                ev, payload = "tool", {"event_type": "tool.started", "name": name, "preview": args["command"],
-                                       "args": args, "tid": f"call_{_hex(rng, 12)}"}
+                ev, payload = (
+                    "tool",
+                    {
+                        "event_type": "tool.started",
+                        "name": name,
+                        "preview": args["command"],
+                        "args": args,
+                        "tid": f"call_{_hex(rng, 12)}",
+                    },
+                )
             else:
-                ev, payload = "tool_complete", {"event_type": "tool.completed", "name": name,
-                                                "preview": text.output(40, 200), "args": args,
-                                                "duration": round(rng.uniform(0.1, 9), 2), "is_error": False}
+                ev, payload = (
+                    "tool_complete",
+                    {
+                        "event_type": "tool.completed",
+                        "name": name,
+                        "preview": text.output(40, 200),
+                        "args": args,
+                        "duration": round(rng.uniform(0.1, 9), 2),
+                        "is_error": False,
+                    },
+                )
         elif r < 0.95:
-            ev, payload = "metering", {"input_tokens": rng.randint(100, 90000), "output_tokens": rng.randint(1, 900)}
+            ev, payload = (
+                "metering",
+                {"input_tokens": rng.randint(100, 90000), "output_tokens": rng.randint(1, 900)},
+            )
         else:
             ev, payload = "interim_assistant", {"text": text.prose(20, 120), "already_streamed": True}
         lines.append(journal_line(sid, run_id, seq, ev, round(t, 3), payload))
     if terminal:
-        lines.append(journal_line(sid, run_id, seq + 1, "done", round(t + 0.1, 3),
-                                  {"usage": {"input_tokens": 1200, "output_tokens": 300}}, "completed"))
-        lines.append(journal_line(sid, run_id, seq + 2, "stream_end", round(t + 0.2, 3),
-                                  {"session_id": sid}, "completed"))
+        lines.append(
+            journal_line(
+                sid,
+                run_id,
+                seq + 1,
+                "done",
+                round(t + 0.1, 3),
+                {"usage": {"input_tokens": 1200, "output_tokens": 300}},
+                "completed",
+            )
+        )
+        lines.append(
+            journal_line(
+                sid, run_id, seq + 2, "stream_end", round(t + 0.2, 3), {"session_id": sid}, "completed"
+            )
+        )
     return lines
 
 
-def turn_events(sid: str, turn_id: str, stream_id: str, content: str, created: float, done: bool) -> list[str]:
+def turn_events(
+    sid: str, turn_id: str, stream_id: str, content: str, created: float, done: bool
+) -> list[str]:
     base = {"turn_id": turn_id, "stream_id": stream_id}
-    out = [dict(event="submitted", **base, role="user", content=content, attachments=[],
-                workspace="/home/ada/code", model="openai/gpt-5", model_provider="openai",
-                created_at=created, version=1, session_id=sid)]
+    out = [
+        dict(
+            event="submitted",
+            **base,
+            role="user",
+            content=content,
+            attachments=[],
+            workspace="/home/ada/code",
+            model="openai/gpt-5",
+            model_provider="openai",
+            created_at=created,
+            version=1,
+            session_id=sid,
+        )
+    ]
     if done:
         out.append(dict(event="worker_started", **base, created_at=created + 0.5, version=1, session_id=sid))
-        out.append(dict(event="completed", **base, created_at=created + 9.0, version=1, session_id=sid,
-                        terminal=True))
+        out.append(
+            dict(
+                event="completed", **base, created_at=created + 9.0, version=1, session_id=sid, terminal=True
+            )
+        )
     return [json.dumps(e, separators=(",", ":"), ensure_ascii=False) + "\n" for e in out]
 
 
@@ -509,33 +728,56 @@ class Writer:
             "last_prompt_tokens": rng.randint(1000, 150000),
         }
         if rng.random() < 0.2:
-            routing = {"used_provider": spec.provider, "used_model": spec.model, "requested_provider": spec.provider,
-                       "requested_model": spec.model, "routing": [{"provider": spec.provider, "status": "ok"}],
-                       "provider_changed": False, "model_changed": False, "has_failover": False}
+            routing = {
+                "used_provider": spec.provider,
+                "used_model": spec.model,
+                "requested_provider": spec.provider,
+                "requested_model": spec.model,
+                "routing": [{"provider": spec.provider, "status": "ok"}],
+                "provider_changed": False,
+                "model_changed": False,
+                "has_failover": False,
+            }
             meta["gateway_routing"] = routing
             meta["gateway_routing_history"] = [routing] * rng.randint(1, 8)
         if rng.random() < 0.02:
             meta["composer_draft"] = {"text": self.text.prose(10, 200), "files": []}
         if spec.cli_id:
-            meta.update(is_cli_session=True, source_tag="cli", raw_source="cli", session_source="cli",
-                        source_label="CLI")
+            meta.update(
+                is_cli_session=True,
+                source_tag="cli",
+                raw_source="cli",
+                session_source="cli",
+                source_label="CLI",
+            )
         if spec.heavy:
-            meta.update(context_engine="compressor", compression_anchor_engine="compressor",
-                        compression_anchor_visible_idx=max(0, len(conv.messages) - 40),
-                        compression_anchor_summary=self.text.prose(100, 300))
+            meta.update(
+                context_engine="compressor",
+                compression_anchor_engine="compressor",
+                compression_anchor_visible_idx=max(0, len(conv.messages) - 40),
+                compression_anchor_summary=self.text.prose(100, 300),
+            )
         return meta
 
     def _session(self, spec: Spec, conv: Conversation, meta: dict) -> LoadedSession:
         msgs = conv.messages
         if spec.heavy:
-            keep = msgs[-self.rng.randint(20, 60):]
-            summary = {"role": "user", "content": "[CONTEXT SUMMARY]: " + self.text.prose(300, 1500),
-                       "timestamp": keep[0]["timestamp"] if keep else spec.created}
+            keep = msgs[-self.rng.randint(20, 60) :]
+            summary = {
+                "role": "user",
+                "content": "[CONTEXT SUMMARY]: " + self.text.prose(300, 1500),
+                "timestamp": keep[0]["timestamp"] if keep else spec.created,
+            }
             context = [summary] + keep
         else:
             context = list(msgs)
-        raw = {**meta, "messages": msgs, "tool_calls": conv.tool_calls, "anchor_activity_scenes": {},
-               "context_messages": context}
+        raw = {
+            **meta,
+            "messages": msgs,
+            "tool_calls": conv.tool_calls,
+            "anchor_activity_scenes": {},
+            "context_messages": context,
+        }
         return load_session(raw, now=NOW, cwd=CWD)
 
     def _write(self, path: Path, data: bytes, mtime: float, counter: str) -> None:
@@ -550,27 +792,40 @@ class Writer:
 
     def session(self, spec: Spec) -> None:
         rng, text = self.rng, self.text
-        self.kinds.setdefault(spec.kind or ("healthy_bak" if spec.healthy_bak else "healthy"), []).append(spec.sid)
+        self.kinds.setdefault(spec.kind or ("healthy_bak" if spec.healthy_bak else "healthy"), []).append(
+            spec.sid
+        )
         conv = make_conversation(text, spec.n_msgs, spec.created, spec.updated, spec.heavy, spec.model)
         meta = self._meta(spec, conv)
         kind = spec.kind
         runs: list[tuple[str, float, int, bool]] = []  # (run_id, t0, events, terminal)
         if kind in ("stale_pending", "largest"):
             stream = _hex(rng, 32)
-            meta.update(active_stream_id=stream, pending_user_message=text.prose(20, 200),
-                        pending_started_at=round(spec.updated + 5, 3), pending_user_source="webui")
+            meta.update(
+                active_stream_id=stream,
+                pending_user_message=text.prose(20, 200),
+                pending_started_at=round(spec.updated + 5, 3),
+                pending_user_source="webui",
+            )
             n_events = self.journal_events if kind == "largest" else rng.randint(100, 600)
             runs.append((stream, spec.updated + 6, n_events, False))
         if kind == "pending_marker":
             stream = _hex(rng, 32)
-            conv.messages.append({
-                "role": "assistant", "timestamp": int(spec.updated + 30), "_error": True, "type": "interrupted",
-                "interruption_cause": "process_restart", "_pending_journal_recovery": True,
-                "_journal_retry_stream_id": stream, "_journal_retry_attempts": rng.randint(0, 5),
-                "_journal_retry_first_seen_ts": round(spec.updated + 31, 3),
-                "content": "**Response interrupted.**\n\nThe live response stream stopped before this turn "
-                           "finished. The journal may still hold its output.",
-            })
+            conv.messages.append(
+                {
+                    "role": "assistant",
+                    "timestamp": int(spec.updated + 30),
+                    "_error": True,
+                    "type": "interrupted",
+                    "interruption_cause": "process_restart",
+                    "_pending_journal_recovery": True,
+                    "_journal_retry_stream_id": stream,
+                    "_journal_retry_attempts": rng.randint(0, 5),
+                    "_journal_retry_first_seen_ts": round(spec.updated + 31, 3),
+                    "content": "**Response interrupted.**\n\nThe live response stream stopped before this turn "
+                    "finished. The journal may still hold its output.",
+                }
+            )
             if rng.random() < 0.5:
                 runs.append((stream, spec.updated + 2, rng.randint(50, 300), True))
         sess = self._session(spec, conv, meta)
@@ -597,7 +852,9 @@ class Writer:
             state_row = kind == "orphan_bak"
             in_index = kind == "orphan_bak"
         elif kind == "malformed_orphan_bak":
-            self._write(bak, b'{"session_id": "' + spec.sid.encode() + b'", "messages": [', spec.updated, "baks")
+            self._write(
+                bak, b'{"session_id": "' + spec.sid.encode() + b'", "messages": [', spec.updated, "baks"
+            )
             write_live, state_row, in_index = False, False, False
         elif kind == "index_missing_file":
             write_live = False
@@ -611,10 +868,13 @@ class Writer:
             if kind == "tombstoned":
                 self.tombstones.append(spec.sid)
         elif kind == "id_mismatch":
-            data = data.replace(f'"session_id": "{spec.sid}"'.encode(), f'"session_id": "{spec.sid}x"'.encode(), 1)
+            data = data.replace(
+                f'"session_id": "{spec.sid}"'.encode(), f'"session_id": "{spec.sid}x"'.encode(), 1
+            )
         elif spec.healthy_bak or kind == "largest":
-            self._write(bak, self._bak_of(spec, conv, meta, max(1, n - rng.randint(1, 6))), spec.updated - 600,
-                        "baks")
+            self._write(
+                bak, self._bak_of(spec, conv, meta, max(1, n - rng.randint(1, 6))), spec.updated - 600, "baks"
+            )
         if write_live:
             self._write(live, data, spec.updated, "sidecars")
             self.counts["sidecars"] += 1
@@ -623,8 +883,18 @@ class Writer:
         if in_index:
             self.index_rows.append(row)
         if state_row:
-            self.db.add(spec.sid, "webui", spec.model, spec.provider, spec.created, meta["title"], conv.messages,
-                        cwd=meta["workspace"], archived=meta["archived"], pinned=meta["pinned"])
+            self.db.add(
+                spec.sid,
+                "webui",
+                spec.model,
+                spec.provider,
+                spec.created,
+                meta["title"],
+                conv.messages,
+                cwd=meta["workspace"],
+                archived=meta["archived"],
+                pinned=meta["pinned"],
+            )
         if kind == "largest":
             self.largest = {"session_id": spec.sid, "messages": n, "bytes": len(data), "path": str(live)}
         if spec.journals:
@@ -634,9 +904,12 @@ class Writer:
         rng, text = self.rng, self.text
         if not runs or spec.kind == "largest":
             # the runs of the last turns of the chat, all completed
-            turn_starts = [conv.messages[i]["timestamp"] for i, _ in conv.user_turns[-3:]
-                           if i < len(conv.messages)] or [spec.updated]
-            runs = [(_hex(rng, 32), t, rng.randint(100, 600), True) for t in turn_starts[-rng.randint(1, 3):]] + runs
+            turn_starts = [
+                conv.messages[i]["timestamp"] for i, _ in conv.user_turns[-3:] if i < len(conv.messages)
+            ] or [spec.updated]
+            runs = [
+                (_hex(rng, 32), t, rng.randint(100, 600), True) for t in turn_starts[-rng.randint(1, 3) :]
+            ] + runs
         folder = self.session_dir / "_run_journal" / spec.sid
         folder.mkdir(exist_ok=True)
         turns = []
@@ -657,8 +930,13 @@ class Writer:
             self.counts["run_journals"] += 1
             self.counts["journal_events"] += n_events
             if n_events == self.journal_events and spec.kind == "largest":
-                self.big_journal = {"session_id": spec.sid, "run_id": run_id, "events": n_events,
-                                    "bytes": len(blob), "path": str(path)}
+                self.big_journal = {
+                    "session_id": spec.sid,
+                    "run_id": run_id,
+                    "events": n_events,
+                    "bytes": len(blob),
+                    "path": str(path),
+                }
             turns.append((run_id, t0, terminal))
         user_texts = [u for _, u in conv.user_turns]
         lines = []
@@ -688,11 +966,13 @@ class Writer:
                 continue
             used.add(sid)
             model, provider = rng.choice(MODELS)
-            conv = make_conversation(text, rng.randint(2, 30), started, started + rng.uniform(60, 7200),
-                                     False, model)
+            conv = make_conversation(
+                text, rng.randint(2, 30), started, started + rng.uniform(60, 7200), False, model
+            )
             title = conv.user_turns[0][1][:60] if conv.user_turns and source != "subagent" else None
-            self.db.add(sid, source, model, provider, round(started, 3), title, conv.messages,
-                        cwd="/home/ada/code")
+            self.db.add(
+                sid, source, model, provider, round(started, 3), title, conv.messages, cwd="/home/ada/code"
+            )
 
     def finish(self, used: set[str]) -> None:
         rng = self.rng
@@ -710,8 +990,12 @@ class Writer:
             if x < 0.2:
                 continue
             if x < 0.55:
-                r = dict(r, message_count=max(0, r["message_count"] - rng.randint(1, 20)),
-                         updated_at=r["updated_at"] - rng.uniform(3600, 30 * DAY), title="Untitled")
+                r = dict(
+                    r,
+                    message_count=max(0, r["message_count"] - rng.randint(1, 20)),
+                    updated_at=r["updated_at"] - rng.uniform(3600, 30 * DAY),
+                    title="Untitled",
+                )
             stale.append(r)
         ghosts = _session_ids(rng, max(1, len(rows) // 50), used)
         for sid in ghosts:
@@ -739,9 +1023,13 @@ def generate(home: Path, sessions: int, seed: int = 1, journal_events: int = 200
         "seed": seed,
         "now": NOW,
         "journal_events": journal_events,
-        "counts": {**writer.counts, "state_db_sessions": writer.db.sessions,
-                   "state_db_messages": writer.db.messages, "index_rows": len(writer.index_rows),
-                   "tail_sessions": sum(1 for s in specs if s.heavy)},
+        "counts": {
+            **writer.counts,
+            "state_db_sessions": writer.db.sessions,
+            "state_db_messages": writer.db.messages,
+            "index_rows": len(writer.index_rows),
+            "tail_sessions": sum(1 for s in specs if s.heavy),
+        },
         "bytes": {**writer.bytes, "state_db": (home / "state.db").stat().st_size},
         "largest_sidecar": writer.largest,
         "big_journal": writer.big_journal,
@@ -767,8 +1055,15 @@ def read_manifest(home: Path) -> dict | None:
         return None
 
 
-def ensure_home(sessions: int, seed: int = 1, journal_events: int = 200_000, *, force: bool = False,
-                out: Path | None = None, log=None) -> tuple[Path, dict]:
+def ensure_home(
+    sessions: int,
+    seed: int = 1,
+    journal_events: int = 200_000,
+    *,
+    force: bool = False,
+    out: Path | None = None,
+    log=None,
+) -> tuple[Path, dict]:
     """The cached home for these parameters, generated when missing (or when ``force``)."""
     home = out or home_path(sessions, seed, journal_events)
     log = log or (lambda msg: print(msg, file=sys.stderr))
@@ -780,8 +1075,10 @@ def ensure_home(sessions: int, seed: int = 1, journal_events: int = 200_000, *, 
             shutil.rmtree(path)
     log(f"generating {sessions} sessions into {home} ...")
     manifest = generate(home, sessions, seed, journal_events)
-    log(f"  done in {manifest['seconds']} s: {manifest['bytes']['sidecars'] / 1e6:.0f} MB of sidecars, "
-        f"{manifest['bytes']['state_db'] / 1e6:.0f} MB state.db")
+    log(
+        f"  done in {manifest['seconds']} s: {manifest['bytes']['sidecars'] / 1e6:.0f} MB of sidecars, "
+        f"{manifest['bytes']['state_db'] / 1e6:.0f} MB state.db"
+    )
     return home, manifest
 
 
@@ -830,7 +1127,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.out is not None and args.out.exists() and not args.force and read_manifest(args.out) is None:
         print(f"refusing to write into existing {args.out} (use --force)", file=sys.stderr)
         return 2
-    home, manifest = ensure_home(args.sessions, args.seed, args.journal_events, force=args.force, out=args.out)
+    home, manifest = ensure_home(
+        args.sessions, args.seed, args.journal_events, force=args.force, out=args.out
+    )
     print(json.dumps({"home": str(home), **manifest}, indent=2))
     return 0
 

@@ -45,7 +45,11 @@ def run(checkout: str, op: str) -> dict:
     state_db = home / "state.db"
     if op == "audit":
         out = recovery.audit_session_recovery(session_dir, state_db)
-        digest = {"status": out.get("status"), "summary": out.get("summary"), "items": len(out.get("items", []))}
+        digest = {
+            "status": out.get("status"),
+            "summary": out.get("summary"),
+            "items": len(out.get("items", [])),
+        }
     elif op == "rebuild-index":
         recovery._rebuild_recovery_session_index(session_dir)
         digest = {}

@@ -28,11 +28,19 @@ from inspector.store import jsonfmt  # noqa: E402
 def big_sidecar(messages: int, seed: int = 7) -> dict:
     rng = random.Random(seed)
     sentences, lines = _make_corpus(rng)
-    conv = make_conversation(Text(rng, sentences, lines), messages, 1.7e9, 1.7e9 + 86400 * 30, True,
-                             "anthropic/claude-sonnet-4.6")
-    return {"session_id": "0123456789ab", "title": "a long chat", "workspace": "/home/u/project",
-            "model": "anthropic/claude-sonnet-4.6", "created_at": 1.7e9, "updated_at": 1.7e9 + 86400 * 30,
-            "messages": conv.messages, "tool_calls": conv.tool_calls}
+    conv = make_conversation(
+        Text(rng, sentences, lines), messages, 1.7e9, 1.7e9 + 86400 * 30, True, "anthropic/claude-sonnet-4.6"
+    )
+    return {
+        "session_id": "0123456789ab",
+        "title": "a long chat",
+        "workspace": "/home/u/project",
+        "model": "anthropic/claude-sonnet-4.6",
+        "created_at": 1.7e9,
+        "updated_at": 1.7e9 + 86400 * 30,
+        "messages": conv.messages,
+        "tool_calls": conv.tool_calls,
+    }
 
 
 def best_ms(fn, arg, repeat: int) -> float:
@@ -54,12 +62,18 @@ def main(argv: list[str] | None = None) -> int:
     if jsonfmt.dumps_pretty_fast(sidecar) != data:
         print("FAIL: dumps_pretty_fast differs from json.dumps(indent=2)", file=sys.stderr)
         return 1
-    print(f"Python {sys.version.split()[0]}, stdlib indent in C: {jsonfmt.STDLIB_INDENT_IN_C}; "
-          f"sidecar {len(data) / 1e6:.1f} MB, {len(sidecar['messages'])} messages (best of {args.repeat})")
+    print(
+        f"Python {sys.version.split()[0]}, stdlib indent in C: {jsonfmt.STDLIB_INDENT_IN_C}; "
+        f"sidecar {len(data) / 1e6:.1f} MB, {len(sidecar['messages'])} messages (best of {args.repeat})"
+    )
     rows = [
         ("write json.dumps(indent=2)", jsonfmt.dumps_pretty, sidecar),
         ("write dumps_pretty_fast", jsonfmt.dumps_pretty_fast, sidecar),
-        ("write json.dumps compact (C)", lambda o: json.dumps(o, ensure_ascii=False).encode("utf-8"), sidecar),
+        (
+            "write json.dumps compact (C)",
+            lambda o: json.dumps(o, ensure_ascii=False).encode("utf-8"),
+            sidecar,
+        ),
         ("parse loads_bytes (stdlib)", jsonfmt.loads_bytes, data),
         ("parse loads_bytes_fast", jsonfmt.loads_bytes_fast, data),
     ]

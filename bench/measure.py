@@ -113,9 +113,17 @@ def core_journal(args) -> dict:
     stats = raw.stats()
     deep = [raw.line(i) for i in range(len(raw) // 2, len(raw) // 2 + 50)]
     t_full = time.perf_counter()
-    return {"seconds": {"first": t_first - t0, "indexed": t_full - t0, "read": t_read - t_first,
-                        "index_journal": t_index - t_read},
-            "lines": len(raw), "first_lines": len(first) + len(deep), "stats": stats}
+    return {
+        "seconds": {
+            "first": t_first - t0,
+            "indexed": t_full - t0,
+            "read": t_read - t_first,
+            "index_journal": t_index - t_read,
+        },
+        "lines": len(raw),
+        "first_lines": len(first) + len(deep),
+        "stats": stats,
+    }
 
 
 def core_plan(args) -> dict:
@@ -130,11 +138,14 @@ def core_plan(args) -> dict:
     ctx = make_context(home, default_clock(home, None, None))
     plans = plan_action(ctx, args.action, target)
     elapsed = time.perf_counter() - t0
-    return {"seconds": {"total": elapsed}, "plans": len(plans),
-            "refused": sum(1 for p in plans if p.refusal),
-            "changes": sum(len(p.changes) for p in plans),
-            "bytes_after": sum(len(c.after or b"") for p in plans for c in p.changes),
-            "session_id": target}
+    return {
+        "seconds": {"total": elapsed},
+        "plans": len(plans),
+        "refused": sum(1 for p in plans if p.refusal),
+        "changes": sum(len(p.changes) for p in plans),
+        "bytes_after": sum(len(c.after or b"") for p in plans for c in p.changes),
+        "session_id": target,
+    }
 
 
 # ---------------------------------------------------------------- GUI harness
@@ -311,8 +322,13 @@ def gui_list(args) -> dict:
     health = {}
     for r in ui.model.rows():
         health[r.health] = health.get(r.health, 0) + 1
-    return {"seconds": {"total": probe.painted_at - t0, "rows_set": state["set_at"] - t0},
-            "rows": ui.row_count(), "path": "components", "health": health, **meter.result()}
+    return {
+        "seconds": {"total": probe.painted_at - t0, "rows_set": state["set_at"] - t0},
+        "rows": ui.row_count(),
+        "path": "components",
+        "health": health,
+        **meter.result(),
+    }
 
 
 def _window(window_cls):
@@ -367,8 +383,14 @@ def _gui_list_window(app, window_cls, home, args) -> dict:
     health = {}
     for r in win.model.rows():
         health[r.health] = health.get(r.health, 0) + 1
-    return {"seconds": {"total": shown - t0, "settled": settled - t0}, "rows": win.model.rowCount(),
-            "path": "window", "health": health, "rss_shown_mb": rss_shown, **meter.result()}
+    return {
+        "seconds": {"total": shown - t0, "settled": settled - t0},
+        "rows": win.model.rowCount(),
+        "path": "window",
+        "health": health,
+        "rss_shown_mb": rss_shown,
+        **meter.result(),
+    }
 
 
 def _children_peak_rss_mb() -> float | None:
@@ -400,8 +422,14 @@ def _gui_journal_window(window_cls, home, big: dict) -> dict:
     win.open_home(home)
     _run_loop(lambda: _settled(win) and win.model.rowCount() > 0)
     # start from another session, as a user would (the window may have auto-selected this one)
-    other = next((r.session_id for r in win.model.rows()
-                  if r.session_id != big["session_id"] and r.sidecar_path is not None), None)
+    other = next(
+        (
+            r.session_id
+            for r in win.model.rows()
+            if r.session_id != big["session_id"] and r.sidecar_path is not None
+        ),
+        None,
+    )
     if other is not None and win.current_session_id() in (None, big["session_id"]):
         win.select_session(other)
         _run_loop(lambda: _settled(win) and win.current_session_id() == other)
@@ -441,11 +469,18 @@ def _gui_journal_window(window_cls, home, big: dict) -> dict:
     seconds = {"first": shown - t0, "indexed": indexed - t0, "settled": settled - t0}
     if scroll["frames"]:  # none when the whole run fits on screen
         seconds.update(scroll_worst=max(scroll["frames"]), scroll_median=statistics.median(scroll["frames"]))
-    return {"seconds": seconds,
-            "rows": journal.model.rowCount(), "path": "window", "rss_indexed_mb": rss_indexed,
-            "children_peak_rss_mb": _children_peak_rss_mb(), **stalls,
-            "stall_ms": max(stalls["stall_ms"], scroll["stall_ms"]), "open_stall_ms": stalls["stall_ms"],
-            "scroll_steps": len(scroll["frames"]), "scroll_stall_ms": scroll["stall_ms"]}
+    return {
+        "seconds": seconds,
+        "rows": journal.model.rowCount(),
+        "path": "window",
+        "rss_indexed_mb": rss_indexed,
+        "children_peak_rss_mb": _children_peak_rss_mb(),
+        **stalls,
+        "stall_ms": max(stalls["stall_ms"], scroll["stall_ms"]),
+        "open_stall_ms": stalls["stall_ms"],
+        "scroll_steps": len(scroll["frames"]),
+        "scroll_stall_ms": scroll["stall_ms"],
+    }
 
 
 SCROLL_SEED = 7
@@ -545,9 +580,16 @@ def gui_journal(args) -> dict:
     rows = table.model().rowCount()
     # This path sets the whole session at once (no glance), so "fully indexed" is the same
     # moment as "first events" here; the window path measures the two stages.
-    return {"seconds": {"first": probe.painted_at - t0, "indexed": probe.painted_at - t0,
-                        "data_set": state["set_at"] - t0},
-            "rows": rows, "path": "components", **meter.result()}
+    return {
+        "seconds": {
+            "first": probe.painted_at - t0,
+            "indexed": probe.painted_at - t0,
+            "data_set": state["set_at"] - t0,
+        },
+        "rows": rows,
+        "path": "components",
+        **meter.result(),
+    }
 
 
 MEASUREMENTS = {
@@ -572,7 +614,11 @@ def main(argv: list[str] | None = None) -> int:
         result = MEASUREMENTS[args.name](args)
         out = {"ok": True, **result}
     except Exception as exc:  # noqa: BLE001 - reported as a figure the table shows
-        out = {"ok": False, "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()[-2000:]}
+        out = {
+            "ok": False,
+            "error": f"{type(exc).__name__}: {exc}",
+            "traceback": traceback.format_exc()[-2000:],
+        }
     out["peak_rss_mb"] = peak_rss_mb()
     sys.stdout.write(json.dumps(out, default=str) + "\n")
     sys.stdout.flush()

@@ -56,28 +56,76 @@ class Spec:
 
 def specs(quick: bool = False) -> list[Spec]:
     rows = [
-        Spec("first_rows.fresh", "1. first rows visible (fresh _index.json)", ["gui_list", "--stage", "first"],
-             target_s=0.3, group="gui"),
-        Spec("first_rows.noindex", "1. first rows visible (no _index.json)", ["gui_list", "--stage", "first"],
-             target_s=0.3, variant="noindex", group="gui"),
-        Spec("first_rows.stale", "1. first rows visible (stale _index.json)", ["gui_list", "--stage", "first"],
-             target_s=0.3, variant="stale", group="gui"),
-        Spec("catalogue", "2. catalogue complete with health", ["gui_list", "--stage", "complete"],
-             target_s=1.0, target_rss_mb=400, group="gui"),
+        Spec(
+            "first_rows.fresh",
+            "1. first rows visible (fresh _index.json)",
+            ["gui_list", "--stage", "first"],
+            target_s=0.3,
+            group="gui",
+        ),
+        Spec(
+            "first_rows.noindex",
+            "1. first rows visible (no _index.json)",
+            ["gui_list", "--stage", "first"],
+            target_s=0.3,
+            variant="noindex",
+            group="gui",
+        ),
+        Spec(
+            "first_rows.stale",
+            "1. first rows visible (stale _index.json)",
+            ["gui_list", "--stage", "first"],
+            target_s=0.3,
+            variant="stale",
+            group="gui",
+        ),
+        Spec(
+            "catalogue",
+            "2. catalogue complete with health",
+            ["gui_list", "--stage", "complete"],
+            target_s=1.0,
+            target_rss_mb=400,
+            group="gui",
+        ),
         Spec("audit", "3. hermes-inspector audit --json", ["cli-audit"], target_s=0.6),
-        Spec("catalogue.cold", "   2. without the fact cache (first open)", ["gui_list", "--stage", "complete"],
-             cold=True, group="gui"),
+        Spec(
+            "catalogue.cold",
+            "   2. without the fact cache (first open)",
+            ["gui_list", "--stage", "complete"],
+            cold=True,
+            group="gui",
+        ),
         Spec("audit.cold", "   3. without the fact cache (first run)", ["cli-audit"], cold=True),
-        Spec("journal.first", "4. 200k journal: first events", ["gui_journal"], key="first", target_s=0.2,
-             group="gui"),
-        Spec("journal.indexed", "4. 200k journal: fully indexed", ["gui_journal"], key="indexed", target_s=2.0,
-             group="gui"),
-        Spec("journal.scroll", "4. 200k journal: scrolling, worst frame", ["gui_journal"], key="scroll_worst",
-             target_s=SMOOTH_FRAME_S, group="gui"),
+        Spec(
+            "journal.first",
+            "4. 200k journal: first events",
+            ["gui_journal"],
+            key="first",
+            target_s=0.2,
+            group="gui",
+        ),
+        Spec(
+            "journal.indexed",
+            "4. 200k journal: fully indexed",
+            ["gui_journal"],
+            key="indexed",
+            target_s=2.0,
+            group="gui",
+        ),
+        Spec(
+            "journal.scroll",
+            "4. 200k journal: scrolling, worst frame",
+            ["gui_journal"],
+            key="scroll_worst",
+            target_s=SMOOTH_FRAME_S,
+            group="gui",
+        ),
         Spec("core.first_rows", "   core: sidecar scan (no state.db/audit)", ["core_first_rows"]),
         Spec("core.catalogue", "   core: load_catalogue()", ["core_catalogue"]),
         Spec("core.journal.first", "   core: journal glance, first 50 lines", ["core_journal"], key="first"),
-        Spec("core.journal.indexed", "   core: journal one-pass index + stats", ["core_journal"], key="indexed"),
+        Spec(
+            "core.journal.indexed", "   core: journal one-pass index + stats", ["core_journal"], key="indexed"
+        ),
     ]
     for action in ACTIONS:
         rows.append(Spec(f"plan.{action}", f"5. plan {action}", ["core_plan", "--action", action]))
@@ -90,7 +138,11 @@ class Result:
     runs: list[dict] = field(default_factory=list)
 
     def seconds(self) -> list[float]:
-        return [r["seconds"][self.spec.key] for r in self.runs if r.get("ok") and self.spec.key in r.get("seconds", {})]
+        return [
+            r["seconds"][self.spec.key]
+            for r in self.runs
+            if r.get("ok") and self.spec.key in r.get("seconds", {})
+        ]
 
     def errors(self) -> list[str]:
         return [r.get("error", "?") for r in self.runs if not r.get("ok")]
@@ -102,7 +154,9 @@ class Result:
         out = {
             "id": self.spec.id,
             "label": self.spec.label.strip(),
-            "path": next((r.get("path") for r in self.runs if r.get("path")), "core" if not self.spec.group else None),
+            "path": next(
+                (r.get("path") for r in self.runs if r.get("path")), "core" if not self.spec.group else None
+            ),
             "runs": len(self.runs),
             "median_s": statistics.median(s) if s else None,
             "min_s": min(s) if s else None,
@@ -120,13 +174,23 @@ class Result:
             ok = [r for r in self.runs if r.get("ok")]
             shown = [r["rss_shown_mb"] for r in ok if r.get("rss_shown_mb") is not None]
             settled = [r["seconds"]["settled"] for r in ok if "settled" in r.get("seconds", {})]
-            out["detail"] = {"rss_when_shown_mb": max(shown) if shown else None,
-                             "settled_s": statistics.median(settled) if settled else None,
-                             "rows": ok[0].get("rows") if ok else None}
+            out["detail"] = {
+                "rss_when_shown_mb": max(shown) if shown else None,
+                "settled_s": statistics.median(settled) if settled else None,
+                "rows": ok[0].get("rows") if ok else None,
+            }
         if self.spec.id == "audit":
-            out["detail"] = {k: self.runs[-1].get(k) for k in ("identical_runs", "matches_reference",
-                                                                "hermes_part_matches_reference", "reference",
-                                                                "hermes_sha256", "status")}
+            out["detail"] = {
+                k: self.runs[-1].get(k)
+                for k in (
+                    "identical_runs",
+                    "matches_reference",
+                    "hermes_part_matches_reference",
+                    "reference",
+                    "hermes_sha256",
+                    "status",
+                )
+            }
         met = []
         if out["median_s"] is not None and self.spec.target_s is not None:
             met.append(out["median_s"] <= self.spec.target_s)
@@ -162,7 +226,11 @@ def worker_env(cold: bool = False, **extra: str) -> dict[str, str]:
     compiled bytecode. ``PYTHONDONTWRITEBYTECODE`` (set on some CI and sandbox machines) would
     make every start compile the whole package from source again, which no installed copy
     does (pip compiles at install time); see :func:`compile_bytecode`."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "HERMES_INSPECTOR_NO_CACHE")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONDONTWRITEBYTECODE", "HERMES_INSPECTOR_NO_CACHE")
+    }
     if STATE_DIR is not None:
         env["HERMES_INSPECTOR_STATE_DIR"] = str(STATE_DIR)
     if cold:
@@ -176,14 +244,25 @@ def warm_fact_cache(*homes: Path) -> None:
     in this run's own state folder) is as a second open of the same home finds it."""
     for home in homes:
         run_worker(["core_catalogue"], home)
-        subprocess.run([PYTHON, "-m", "inspector", "audit", "--home", str(home), "--json"], cwd=ROOT,
-                       env=worker_env(), capture_output=True, check=False, timeout=MEASURE_TIMEOUT)
+        subprocess.run(
+            [PYTHON, "-m", "inspector", "audit", "--home", str(home), "--json"],
+            cwd=ROOT,
+            env=worker_env(),
+            capture_output=True,
+            check=False,
+            timeout=MEASURE_TIMEOUT,
+        )
 
 
 def compile_bytecode() -> None:
     """Compile the package once before measuring, as ``pip install`` does (``__pycache__`` is ignored by git)."""
-    subprocess.run([PYTHON, "-m", "compileall", "-q", str(ROOT / "inspector"), str(BENCH)],
-                   check=False, env=worker_env(), cwd=ROOT, capture_output=True)
+    subprocess.run(
+        [PYTHON, "-m", "compileall", "-q", str(ROOT / "inspector"), str(BENCH)],
+        check=False,
+        env=worker_env(),
+        cwd=ROOT,
+        capture_output=True,
+    )
 
 
 def run_worker(args: list[str], home: Path, cold: bool = False) -> dict:
@@ -223,7 +302,10 @@ def run_audit(home: Path, reference: Path | None, cold: bool = False) -> dict:
         stderr = err.read()
     rss = usage.ru_maxrss / 1024
     if proc.returncode != 0:
-        return {"ok": False, "error": f"audit exited {proc.returncode}: {stderr.decode(errors='replace')[-400:]}"}
+        return {
+            "ok": False,
+            "error": f"audit exited {proc.returncode}: {stderr.decode(errors='replace')[-400:]}",
+        }
     try:
         out = json.loads(stdout)
     except ValueError as exc:
@@ -232,17 +314,25 @@ def run_audit(home: Path, reference: Path | None, cold: bool = False) -> dict:
 
     normal = _normalise_audit(out)
     hermes = json.dumps({k: out.get(k) for k in ("status", "summary", "items")}, sort_keys=True)
-    result = {"ok": True, "seconds": {"total": elapsed}, "peak_rss_mb": rss, "path": "cli",
-              "sha256": hashlib.sha256(normal.encode()).hexdigest(),
-              "hermes_sha256": hashlib.sha256(hermes.encode()).hexdigest(), "status": out.get("status")}
+    result = {
+        "ok": True,
+        "seconds": {"total": elapsed},
+        "peak_rss_mb": rss,
+        "path": "cli",
+        "sha256": hashlib.sha256(normal.encode()).hexdigest(),
+        "hermes_sha256": hashlib.sha256(hermes.encode()).hexdigest(),
+        "status": out.get("status"),
+    }
     if reference is not None:
         if reference.exists():
             saved = reference.read_text(encoding="utf-8")
             result["matches_reference"] = saved == normal
             try:
                 ref = json.loads(saved)
-                result["hermes_part_matches_reference"] = json.dumps(
-                    {k: ref.get(k) for k in ("status", "summary", "items")}, sort_keys=True) == hermes
+                result["hermes_part_matches_reference"] = (
+                    json.dumps({k: ref.get(k) for k in ("status", "summary", "items")}, sort_keys=True)
+                    == hermes
+                )
             except ValueError:
                 result["hermes_part_matches_reference"] = False
         else:
@@ -270,9 +360,14 @@ def measure(home: Path, repeat: int, only: set[str] | None, quick: bool, log) ->
                 else:
                     run = run_worker(spec.worker, target_home, spec.cold)
                 runs.append(run)
-                log(f"  {spec.id} run {i + 1}/{repeat}: "
-                    + (f"{run['seconds'].get(spec.key, float('nan')):.3f} s" if run.get("ok")
-                       else f"ERROR {run.get('error')}"))
+                log(
+                    f"  {spec.id} run {i + 1}/{repeat}: "
+                    + (
+                        f"{run['seconds'].get(spec.key, float('nan')):.3f} s"
+                        if run.get("ok")
+                        else f"ERROR {run.get('error')}"
+                    )
+                )
             if spec.worker == ["cli-audit"]:
                 shas = {r.get("sha256") for r in runs if r.get("ok")}
                 for r in runs:
@@ -290,20 +385,41 @@ def machine() -> dict:
         affinity = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         affinity = None
-    return {"cpus": os.cpu_count(), "cpus_usable": affinity, "python": platform.python_version(),
-            "platform": platform.platform(), "machine": platform.machine()}
+    return {
+        "cpus": os.cpu_count(),
+        "cpus_usable": affinity,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+    }
 
 
 def summary(results: list[Result]) -> dict:
     rows = [r.to_json() for r in results]
-    gui = [r for r in rows if r["id"].startswith(("first_rows", "catalogue", "journal")) and r["stall_ms"] is not None]
+    gui = [
+        r
+        for r in rows
+        if r["id"].startswith(("first_rows", "catalogue", "journal")) and r["stall_ms"] is not None
+    ]
     stall = max((r["stall_ms"] for r in gui), default=None)
-    rows.append({"id": "gui_stall", "label": "6. longest GUI stall during 1-4", "path": "gui",
-                 "runs": sum(r["runs"] for r in gui), "median_s": stall / 1000 if stall is not None else None,
-                 "min_s": None, "max_s": None, "target_s": 0.05, "peak_rss_mb": None, "target_rss_mb": None,
-                 "stall_ms": stall, "errors": [],
-                 "met": (stall <= 50) if stall is not None else None,
-                 "detail": {r["id"]: r["stall_ms"] for r in gui}})
+    rows.append(
+        {
+            "id": "gui_stall",
+            "label": "6. longest GUI stall during 1-4",
+            "path": "gui",
+            "runs": sum(r["runs"] for r in gui),
+            "median_s": stall / 1000 if stall is not None else None,
+            "min_s": None,
+            "max_s": None,
+            "target_s": 0.05,
+            "peak_rss_mb": None,
+            "target_rss_mb": None,
+            "stall_ms": stall,
+            "errors": [],
+            "met": (stall <= 50) if stall is not None else None,
+            "detail": {r["id"]: r["stall_ms"] for r in gui},
+        }
+    )
     return {"rows": rows}
 
 
@@ -332,32 +448,41 @@ def format_table(report: dict) -> str:
             target += f"/{r['target_rss_mb']:.0f}MB"
         rss = f"{r['peak_rss_mb']:.0f} MB" if r["peak_rss_mb"] is not None else ""
         stall = f"{r['stall_ms']:.0f} ms" if r["stall_ms"] is not None else ""
-        lines.append(f"{r['label'][:44]:<44} {(r['path'] or '')[:10]:<10} {_fmt_s(r['median_s']):>9} "
-                     f"{_fmt_s(r['min_s']):>9} {_fmt_s(r['max_s']):>9} {target:>8} {rss:>9} {stall:>8}  {met:<4}")
+        lines.append(
+            f"{r['label'][:44]:<44} {(r['path'] or '')[:10]:<10} {_fmt_s(r['median_s']):>9} "
+            f"{_fmt_s(r['min_s']):>9} {_fmt_s(r['max_s']):>9} {target:>8} {rss:>9} {stall:>8}  {met:<4}"
+        )
         if r["errors"]:
             lines.append(f"    error: {r['errors'][0][:150]}")
     cat = next((r for r in report["rows"] if r["id"] == "catalogue"), None)
     if cat and cat.get("detail"):
         d = cat["detail"]
         lines.append("")
-        lines.append(f"window: peak RSS when the catalogue is shown {d.get('rss_when_shown_mb') or 0:.0f} MB "
-                     f"(the peak column includes the auto-selected session); settled after "
-                     f"{_fmt_s(d.get('settled_s'))}; {d.get('rows')} rows")
+        lines.append(
+            f"window: peak RSS when the catalogue is shown {d.get('rss_when_shown_mb') or 0:.0f} MB "
+            f"(the peak column includes the auto-selected session); settled after "
+            f"{_fmt_s(d.get('settled_s'))}; {d.get('rows')} rows"
+        )
     audit = next((r for r in report["rows"] if r["id"] == "audit"), None)
     if audit and audit.get("detail"):
         d = audit["detail"]
         lines.append("")
-        lines.append(f"audit output: identical across runs: {d.get('identical_runs')}; "
-                     f"matches the saved reference: {d.get('matches_reference')} (hermes' part: "
-                     f"{d.get('hermes_part_matches_reference')}; {d.get('reference')}); "
-                     f"hermes part sha256 {str(d.get('hermes_sha256'))[:16]}, status {d.get('status')}")
+        lines.append(
+            f"audit output: identical across runs: {d.get('identical_runs')}; "
+            f"matches the saved reference: {d.get('matches_reference')} (hermes' part: "
+            f"{d.get('hermes_part_matches_reference')}; {d.get('reference')}); "
+            f"hermes part sha256 {str(d.get('hermes_sha256'))[:16]}, status {d.get('status')}"
+        )
     return "\n".join(lines)
 
 
 def format_scaling(reports: list[dict]) -> str:
     sizes = [r["home"]["sessions"] for r in reports]
-    lines = ["", "How cost grows (median; x = ratio to the previous size, for 10x more sessions when sizes are 10x)",
-             f"{'figure':<44} " + " ".join(f"{s:>14}" for s in sizes)]
+    lines = [
+        "",
+        "How cost grows (median; x = ratio to the previous size, for 10x more sessions when sizes are 10x)",
+        f"{'figure':<44} " + " ".join(f"{s:>14}" for s in sizes),
+    ]
     ids = [r["id"] for r in reports[0]["rows"]]
     for rid in ids:
         cells = []
@@ -376,7 +501,9 @@ def format_scaling(reports: list[dict]) -> str:
     rss_cells = []
     for rep in reports:
         row = next((r for r in rep["rows"] if r["id"] == "catalogue"), None)
-        rss_cells.append(f"{(row['peak_rss_mb'] or 0):>11.0f} MB" if row and row["peak_rss_mb"] else f"{'-':>14}")
+        rss_cells.append(
+            f"{(row['peak_rss_mb'] or 0):>11.0f} MB" if row and row["peak_rss_mb"] else f"{'-':>14}"
+        )
     lines.append(f"{'peak RSS, catalogue in the window':<44} " + " ".join(rss_cells))
     return "\n".join(lines)
 
@@ -399,11 +526,18 @@ def run_once(args, sessions: int, log) -> dict:
     report = {
         "machine": machine(),
         "repeat": args.repeat,
-        "home": {"path": str(home), "sessions": sessions, "seed": args.seed,
-                 "journal_events": manifest["journal_events"],
-                 "sidecar_mb": manifest["bytes"]["sidecars"] / 1e6, "state_db_mb": manifest["bytes"]["state_db"] / 1e6,
-                 "counts": manifest["counts"], "kinds": manifest["kinds"],
-                 "largest_sidecar": manifest["largest_sidecar"], "big_journal": manifest["big_journal"]},
+        "home": {
+            "path": str(home),
+            "sessions": sessions,
+            "seed": args.seed,
+            "journal_events": manifest["journal_events"],
+            "sidecar_mb": manifest["bytes"]["sidecars"] / 1e6,
+            "state_db_mb": manifest["bytes"]["state_db"] / 1e6,
+            "counts": manifest["counts"],
+            "kinds": manifest["kinds"],
+            "largest_sidecar": manifest["largest_sidecar"],
+            "big_journal": manifest["big_journal"],
+        },
         **summary(results),
     }
     if not args.keep and generated_now:
@@ -432,9 +566,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sessions", type=int, default=10_000)
     ap.add_argument("--repeat", type=int, default=3, help="runs per figure (the median is shown)")
     ap.add_argument("--json", action="store_true", help="print JSON instead of the table")
-    ap.add_argument("--keep", action="store_true",
-                    help="keep a home this run generated under bench/out/ (default: reuse a cached one, "
-                         "delete one generated now)")
+    ap.add_argument(
+        "--keep",
+        action="store_true",
+        help="keep a home this run generated under bench/out/ (default: reuse a cached one, "
+        "delete one generated now)",
+    )
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--journal-events", type=int, default=200_000)
     ap.add_argument("--scaling", action="store_true", help="run at each of --sizes and report the growth")
@@ -443,16 +580,35 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="one run per figure (same as --repeat 1)")
     ap.add_argument("--home-dir", type=Path, help="where to put generated homes (default: bench/out/)")
     ap.add_argument("--out", type=Path, help="also write the JSON report to this file")
-    ap.add_argument("--from-json", nargs="+", type=Path, metavar="REPORT",
-                    help="print the tables (and the growth, for several) of reports saved with --out")
-    ap.add_argument("--against-hermes", type=Path, metavar="PATH",
-                    help="run hermes-webui's own functions (a checkout at PATH) on the same homes, interleaved "
-                         "with the inspector's commands, and print the ratios (see bench/against.py)")
+    ap.add_argument(
+        "--from-json",
+        nargs="+",
+        type=Path,
+        metavar="REPORT",
+        help="print the tables (and the growth, for several) of reports saved with --out",
+    )
+    ap.add_argument(
+        "--against-hermes",
+        type=Path,
+        metavar="PATH",
+        help="run hermes-webui's own functions (a checkout at PATH) on the same homes, interleaved "
+        "with the inspector's commands, and print the ratios (see bench/against.py)",
+    )
     ap.add_argument("--hermes-python", metavar="PY", help="the interpreter for hermes (default: this one)")
-    ap.add_argument("--busy", type=int, default=0, metavar="N",
-                    help="with --against-hermes: keep N CPU-bound processes running beside the measurements")
-    ap.add_argument("--materialize-rows", type=int, default=1000, metavar="N",
-                    help="with --against-hermes: state.db rows without a sidecar for the materialize figure")
+    ap.add_argument(
+        "--busy",
+        type=int,
+        default=0,
+        metavar="N",
+        help="with --against-hermes: keep N CPU-bound processes running beside the measurements",
+    )
+    ap.add_argument(
+        "--materialize-rows",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="with --against-hermes: state.db rows without a sidecar for the materialize figure",
+    )
     args = ap.parse_args(argv)
     if args.against_hermes is not None:
         try:

@@ -77,28 +77,44 @@ def main(argv: list[str]) -> None:
     old_rows = pickle.dumps(rows, protocol=5)
     pieces = pool.pickle_pieces(old)
     flat = [flat_row(r) for r in rows]
-    new_bytes = pickle.dumps((flat, None, 0, ["default"], [flat_finding(f) for f in cat.home_findings]), protocol=5)
+    new_bytes = pickle.dumps(
+        (flat, None, 0, ["default"], [flat_finding(f) for f in cat.home_findings]), protocol=5
+    )
 
     print(f"rows: {len(rows)}")
     med, low = timed(lambda: pickle.loads(old_bytes))
-    print(f"window, old: catalogue + rows as objects, one pickle.loads: {len(old_bytes) / 1e6:.1f} MB, "
-          f"median/min {med:.1f}/{low:.1f} ms")
+    print(
+        f"window, old: catalogue + rows as objects, one pickle.loads: {len(old_bytes) / 1e6:.1f} MB, "
+        f"median/min {med:.1f}/{low:.1f} ms"
+    )
     med = timed(lambda: pool.loads_pieces(pieces))[0]
-    print(f"window, old: pickle_pieces, all steps: {len(pieces.stream) / 1e6:.1f} MB, median {med:.1f} ms, "
-          f"longest step {max(longest_step(pieces) for _ in range(3)):.1f} ms")
+    print(
+        f"window, old: pickle_pieces, all steps: {len(pieces.stream) / 1e6:.1f} MB, median {med:.1f} ms, "
+        f"longest step {max(longest_step(pieces) for _ in range(3)):.1f} ms"
+    )
     med, low = timed(lambda: pickle.loads(new_bytes))
-    print(f"window, new: flat records, one pickle.loads: {len(new_bytes) / 1e6:.1f} MB, "
-          f"median/min {med:.1f}/{low:.1f} ms")
-    print(f"window, new: a ListRow per record (the prepare steps): median {timed(lambda: [ListRow(f) for f in flat])[0]:.1f} ms")
-    print(f"window: freeing the old rows: median {freeing(lambda: pickle.loads(old_rows)):.1f} ms; "
-          f"the ListRows: {freeing(lambda: [ListRow(f) for f in pickle.loads(new_bytes)[0]]):.1f} ms")
+    print(
+        f"window, new: flat records, one pickle.loads: {len(new_bytes) / 1e6:.1f} MB, "
+        f"median/min {med:.1f}/{low:.1f} ms"
+    )
+    print(
+        f"window, new: a ListRow per record (the prepare steps): median {timed(lambda: [ListRow(f) for f in flat])[0]:.1f} ms"
+    )
+    print(
+        f"window: freeing the old rows: median {freeing(lambda: pickle.loads(old_rows)):.1f} ms; "
+        f"the ListRows: {freeing(lambda: [ListRow(f) for f in pickle.loads(new_bytes)[0]]):.1f} ms"
+    )
     keep: object = [ListRow(f) for f in flat]
     with_new = timed(gc.collect)[0]
     keep = pickle.loads(old_rows)
     with_old = timed(gc.collect)[0]
     del keep
-    print(f"window: a full collection with the rows alive, not frozen: old {with_old:.1f} ms, new {with_new:.1f} ms")
-    print(f"child, old: pickle_pieces of the result: median {timed(lambda: pool.pickle_pieces(old))[0]:.1f} ms")
+    print(
+        f"window: a full collection with the rows alive, not frozen: old {with_old:.1f} ms, new {with_new:.1f} ms"
+    )
+    print(
+        f"child, old: pickle_pieces of the result: median {timed(lambda: pool.pickle_pieces(old))[0]:.1f} ms"
+    )
     med = timed(lambda: pickle.dumps([flat_row(r) for r in rows], protocol=5))[0]
     print(f"child, new: flat_row + one pickle.dumps: median {med:.1f} ms")
 

@@ -28,7 +28,11 @@ def source_tree_version(pyproject=None) -> str:
     import tomllib
     from pathlib import Path
 
-    path = Path(pyproject) if pyproject is not None else Path(__file__).resolve().parent.parent / "pyproject.toml"
+    path = (
+        Path(pyproject)
+        if pyproject is not None
+        else Path(__file__).resolve().parent.parent / "pyproject.toml"
+    )
     try:
         with open(path, "rb") as fh:
             project = tomllib.load(fh).get("project", {})

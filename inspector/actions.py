@@ -49,15 +49,18 @@ def _planned(ctx: RepairContext, module, session_id: str | None, follow_links: b
     skipped = list({exc.filename: exc for exc in ctx.snapshot.too_large[seen:]}.values())
     if skipped and not plan.refusal and plan.changes:
         names = "; ".join(f"{exc.filename}: {exc.strerror}" for exc in skipped[:3])
-        plan.refusal = (f"a file this repair needs was not loaded ({names}); what hermes would do with it "
-                        "is unknown, so nothing is written")
+        plan.refusal = (
+            f"a file this repair needs was not loaded ({names}); what hermes would do with it "
+            "is unknown, so nothing is written"
+        )
     elif skipped:  # nothing to write, or refused for another reason: still say what was not read
         plan.warnings.extend(f"{exc.filename} was not loaded: {exc.strerror}" for exc in skipped)
     return plan
 
 
-def plan_action(ctx: RepairContext, action: str, session_id: str | None, *,
-                follow_links: bool = False) -> list[Plan]:
+def plan_action(
+    ctx: RepairContext, action: str, session_id: str | None, *, follow_links: bool = False
+) -> list[Plan]:
     """Plans for one session id, or for every eligible session when ``session_id`` is None.
     ``follow_links``: the user agreed to read and write through links that leave the home."""
     module = action_module(action)

@@ -102,8 +102,9 @@ def home_id(home: Home) -> str:
         inode = os.stat(base).st_ino
     except OSError:
         inode = 0
-    text = "\0".join(("hermes-inspector home v1", machine_id(), str(base), str(home.state_dir.resolve()),
-                      str(inode)))
+    text = "\0".join(
+        ("hermes-inspector home v1", machine_id(), str(base), str(home.state_dir.resolve()), str(inode))
+    )
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 
@@ -127,8 +128,10 @@ def hermes_webui_version(home: Home) -> str | None:
         return None
     root = Path(m.group(1).strip().strip("'\"")).expanduser()
     with contextlib.suppress(OSError):
-        v = re.search(r"""__version__\s*=\s*['"]([^'"]+)['"]""",
-                      (root / "api" / "_version.py").read_text(encoding="utf-8"))
+        v = re.search(
+            r"""__version__\s*=\s*['"]([^'"]+)['"]""",
+            (root / "api" / "_version.py").read_text(encoding="utf-8"),
+        )
         if v:
             return v.group(1)
     return None
@@ -161,10 +164,13 @@ class BundleFile:
         try:
             data = _read_plain(Path(self.source))
         except OSError as exc:
-            raise BundleError(f"{self.source} cannot be read ({exc.strerror or exc}); nothing was written") from exc
+            raise BundleError(
+                f"{self.source} cannot be read ({exc.strerror or exc}); nothing was written"
+            ) from exc
         if data is None or len(data) != self.size or sha256_hex(data) != self.sha256:
-            raise BundleError(f"{self.source} changed while the bundle was being made; nothing was written, "
-                              "try again")
+            raise BundleError(
+                f"{self.source} changed while the bundle was being made; nothing was written, try again"
+            )
         return data
 
 
@@ -184,13 +190,17 @@ class BundleContents:
 
     def summary(self) -> str:
         """What goes in, as the command prints it and the window shows it before writing."""
-        lines = [f"Support bundle: {len(self.sessions)} session(s), {len(self.files)} file(s), "
-                 f"{_human(self.total_bytes)} before compression"]
+        lines = [
+            f"Support bundle: {len(self.sessions)} session(s), {len(self.files)} file(s), "
+            f"{_human(self.total_bytes)} before compression"
+        ]
         lines += [f"  session {sid}" for sid in self.sessions]
         lines += [f"  {f.arcname}  ({_human(f.size)})" for f in self.files]
         for db in self.state_dbs:
-            lines.append(f"  {db['path']}: extract with {db['sessions']} session row(s), "
-                         f"{db['rows'].get('messages', 0)} message row(s)")
+            lines.append(
+                f"  {db['path']}: extract with {db['sessions']} session row(s), "
+                f"{db['rows'].get('messages', 0)} message row(s)"
+            )
             lines += [f"    left out: {x}" for x in db["left_out"]]
         lines += [f"  not included: {s}" for s in self.skipped]
         lines.append("Never included: .env, config.yaml, auth.json, other sessions.")
@@ -232,8 +242,9 @@ def _session_paths(home: Home, sid: str) -> list[Path]:
     turn_dir = sdir / "_turn_journal"
     with contextlib.suppress(OSError):
         if turn_dir.is_dir() and not turn_dir.is_symlink():
-            paths += sorted(p for p in turn_dir.iterdir()
-                            if p.name == f"{sid}.jsonl" or p.name.startswith(f"{sid}~"))
+            paths += sorted(
+                p for p in turn_dir.iterdir() if p.name == f"{sid}.jsonl" or p.name.startswith(f"{sid}~")
+            )
     for profile in home.profile_names():
         paths.append(home.core_transcript(sid, profile))
     return paths
@@ -247,8 +258,14 @@ def _filtered_index(data: bytes, chosen: set[str]) -> bytes:
     return dumps_pretty_fast([r for r in rows if r.get("session_id") in chosen])
 
 
-def select_sessions(home: Home, ids: Iterable[str] = (), *, attention: bool = False, every: bool = False,
-                    now: float | None = None) -> list[str]:
+def select_sessions(
+    home: Home,
+    ids: Iterable[str] = (),
+    *,
+    attention: bool = False,
+    every: bool = False,
+    now: float | None = None,
+) -> list[str]:
     """The session ids a bundle covers: the given ones, those needing attention, or all.
 
     Named sessions are only looked up (a file of theirs, or a row in a ``state.db``); the
@@ -304,8 +321,11 @@ def collect(home: Home, session_ids: list[str], *, now: float | None = None, wor
             return
         if data is not None:
             seen.add(arc)
-            keep = data if derived or (len(data) <= KEEP_IN_MEMORY and kept[0] + len(data) <= KEEP_TOTAL) \
+            keep = (
+                data
+                if derived or (len(data) <= KEEP_IN_MEMORY and kept[0] + len(data) <= KEEP_TOTAL)
                 else None
+            )
             kept[0] += len(keep or b"") if not derived else 0
             out.files.append(BundleFile(arc, str(path), len(data), sha256_hex(data), keep))
 
@@ -324,11 +344,16 @@ def collect(home: Home, session_ids: list[str], *, now: float | None = None, wor
             add(path)
     _add_state_dbs(home, session_ids, out, workdir, add)
     out.files.sort(key=lambda f: f.arcname)
-    if len(out.files) >= MAX_MEMBERS or out.total_bytes > MAX_TOTAL_BYTES or \
-            any(f.size > MAX_MEMBER_BYTES for f in out.files):
-        raise BundleError(f"{len(session_ids)} sessions make {len(out.files):,} files of {_human(out.total_bytes)}: "
-                          f"more than a bundle may hold ({MAX_MEMBERS:,} files, {_human(MAX_TOTAL_BYTES)}, "
-                          f"{_human(MAX_MEMBER_BYTES)} a file); choose fewer sessions")
+    if (
+        len(out.files) >= MAX_MEMBERS
+        or out.total_bytes > MAX_TOTAL_BYTES
+        or any(f.size > MAX_MEMBER_BYTES for f in out.files)
+    ):
+        raise BundleError(
+            f"{len(session_ids)} sessions make {len(out.files):,} files of {_human(out.total_bytes)}: "
+            f"more than a bundle may hold ({MAX_MEMBERS:,} files, {_human(MAX_TOTAL_BYTES)}, "
+            f"{_human(MAX_MEMBER_BYTES)} a file); choose fewer sessions"
+        )
     out.manifest = _manifest(home, out, made_at)
     return out
 
@@ -350,8 +375,9 @@ def _add_state_dbs(home: Home, session_ids: list[str], out: BundleContents, work
             continue
         add(target, dest.read_bytes())
         dest.unlink(missing_ok=True)
-        out.state_dbs.append({"path": _relative(target, home), "source": str(src), "profile": profile,
-                              **ext.to_json()})
+        out.state_dbs.append(
+            {"path": _relative(target, home), "source": str(src), "profile": profile, **ext.to_json()}
+        )
 
 
 def _manifest(home: Home, out: BundleContents, made_at: float) -> dict:
@@ -393,9 +419,11 @@ def write_bundle(contents: BundleContents, dest: Path, *, overwrite: bool = Fals
         raise BundleError(f"cannot create {dest} ({exc.strerror or exc}); nothing was written") from exc
     try:
         portable.fchmod(fd, 0o600)
-        with os.fdopen(fd, "wb") as raw, \
-                gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=6) as gz, \
-                tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        with (
+            os.fdopen(fd, "wb") as raw,
+            gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=6) as gz,
+            tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar,
+        ):
             manifest = json.dumps(contents.manifest, ensure_ascii=False, indent=2).encode("utf-8")
             members = [(MANIFEST_NAME, lambda: manifest)] + [(f.arcname, f.read) for f in contents.files]
             for name, read in members:
@@ -414,8 +442,9 @@ def write_bundle(contents: BundleContents, dest: Path, *, overwrite: bool = Fals
         raise
 
 
-def make_bundle(home: Home, session_ids: list[str], dest: Path, *, overwrite: bool = False,
-                now: float | None = None) -> BundleContents:
+def make_bundle(
+    home: Home, session_ids: list[str], dest: Path, *, overwrite: bool = False, now: float | None = None
+) -> BundleContents:
     """collect + write_bundle, with the extracts' scratch folder cleaned up."""
     with tempfile.TemporaryDirectory(prefix="hermes-inspector-extract-") as work:
         contents = collect(home, session_ids, now=now, workdir=Path(work))
@@ -438,9 +467,11 @@ class OpenedBundle:
     def describe(self) -> str:
         """One line for a title bar or a banner: it is a bundle, from whom, when."""
         m = self.manifest
-        return (f"support bundle {self.archive.name} — from {m.get('made_by', '?')}, made "
-                f"{m.get('made_at_utc', '?')} of {m.get('home', {}).get('base', '?')} "
-                f"({len(m.get('sessions', []))} session(s)); read-only")
+        return (
+            f"support bundle {self.archive.name} — from {m.get('made_by', '?')}, made "
+            f"{m.get('made_at_utc', '?')} of {m.get('home', {}).get('base', '?')} "
+            f"({len(m.get('sessions', []))} session(s)); read-only"
+        )
 
     def close(self) -> None:
         _remove_tree(self.root)
@@ -516,8 +547,10 @@ def _load_manifest(root: Path, path: Path) -> dict:
     if not isinstance(manifest, dict) or manifest.get("format") != BUNDLE_FORMAT:
         raise BundleError(f"{path} is not a hermes-inspector support bundle (manifest format)")
     if manifest.get("format_version") != FORMAT_VERSION:
-        raise BundleError(f"{path} is a bundle of format {manifest.get('format_version')!r}; "
-                          f"this inspector reads format {FORMAT_VERSION}")
+        raise BundleError(
+            f"{path} is a bundle of format {manifest.get('format_version')!r}; "
+            f"this inspector reads format {FORMAT_VERSION}"
+        )
     if not isinstance(manifest.get("files"), list) or not isinstance(manifest.get("home"), dict):
         raise BundleError(f"{path}: manifest.json lacks its file list or home")
     return manifest
@@ -538,8 +571,9 @@ def _verify_files(root: Path, manifest: dict, path: Path) -> None:
     extra = sorted(present - set(listed))
     missing = sorted(set(listed) - present)
     if extra or missing:
-        raise BundleError(f"{path}: its files do not match manifest.json (extra: {extra[:5]}, "
-                          f"missing: {missing[:5]})")
+        raise BundleError(
+            f"{path}: its files do not match manifest.json (extra: {extra[:5]}, missing: {missing[:5]})"
+        )
     for rel, entry in listed.items():
         digest, size = hashlib.sha256(), 0
         with open(root / rel, "rb") as fh:
@@ -594,8 +628,9 @@ def open_bundle(path: str | os.PathLike) -> OpenedBundle:
             with tarfile.open(path, mode="r:gz") as tar:
                 tar.extractall(root / "x", members=members, filter="data")
         except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile) as exc:
-            raise BundleError(f"{path} is not a readable .tar.gz ({exc or type(exc).__name__}); "
-                              "nothing was extracted") from exc
+            raise BundleError(
+                f"{path} is not a readable .tar.gz ({exc or type(exc).__name__}); nothing was extracted"
+            ) from exc
         except OSError as exc:
             raise BundleError(f"{path} cannot be unpacked ({exc.strerror or exc}); nothing was kept") from exc
         unpacked = root / "x"
@@ -606,8 +641,12 @@ def open_bundle(path: str | os.PathLike) -> OpenedBundle:
         _make_read_only(unpacked)
         home = locate_home(unpacked / "home", unpacked / "state", env={})
         # the bundle's state folder is named explicitly (it sits beside the home), so it is trusted like --state-dir
-        home = Home(base=home.base, state_dir=home.state_dir, state_dir_from=home.state_dir_from,
-                    bundle=_origin(path, manifest))
+        home = Home(
+            base=home.base,
+            state_dir=home.state_dir,
+            state_dir_from=home.state_dir_from,
+            bundle=_origin(path, manifest),
+        )
         return OpenedBundle(archive=path, root=root, manifest=manifest, home=home)
     except BaseException:
         _remove_tree(root)

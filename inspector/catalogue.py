@@ -64,8 +64,16 @@ def summarize_sidecar(path: Path) -> SidecarSummary:
 
 
 def _summary(sid: str, path: Path, st, facts: dict) -> SidecarSummary:
-    return SidecarSummary(sid, str(path), st.st_size, st.st_mtime, meta=facts["meta"], error=facts["error"],
-                          pending_marker=facts["marker"], load_error=facts.get("load_error"))
+    return SidecarSummary(
+        sid,
+        str(path),
+        st.st_size,
+        st.st_mtime,
+        meta=facts["meta"],
+        error=facts["error"],
+        pending_marker=facts["marker"],
+        load_error=facts.get("load_error"),
+    )
 
 
 def list_sidecar_paths(session_dir: Path) -> tuple[list[Path], list[Path]]:
@@ -210,27 +218,57 @@ def _sidecar_findings(row: SessionRow, now: float) -> None:
     if sc.error:
         action = action_for("corrupt_sidecar", ("bak",)) if row.has_bak else None
         if "too large to load safely" in sc.error:  # the inspector's limit, not hermes' verdict
-            row.findings.append(Finding("sidecar_too_large", ERROR, f"this sidecar is not loaded: {sc.error}",
-                                        sid, None, sc.location))
+            row.findings.append(
+                Finding(
+                    "sidecar_too_large",
+                    ERROR,
+                    f"this sidecar is not loaded: {sc.error}",
+                    sid,
+                    None,
+                    sc.location,
+                )
+            )
             return
-        row.findings.append(Finding("corrupt_sidecar", ERROR, f"hermes cannot load this sidecar: {sc.error}",
-                                    sid, action, sc.location))
+        row.findings.append(
+            Finding(
+                "corrupt_sidecar",
+                ERROR,
+                f"hermes cannot load this sidecar: {sc.error}",
+                sid,
+                action,
+                sc.location,
+            )
+        )
         return
     inner = sc.meta.get("session_id")
     if inner != sid:
-        row.findings.append(Finding(
-            "session_id_mismatch", ERROR,
-            f"the file says session_id {inner!r} but is named {sid!r}; hermes lists and saves it under "
-            "another id", sid, None, sc.location))
+        row.findings.append(
+            Finding(
+                "session_id_mismatch",
+                ERROR,
+                f"the file says session_id {inner!r} but is named {sid!r}; hermes lists and saves it under "
+                "another id",
+                sid,
+                None,
+                sc.location,
+            )
+        )
     if sc.load_error is not None:
         row.findings.append(unloadable_finding(sid, sc.load_error, sc.location))
     if sc.pending_marker is not None:
         m = sc.pending_marker
-        row.findings.append(Finding(
-            "pending_journal_recovery", WARNING,
-            f"an interrupted-turn marker waits for the run journal (stream {m.get('_journal_retry_stream_id')}, "
-            f"attempt {m.get('_journal_retry_attempts', 0)} of 12, armed at "
-            f"{m.get('_journal_retry_first_seen_ts')})", sid, action_for("pending_journal_recovery"), sc.location))
+        row.findings.append(
+            Finding(
+                "pending_journal_recovery",
+                WARNING,
+                f"an interrupted-turn marker waits for the run journal (stream {m.get('_journal_retry_stream_id')}, "
+                f"attempt {m.get('_journal_retry_attempts', 0)} of 12, armed at "
+                f"{m.get('_journal_retry_first_seen_ts')})",
+                sid,
+                action_for("pending_journal_recovery"),
+                sc.location,
+            )
+        )
     pending = sc.meta.get("pending_user_message")
     stream = sc.meta.get("active_stream_id")
     if pending and stream:
@@ -238,10 +276,16 @@ def _sidecar_findings(row: SessionRow, now: float) -> None:
         age = now - started if isinstance(started, (int, float)) and not isinstance(started, bool) else None
         if age is None or age >= STALE_PENDING_GRACE:
             age_words = f"{age / 60:.0f} min old" if age is not None else "with no start time"
-            row.findings.append(Finding(
-                "stale_pending_turn", WARNING,
-                f"a turn is still marked as running ({age_words}, stream {stream}) but nothing streams it",
-                sid, action_for("stale_pending_turn"), sc.location))
+            row.findings.append(
+                Finding(
+                    "stale_pending_turn",
+                    WARNING,
+                    f"a turn is still marked as running ({age_words}, stream {stream}) but nothing streams it",
+                    sid,
+                    action_for("stale_pending_turn"),
+                    sc.location,
+                )
+            )
 
 
 def build_catalogue(
@@ -295,9 +339,16 @@ def build_catalogue(
         row.has_bak = True
         _, _, read_error = scan.sidecar(name)  # hermes' audit counts its messages: the same read
         if read_error is not None:
-            row.findings.append(Finding("backup_unreadable", WARNING,
-                                        f"{name} cannot be read: {read_error.removeprefix('cannot read: ')}",
-                                        sid, None, str(session_dir / name)))
+            row.findings.append(
+                Finding(
+                    "backup_unreadable",
+                    WARNING,
+                    f"{name} cannot be read: {read_error.removeprefix('cannot read: ')}",
+                    sid,
+                    None,
+                    str(session_dir / name),
+                )
+            )
     index_rows: list | None = None
     index_present = False
     facts = scan.index_facts()
@@ -309,20 +360,36 @@ def build_catalogue(
         index_data, index_error = scan.index_bytes()
         if index_error is not None and not isinstance(index_error, FileNotFoundError):
             # the one read's own error (a FIFO, a folder, too large, permission denied): never read twice
-            home_findings.append(Finding("index_unreadable", WARNING,
-                                         f"_index.json cannot be read: {index_error.strerror or index_error}",
-                                         None, None, str(session_dir / INDEX_NAME)))
+            home_findings.append(
+                Finding(
+                    "index_unreadable",
+                    WARNING,
+                    f"_index.json cannot be read: {index_error.strerror or index_error}",
+                    None,
+                    None,
+                    str(session_dir / INDEX_NAME),
+                )
+            )
         if index_data is not None:
             index_present = True
             parsed = parse_index(index_data)
             if parsed is not None:
-                index_rows = [[r.get("session_id"), r["title"] if isinstance(r.get("title"), str) else None]
-                              for r in parsed]
+                index_rows = [
+                    [r.get("session_id"), r["title"] if isinstance(r.get("title"), str) else None]
+                    for r in parsed
+                ]
     if index_present:
         if index_rows is None:
-            home_findings.append(Finding("index_unusable", WARNING,
-                                         "_index.json is not a list of rows; hermes rebuilds it on the next save",
-                                         None, action_for("index_unusable"), str(session_dir / INDEX_NAME)))
+            home_findings.append(
+                Finding(
+                    "index_unusable",
+                    WARNING,
+                    "_index.json is not a list of rows; hermes rebuilds it on the next save",
+                    None,
+                    action_for("index_unusable"),
+                    str(session_dir / INDEX_NAME),
+                )
+            )
         else:
             for rid, title in index_rows:
                 if isinstance(rid, str) and rid:
@@ -356,9 +423,15 @@ def build_catalogue(
         row.complete = True  # its last_activity is worked out on first use, then kept
         _sidecar_findings(row, now)
         if not is_safe_session_id(row.session_id):
-            row.findings.append(Finding("unsafe_session_id", ERROR,
-                                        f"the id {row.session_id!r} is not safe as a file name; the inspector "
-                                        "will not build paths from it", row.session_id))
+            row.findings.append(
+                Finding(
+                    "unsafe_session_id",
+                    ERROR,
+                    f"the id {row.session_id!r} is not safe as a file name; the inspector "
+                    "will not build paths from it",
+                    row.session_id,
+                )
+            )
     cat = Catalogue(rows=rows, home_findings=home_findings)
     if hermes_audit is not None:
         add_hermes_audit(cat, hermes_audit)

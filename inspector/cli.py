@@ -31,8 +31,9 @@ class _VersionAction(argparse.Action):
     """``--version``: the version is looked up only when asked for (see :func:`inspector.version`)."""
 
     def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
-        super().__init__(option_strings, dest=dest, default=default, nargs=0,
-                         help=help or "show the version and exit")
+        super().__init__(
+            option_strings, dest=dest, default=default, nargs=0, help=help or "show the version and exit"
+        )
 
     def __call__(self, parser, namespace, values, option_string=None):
         from inspector import version
@@ -44,12 +45,20 @@ class _VersionAction(argparse.Action):
 def _add_home_args(p: argparse.ArgumentParser, top: bool = False) -> None:
     # On subcommands the defaults are suppressed so `hermes-inspector --home H audit` keeps H.
     default = None if top else argparse.SUPPRESS
-    p.add_argument("--home", default=default,
-                   help="Hermes home (default: $HERMES_HOME, else ~/.hermes), or a support bundle FILE.tar.gz "
-                        "(opened read-only)")
-    p.add_argument("--state-dir", default=default,
-                   help="WebUI state dir (default: $HERMES_WEBUI_STATE_DIR, webui.ctl.env, <home>/webui)")
-    p.add_argument("--state-db", default=default, help="state.db for hermes' audit (default: <home>/state.db)")
+    p.add_argument(
+        "--home",
+        default=default,
+        help="Hermes home (default: $HERMES_HOME, else ~/.hermes), or a support bundle FILE.tar.gz "
+        "(opened read-only)",
+    )
+    p.add_argument(
+        "--state-dir",
+        default=default,
+        help="WebUI state dir (default: $HERMES_WEBUI_STATE_DIR, webui.ctl.env, <home>/webui)",
+    )
+    p.add_argument(
+        "--state-db", default=default, help="state.db for hermes' audit (default: <home>/state.db)"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -59,7 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action=_VersionAction)
     _add_home_args(parser, top=True)
-    parser.add_argument("--demo", action="store_true", help="build a demo home in a temporary folder and open it")
+    parser.add_argument(
+        "--demo", action="store_true", help="build a demo home in a temporary folder and open it"
+    )
     parser.add_argument("--screenshot", metavar="FILE.png", help="render the window, save a picture and exit")
     parser.add_argument("--select", metavar="SESSION_ID", help="select this session (with the window)")
     sub = parser.add_subparsers(dest="command")
@@ -84,8 +95,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run", dest="run_id")
     p.add_argument("--json", action="store_true")
 
-    p = sub.add_parser("search", help="find text where chats live: sidecars, .bak files, state.db, run journals, "
-                                      "run ids (each hit: session id, where, snippet)")
+    p = sub.add_parser(
+        "search",
+        help="find text where chats live: sidecars, .bak files, state.db, run journals, "
+        "run ids (each hit: session id, where, snippet)",
+    )
     _add_home_args(p)
     p.add_argument("text")
     p.add_argument("--json", action="store_true")
@@ -95,17 +109,31 @@ def build_parser() -> argparse.ArgumentParser:
     target = p.add_mutually_exclusive_group(required=True)
     target.add_argument("session_id", nargs="?")
     target.add_argument("--all", action="store_true", help="every session the action applies to")
-    p.add_argument("--action", required=True, choices=registry.Choices(), metavar="ACTION",
-                   help=registry.StepsHelp("one of %(choices)s"))
+    p.add_argument(
+        "--action",
+        required=True,
+        choices=registry.Choices(),
+        metavar="ACTION",
+        help=registry.StepsHelp("one of %(choices)s"),
+    )
     p.add_argument("--write", action="store_true", help="apply the previewed plan (default: preview only)")
-    p.add_argument("--follow-links", action="store_true",
-                   help="read and write through symbolic links that leave the home (the preview names "
-                        "their real targets; without this such a repair is refused)")
+    p.add_argument(
+        "--follow-links",
+        action="store_true",
+        help="read and write through symbolic links that leave the home (the preview names "
+        "their real targets; without this such a repair is refused)",
+    )
     p.add_argument("--now", type=float, help="the clock, Unix seconds (default: now)")
-    p.add_argument("--server-started-at", type=float,
-                   help="WebUI process start, Unix seconds (default: the running WebUI's, else now)")
-    p.add_argument("--kit-out", metavar="KIT.json",
-                   help="in a support bundle: save the previewed plan as a repair kit for the user")
+    p.add_argument(
+        "--server-started-at",
+        type=float,
+        help="WebUI process start, Unix seconds (default: the running WebUI's, else now)",
+    )
+    p.add_argument(
+        "--kit-out",
+        metavar="KIT.json",
+        help="in a support bundle: save the previewed plan as a repair kit for the user",
+    )
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("bundle", help="save a support bundle of some sessions (read-only on the home)")
@@ -123,22 +151,39 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--write", action="store_true", help="apply the previewed kit (default: preview only)")
     p.add_argument("--json", action="store_true")
 
-    p = sub.add_parser("crosscheck", help="run the repair in your own hermes-webui on a private copy and "
-                                          "compare its files with the inspector's plan")
+    p = sub.add_parser(
+        "crosscheck",
+        help="run the repair in your own hermes-webui on a private copy and "
+        "compare its files with the inspector's plan",
+    )
     _add_home_args(p)
     target = p.add_mutually_exclusive_group(required=True)
     target.add_argument("session_id", nargs="?")
     target.add_argument("--all", action="store_true", help="every session the action applies to")
-    p.add_argument("--action", required=True, choices=registry.Choices(extra=("audit",), hermes_only=True),
-                   metavar="ACTION", help="a hermes-webui repair (%(choices)s), or audit (hermes' recovery audit report, with --all)")
-    p.add_argument("--hermes-webui", metavar="PATH",
-                   help="the hermes-webui checkout (default: the running server's, from <home>/webui.pid)")
-    p.add_argument("--hermes-python", metavar="PY",
-                   help="the interpreter that imports it (default: the running server's, the checkout's "
-                        ".venv, else this one)")
+    p.add_argument(
+        "--action",
+        required=True,
+        choices=registry.Choices(extra=("audit",), hermes_only=True),
+        metavar="ACTION",
+        help="a hermes-webui repair (%(choices)s), or audit (hermes' recovery audit report, with --all)",
+    )
+    p.add_argument(
+        "--hermes-webui",
+        metavar="PATH",
+        help="the hermes-webui checkout (default: the running server's, from <home>/webui.pid)",
+    )
+    p.add_argument(
+        "--hermes-python",
+        metavar="PY",
+        help="the interpreter that imports it (default: the running server's, the checkout's "
+        ".venv, else this one)",
+    )
     p.add_argument("--now", type=float, help="the clock, Unix seconds (default: now)")
-    p.add_argument("--server-started-at", type=float,
-                   help="WebUI process start, Unix seconds (default: the running WebUI's, else now)")
+    p.add_argument(
+        "--server-started-at",
+        type=float,
+        help="WebUI process start, Unix seconds (default: the running WebUI's, else now)",
+    )
     p.add_argument("--timeout", type=float, default=60.0, help="seconds hermes may take (default: 60)")
     p.add_argument("--json", action="store_true")
 
@@ -149,8 +194,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("write_id")
     p.add_argument("--json", action="store_true")
     for p in (parser, *sub.choices.values()):  # `hermes-inspector --debug audit` and `... audit --debug`
-        p.add_argument("--debug", action="store_true", default=False if p is parser else argparse.SUPPRESS,
-                       help="log everything (DEBUG) to stderr as well as to the log file")
+        p.add_argument(
+            "--debug",
+            action="store_true",
+            default=False if p is parser else argparse.SUPPRESS,
+            help="log everything (DEBUG) to stderr as well as to the log file",
+        )
     return parser
 
 
@@ -225,7 +274,12 @@ def cmd_list(args: argparse.Namespace) -> int:
     cat = load_catalogue(_home(args), now=time.time(), save_in_background=True)
     rows = [r for r in cat.sorted_rows() if r.needs_attention or not args.attention]
     if args.json:
-        _print_json({"sessions": [r.to_json() for r in rows], "home_findings": [f.to_json() for f in cat.home_findings]})
+        _print_json(
+            {
+                "sessions": [r.to_json() for r in rows],
+                "home_findings": [f.to_json() for f in cat.home_findings],
+            }
+        )
     else:
         _print(format_list(rows, cat.home_findings))
     return 0
@@ -236,9 +290,17 @@ def cmd_show(args: argparse.Namespace) -> int:
     from inspector.session_detail import load_detail
 
     detail = load_detail(_home(args), args.session_id)
-    if detail.sidecar_raw is None and not detail.state_db and detail.bak_path is None and not detail.runs \
-            and detail.index_row is None and not detail.sidecar_error:
-        raise UsageError(f"no session {args.session_id!r} in this home (no sidecar, .bak, index row or state.db row)")
+    if (
+        detail.sidecar_raw is None
+        and not detail.state_db
+        and detail.bak_path is None
+        and not detail.runs
+        and detail.index_row is None
+        and not detail.sidecar_error
+    ):
+        raise UsageError(
+            f"no session {args.session_id!r} in this home (no sidecar, .bak, index row or state.db row)"
+        )
     if args.json:
         _print_json(detail_to_json(detail))
     else:
@@ -276,19 +338,39 @@ def _apply(plan: Plan, log: WriteLog, home: Home, follow_links: bool) -> dict:
     refused = recheck_before_write(plan, home, follow_links)  # a link swapped in since the plan was made
     if refused is not None:
         logger.warning("%s of %s not written: %s", plan.action, plan.session_id or "the home", refused)
-        return {"session_id": plan.session_id, "error": refused, "outcome": "nothing", "written_files": [],
-                "write_id": None}
+        return {
+            "session_id": plan.session_id,
+            "error": refused,
+            "outcome": "nothing",
+            "written_files": [],
+            "write_id": None,
+        }
     try:
         rec = apply_plan(plan, log)
     except ApplyError as exc:
-        logger.warning("%s of %s not written (%s)", plan.action, plan.session_id or "the home", exc.outcome,
-                       exc_info=True)
-        return {"session_id": plan.session_id, "error": str(exc), "outcome": exc.outcome,
-                "written_files": [str(p) for p in exc.written], "write_id": exc.write_id}
+        logger.warning(
+            "%s of %s not written (%s)",
+            plan.action,
+            plan.session_id or "the home",
+            exc.outcome,
+            exc_info=True,
+        )
+        return {
+            "session_id": plan.session_id,
+            "error": str(exc),
+            "outcome": exc.outcome,
+            "written_files": [str(p) for p in exc.written],
+            "write_id": exc.write_id,
+        }
     except OSError as exc:
         logger.warning("%s of %s not written", plan.action, plan.session_id or "the home", exc_info=True)
-        return {"session_id": plan.session_id, "error": str(exc), "outcome": "nothing", "written_files": [],
-                "write_id": None}
+        return {
+            "session_id": plan.session_id,
+            "error": str(exc),
+            "outcome": "nothing",
+            "written_files": [],
+            "write_id": None,
+        }
     logger.info("%s of %s written as %s", plan.action, plan.session_id or "the home", rec.write_id)
     return {**rec.to_json(), "backup_dir": str(log.backup_dir(rec.write_id))}
 
@@ -315,8 +397,10 @@ def _print_written(written: list[dict], *, name_session: bool) -> None:
             _print(f"{OUTCOME_HEADS.get(w.get('outcome'), 'NOT WRITTEN')}{who}: {w['error']}")
         else:
             files = ", ".join(f"{f['kind']} {f['path']}" for f in w["files"])
-            _print(f"Written {w['write_id']}: {files}\nBackups: {w['backup_dir']}\n"
-                   f"Undo with: hermes-inspector undo {w['write_id']}")
+            _print(
+                f"Written {w['write_id']}: {files}\nBackups: {w['backup_dir']}\n"
+                f"Undo with: hermes-inspector undo {w['write_id']}"
+            )
 
 
 def _plan_and_write(args: argparse.Namespace, home: Home, clock) -> tuple[list[Plan], list[dict]]:
@@ -366,7 +450,9 @@ def cmd_repair(args: argparse.Namespace) -> int:
 
     home = _home(args)
     if home.bundle is not None and args.write:
-        raise UsageError("a support bundle is read-only: make a repair kit with --kit-out and send it to the user")
+        raise UsageError(
+            "a support bundle is read-only: make a repair kit with --kit-out and send it to the user"
+        )
     if args.kit_out and home.bundle is None:
         raise UsageError("--kit-out works in a support bundle (--home FILE.tar.gz); on this home use --write")
     clock = default_clock(home, args.now, args.server_started_at)
@@ -412,12 +498,17 @@ def cmd_crosscheck(args: argparse.Namespace) -> int:
             _print(f"Could not check with your hermes-webui ({exc.status}): {exc}")
         return 2
     clock = default_clock(home, args.now, args.server_started_at)
-    results = crosscheck_plans(home, args.action, None if args.all else args.session_id, clock, install,
-                               timeout=args.timeout)
+    results = crosscheck_plans(
+        home, args.action, None if args.all else args.session_id, clock, install, timeout=args.timeout
+    )
     code = overall_exit(results)
     if args.json:
-        _print_json({"status": {0: "identical", 1: "different"}.get(code, "could_not_run"),
-                     "results": [r.to_json() for r in results]})
+        _print_json(
+            {
+                "status": {0: "identical", 1: "different"}.get(code, "could_not_run"),
+                "results": [r.to_json() for r in results],
+            }
+        )
         return code
     if not results:
         _print(f"Nothing to check: no session needs {args.action}.")
@@ -446,8 +537,10 @@ def _save_kit(args: argparse.Namespace, home: Home, clock, plans: list[Plan]) ->
     if args.json:
         _print_json({"plans": [plan.to_json()], "kit": args.kit_out})
     else:
-        _print(f"Repair kit saved: {args.kit_out}\nThe user applies it with: "
-               f"hermes-inspector apply-kit {os.path.basename(args.kit_out)} --write")
+        _print(
+            f"Repair kit saved: {args.kit_out}\nThe user applies it with: "
+            f"hermes-inspector apply-kit {os.path.basename(args.kit_out)} --write"
+        )
     return 0
 
 
@@ -467,8 +560,10 @@ def cmd_bundle(args: argparse.Namespace) -> int:
     if args.json:
         _print_json({"bundle": args.output, "manifest": contents.manifest})
     else:
-        _print(contents.summary() + f"Saved {args.output} (readable only by you). Send it to support; "
-               "they open it with: hermes-inspector --home " + os.path.basename(args.output))
+        _print(
+            contents.summary() + f"Saved {args.output} (readable only by you). Send it to support; "
+            "they open it with: hermes-inspector --home " + os.path.basename(args.output)
+        )
     return 0
 
 
@@ -528,8 +623,15 @@ def cmd_undo(args: argparse.Namespace) -> int:
         rec = undo_write(args.write_id, log)
     except ApplyError as exc:
         if args.json:
-            _print_json({"undone": False, "error": str(exc), "outcome": exc.outcome,
-                         "written_files": [str(p) for p in exc.written], "write_id": exc.write_id})
+            _print_json(
+                {
+                    "undone": False,
+                    "error": str(exc),
+                    "outcome": exc.outcome,
+                    "written_files": [str(p) for p in exc.written],
+                    "write_id": exc.write_id,
+                }
+            )
         else:
             _print(f"{UNDO_OUTCOME_HEADS.get(exc.outcome, 'Undo refused')}: {exc}")
         return 1
@@ -557,6 +659,7 @@ COMMANDS = {
 
 def _run_gui(args: argparse.Namespace) -> int:
     from inspector.jobs.offload import prestart  # no Qt: the window's child processes start importing
+
     prestart()  # the core while Qt loads and the window is built
     try:
         from inspector.gui.app import run_app

@@ -42,7 +42,9 @@ from inspector.store.files import Fingerprint, sha256_hex
 
 DRIVER = Path(__file__).with_name("hermes_driver.py")
 DEFAULT_TIMEOUT_S = 60.0
-AUDIT = "audit"  # read-only: hermes' returned report is compared with the inspector's, and nothing may be written
+AUDIT = (
+    "audit"  # read-only: hermes' returned report is compared with the inspector's, and nothing may be written
+)
 AUDIT_FUNCTION = "api.session_recovery.audit_session_recovery"
 
 # outcomes: the first two ran; the others are "could not run" (exit 2)
@@ -76,11 +78,17 @@ def is_checkout(path: Path) -> bool:
 
 
 def _quiet_run(cmd: list[str], cwd: Path, timeout: float = 3.0) -> str | None:
-    env = {"PATH": os.environ.get("PATH", os.defpath), "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C",
-           "GIT_TERMINAL_PROMPT": "0", "HOME": str(cwd)}
+    env = {
+        "PATH": os.environ.get("PATH", os.defpath),
+        "GIT_OPTIONAL_LOCKS": "0",
+        "LC_ALL": "C",
+        "GIT_TERMINAL_PROMPT": "0",
+        "HOME": str(cwd),
+    }
     try:
-        out = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, timeout=timeout, check=False,
-                             stdin=subprocess.DEVNULL)
+        out = subprocess.run(
+            cmd, cwd=cwd, env=env, capture_output=True, timeout=timeout, check=False, stdin=subprocess.DEVNULL
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     text = out.stdout.decode("utf-8", "replace").strip()
@@ -157,8 +165,12 @@ def _server_from(args, cwd: Path, exe: str | None) -> tuple[Path, str] | None:
     return checkout, python
 
 
-def find_hermes(home: Home, checkout: str | os.PathLike | None = None, python: str | None = None,
-                remembered: str | None = None) -> HermesInstall:
+def find_hermes(
+    home: Home,
+    checkout: str | os.PathLike | None = None,
+    python: str | None = None,
+    remembered: str | None = None,
+) -> HermesInstall:
     """``checkout`` (``--hermes-webui``), else the running server's checkout and interpreter, else
     ``remembered`` (the window's settings). The interpreter: ``python`` (``--hermes-python``), else
     the running server's, else the checkout's ``.venv``/``venv``, else the inspector's own.
@@ -172,13 +184,22 @@ def find_hermes(home: Home, checkout: str | os.PathLike | None = None, python: s
             path, server_python = server
             found_by = f"the running hermes-webui (pid {webui_pid(home)})"
         elif remembered:
-            path, found_by = Path(remembered).expanduser().absolute(), "the path remembered in the window's settings"
+            path, found_by = (
+                Path(remembered).expanduser().absolute(),
+                "the path remembered in the window's settings",
+            )
         else:
-            raise CrosscheckError(NOT_FOUND, "no hermes-webui to check with: no checkout was chosen (a folder "
-                                  f"with api/models.py) and none runs on {home.base} (no live {home.pid_file.name})")
+            raise CrosscheckError(
+                NOT_FOUND,
+                "no hermes-webui to check with: no checkout was chosen (a folder "
+                f"with api/models.py) and none runs on {home.base} (no live {home.pid_file.name})",
+            )
     if not is_checkout(path):
-        raise CrosscheckError(NOT_FOUND, f"{path} (from {found_by}) is not a hermes-webui checkout: "
-                              "api/models.py and api/session_recovery.py are missing")
+        raise CrosscheckError(
+            NOT_FOUND,
+            f"{path} (from {found_by}) is not a hermes-webui checkout: "
+            "api/models.py and api/session_recovery.py are missing",
+        )
     interpreter = python or server_python or _venv_python(path) or sys.executable
     resolved = shutil.which(interpreter) if "/" not in interpreter else interpreter
     if not resolved or not os.access(resolved, os.X_OK) or not Path(resolved).is_file():
@@ -281,8 +302,11 @@ def _hermes_function(action: str) -> str:
     except KeyError:
         raise CrosscheckError(FAILED, f"unknown action {action!r}") from None
     if spec.mirrors is None:
-        raise CrosscheckError(FAILED, f"{action} is an inspector step: no hermes-webui function does it, so "
-                                      "there is nothing to compare with")
+        raise CrosscheckError(
+            FAILED,
+            f"{action} is an inspector step: no hermes-webui function does it, so "
+            "there is nothing to compare with",
+        )
     return spec.mirrors
 
 
@@ -295,8 +319,9 @@ def _stage(home: Home, action: str, session_id: str | None, copy: _Copy, core: P
         for folder, _, files in os.walk(sdir / "_run_journal" / session_id):
             for name in sorted(files):
                 copy.add(Path(folder) / name)
-        copy.add_folder(sdir / "_turn_journal",
-                        lambda n: n == f"{session_id}.jsonl" or n.startswith(f"{session_id}~"))
+        copy.add_folder(
+            sdir / "_turn_journal", lambda n: n == f"{session_id}.jsonl" or n.startswith(f"{session_id}~")
+        )
     if core is not None:
         copy.add(core)
     if registry.STATE_DB in _hermes_reads(action):
@@ -354,8 +379,14 @@ def _kill(proc: subprocess.Popen) -> None:
         proc.wait(timeout=5)
 
 
-def run_driver(install: HermesInstall, request: dict, env: dict[str, str], root: Path, timeout: float,
-               check: Callable[[], None] = lambda: None) -> dict:
+def run_driver(
+    install: HermesInstall,
+    request: dict,
+    env: dict[str, str],
+    root: Path,
+    timeout: float,
+    check: Callable[[], None] = lambda: None,
+) -> dict:
     """Run the driver; its result dict. Raises CrosscheckError for a time-out, a child that died
     or an import error; ``check()`` may raise to cancel (the child is killed)."""
     work = root / "work"
@@ -365,8 +396,15 @@ def run_driver(install: HermesInstall, request: dict, env: dict[str, str], root:
     out, err = root / "stdout.txt", root / "stderr.txt"
     with open(out, "wb") as fo, open(err, "wb") as fe:
         try:
-            proc = subprocess.Popen([install.python, "-B", str(DRIVER), str(request_path)], cwd=work, env=env,
-                                    stdin=subprocess.DEVNULL, stdout=fo, stderr=fe, start_new_session=True)
+            proc = subprocess.Popen(
+                [install.python, "-B", str(DRIVER), str(request_path)],
+                cwd=work,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=fo,
+                stderr=fe,
+                start_new_session=True,
+            )
         except OSError as exc:
             raise CrosscheckError(NOT_FOUND, f"cannot start {install.python}: {exc.strerror or exc}") from exc
     deadline = time.monotonic() + timeout
@@ -380,7 +418,9 @@ def run_driver(install: HermesInstall, request: dict, env: dict[str, str], root:
             check()
             if time.monotonic() > deadline:
                 _kill(proc)
-                raise CrosscheckError(TIMEOUT, f"hermes-webui did not finish within {timeout:g} s; it was stopped")
+                raise CrosscheckError(
+                    TIMEOUT, f"hermes-webui did not finish within {timeout:g} s; it was stopped"
+                )
     finally:
         if proc.poll() is None:
             _kill(proc)
@@ -388,11 +428,16 @@ def run_driver(install: HermesInstall, request: dict, env: dict[str, str], root:
         result = json.loads(Path(request["result_path"]).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         stderr = _tail(err)
-        raise CrosscheckError(FAILED, f"hermes' interpreter exited with code {proc.returncode} without a "
-                              f"result" + (f": {stderr}" if stderr else "")) from None
+        raise CrosscheckError(
+            FAILED,
+            f"hermes' interpreter exited with code {proc.returncode} without a "
+            f"result" + (f": {stderr}" if stderr else ""),
+        ) from None
     if result.get("status") == IMPORT_ERROR:
-        raise CrosscheckError(IMPORT_ERROR, f"{install.python} cannot import hermes-webui from "
-                              f"{install.checkout}: {result.get('message')}")
+        raise CrosscheckError(
+            IMPORT_ERROR,
+            f"{install.python} cannot import hermes-webui from {install.checkout}: {result.get('message')}",
+        )
     result["stderr"] = _tail(err)
     return result
 
@@ -426,9 +471,15 @@ class FileVerdict:
     def to_json(self) -> dict:
         def sha(b: bytes | None) -> str | None:
             return sha256_hex(b) if b is not None else None
-        return {"path": str(self.path), "same": self.same, "sha256_before": sha(self.before),
-                "sha256_inspector": sha(self.inspector), "sha256_hermes": sha(self.hermes),
-                **({} if self.same else {"diff": self.diff()})}
+
+        return {
+            "path": str(self.path),
+            "same": self.same,
+            "sha256_before": sha(self.before),
+            "sha256_inspector": sha(self.inspector),
+            "sha256_hermes": sha(self.hermes),
+            **({} if self.same else {"diff": self.diff()}),
+        }
 
 
 @dataclass
@@ -472,7 +523,9 @@ class CrossResult:
         """Unified diff of the two audit reports as indented JSON (``-`` inspector, ``+`` hermes)."""
         if not self.audit_differs:
             return ""
-        mine, theirs = (json.dumps(r, ensure_ascii=False, indent=2).encode("utf-8") + b"\n" for r in self.audit)
+        mine, theirs = (
+            json.dumps(r, ensure_ascii=False, indent=2).encode("utf-8") + b"\n" for r in self.audit
+        )
         return FileVerdict(Path("audit.json"), None, mine, theirs).diff()
 
     def headline(self) -> str:
@@ -484,9 +537,13 @@ class CrossResult:
                 what = f"the same report, {what}"
             return f"Same bytes as your hermes-webui (version {self.version}): {self.action} {target}, {what}"
         if self.status == DIFFERENT:
-            what = [f.path.name for f in self.differing()] + (["the audit report"] if self.audit_differs else [])
-            return (f"Different from your hermes-webui (version {self.version}): {self.action} {target}: "
-                    f"{len(what)} differ ({', '.join(what)})")
+            what = [f.path.name for f in self.differing()] + (
+                ["the audit report"] if self.audit_differs else []
+            )
+            return (
+                f"Different from your hermes-webui (version {self.version}): {self.action} {target}: "
+                f"{len(what)} differ ({', '.join(what)})"
+            )
         return f"Could not check with your hermes-webui: {self.message}"
 
     def hermes_plan(self) -> Plan | None:
@@ -495,8 +552,10 @@ class CrossResult:
         if self.status != DIFFERENT:
             return None
         plan = Plan(action=self.action, session_id=self.session_id, clock=self.clock)
-        plan.summary.append(f"hermes-webui {self.version}'s own result of {self.action}, as it wrote it in "
-                            "a private copy of the home")
+        plan.summary.append(
+            f"hermes-webui {self.version}'s own result of {self.action}, as it wrote it in "
+            "a private copy of the home"
+        )
         for f in self.files:
             if f.hermes == f.before:
                 continue
@@ -508,24 +567,41 @@ class CrossResult:
 
     def to_json(self) -> dict:
         return {
-            "action": self.action, "session_id": self.session_id, "status": self.status,
-            "message": self.message, "headline": self.headline(),
-            "hermes_webui": None if self.install is None else {
-                "checkout": str(self.install.checkout), "python": self.install.python,
-                "found_by": self.install.found_by, "version": self.install.version},
-            "clock": None if self.clock is None else {"now": self.clock.now,
-                                                       "server_started_at": self.clock.server_started_at},
-            "inspector_refusal": self.refusal, "hermes_call": self.hermes_call,
-            "hermes_returned": self.hermes_returned, "note": self.note,
+            "action": self.action,
+            "session_id": self.session_id,
+            "status": self.status,
+            "message": self.message,
+            "headline": self.headline(),
+            "hermes_webui": None
+            if self.install is None
+            else {
+                "checkout": str(self.install.checkout),
+                "python": self.install.python,
+                "found_by": self.install.found_by,
+                "version": self.install.version,
+            },
+            "clock": None
+            if self.clock is None
+            else {"now": self.clock.now, "server_started_at": self.clock.server_started_at},
+            "inspector_refusal": self.refusal,
+            "hermes_call": self.hermes_call,
+            "hermes_returned": self.hermes_returned,
+            "note": self.note,
             "files": [f.to_json() for f in self.files],
-            **({} if self.audit is None else {"audit_same": not self.audit_differs, "audit_diff": self.audit_diff()}),
+            **(
+                {}
+                if self.audit is None
+                else {"audit_same": not self.audit_differs, "audit_diff": self.audit_diff()}
+            ),
         }
 
     def render(self) -> str:
         parts = [self.headline()]
         if self.install is not None:
-            parts.append(f"hermes-webui: {self.install.checkout} ({self.install.found_by}), "
-                         f"interpreter {self.install.python}")
+            parts.append(
+                f"hermes-webui: {self.install.checkout} ({self.install.found_by}), "
+                f"interpreter {self.install.python}"
+            )
         if self.hermes_call:
             parts.append(f"hermes ran: {self.hermes_call}")
         if self.note:
@@ -543,7 +619,9 @@ class CrossResult:
         return "\n".join(parts) + "\n"
 
 
-def compare(plan: Plan, copy: _Copy, before: dict[Path, bytes], after: dict[Path, bytes]) -> list[FileVerdict]:
+def compare(
+    plan: Plan, copy: _Copy, before: dict[Path, bytes], after: dict[Path, bytes]
+) -> list[FileVerdict]:
     """A verdict for every file the plan or hermes changed, created or deleted."""
     planned = {c.path: c for c in plan.changes}
     paths = set(planned) | {p for p in set(before) | set(after) if before.get(p) != after.get(p)}
@@ -567,32 +645,62 @@ def _stale(plan: Plan, copy: _Copy) -> list[str]:
     return out
 
 
-def crosscheck(home: Home, action: str, session_id: str | None, clock: Clock, install: HermesInstall, *,
-               plan: Plan | None = None, cwd: Path | None = None, timeout: float = DEFAULT_TIMEOUT_S,
-               check: Callable[[], None] = lambda: None) -> CrossResult:
+def crosscheck(
+    home: Home,
+    action: str,
+    session_id: str | None,
+    clock: Clock,
+    install: HermesInstall,
+    *,
+    plan: Plan | None = None,
+    cwd: Path | None = None,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    check: Callable[[], None] = lambda: None,
+) -> CrossResult:
     """Run ``action`` in the user's hermes-webui on a private copy and compare with ``plan``
     (made here with the same clock when not given)."""
     from inspector.actions import make_context, plan_action
     from inspector.repair.restore import is_plain_stem
 
     if session_id is not None and not is_plain_stem(session_id):
-        return CrossResult(action=action, session_id=session_id, status=FAILED, install=install, clock=clock,
-                           message=f"{session_id!r} is not a plain session id; hermes is not run on it")
+        return CrossResult(
+            action=action,
+            session_id=session_id,
+            status=FAILED,
+            install=install,
+            clock=clock,
+            message=f"{session_id!r} is not a plain session id; hermes is not run on it",
+        )
     try:
         function = _hermes_function(action)
     except CrosscheckError as exc:
-        return CrossResult(action=action, session_id=session_id, status=exc.status, install=install, clock=clock,
-                           message=str(exc))
+        return CrossResult(
+            action=action,
+            session_id=session_id,
+            status=exc.status,
+            install=install,
+            clock=clock,
+            message=str(exc),
+        )
     cwd = cwd if cwd is not None else hermes_cwd(home)
     mine = None
     if action == AUDIT:
         plan, mine = Plan(action=AUDIT, session_id=None), inspector_audit(home)
     elif plan is None:
         plan = plan_action(make_context(home, clock, cwd), action, session_id)[0]
-    result = CrossResult(action=action, session_id=session_id, status=FAILED, install=install, clock=clock,
-                         refusal=plan.refusal)
-    core = (_core_transcript(home, session_id)
-            if session_id and registry.CORE_TRANSCRIPT in _hermes_reads(action) else None)
+    result = CrossResult(
+        action=action,
+        session_id=session_id,
+        status=FAILED,
+        install=install,
+        clock=clock,
+        refusal=plan.refusal,
+    )
+    core = (
+        _core_transcript(home, session_id)
+        if session_id and registry.CORE_TRANSCRIPT in _hermes_reads(action)
+        else None
+    )
     with tempfile.TemporaryDirectory(prefix="hermes-inspector-crosscheck-") as tmp:
         root = Path(tmp)
         os.chmod(root, 0o700)
@@ -601,15 +709,26 @@ def crosscheck(home: Home, action: str, session_id: str | None, clock: Clock, in
             _stage(home, action, session_id, copy, core)
             stale = _stale(plan, copy)
             if stale:
-                raise CrosscheckError(FAILED, "the files changed since the plan was made (" + ", ".join(stale)
-                                      + "); plan again and re-check")
+                raise CrosscheckError(
+                    FAILED,
+                    "the files changed since the plan was made ("
+                    + ", ".join(stale)
+                    + "); plan again and re-check",
+                )
             before = copy.files_after()
             request = {
-                "checkout": str(install.checkout), "action": action, "function": function,
+                "checkout": str(install.checkout),
+                "action": action,
+                "function": function,
                 "session_id": session_id,
-                "now": clock.now, "server_started_at": clock.server_started_at, "cwd": str(cwd),
-                "session_dir": str(copy.session_dir), "result_path": str(root / "result.json"),
-                "state_db": str(copy.to_copy(home.state_db())) if registry.STATE_DB in _hermes_reads(action) else None,
+                "now": clock.now,
+                "server_started_at": clock.server_started_at,
+                "cwd": str(cwd),
+                "session_dir": str(copy.session_dir),
+                "result_path": str(root / "result.json"),
+                "state_db": str(copy.to_copy(home.state_db()))
+                if registry.STATE_DB in _hermes_reads(action)
+                else None,
                 "core_path": str(copy.to_copy(core)) if core is not None else None,
             }
             outcome = run_driver(install, request, child_environment(copy, root), root, timeout, check)
@@ -641,8 +760,15 @@ def inspector_audit(home: Home) -> dict:
     return json.loads(json.dumps(report))
 
 
-def crosscheck_plans(home: Home, action: str, session_id: str | None, clock: Clock, install: HermesInstall, *,
-                     timeout: float = DEFAULT_TIMEOUT_S) -> list[CrossResult]:
+def crosscheck_plans(
+    home: Home,
+    action: str,
+    session_id: str | None,
+    clock: Clock,
+    install: HermesInstall,
+    *,
+    timeout: float = DEFAULT_TIMEOUT_S,
+) -> list[CrossResult]:
     """One check per plan ``repair`` would make: the session, or (``session_id`` None) every
     eligible session / the home-wide action once."""
     from inspector.actions import make_context, plan_action
@@ -651,8 +777,10 @@ def crosscheck_plans(home: Home, action: str, session_id: str | None, clock: Clo
         return [crosscheck(home, AUDIT, None, clock, install, timeout=timeout)]
     cwd = hermes_cwd(home)
     plans = plan_action(make_context(home, clock, cwd), action, session_id)
-    return [crosscheck(home, action, p.session_id, clock, install, plan=p, cwd=cwd, timeout=timeout)
-            for p in plans]
+    return [
+        crosscheck(home, action, p.session_id, clock, install, plan=p, cwd=cwd, timeout=timeout)
+        for p in plans
+    ]
 
 
 def overall_exit(results: list[CrossResult]) -> int:
@@ -661,8 +789,14 @@ def overall_exit(results: list[CrossResult]) -> int:
     return 2 if 2 in codes else (1 if 1 in codes else 0)
 
 
-def crosscheck_job(home: Home, plan: Plan, chosen: str | None, remembered: str | None, python: str | None,
-                   check: Callable[[], None] = lambda: None) -> CrossResult:
+def crosscheck_job(
+    home: Home,
+    plan: Plan,
+    chosen: str | None,
+    remembered: str | None,
+    python: str | None,
+    check: Callable[[], None] = lambda: None,
+) -> CrossResult:
     """The window's check of a previewed plan (run in one of its child processes): find the
     user's hermes-webui (``chosen`` in the dialog, else the running server's, else
     ``remembered``) and compare with exactly this plan, under the clock it was made with.
@@ -670,8 +804,15 @@ def crosscheck_job(home: Home, plan: Plan, chosen: str | None, remembered: str |
     try:
         install = find_hermes(home, chosen, python, remembered)
     except CrosscheckError as exc:
-        return CrossResult(action=plan.action, session_id=plan.session_id, status=exc.status, message=str(exc))
+        return CrossResult(
+            action=plan.action, session_id=plan.session_id, status=exc.status, message=str(exc)
+        )
     if plan.clock is None:
-        return CrossResult(action=plan.action, session_id=plan.session_id, status=FAILED, install=install,
-                           message="the plan does not say which clock it was made with")
+        return CrossResult(
+            action=plan.action,
+            session_id=plan.session_id,
+            status=FAILED,
+            install=install,
+            message="the plan does not say which clock it was made with",
+        )
     return crosscheck(home, plan.action, plan.session_id, plan.clock, install, plan=plan, check=check)

@@ -129,13 +129,38 @@ CREATE UNIQUE INDEX idx_sessions_title_unique ON sessions(title) WHERE title IS 
 CREATE INDEX idx_messages_session ON messages(session_id, timestamp);
 """
 SESSION_COLUMNS = (
-    "id", "source", "model", "started_at", "ended_at", "end_reason", "message_count", "tool_call_count",
-    "input_tokens", "output_tokens", "cache_read_tokens", "cwd", "billing_provider", "estimated_cost_usd",
-    "cost_status", "title", "title_source", "last_activity_at", "profile_name",
+    "id",
+    "source",
+    "model",
+    "started_at",
+    "ended_at",
+    "end_reason",
+    "message_count",
+    "tool_call_count",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cwd",
+    "billing_provider",
+    "estimated_cost_usd",
+    "cost_status",
+    "title",
+    "title_source",
+    "last_activity_at",
+    "profile_name",
 )
 MESSAGE_COLUMNS = (
-    "session_id", "role", "content", "tool_call_id", "tool_calls", "tool_name", "timestamp",
-    "finish_reason", "reasoning", "active", "compacted",
+    "session_id",
+    "role",
+    "content",
+    "tool_call_id",
+    "tool_calls",
+    "tool_name",
+    "timestamp",
+    "finish_reason",
+    "reasoning",
+    "active",
+    "compacted",
 )
 
 
@@ -188,7 +213,9 @@ def load_recipe() -> dict:
     try:
         text = resources.files("inspector.resources").joinpath(RECIPE_NAME).read_text(encoding="utf-8")
     except ModuleNotFoundError:
-        text = (Path(__file__).resolve().parent.parent / "resources" / RECIPE_NAME).read_text(encoding="utf-8")
+        text = (Path(__file__).resolve().parent.parent / "resources" / RECIPE_NAME).read_text(
+            encoding="utf-8"
+        )
     return json.loads(text)
 
 
@@ -212,8 +239,11 @@ def build_demo_home(root: Path, *, now: float) -> DemoHome:
 
 
 def _openai_call(call: dict) -> dict:
-    return {"id": call["id"], "type": "function",
-            "function": {"name": call["name"], "arguments": json.dumps(call["args"])}}
+    return {
+        "id": call["id"],
+        "type": "function",
+        "function": {"name": call["name"], "arguments": json.dumps(call["args"])},
+    }
 
 
 def _message(b: _Build, spec: dict, row_id: int | None) -> dict:
@@ -244,13 +274,15 @@ def _tool_cards(messages: list[dict]) -> list[dict]:
             continue
         for call in msg.get("tool_calls") or []:
             args = json.loads(call["function"]["arguments"])
-            cards.append({
-                "name": call["function"]["name"],
-                "snippet": str(results.get(call["id"], {}).get("content", ""))[:200],
-                "tid": call["id"],
-                "assistant_msg_idx": idx,
-                "args": {k: str(v)[:120] for k, v in list(args.items())[:4]},
-            })
+            cards.append(
+                {
+                    "name": call["function"]["name"],
+                    "snippet": str(results.get(call["id"], {}).get("content", ""))[:200],
+                    "tid": call["id"],
+                    "assistant_msg_idx": idx,
+                    "args": {k: str(v)[:120] for k, v in list(args.items())[:4]},
+                }
+            )
     return cards
 
 
@@ -260,7 +292,12 @@ def _context(messages: list[dict]) -> list[dict]:
 
 
 def _recovered_user(b: _Build, spec: dict) -> dict:
-    return {"role": "user", "content": spec["content"], "timestamp": int(b.now + spec["at"]), "_recovered": True}
+    return {
+        "role": "user",
+        "content": spec["content"],
+        "timestamp": int(b.now + spec["at"]),
+        "_recovered": True,
+    }
 
 
 def _agent_user_row(b: _Build, spec: dict) -> dict:
@@ -271,10 +308,16 @@ def _agent_user_row(b: _Build, spec: dict) -> dict:
 def _pending_retry_marker(stream_id: str, ts: int) -> dict:
     """hermes' pending-retry marker (cause ``process_restart``), armed for the lazy journal retry."""
     return {
-        "role": "assistant", "content": MARKER_CONTENT, "timestamp": ts, "_error": True,
-        "type": "interrupted", "interruption_cause": "process_restart",
-        "_pending_journal_recovery": True, "_journal_retry_stream_id": stream_id,
-        "_journal_retry_attempts": 0, "_journal_retry_first_seen_ts": ts,
+        "role": "assistant",
+        "content": MARKER_CONTENT,
+        "timestamp": ts,
+        "_error": True,
+        "type": "interrupted",
+        "interruption_cause": "process_restart",
+        "_pending_journal_recovery": True,
+        "_journal_retry_stream_id": stream_id,
+        "_journal_retry_attempts": 0,
+        "_journal_retry_first_seen_ts": ts,
     }
 
 
@@ -291,13 +334,22 @@ def _session(b: _Build, spec: dict, messages: list[dict], *, updated: float, **e
     """The in-memory session hermes would hold, with every saved key, via the project's loader."""
     usage = spec["usage"]
     raw = {
-        "session_id": spec["id"], "title": spec["title"], "workspace": str(_workspace(b, spec["workspace"])),
-        "model": spec["model"], "model_provider": spec["provider"],
-        "created_at": b.ts(spec["created"]), "updated_at": b.ts(updated), "profile": spec["profile"],
-        "input_tokens": usage["input_tokens"], "output_tokens": usage["output_tokens"],
-        "estimated_cost": usage["estimated_cost"], "cache_read_tokens": usage["cache_read_tokens"],
+        "session_id": spec["id"],
+        "title": spec["title"],
+        "workspace": str(_workspace(b, spec["workspace"])),
+        "model": spec["model"],
+        "model_provider": spec["provider"],
+        "created_at": b.ts(spec["created"]),
+        "updated_at": b.ts(updated),
+        "profile": spec["profile"],
+        "input_tokens": usage["input_tokens"],
+        "output_tokens": usage["output_tokens"],
+        "estimated_cost": usage["estimated_cost"],
+        "cache_read_tokens": usage["cache_read_tokens"],
         "llm_title_generated": spec["llm_title"],
-        "messages": messages, "tool_calls": _tool_cards(messages), "context_messages": _context(messages),
+        "messages": messages,
+        "tool_calls": _tool_cards(messages),
+        "context_messages": _context(messages),
     }
     raw.update(extra)
     return load_session(raw, now=b.now, cwd=b.root)
@@ -327,9 +379,17 @@ def _journal_line(b: _Build, sid: str, run_id: str, seq: int, entry: dict) -> st
     if entry["event"] in TERMINAL_EVENTS:
         raise ValueError("the demo journals hold no terminal record")
     record = {
-        "version": 1, "event_id": f"{run_id}:{seq}", "seq": seq, "run_id": run_id, "session_id": sid,
-        "event": entry["event"], "type": entry["event"], "created_at": float(b.ts(entry["at"])),
-        "terminal": False, "terminal_state": None, "payload": entry["payload"],
+        "version": 1,
+        "event_id": f"{run_id}:{seq}",
+        "seq": seq,
+        "run_id": run_id,
+        "session_id": sid,
+        "event": entry["event"],
+        "type": entry["event"],
+        "created_at": float(b.ts(entry["at"])),
+        "terminal": False,
+        "terminal_state": None,
+        "payload": entry["payload"],
     }
     return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
 
@@ -365,8 +425,13 @@ def _interrupted(b: _Build, name: str, spec: dict) -> str:
         marker["content"] = NEUTRAL_WORDING
         strip_retry_keys(marker)
     # A2 projects the recovered row into the model context as is (``_recovered`` kept, §3.7).
-    session = _session(b, spec, history + [user, marker], updated=spec["updated"],
-                       context_messages=_context(history) + [dict(user)])
+    session = _session(
+        b,
+        spec,
+        history + [user, marker],
+        updated=spec["updated"],
+        context_messages=_context(history) + [dict(user)],
+    )
     _save(b, session)
     b.stream_ids[name] = spec["stream"]
     if "journal" in spec:
@@ -380,8 +445,13 @@ def _stale_pending(b: _Build, name: str, spec: dict) -> str:
     history = _messages(b, spec["messages"])
     pending = spec["pending"]
     session = _session(
-        b, spec, history, updated=spec["updated"], active_stream_id=spec["stream"],
-        pending_user_message=pending["content"], pending_started_at=b.ts(pending["at"]),
+        b,
+        spec,
+        history,
+        updated=spec["updated"],
+        active_stream_id=spec["stream"],
+        pending_user_message=pending["content"],
+        pending_started_at=b.ts(pending["at"]),
     )
     _save(b, session)
     b.stream_ids[name] = spec["stream"]
@@ -448,10 +518,17 @@ def _db_content(content: Any) -> str | None:
 def _db_message(sid: str, msg: dict) -> dict:
     calls = msg.get("tool_calls")
     return {
-        "session_id": sid, "role": msg["role"], "content": _db_content(msg.get("content")),
-        "tool_call_id": msg.get("tool_call_id"), "tool_calls": json.dumps(calls) if calls else None,
-        "tool_name": msg.get("name") if msg["role"] == "tool" else None, "timestamp": msg["timestamp"],
-        "finish_reason": msg.get("finish_reason"), "reasoning": msg.get("reasoning"), "active": 1, "compacted": 0,
+        "session_id": sid,
+        "role": msg["role"],
+        "content": _db_content(msg.get("content")),
+        "tool_call_id": msg.get("tool_call_id"),
+        "tool_calls": json.dumps(calls) if calls else None,
+        "tool_name": msg.get("name") if msg["role"] == "tool" else None,
+        "timestamp": msg["timestamp"],
+        "finish_reason": msg.get("finish_reason"),
+        "reasoning": msg.get("reasoning"),
+        "active": 1,
+        "compacted": 0,
     }
 
 
@@ -462,15 +539,25 @@ def _add_db_row(b: _Build, spec: dict, messages: list[dict], *, profile: str) ->
     ended = spec.get("ended")
     rows = [_db_message(spec["id"], m) for m in messages]
     session = {
-        "id": spec["id"], "source": spec.get("source", "webui"), "model": spec["model"], "started_at": started,
-        "ended_at": b.ts(ended) if ended is not None else None, "end_reason": spec.get("end_reason"),
-        "message_count": len(rows), "tool_call_count": sum(len(m.get("tool_calls") or []) for m in messages),
-        "input_tokens": usage["input_tokens"], "output_tokens": usage["output_tokens"],
-        "cache_read_tokens": usage["cache_read_tokens"], "cwd": str(_workspace(b, spec["workspace"])),
-        "billing_provider": spec.get("provider"), "estimated_cost_usd": usage["estimated_cost"],
+        "id": spec["id"],
+        "source": spec.get("source", "webui"),
+        "model": spec["model"],
+        "started_at": started,
+        "ended_at": b.ts(ended) if ended is not None else None,
+        "end_reason": spec.get("end_reason"),
+        "message_count": len(rows),
+        "tool_call_count": sum(len(m.get("tool_calls") or []) for m in messages),
+        "input_tokens": usage["input_tokens"],
+        "output_tokens": usage["output_tokens"],
+        "cache_read_tokens": usage["cache_read_tokens"],
+        "cwd": str(_workspace(b, spec["workspace"])),
+        "billing_provider": spec.get("provider"),
+        "estimated_cost_usd": usage["estimated_cost"],
         "cost_status": "estimated" if usage["estimated_cost"] is not None else None,
-        "title": spec["title"], "title_source": _title_source(spec),
-        "last_activity_at": rows[-1]["timestamp"] if rows else started, "profile_name": profile,
+        "title": spec["title"],
+        "title_source": _title_source(spec),
+        "last_activity_at": rows[-1]["timestamp"] if rows else started,
+        "profile_name": profile,
     }
     b.db.setdefault(profile, []).append((session, rows))
 

@@ -40,7 +40,9 @@ def message_text(content: Any) -> str:
             if isinstance(part, str):
                 parts.append(part)
             elif isinstance(part, dict):
-                text = part.get("text") or part.get("content") or part.get("thinking") or part.get("reasoning")
+                text = (
+                    part.get("text") or part.get("content") or part.get("thinking") or part.get("reasoning")
+                )
                 parts.append(text if isinstance(text, str) else to_json_text(part))
             else:
                 parts.append(to_json_text(part))
@@ -56,9 +58,11 @@ def message_flags(msg: dict) -> list[str]:
     if msg.get("interruption_cause"):
         flags.append(f"cause={msg['interruption_cause']}")
     if msg.get("_pending_journal_recovery"):
-        flags.append(f"retry stream={msg.get('_journal_retry_stream_id')} "
-                     f"attempts={msg.get('_journal_retry_attempts', 0)} "
-                     f"first_seen={msg.get('_journal_retry_first_seen_ts')}")
+        flags.append(
+            f"retry stream={msg.get('_journal_retry_stream_id')} "
+            f"attempts={msg.get('_journal_retry_attempts', 0)} "
+            f"first_seen={msg.get('_journal_retry_first_seen_ts')}"
+        )
     if msg.get("_recovered_stream_id"):
         flags.append(f"stream={msg['_recovered_stream_id']}")
     return flags
@@ -128,8 +132,10 @@ def transcript_markdown(detail: SessionDetail, *, now: float, include_state_db: 
         out.append(f"- sidecar error: {_inline(one_line(detail.sidecar_error, 300))}")
     for run in detail.runs:
         s = run.summary or {}
-        out.append(f"- run {run.run_id}: {s.get('event_count', '?')} events, last seq {s.get('last_seq', '?')}, "
-                   f"{s.get('terminal_state', run.error)}")
+        out.append(
+            f"- run {run.run_id}: {s.get('event_count', '?')} events, last seq {s.get('last_seq', '?')}, "
+            f"{s.get('terminal_state', run.error)}"
+        )
     out.append(f"- exported: {format_time(now)}")
     if detail.findings:
         out += ["", "## Findings", ""]
@@ -184,15 +190,22 @@ def transcript_json(detail: SessionDetail, *, now: float) -> dict:
         "profile": detail.profile,
         "sidecar_path": str(detail.sidecar_path) if detail.sidecar_path else None,
         "sidecar_error": detail.sidecar_error,
-        "metadata": {k: v for k, v in sidecar.items()
-                     if k not in ("messages", "tool_calls", "context_messages", "anchor_activity_scenes")},
+        "metadata": {
+            k: v
+            for k, v in sidecar.items()
+            if k not in ("messages", "tool_calls", "context_messages", "anchor_activity_scenes")
+        },
         "findings": [f.to_json() for f in detail.findings],
         "messages": detail.messages,
         "tool_calls": sidecar.get("tool_calls") if isinstance(sidecar.get("tool_calls"), list) else [],
-        "state_db": [{"profile": v.profile, "path": str(v.path), "error": v.error, "messages": v.messages}
-                     for v in detail.state_db],
-        "runs": [{"run_id": r.run_id, "path": str(r.path), "summary": r.summary, "error": r.error}
-                 for r in detail.runs],
+        "state_db": [
+            {"profile": v.profile, "path": str(v.path), "error": v.error, "messages": v.messages}
+            for v in detail.state_db
+        ],
+        "runs": [
+            {"run_id": r.run_id, "path": str(r.path), "summary": r.summary, "error": r.error}
+            for r in detail.runs
+        ],
     }
 
 

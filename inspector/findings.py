@@ -52,7 +52,9 @@ def unloadable_finding(session_id: str, problem: str, path: str | None) -> Findi
     """A sidecar that parses, but that hermes' ``Session()`` refuses (``problem``: see
     :func:`inspector.store.sidecar.path_field_problem`): the WebUI cannot open the chat, and its
     index rebuild leaves it out. No repair answers it (the inspector does not edit settings)."""
-    return Finding("sidecar_unloadable", ERROR, f"hermes cannot open this chat: {problem}", session_id, None, path)
+    return Finding(
+        "sidecar_unloadable", ERROR, f"hermes cannot open this chat: {problem}", session_id, None, path
+    )
 
 
 def worst(findings: list[Finding] | tuple[Finding, ...]) -> str:
@@ -81,7 +83,10 @@ _HERMES_WORDS = {
     "index_missing_entry": ("the sidecar is missing from _index.json", INFO),
     "state_db_orphan_webui_row": ("state.db has an empty WebUI chat with no sidecar", INFO),
     "state_db_missing_sidecar": ("state.db has this WebUI chat but its sidecar is missing", WARNING),
-    "turn_journal_pending_turn": ("the turn journal has a submitted turn that never reached the sidecar", WARNING),
+    "turn_journal_pending_turn": (
+        "the turn journal has a submitted turn that never reached the sidecar",
+        WARNING,
+    ),
 }
 
 

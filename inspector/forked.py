@@ -44,11 +44,18 @@ class Forked:
                 except BaseException as exc:  # noqa: BLE001 - reported to the parent, traceback and all
                     import traceback
 
-                    payload = pickle.dumps((False, (f"{type(exc).__name__}: {exc}",
-                                                    "".join(traceback.format_exception(exc)).rstrip())))
+                    payload = pickle.dumps(
+                        (
+                            False,
+                            (
+                                f"{type(exc).__name__}: {exc}",
+                                "".join(traceback.format_exception(exc)).rstrip(),
+                            ),
+                        )
+                    )
                 view = memoryview(payload)
                 while view:
-                    view = view[os.write(write_fd, view):]
+                    view = view[os.write(write_fd, view) :]
             finally:
                 os._exit(0)
         os.close(write_fd)

@@ -42,21 +42,36 @@ def _run(req: dict, models, recovery) -> dict:
     session_dir = Path(req["session_dir"])
     sid = req.get("session_id")
     state_db = Path(req["state_db"]) if req.get("state_db") else None
-    if function in ("api.models._retry_journal_recovery_in_place", "api.models._apply_core_sync_or_error_marker"):
+    if function in (
+        "api.models._retry_journal_recovery_in_place",
+        "api.models._apply_core_sync_or_error_marker",
+    ):
         session = models.Session.load(sid)
         if session is None:
-            return {"call": "api.models.Session.load", "returned": None,
-                    "note": "hermes' Session.load returned None: hermes does nothing"}
+            return {
+                "call": "api.models.Session.load",
+                "returned": None,
+                "note": "hermes' Session.load returned None: hermes does nothing",
+            }
         if function == "api.models._retry_journal_recovery_in_place":
             returned = models._retry_journal_recovery_in_place(session, preserve_arriving_budget=True)
-            return {"call": "api.models._retry_journal_recovery_in_place(session, "
-                            "preserve_arriving_budget=True)", "returned": returned}
+            return {
+                "call": "api.models._retry_journal_recovery_in_place(session, preserve_arriving_budget=True)",
+                "returned": returned,
+            }
         returned = models._apply_core_sync_or_error_marker(
-            session, Path(req["core_path"]), stream_id_for_recheck=session.active_stream_id,
-            require_stream_dead=True, touch_updated_at=True)
-        return {"call": "api.models._apply_core_sync_or_error_marker(session, core_path, "
-                        "stream_id_for_recheck=session.active_stream_id, require_stream_dead=True, "
-                        "touch_updated_at=True)", "returned": returned}
+            session,
+            Path(req["core_path"]),
+            stream_id_for_recheck=session.active_stream_id,
+            require_stream_dead=True,
+            touch_updated_at=True,
+        )
+        return {
+            "call": "api.models._apply_core_sync_or_error_marker(session, core_path, "
+            "stream_id_for_recheck=session.active_stream_id, require_stream_dead=True, "
+            "touch_updated_at=True)",
+            "returned": returned,
+        }
     if function == "api.session_recovery.recover_missing_sidecars_from_state_db":
         returned = recovery.recover_missing_sidecars_from_state_db(session_dir, state_db)
         call = "api.session_recovery.recover_missing_sidecars_from_state_db(session_dir, state_db)"
@@ -70,14 +85,22 @@ def _run(req: dict, models, recovery) -> dict:
             # an orphan .bak is restored only by startup recovery, behind its own gate
             orphans = recovery._orphaned_backup_live_paths(session_dir, state_db_path=state_db)
             if live not in orphans:
-                return {"call": "api.session_recovery._orphaned_backup_live_paths(session_dir, state_db)",
-                        "returned": [str(p) for p in orphans],
-                        "note": "startup recovery would not restore this orphan backup"}
+                return {
+                    "call": "api.session_recovery._orphaned_backup_live_paths(session_dir, state_db)",
+                    "returned": [str(p) for p in orphans],
+                    "note": "startup recovery would not restore this orphan backup",
+                }
         returned = recovery.recover_session(live)
-        return {"call": "api.session_recovery.recover_session(session_dir / '<sid>.json')", "returned": returned}
+        return {
+            "call": "api.session_recovery.recover_session(session_dir / '<sid>.json')",
+            "returned": returned,
+        }
     if function == "api.session_recovery.audit_session_recovery":
         returned = recovery.audit_session_recovery(session_dir, state_db_path=state_db)
-        return {"call": "api.session_recovery.audit_session_recovery(session_dir, state_db)", "returned": returned}
+        return {
+            "call": "api.session_recovery.audit_session_recovery(session_dir, state_db)",
+            "returned": returned,
+        }
     if function == "api.session_recovery._rebuild_recovery_session_index":
         recovery._rebuild_recovery_session_index(session_dir)
         return {"call": "api.session_recovery._rebuild_recovery_session_index(session_dir)", "returned": None}
@@ -99,8 +122,9 @@ def main(argv: list[str]) -> int:
         import api.models as models
         import api.session_recovery as recovery
     except BaseException as exc:  # noqa: BLE001 - SystemExit from a broken import counts too
-        return finish({"status": "import_error", "message": _message(exc),
-                       "traceback": traceback.format_exc()[-4000:]})
+        return finish(
+            {"status": "import_error", "message": _message(exc), "traceback": traceback.format_exc()[-4000:]}
+        )
     import time
 
     now = float(req["now"])
@@ -111,8 +135,9 @@ def main(argv: list[str]) -> int:
     try:
         outcome = _run(req, models, recovery)
     except BaseException as exc:  # noqa: BLE001 - hermes raising is a result, reported with its message
-        return finish({"status": "raised", "message": _message(exc),
-                       "traceback": traceback.format_exc()[-4000:]})
+        return finish(
+            {"status": "raised", "message": _message(exc), "traceback": traceback.format_exc()[-4000:]}
+        )
     return finish({"status": "ok", **outcome})
 
 

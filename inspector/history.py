@@ -26,12 +26,13 @@ def undone_by(records: list[WriteRecord]) -> dict[str, str]:
         if rec.action.startswith("undo:") or not rec.files:
             continue
         wanted = {str(f.get("path")): (f.get("sha256_after"), f.get("sha256_before")) for f in rec.files}
-        for later in ordered[i + 1:]:
+        for later in ordered[i + 1 :]:
             if later.action != f"undo:{rec.action}" or later.session_id != rec.session_id:
                 continue
             got = {str(f.get("path")): (f.get("sha256_before"), f.get("sha256_after")) for f in later.files}
-            if all(got.get(path) == shas for path, shas in wanted.items() if shas[0] != shas[1]) \
-                    and set(got) <= set(wanted):
+            if all(got.get(path) == shas for path, shas in wanted.items() if shas[0] != shas[1]) and set(
+                got
+            ) <= set(wanted):
                 out[rec.write_id] = later.write_id
                 break
     return out
@@ -66,8 +67,12 @@ def _read(path: str | None, sha: str | None, max_bytes: int = MAX_DIFF_FILE_BYTE
     return data if sha256_hex(data) == sha else None
 
 
-def write_diff(rec: WriteRecord, records: list[WriteRecord] | None = None,
-               max_bytes: int = MAX_DIFF_FILE_BYTES, check: Callable[[], None] = lambda: None) -> str:
+def write_diff(
+    rec: WriteRecord,
+    records: list[WriteRecord] | None = None,
+    max_bytes: int = MAX_DIFF_FILE_BYTES,
+    check: Callable[[], None] = lambda: None,
+) -> str:
     """The unified diff the write made, file by file: its bytes before come from its backup,
     its bytes after from the file itself when it still holds them, else from the backup an
     undo of it took. A file whose bytes cannot be found again is named with the reason.
@@ -91,12 +96,16 @@ def write_diff(rec: WriteRecord, records: list[WriteRecord] | None = None,
                 if after is not None:
                     break
         if before_sha is not None and before is None:
-            parts.append("(the bytes before this write are not in its backup any more, or too large "
-                         "to show here: no diff)\n\n")
+            parts.append(
+                "(the bytes before this write are not in its backup any more, or too large "
+                "to show here: no diff)\n\n"
+            )
             continue
         if after_sha is not None and after is None:
-            parts.append("(the file has changed since this write and no backup holds what it wrote, or it is "
-                         "too large to show here: no diff)\n\n")
+            parts.append(
+                "(the file has changed since this write and no backup holds what it wrote, or it is "
+                "too large to show here: no diff)\n\n"
+            )
             continue
         parts.append(file_diff(FileChange(path=Path(path), before=before, after=after)))
         parts.append("\n")

@@ -43,7 +43,7 @@ def _read_ctl_state_dir(base: Path) -> Path | None:
     for line in text.splitlines():
         line = line.strip()
         if line.startswith("export "):
-            line = line[len("export "):].strip()
+            line = line[len("export ") :].strip()
         if line.startswith("STATE_DIR="):
             value = line.split("=", 1)[1].strip().strip('"').strip("'")
             if value:
@@ -136,8 +136,10 @@ def _has_webui_state(base: Path) -> bool:
     try:
         if not base.is_dir():
             return False
-        return any(m.exists() for m in (base / "webui" / "sessions", base / "webui" / "settings.json",
-                                        base / "webui"))
+        return any(
+            m.exists()
+            for m in (base / "webui" / "sessions", base / "webui" / "settings.json", base / "webui")
+        )
     except OSError:
         return False
 

@@ -54,8 +54,9 @@ class KitError(Exception):
 
 
 def canonical(body: dict) -> bytes:
-    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
-                      allow_nan=True).encode("ascii")
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=True).encode(
+        "ascii"
+    )
 
 
 def _roots(home: Home) -> dict[str, Path]:
@@ -117,10 +118,14 @@ def make_kit(plan: Plan, home: Home, clock: Clock) -> dict:
         if c.path == index:
             continue
         root, rel = _split(c.path, home)
-        entry: dict = {"root": root, "path": rel, "kind": c.kind,
-                       "sha256_before": sha256_hex(c.before) if c.before is not None else None,
-                       "size_before": len(c.before) if c.before is not None else None,
-                       "sha256_after": sha256_hex(c.after) if c.after is not None else None}
+        entry: dict = {
+            "root": root,
+            "path": rel,
+            "kind": c.kind,
+            "sha256_before": sha256_hex(c.before) if c.before is not None else None,
+            "size_before": len(c.before) if c.before is not None else None,
+            "sha256_after": sha256_hex(c.after) if c.after is not None else None,
+        }
         if c.after is not None:
             entry["after_b64"] = base64.b64encode(c.after).decode("ascii")
         files.append(entry)
@@ -131,8 +136,13 @@ def make_kit(plan: Plan, home: Home, clock: Clock) -> dict:
         "hermes_cwd": origin.hermes_cwd,
         "home_id": origin.home_id,
         "home": {"base": origin.original_base, "state_dir": origin.original_state_dir},
-        "bundle": {"file": origin.archive.name, "made_by": origin.made_by, "made_at": origin.made_at,
-                   "sessions": sessions, "inspector_version": origin.inspector_version},
+        "bundle": {
+            "file": origin.archive.name,
+            "made_by": origin.made_by,
+            "made_at": origin.made_at,
+            "sessions": sessions,
+            "inspector_version": origin.inspector_version,
+        },
         "hermes_webui_version": origin.hermes_webui_version,
         "made_by": who(),
         "made_at": time.time(),
@@ -143,8 +153,12 @@ def make_kit(plan: Plan, home: Home, clock: Clock) -> dict:
         "files": files,
         "index_rows": _index_rows(index_after, sessions),
     }
-    return {"format": KIT_FORMAT, "format_version": FORMAT_VERSION, "body": body,
-            "body_sha256": sha256_hex(canonical(body))}
+    return {
+        "format": KIT_FORMAT,
+        "format_version": FORMAT_VERSION,
+        "body": body,
+        "body_sha256": sha256_hex(canonical(body)),
+    }
 
 
 def save_kit(kit: dict, dest: Path, *, overwrite: bool = False) -> None:
@@ -206,9 +220,11 @@ class Kit:
         b = self.body
         bundle = b.get("bundle", {})
         when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(float(b.get("made_at", 0))))
-        return (f"Repair kit: {b['action']} {b['session_id'] or '(all eligible sessions)'}, made by "
-                f"{b.get('made_by', '?')} at {when} from bundle {bundle.get('file', '?')} "
-                f"({bundle.get('made_by', '?')})")
+        return (
+            f"Repair kit: {b['action']} {b['session_id'] or '(all eligible sessions)'}, made by "
+            f"{b.get('made_by', '?')} at {when} from bundle {bundle.get('file', '?')} "
+            f"({bundle.get('made_by', '?')})"
+        )
 
 
 def _safe_rel(root: object, rel: object) -> str | None:
@@ -239,8 +255,12 @@ def _kit_file(entry: object) -> KitFile:
     if kind not in ("create", "modify", "delete"):
         raise KitError(f"the kit is refused: {entry['path']} has an unknown kind {kind!r}")
     before, after = entry.get("sha256_before"), entry.get("sha256_after")
-    if (kind == "create") != (before is None) or (kind == "delete") != (after is None) \
-            or (before is not None and not _hex(before)) or (after is not None and not _hex(after)):
+    if (
+        (kind == "create") != (before is None)
+        or (kind == "delete") != (after is None)
+        or (before is not None and not _hex(before))
+        or (after is not None and not _hex(after))
+    ):
         raise KitError(f"the kit is refused: {entry['path']} has inconsistent fingerprints")
     data = None
     if _is_index(entry["root"], entry["path"]):
@@ -253,8 +273,9 @@ def _kit_file(entry: object) -> KitFile:
         if sha256_hex(data) != after:
             raise KitError(f"the kit is refused: the bytes of {entry['path']} do not match their sha256")
     size = entry.get("size_before")
-    return KitFile(entry["root"], entry["path"], kind, before, size if isinstance(size, int) else None,
-                   after, data)
+    return KitFile(
+        entry["root"], entry["path"], kind, before, size if isinstance(size, int) else None, after, data
+    )
 
 
 def parse_kit(data: bytes) -> Kit:
@@ -266,18 +287,23 @@ def parse_kit(data: bytes) -> Kit:
     if not isinstance(obj, dict) or obj.get("format") != KIT_FORMAT:
         raise KitError("not a hermes-inspector repair kit")
     if obj.get("format_version") != FORMAT_VERSION:
-        raise KitError(f"a repair kit of format {obj.get('format_version')!r}; this inspector reads "
-                       f"format {FORMAT_VERSION}")
+        raise KitError(
+            f"a repair kit of format {obj.get('format_version')!r}; this inspector reads "
+            f"format {FORMAT_VERSION}"
+        )
     body = obj.get("body")
     if not isinstance(body, dict) or obj.get("body_sha256") != sha256_hex(canonical(body)):
-        raise KitError("the kit was changed after it was made (its content does not match its fingerprint); "
-                       "ask for a new kit")
+        raise KitError(
+            "the kit was changed after it was made (its content does not match its fingerprint); "
+            "ask for a new kit"
+        )
     try:
         clock = body["clock"]
         float(clock["now"]), float(clock["server_started_at"])
         files = [_kit_file(e) for e in body["files"]]
-        if not isinstance(body["action"], str) or not (body["session_id"] is None or
-                                                       isinstance(body["session_id"], str)):
+        if not isinstance(body["action"], str) or not (
+            body["session_id"] is None or isinstance(body["session_id"], str)
+        ):
             raise TypeError("action/session_id")
         if not isinstance(body["index_rows"], dict):
             raise TypeError("index_rows")
@@ -320,9 +346,11 @@ def check_kit(kit: Kit, home: Home, plan: Plan) -> list[str]:
         return ["a repair kit is applied on the user's home, not inside a support bundle"]
     if kit.body.get("home_id") != home_id(home):
         original = kit.body.get("home", {}).get("base", "?")
-        return [f"this kit was made for another Hermes home ({original} on the machine the bundle came "
-                f"from), not {home.base} (if it is the same home, locate it as when the bundle was made: the "
-                "same --home and --state-dir, on the same machine)"]
+        return [
+            f"this kit was made for another Hermes home ({original} on the machine the bundle came "
+            f"from), not {home.base} (if it is the same home, locate it as when the bundle was made: the "
+            "same --home and --state-dir, on the same machine)"
+        ]
     if plan.refusal:
         return [f"the repair is refused on this home now: {plan.refusal}"]
     problems = []
@@ -369,8 +397,10 @@ def _compare(f: KitFile, c: FileChange | None, home: Home) -> list[str]:
     if c is None:
         return [f"{live}: this home's repair would leave it as it is; the kit changes it"]
     if c.after != f.after:
-        return [f"{live}: this home's repair gives other bytes than the kit (the kit was made from "
-                "different files, or this machine resolves paths differently)"]
+        return [
+            f"{live}: this home's repair gives other bytes than the kit (the kit was made from "
+            "different files, or this machine resolves paths differently)"
+        ]
     return []
 
 
@@ -388,8 +418,10 @@ def _compare_index(want: dict, c: FileChange | None, home: Home) -> list[str]:
             return [f"{live} cannot be read ({exc.strerror or exc})"]
     got = _index_rows(after, [k for k in want if not k.startswith("__")])
     if canonical(want) != canonical(got):  # as JSON text: 1 and 1.0 are different bytes in an index
-        return [f"{live}: the bundled sessions' index rows would come out differently here than in the kit "
-                "(the chat moved on, or the index changed since the bundle was made)"]
+        return [
+            f"{live}: the bundled sessions' index rows would come out differently here than in the kit "
+            "(the chat moved on, or the index changed since the bundle was made)"
+        ]
     return []
 
 

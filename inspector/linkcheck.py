@@ -81,10 +81,15 @@ def sessions_folder_finding(home: Home) -> str | None:
     target = leaves_home(home, home.session_dir)
     if target is None:
         return None
-    how = ("STATE_DIR= in the home's webui.ctl.env names it" if home.state_dir_from == "webui.ctl.env"
-           else "a link leads there")
-    return (f"the sessions folder {home.session_dir} is really {target}, outside the home ({how}); "
-            f"repairs there are refused unless links are followed ({FOLLOW_HINT})")
+    how = (
+        "STATE_DIR= in the home's webui.ctl.env names it"
+        if home.state_dir_from == "webui.ctl.env"
+        else "a link leads there"
+    )
+    return (
+        f"the sessions folder {home.session_dir} is really {target}, outside the home ({how}); "
+        f"repairs there are refused unless links are followed ({FOLLOW_HINT})"
+    )
 
 
 def link_exits(home: Home, written: Iterable[Path], read: Iterable[Path]) -> list[LinkExit]:
@@ -116,9 +121,11 @@ def guard_plan(plan, home: Home, read: Iterable[Path], follow_links: bool) -> li
     plan.warnings.extend(e.describe() for e in exits)
     if not follow_links and plan.changes and not plan.refusal:
         first = exits[0]
-        plan.refusal = (f"this repair {first.describe()}"
-                        + (f" and {len(exits) - 1} more" if len(exits) > 1 else "")
-                        + f"; {FOLLOW_HINT}")
+        plan.refusal = (
+            f"this repair {first.describe()}"
+            + (f" and {len(exits) - 1} more" if len(exits) > 1 else "")
+            + f"; {FOLLOW_HINT}"
+        )
     return exits
 
 

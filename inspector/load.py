@@ -58,7 +58,9 @@ def _save(scan: SessionDirScan, background: bool = False) -> None:
         scan.cache.save(background=background)
 
 
-def hermes_audit(home: Home, scan: SessionDirScan | None = None) -> tuple[dict | None, HermesAuditError | None]:
+def hermes_audit(
+    home: Home, scan: SessionDirScan | None = None
+) -> tuple[dict | None, HermesAuditError | None]:
     """hermes' ``audit_session_recovery`` of the sessions dir and the default profile's state.db.
 
     Where hermes' own audit would raise (e.g. a turn-journal name it rejects), the error is
@@ -69,8 +71,11 @@ def hermes_audit(home: Home, scan: SessionDirScan | None = None) -> tuple[dict |
     except HermesAuditError as exc:
         return None, exc
     except OSError as exc:  # e.g. a file name hermes' own Path.exists() cannot stat
-        return None, HermesAuditError(f"hermes' audit fails on {exc.filename or 'a file'}: {exc.strerror or exc}",
-                                      partial_report=None, errors=[str(exc)])
+        return None, HermesAuditError(
+            f"hermes' audit fails on {exc.filename or 'a file'}: {exc.strerror or exc}",
+            partial_report=None,
+            errors=[str(exc)],
+        )
 
 
 class _StateDbPrefetch:
@@ -154,8 +159,13 @@ def _plain_records(records: list[dict]) -> bool:
     return True
 
 
-def _catalogue(home: Home, scan: SessionDirScan, now: float, with_hermes_audit: bool,
-               while_waiting: Callable[[], Any] | None = None):
+def _catalogue(
+    home: Home,
+    scan: SessionDirScan,
+    now: float,
+    with_hermes_audit: bool,
+    while_waiting: Callable[[], Any] | None = None,
+):
     """(catalogue, hermes' audit, its error, ``while_waiting()``): the catalogue built here while
     hermes' audit runs in a forked copy, and ``while_waiting`` run here before its result is
     awaited."""
@@ -185,8 +195,9 @@ def _catalogue(home: Home, scan: SessionDirScan, now: float, with_hermes_audit: 
     return cat, audit, error, extra
 
 
-def _audit_job(home: Home, scan: SessionDirScan, with_hermes_audit: bool = True,
-               with_journal_findings: bool = False) -> tuple:
+def _audit_job(
+    home: Home, scan: SessionDirScan, with_hermes_audit: bool = True, with_journal_findings: bool = False
+) -> tuple:
     """In the forked copy: hermes' audit, with its error taken apart (it does not pickle whole);
     every run journal read once, for the journal findings (``with_journal_findings``) and the
     open-run facts :func:`add_unshown_output_findings` asks for; and the facts of the files it
@@ -205,8 +216,9 @@ def _audit_job(home: Home, scan: SessionDirScan, with_hermes_audit: bool = True,
     return None, (str(error), error.partial_report, list(error.errors)), findings, facts
 
 
-def _start_audit_aside(home: Home, scan: SessionDirScan, with_hermes_audit: bool = True,
-                       with_journal_findings: bool = False) -> Forked | None:
+def _start_audit_aside(
+    home: Home, scan: SessionDirScan, with_hermes_audit: bool = True, with_journal_findings: bool = False
+) -> Forked | None:
     """:func:`_audit_job` running in a forked copy of this process, or None when this process may
     not fork (see ``scan.can_fork``), the folder is too small to be worth it, or the fact cache
     already knows nearly every sidecar (a second look: the copy would only look facts up, and
@@ -233,8 +245,12 @@ def _mostly_cached(scan: SessionDirScan) -> bool:
     return bool(names) and sum(1 for n in names if n in known) >= WARM_SHARE * len(names)
 
 
-def _finish_aside(home: Home, scan: SessionDirScan, pending: Forked, with_hermes_audit: bool,
-                  ) -> tuple[dict | None, HermesAuditError | None, list[Finding] | None]:
+def _finish_aside(
+    home: Home,
+    scan: SessionDirScan,
+    pending: Forked,
+    with_hermes_audit: bool,
+) -> tuple[dict | None, HermesAuditError | None, list[Finding] | None]:
     """(hermes' audit, its error, the journal findings) the forked copy worked out; (None, None,
     None) when it failed (the caller then does the work here: it raises what it raises). The
     facts it read are taken into this process's cache."""
@@ -251,8 +267,9 @@ def _finish_aside(home: Home, scan: SessionDirScan, pending: Forked, with_hermes
     return (audit if with_hermes_audit else None), None, findings
 
 
-def load_catalogue(home: Home, *, now: float, with_hermes_audit: bool = True,
-                   save_in_background: bool = False) -> Catalogue:
+def load_catalogue(
+    home: Home, *, now: float, with_hermes_audit: bool = True, save_in_background: bool = False
+) -> Catalogue:
     """``save_in_background``: the fact cache is written by a detached process (a command that
     exits right after; see :meth:`FactCache.save`)."""
     with gc_paused():
@@ -280,8 +297,11 @@ def add_unshown_output_findings(home: Home, scan: SessionDirScan, cat: Catalogue
             continue
         owned = runs_owned_elsewhere(row.sidecar.meta, row.sidecar.pending_marker, now)
         try:
-            names = sorted(e.name for e in os.scandir(root / sid) if e.name.endswith(".jsonl")
-                           and e.name[:-6] not in owned)
+            names = sorted(
+                e.name
+                for e in os.scandir(root / sid)
+                if e.name.endswith(".jsonl") and e.name[:-6] not in owned
+            )
         except OSError:
             continue
         open_runs = False
@@ -300,6 +320,7 @@ def add_unshown_output_findings(home: Home, scan: SessionDirScan, cat: Catalogue
             from inspector.plan import Clock
             from inspector.repair import from_journal
             from inspector.repair.context import RepairContext
+
             ctx = RepairContext(home, Clock(now, now), Path.cwd())
         finding = from_journal.session_finding(ctx, sid)
         if finding is not None:
@@ -378,7 +399,9 @@ def _dropped_line_facts(data: bytes) -> dict:
     return {"unreadable": None, "malformed": count, "first": first}
 
 
-def _journal_findings(session_dir: Path, cache: FactCache | None = None, open_runs: bool = False) -> list[Finding]:
+def _journal_findings(
+    session_dir: Path, cache: FactCache | None = None, open_runs: bool = False
+) -> list[Finding]:
     """Lines hermes would drop, and journals it cannot read at all, across every session
     (``open_runs``: see :func:`_journal_facts`)."""
     out: list[Finding] = []
@@ -390,25 +413,57 @@ def _journal_findings(session_dir: Path, cache: FactCache | None = None, open_ru
     for folder in folders:
         sid = folder.name
         if not is_valid_journal_id(sid):
-            out.append(Finding("unsafe_journal_id", "error",
-                               f"run-journal folder {sid!r} has a name hermes rejects", sid, None, str(folder)))
+            out.append(
+                Finding(
+                    "unsafe_journal_id",
+                    "error",
+                    f"run-journal folder {sid!r} has a name hermes rejects",
+                    sid,
+                    None,
+                    str(folder),
+                )
+            )
             continue
         for path in sorted(folder.glob("*.jsonl")):
             facts = _journal_facts(path, cache, open_runs)
             if facts is None:
                 continue
             if facts["unreadable"] is not None:
-                out.append(Finding("journal_unreadable", "error", f"run {path.stem}: {facts['unreadable']}",
-                                   sid, None, str(path)))
+                out.append(
+                    Finding(
+                        "journal_unreadable",
+                        "error",
+                        f"run {path.stem}: {facts['unreadable']}",
+                        sid,
+                        None,
+                        str(path),
+                    )
+                )
                 continue
             if facts.get("too_large"):
-                out.append(Finding("journal_too_large", "warning", f"run {path.stem}: {facts['too_large']}",
-                                   sid, None, str(path)))
+                out.append(
+                    Finding(
+                        "journal_too_large",
+                        "warning",
+                        f"run {path.stem}: {facts['too_large']}",
+                        sid,
+                        None,
+                        str(path),
+                    )
+                )
                 continue
             if facts["malformed"]:
-                out.append(Finding("journal_lines_dropped", "warning",
-                                   f"run {path.stem}: hermes drops {facts['malformed']} line(s) "
-                                   f"(first at line {facts['first']})", sid, None, str(path)))
+                out.append(
+                    Finding(
+                        "journal_lines_dropped",
+                        "warning",
+                        f"run {path.stem}: hermes drops {facts['malformed']} line(s) "
+                        f"(first at line {facts['first']})",
+                        sid,
+                        None,
+                        str(path),
+                    )
+                )
     return out
 
 
@@ -418,7 +473,8 @@ def full_audit(home: Home, *, now: float, save_in_background: bool = False) -> d
     with gc_paused():
         scan = _scan(home)
         cat, audit, error, journal_findings = _catalogue(
-            home, scan, now, True, lambda: _journal_findings(home.session_dir, scan.cache))
+            home, scan, now, True, lambda: _journal_findings(home.session_dir, scan.cache)
+        )
         _save(scan, save_in_background)
     findings = list(cat.home_findings)
     with_findings = [r for r in cat.rows.values() if r.findings]  # the same order as sorted_rows()
@@ -443,7 +499,12 @@ def full_audit(home: Home, *, now: float, save_in_background: bool = False) -> d
     }
     if error is not None:
         # hermes' own audit raises here (its route answers 500); say so, and show the rest.
-        return {"status": "hermes_audit_failed", "error": str(error),
-                "summary": {"ok": 0, "repairable": 0, "unsafe_to_repair": 0}, "items": [],
-                "partial": error.partial_report, "inspector": inspector}
+        return {
+            "status": "hermes_audit_failed",
+            "error": str(error),
+            "summary": {"ok": 0, "repairable": 0, "unsafe_to_repair": 0},
+            "items": [],
+            "partial": error.partial_report,
+            "inspector": inspector,
+        }
     return {**audit, "inspector": inspector}

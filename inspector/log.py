@@ -79,14 +79,21 @@ class LazyRotatingFile(logging.Handler):
 
             class _Private(RotatingFileHandler):
                 def _open(self):  # every file it makes (also after a rotation) is 0600
-                    return open(self.baseFilename, self.mode, encoding=self.encoding, errors=self.errors,
-                                opener=_private_opener)
+                    return open(
+                        self.baseFilename,
+                        self.mode,
+                        encoding=self.encoding,
+                        errors=self.errors,
+                        opener=_private_opener,
+                    )
 
             inside = statedir.in_kept_out(self.path)
             if inside is not None:  # never a file of ours in the Hermes home (the write log refuses it too)
                 self._broken = True
-                sys.stderr.write(f"hermes-inspector: not writing the log file {self.path}: it is inside {inside}; "
-                                 "set HERMES_INSPECTOR_STATE_DIR (or XDG_STATE_HOME) to a folder outside the home\n")
+                sys.stderr.write(
+                    f"hermes-inspector: not writing the log file {self.path}: it is inside {inside}; "
+                    "set HERMES_INSPECTOR_STATE_DIR (or XDG_STATE_HOME) to a folder outside the home\n"
+                )
                 return None
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)

@@ -65,9 +65,16 @@ def _messages(data: bytes | None) -> tuple[list[dict] | None, str | None]:
 def _text(message: dict) -> str:
     text = message_text(message.get("content"))
     if not text and message.get("tool_calls"):
-        text = "(tool calls: " + ", ".join(
-            str((c.get("function") or {}).get("name") or c.get("name") or "?") if isinstance(c, dict) else "?"
-            for c in message["tool_calls"]) + ")"
+        text = (
+            "(tool calls: "
+            + ", ".join(
+                str((c.get("function") or {}).get("name") or c.get("name") or "?")
+                if isinstance(c, dict)
+                else "?"
+                for c in message["tool_calls"]
+            )
+            + ")"
+        )
     return text[:TEXT_LIMIT] + ("…" if len(text) > TEXT_LIMIT else "")
 
 
@@ -115,7 +122,9 @@ def pair_alike(before: list[dict], after: list[dict], bs: range, as_: range) -> 
     return pairs
 
 
-def diff_messages(before: bytes | None, after: bytes | None, *, keep_same: bool = False) -> MessageDiff | None:
+def diff_messages(
+    before: bytes | None, after: bytes | None, *, keep_same: bool = False
+) -> MessageDiff | None:
     """The messages of two versions of a sidecar, aligned; None when ``after`` is not a chat."""
     after_msgs, _ = _messages(after)
     if after_msgs is None:
@@ -124,15 +133,18 @@ def diff_messages(before: bytes | None, after: bytes | None, *, keep_same: bool 
     if before_msgs is None:
         before_msgs = []
     changes: list[MessageChange] = []
-    matcher = difflib.SequenceMatcher(a=[_key(m) for m in before_msgs], b=[_key(m) for m in after_msgs],
-                                      autojunk=False)
+    matcher = difflib.SequenceMatcher(
+        a=[_key(m) for m in before_msgs], b=[_key(m) for m in after_msgs], autojunk=False
+    )
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
             for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
                 b, a = before_msgs[i], after_msgs[j]
                 fields = _differing(b, a)
                 if fields:
-                    changes.append(MessageChange(CHANGED, i, j, str(a.get("role") or ""), _text(b), _text(a), fields))
+                    changes.append(
+                        MessageChange(CHANGED, i, j, str(a.get("role") or ""), _text(b), _text(a), fields)
+                    )
                 elif keep_same:
                     changes.append(MessageChange(SAME, i, j, str(a.get("role") or ""), _text(b), _text(a)))
             continue
@@ -146,8 +158,17 @@ def diff_messages(before: bytes | None, after: bytes | None, *, keep_same: bool 
             a = after_msgs[j]
             if j in paired_after:
                 b = before_msgs[paired_after[j]]
-                changes.append(MessageChange(CHANGED, paired_after[j], j, str(a.get("role") or ""), _text(b),
-                                             _text(a), _differing(b, a)))
+                changes.append(
+                    MessageChange(
+                        CHANGED,
+                        paired_after[j],
+                        j,
+                        str(a.get("role") or ""),
+                        _text(b),
+                        _text(a),
+                        _differing(b, a),
+                    )
+                )
             else:
                 changes.append(MessageChange(ADDED, None, j, str(a.get("role") or ""), "", _text(a)))
     return MessageDiff(changes, note)

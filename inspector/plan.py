@@ -137,8 +137,14 @@ class ApplyError(Exception):
     ``written`` lists the files that hold their new bytes; ``write_id`` is the write to undo.
     """
 
-    def __init__(self, message: str, *, outcome: str = "nothing", written: tuple[Path, ...] = (),
-                 write_id: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        outcome: str = "nothing",
+        written: tuple[Path, ...] = (),
+        write_id: str | None = None,
+    ):
         super().__init__(message)
         self.outcome = outcome
         self.written = tuple(written)
@@ -187,7 +193,7 @@ def _shift_hunk(line: str, offset: int) -> str:
         return line
     a, a_len, b, b_len = m.groups()
     # a zero-length side is numbered from the line before it; shifting keeps that convention
-    return f"@@ -{int(a) + offset}{a_len or ''} +{int(b) + offset}{b_len or ''} @@" + line[m.end():]
+    return f"@@ -{int(a) + offset}{a_len or ''} +{int(b) + offset}{b_len or ''} @@" + line[m.end() :]
 
 
 def file_diff(change: FileChange, context: int = 3) -> str:
@@ -216,10 +222,11 @@ def _file_diff_lines(change: FileChange, context: int = 3) -> str:
     head, tail = _common_edges(before, after)
     start = max(0, head - context)
     keep_tail = max(0, tail - context)
-    mid_before, mid_after = before[start:len(before) - keep_tail], after[start:len(after) - keep_tail]
+    mid_before, mid_after = before[start : len(before) - keep_tail], after[start : len(after) - keep_tail]
     if max(len(mid_before), len(mid_after)) > DIFF_ALIGN_LIMIT:
-        return _coarse_diff(a, b, start, mid_before[:COARSE_SHOWN], mid_after[:COARSE_SHOWN],
-                            len(mid_before), len(mid_after))
+        return _coarse_diff(
+            a, b, start, mid_before[:COARSE_SHOWN], mid_after[:COARSE_SHOWN], len(mid_before), len(mid_after)
+        )
     return _unified(a, b, start, mid_before, mid_after, context)
 
 
@@ -232,7 +239,17 @@ def _unified(a: str, b: str, start: int, mid_before: list[str], mid_after: list[
 
 
 # What str.splitlines() breaks a line at besides "\n", as UTF-8 bytes ("\r\n" included).
-_OTHER_BREAKS = (b"\r", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
+_OTHER_BREAKS = (
+    b"\r",
+    b"\x0b",
+    b"\x0c",
+    b"\x1c",
+    b"\x1d",
+    b"\x1e",
+    b"\xc2\x85",
+    b"\xe2\x80\xa8",
+    b"\xe2\x80\xa9",
+)
 
 
 def _lf_only(data: bytes | None) -> bool:
@@ -263,10 +280,10 @@ def _common_suffix(x: memoryview, y: memoryview, limit: int) -> int:
     lo, step = 0, 1 << 16
     while lo < limit:
         hi = min(limit, lo + step)
-        if x[lx - hi:lx - lo] != y[ly - hi:ly - lo]:
+        if x[lx - hi : lx - lo] != y[ly - hi : ly - lo]:
             while hi - lo > 1:  # the last lo bytes agree, the last hi do not
                 mid = (lo + hi) // 2
-                if x[lx - mid:lx - lo] == y[ly - mid:ly - lo]:
+                if x[lx - mid : lx - lo] == y[ly - mid : ly - lo]:
                     lo = mid
                 else:
                     hi = mid
@@ -332,29 +349,44 @@ def _file_diff_bytes(change: FileChange, context: int) -> str:
     end_b, end_a = lb - keep_bytes, la - keep_bytes
     n_before, n_after = _line_count(before, start_bytes, end_b), _line_count(after, start_bytes, end_a)
     if max(n_before, n_after) > DIFF_ALIGN_LIMIT:
-        return _coarse_diff(a, b, start, _first_lines(before, start_bytes, end_b, COARSE_SHOWN),
-                            _first_lines(after, start_bytes, end_a, COARSE_SHOWN), n_before, n_after)
-    return _unified(a, b, start, _text_lines(before[start_bytes:end_b]), _text_lines(after[start_bytes:end_a]),
-                    context)
+        return _coarse_diff(
+            a,
+            b,
+            start,
+            _first_lines(before, start_bytes, end_b, COARSE_SHOWN),
+            _first_lines(after, start_bytes, end_a, COARSE_SHOWN),
+            n_before,
+            n_after,
+        )
+    return _unified(
+        a, b, start, _text_lines(before[start_bytes:end_b]), _text_lines(after[start_bytes:end_a]), context
+    )
 
 
 COARSE_SHOWN = 2_000  # lines of each side shown when a middle is too large to align
 
 
-def _coarse_diff(a: str, b: str, start: int, before: list[str], after: list[str], n_before: int,
-                 n_after: int) -> str:
+def _coarse_diff(
+    a: str, b: str, start: int, before: list[str], after: list[str], n_before: int, n_after: int
+) -> str:
     """Removed then added lines of a middle too large to align (``n_before``/``n_after`` lines), of
     which the first COARSE_SHOWN of each side (``before``/``after``) are shown."""
-    head = (f"--- {a}\n+++ {b}\n"
-            f"@@ -{start + 1},{n_before} +{start + 1},{n_after} @@ "
-            f"(too many differing lines to align: removed lines, then added lines)\n")
+    head = (
+        f"--- {a}\n+++ {b}\n"
+        f"@@ -{start + 1},{n_before} +{start + 1},{n_after} @@ "
+        f"(too many differing lines to align: removed lines, then added lines)\n"
+    )
     parts = [head]
     for sign, side, total in (("-", before, n_before), ("+", after, n_after)):
-        parts.extend(f"{sign}{x}" if x.endswith("\n") else f"{sign}{x}\n\\ No newline at end of file\n"
-                     for x in side[:COARSE_SHOWN])
+        parts.extend(
+            f"{sign}{x}" if x.endswith("\n") else f"{sign}{x}\n\\ No newline at end of file\n"
+            for x in side[:COARSE_SHOWN]
+        )
         if total > COARSE_SHOWN:
-            parts.append(f"\\ ... {total - COARSE_SHOWN:,} more {'removed' if sign == '-' else 'added'} "
-                         "lines not shown\n")
+            parts.append(
+                f"\\ ... {total - COARSE_SHOWN:,} more {'removed' if sign == '-' else 'added'} "
+                "lines not shown\n"
+            )
     return "".join(parts)
 
 
@@ -486,7 +518,7 @@ def _first_prefix(name: str, order: dict[str, int]) -> str | None:
     best = None
     at = name.find(_TEMP_MARK)
     while at >= 0:
-        candidate = name[:at + len(_TEMP_MARK)]
+        candidate = name[: at + len(_TEMP_MARK)]
         if candidate in order and (best is None or order[candidate] < order[best]):
             best = candidate
         at = name.find(_TEMP_MARK, at + 1)
@@ -496,13 +528,16 @@ def _first_prefix(name: str, order: dict[str, int]) -> str | None:
 def _temp_name(target: Path) -> Path:
     # hermes sweeps `*.tmp.*` files older than an hour and never lists names that do not
     # end in `.json`, so a crash here never leaves something hermes would load as a session.
-    return target.with_name(f"{_temp_prefix(target)}{os.getpid()}.{threading.get_ident()}.{uuid.uuid4().hex[:8]}")
+    return target.with_name(
+        f"{_temp_prefix(target)}{os.getpid()}.{threading.get_ident()}.{uuid.uuid4().hex[:8]}"
+    )
 
 
 def _aside_name(target: Path) -> Path:
     """A fresh private name beside ``target`` for a version moved off it (swept like a temp file)."""
-    return target.with_name(f"{_temp_prefix(target)}{os.getpid()}.{threading.get_ident()}."
-                            f"{uuid.uuid4().hex[:8]}.old")
+    return target.with_name(
+        f"{_temp_prefix(target)}{os.getpid()}.{threading.get_ident()}.{uuid.uuid4().hex[:8]}.old"
+    )
 
 
 _MAX_PID = 2**31 - 1  # os.kill(pid, 0) raised OverflowError past a C int: the file was left alone
@@ -517,8 +552,9 @@ def _pid_alive(pid: int) -> bool:
     return portable.pid_alive(pid)
 
 
-def sweep_stale_temps(targets: list[Path], log: WriteLog | None = None,
-                      known: dict[str, set[str]] | None = None) -> int:
+def sweep_stale_temps(
+    targets: list[Path], log: WriteLog | None = None, known: dict[str, set[str]] | None = None
+) -> int:
     """Remove the inspector's own temp files for ``targets`` left by a process that died.
 
     Only names ``.<target name>.inspector.tmp.<pid>.<tid>[...]`` of a pid that no longer runs
@@ -544,7 +580,7 @@ def sweep_stale_temps(targets: list[Path], log: WriteLog | None = None,
             prefix = _first_prefix(entry.name, order)
             if prefix is None:
                 continue
-            pid = entry.name[len(prefix):].split(".", 1)[0]
+            pid = entry.name[len(prefix) :].split(".", 1)[0]
             if not pid.isdigit() or int(pid) == os.getpid() or _pid_alive(int(pid)):
                 continue
             with contextlib.suppress(OSError):
@@ -637,7 +673,11 @@ def _attributes(change: FileChange) -> tuple[int, int | None, int | None]:
 # saving that chat.
 
 _HAS_XATTR = hasattr(os, "listxattr")
-_NO_XATTR = {errno.ENOTSUP, getattr(errno, "EOPNOTSUPP", errno.ENOTSUP), getattr(errno, "ENODATA", errno.ENOENT)}
+_NO_XATTR = {
+    errno.ENOTSUP,
+    getattr(errno, "EOPNOTSUPP", errno.ENOTSUP),
+    getattr(errno, "ENODATA", errno.ENOENT),
+}
 
 
 def read_xattrs(path: Path) -> dict[str, bytes]:
@@ -694,23 +734,38 @@ def attribute_warnings(plan: Plan) -> list[str]:
             try:
                 attrs = read_xattrs(c.path)
             except OSError as exc:
-                out.append(f"{c.path}: its extended attributes cannot be read ({_reason(exc)}); the write will be "
-                           "refused unless they can be copied to the rewritten file")
+                out.append(
+                    f"{c.path}: its extended attributes cannot be read ({_reason(exc)}); the write will be "
+                    "refused unless they can be copied to the rewritten file"
+                )
                 continue
             euid = portable.euid()  # None: Windows, where owners are not POSIX ids
             if euid is not None and euid != 0 and st.st_uid != euid:
-                out.append(f"{c.path} belongs to user {st.st_uid}; the rewritten file will belong to you (user "
-                           f"{euid}); run the repair as that user to keep its owner")
-            elif euid is not None and euid != 0 and st.st_gid != os.getegid() and st.st_gid not in os.getgroups():
-                out.append(f"{c.path} belongs to group {st.st_gid}, which you are not in; the rewritten file "
-                           f"will belong to your group ({os.getegid()})")
+                out.append(
+                    f"{c.path} belongs to user {st.st_uid}; the rewritten file will belong to you (user "
+                    f"{euid}); run the repair as that user to keep its owner"
+                )
+            elif (
+                euid is not None
+                and euid != 0
+                and st.st_gid != os.getegid()
+                and st.st_gid not in os.getgroups()
+            ):
+                out.append(
+                    f"{c.path} belongs to group {st.st_gid}, which you are not in; the rewritten file "
+                    f"will belong to your group ({os.getegid()})"
+                )
             if st.st_nlink > 1:
-                out.append(f"{c.path} has {st.st_nlink} hard links; the rewritten file is a new file, the other "
-                           "names keep the old bytes")
+                out.append(
+                    f"{c.path} has {st.st_nlink} hard links; the rewritten file is a new file, the other "
+                    "names keep the old bytes"
+                )
         lost = [f"{name} ({why})" for name in sorted(attrs) if (why := _xattr_problem(name)) is not None]
         if lost:
-            out.append(f"{c.path}: the extended attribute(s) {', '.join(lost)} cannot be copied to the "
-                       "rewritten file; it will not have them")
+            out.append(
+                f"{c.path}: the extended attribute(s) {', '.join(lost)} cannot be copied to the "
+                "rewritten file; it will not have them"
+            )
     return out
 
 
@@ -723,8 +778,10 @@ def _put_xattrs(fd: int, target: Path, attrs: dict[str, bytes]) -> None:
         except OSError as exc:
             if problem is not None or name in _LABELS:
                 continue  # the preview said it cannot be kept; a label is the policy's to give
-            raise ApplyError(f"could not keep the extended attribute {name} of {target} ({_reason(exc)}); "
-                             "nothing was written, every file is as it was") from exc
+            raise ApplyError(
+                f"could not keep the extended attribute {name} of {target} ({_reason(exc)}); "
+                "nothing was written, every file is as it was"
+            ) from exc
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -735,8 +792,13 @@ def _write_all(fd: int, data: bytes) -> None:
         written += os.write(fd, view[written:])
 
 
-def _stage(target: Path, data: bytes, attributes: tuple[int, int | None, int | None],
-           xattrs: dict[str, bytes] | None = None, sync: bool = True) -> Path:
+def _stage(
+    target: Path,
+    data: bytes,
+    attributes: tuple[int, int | None, int | None],
+    xattrs: dict[str, bytes] | None = None,
+    sync: bool = True,
+) -> Path:
     """Write ``data`` to a fsynced temp file beside ``target`` with the given (mode, uid, gid) and xattrs
     (``sync=False``: not fsynced yet; the caller does it, see :func:`_fsync_staged`)."""
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -793,8 +855,14 @@ def _load_exchange():
         syscall = getattr(libc, "syscall", None)
         if number is not None and syscall is not None:
             syscall.restype = ctypes.c_long
-            return lambda a, b: syscall(ctypes.c_long(number), ctypes.c_int(_AT_FDCWD), ctypes.c_char_p(a),
-                                        ctypes.c_int(_AT_FDCWD), ctypes.c_char_p(b), ctypes.c_uint(_RENAME_EXCHANGE))
+            return lambda a, b: syscall(
+                ctypes.c_long(number),
+                ctypes.c_int(_AT_FDCWD),
+                ctypes.c_char_p(a),
+                ctypes.c_int(_AT_FDCWD),
+                ctypes.c_char_p(b),
+                ctypes.c_uint(_RENAME_EXCHANGE),
+            )
     elif sys.platform == "darwin":
         fn = getattr(libc, "renamex_np", None)
         if fn is not None:
@@ -894,16 +962,19 @@ class WriteLog:
                 raise ApplyError(
                     f"the inspector's state folder {self.root} (backups and the write log) is inside {folder}; "
                     "it must be kept outside the Hermes home and its sessions. Set HERMES_INSPECTOR_STATE_DIR "
-                    "(or XDG_STATE_HOME) to a folder outside it; nothing was written")
+                    "(or XDG_STATE_HOME) to a folder outside it; nothing was written"
+                )
 
     def _ensure(self) -> None:
         self.check_outside()
         self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
         st = os.stat(self.root)
         if portable.euid() is not None and st.st_uid != portable.euid():
-            raise ApplyError(f"the state folder {self.root} belongs to user {st.st_uid}, not to you; the "
-                             "inspector keeps private chats there only in a folder of its own. Set "
-                             "HERMES_INSPECTOR_STATE_DIR to another folder; nothing was written")
+            raise ApplyError(
+                f"the state folder {self.root} belongs to user {st.st_uid}, not to you; the "
+                "inspector keeps private chats there only in a folder of its own. Set "
+                "HERMES_INSPECTOR_STATE_DIR to another folder; nothing was written"
+            )
         if self.own_root:
             os.chmod(self.root, 0o700)
         elif stat.S_IMODE(st.st_mode) & 0o022:
@@ -953,8 +1024,14 @@ class WriteLog:
             try:
                 obj = json.loads(line)
                 state = obj.get("state", "done")
-                rec = WriteRecord(obj["write_id"], obj["time"], obj["action"], obj.get("session_id"),
-                                  obj["files"], state == "done")
+                rec = WriteRecord(
+                    obj["write_id"],
+                    obj["time"],
+                    obj["action"],
+                    obj.get("session_id"),
+                    obj["files"],
+                    state == "done",
+                )
                 if not isinstance(rec.write_id, str):
                     continue
             except (ValueError, KeyError, TypeError, AttributeError):
@@ -994,8 +1071,10 @@ class WriteBusy(ApplyError):
 
 
 def _busy(folder: Path) -> WriteBusy:
-    return WriteBusy(f"another hermes-inspector (the window or a command) is writing to {folder}; "
-                     "nothing was written. Try again when it has finished.")
+    return WriteBusy(
+        f"another hermes-inspector (the window or a command) is writing to {folder}; "
+        "nothing was written. Try again when it has finished."
+    )
 
 
 def _flock(fd: int, deadline: float, folder: Path) -> None:
@@ -1014,7 +1093,8 @@ def _flock(fd: int, deadline: float, folder: Path) -> None:
         except OSError as exc:
             # held by another: flock says EWOULDBLOCK, msvcrt EACCES (or EDEADLOCK after its retries)
             held_by_another = isinstance(exc, BlockingIOError) or (
-                fcntl is None and exc.errno in (errno.EACCES, getattr(errno, "EDEADLOCK", errno.EDEADLK)))
+                fcntl is None and exc.errno in (errno.EACCES, getattr(errno, "EDEADLOCK", errno.EDEADLK))
+            )
             if not held_by_another:
                 raise
             if time.monotonic() >= deadline:
@@ -1051,7 +1131,9 @@ def _shared_lock_file(folder: Path) -> Path:
     with contextlib.suppress(FileExistsError):
         os.mkdir(locks, 0o700)
     st = os.lstat(locks)
-    if not stat.S_ISDIR(st.st_mode) or (uid is not None and (st.st_uid != uid or stat.S_IMODE(st.st_mode) & 0o077)):
+    if not stat.S_ISDIR(st.st_mode) or (
+        uid is not None and (st.st_uid != uid or stat.S_IMODE(st.st_mode) & 0o077)
+    ):
         raise OSError(errno.EPERM, "the lock folder is not a private folder of yours", str(locks))
     key = hashlib.sha256(os.fsencode(os.path.realpath(folder))).hexdigest()[:32]
     return locks / f"{key}.lock"
@@ -1077,8 +1159,12 @@ def _lock_one(folder: Path, log: WriteLog, deadline: float):
             return _exclusive_file_lock(lock, folder, deadline)
         return _flock_path(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOINHERIT", 0), deadline, folder)
     try:
-        return _flock_path(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0),
-                           deadline, folder)
+        return _flock_path(
+            folder,
+            os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0),
+            deadline,
+            folder,
+        )
     except OSError:
         pass  # WriteBusy is no OSError: a folder another writer holds is not taken by a lock file
     # the folder cannot be locked (missing, or a filesystem without flock on folders): a lock file
@@ -1163,8 +1249,10 @@ def write_lock(folders, log: WriteLog, wait: float | None = None):
             except ApplyError:
                 raise
             except OSError as exc:
-                raise WriteFailed(f"could not lock {folder} for writing ({_reason(exc)}); nothing was written, "
-                                  "every file is as it was") from exc
+                raise WriteFailed(
+                    f"could not lock {folder} for writing ({_reason(exc)}); nothing was written, "
+                    "every file is as it was"
+                ) from exc
             taken.append((folder, release))
             held.add(folder)
         yield
@@ -1458,19 +1546,35 @@ def _apply_locked(plan: Plan, log: WriteLog, clock_now: float | None) -> WriteRe
     folder = log.backup_dir(write_id)
     try:
         log._ensure()
-        files = [_file_entry(change, _save_backup(folder, i, change)) for i, change in enumerate(plan.changes)]
+        files = [
+            _file_entry(change, _save_backup(folder, i, change)) for i, change in enumerate(plan.changes)
+        ]
     except OSError as exc:
         _remove_backups(folder)
-        raise WriteFailed(f"could not keep a backup in {folder} ({_reason(exc)}); nothing was written, "
-                          "every file is as it was") from exc
+        raise WriteFailed(
+            f"could not keep a backup in {folder} ({_reason(exc)}); nothing was written, "
+            "every file is as it was"
+        ) from exc
     slots: list[_Slot] = []
-    record = WriteRecord(write_id, time.time() if clock_now is None else clock_now, plan.action,
-                         plan.session_id, files, complete=False)
+    record = WriteRecord(
+        write_id,
+        time.time() if clock_now is None else clock_now,
+        plan.action,
+        plan.session_id,
+        files,
+        complete=False,
+    )
     current = plan.changes[0].path
     logged = False
     try:
-        sweep_stale_temps([c.path for c in plan.changes], log, known={
-            str(c.path): {sha256_hex(x) for x in (c.before, c.after) if x is not None} for c in plan.changes})
+        sweep_stale_temps(
+            [c.path for c in plan.changes],
+            log,
+            known={
+                str(c.path): {sha256_hex(x) for x in (c.before, c.after) if x is not None}
+                for c in plan.changes
+            },
+        )
         sync_each = sum(1 for c in plan.changes if c.after is not None) < PARALLEL_FSYNC_MIN
         for change in plan.changes:
             current = change.path
@@ -1498,14 +1602,17 @@ def _apply_locked(plan: Plan, log: WriteLog, clock_now: float | None) -> WriteRe
                 log.append(record, state="aborted")
         if isinstance(exc, ApplyError):
             raise
-        raise WriteFailed(f"could not write {current} ({_reason(exc)}); nothing was written, every file is "
-                          "as it was") from exc
+        raise WriteFailed(
+            f"could not write {current} ({_reason(exc)}); nothing was written, every file is as it was"
+        ) from exc
     _swap_all(plan, slots, log, record, folder)
     for slot in slots:
         for leftover in (slot.aside, slot.tmp):
             if leftover is not None:
                 with contextlib.suppress(FileNotFoundError, OSError):
-                    os.unlink(leftover)  # the displaced version is in the backups; the staged one is linked in
+                    os.unlink(
+                        leftover
+                    )  # the displaced version is in the backups; the staged one is linked in
     for parent in dict.fromkeys(c.path.parent for c in plan.changes):
         _fsync_dir(parent)
     record = WriteRecord(record.write_id, record.time, record.action, record.session_id, files, complete=True)
@@ -1513,11 +1620,15 @@ def _apply_locked(plan: Plan, log: WriteLog, clock_now: float | None) -> WriteRe
         log.append(record, state="done")
     except OSError as exc:
         paths = [c.path for c in plan.changes]
-        raise WriteFailed(f"every file was written, but the write log could not be marked complete "
-                          f"({_reason(exc)}); `hermes-inspector undo {write_id}` puts the previous versions back "
-                          f"(the write is listed as interrupted). Written: {_written_list(paths)}; previous "
-                          f"versions kept in {folder}; log {log.log_path}", outcome="all", written=tuple(paths),
-                          write_id=write_id) from exc
+        raise WriteFailed(
+            f"every file was written, but the write log could not be marked complete "
+            f"({_reason(exc)}); `hermes-inspector undo {write_id}` puts the previous versions back "
+            f"(the write is listed as interrupted). Written: {_written_list(paths)}; previous "
+            f"versions kept in {folder}; log {log.log_path}",
+            outcome="all",
+            written=tuple(paths),
+            write_id=write_id,
+        ) from exc
     return record
 
 
@@ -1544,19 +1655,27 @@ def _swap_all(plan: Plan, slots: list[_Slot], log: WriteLog, record: WriteRecord
             f"`hermes-inspector undo {record.write_id}`. Could not write {where} ({why}) nor put back the files "
             f"already written ({_reason(exc)}). Written: {_written_list(written) or 'none'}; every previous "
             f"version is kept in {folder}",
-            outcome="partial" if written else "nothing", written=tuple(written), write_id=record.write_id) from exc
+            outcome="partial" if written else "nothing",
+            written=tuple(written),
+            write_id=record.write_id,
+        ) from exc
     _discard(slots)
     _remove_backups(folder)
     with contextlib.suppress(OSError):
         log.append(record, state="aborted")
     if isinstance(failure, _Raced):
         if os.path.lexists(failure.path):
-            raise ApplyError(f"hermes-webui saved this session during the write ({failure.path} holds its newer "
-                             "save, which is kept); nothing was changed. Preview the repair again.") from None
-        raise ApplyError(f"hermes-webui saved this session during the write ({failure.path} was removed "
-                         "meanwhile, and stays removed); nothing was changed. Preview the repair again.") from None
-    raise WriteFailed(f"could not write {where} ({_reason(failure)}); no file was changed, nothing was "
-                      "written") from failure
+            raise ApplyError(
+                f"hermes-webui saved this session during the write ({failure.path} holds its newer "
+                "save, which is kept); nothing was changed. Preview the repair again."
+            ) from None
+        raise ApplyError(
+            f"hermes-webui saved this session during the write ({failure.path} was removed "
+            "meanwhile, and stays removed); nothing was changed. Preview the repair again."
+        ) from None
+    raise WriteFailed(
+        f"could not write {where} ({_reason(failure)}); no file was changed, nothing was written"
+    ) from failure
 
 
 def _tidy_leftovers(slots: list[_Slot], log: WriteLog) -> None:
@@ -1657,14 +1776,25 @@ def _undo_plan(rec: WriteRecord) -> Plan:
         try:
             previous = Path(f["backup"]).read_bytes() if f["backup"] else None
         except OSError as exc:
-            raise ApplyError(f"backup {f['backup']} cannot be read ({_reason(exc)}); nothing was written") from exc
+            raise ApplyError(
+                f"backup {f['backup']} cannot be read ({_reason(exc)}); nothing was written"
+            ) from exc
         if previous is not None and sha256_hex(previous) != f["sha256_before"]:
-            raise ApplyError(f"backup {f['backup']} does not hold the previous bytes of {f['path']}; "
-                             "nothing was written")
+            raise ApplyError(
+                f"backup {f['backup']} does not hold the previous bytes of {f['path']}; nothing was written"
+            )
         fp = Fingerprint.of_bytes(current) if current is not None else None
         mode = f.get("mode") if isinstance(f.get("mode"), int) else None
-        changes.append(FileChange(path=Path(f["path"]), before=current, after=previous, fingerprint=fp,
-                                  new_mode=mode, new_xattrs=_logged_xattrs(f)))
+        changes.append(
+            FileChange(
+                path=Path(f["path"]),
+                before=current,
+                after=previous,
+                fingerprint=fp,
+                new_mode=mode,
+                new_xattrs=_logged_xattrs(f),
+            )
+        )
     return Plan(action=f"undo:{rec.action}", session_id=rec.session_id, changes=changes)
 
 

@@ -69,7 +69,7 @@ def pread_into_fallback(fd: int, buf, offset: int) -> int:
     """``os.preadv(fd, [buf], offset)`` where the system has none: the bytes read, copied into ``buf``."""
     view = memoryview(buf).cast("B")
     data = pread_fallback(fd, len(view), offset)
-    view[:len(data)] = data
+    view[: len(data)] = data
     return len(data)
 
 
@@ -89,8 +89,12 @@ def can_fork() -> bool:
     """Whether a forked helper may be used: a system with ``fork`` that does not discourage it
     (not macOS, not forced portable) and no Qt in this process (a process that has started Qt
     must never fork; the window's work runs in spawned children, where this holds)."""
-    return (hasattr(os, "fork") and not FORCED and sys.platform != "darwin"
-            and "PySide6.QtCore" not in sys.modules)
+    return (
+        hasattr(os, "fork")
+        and not FORCED
+        and sys.platform != "darwin"
+        and "PySide6.QtCore" not in sys.modules
+    )
 
 
 SHM = "/dev/shm"  # memory, never a disk, for the window's hand-over files when the system has it
@@ -163,8 +167,13 @@ def process_facts(pid: int) -> ProcessFacts | None:
         cmdline = ask(proc.cmdline) or []
     except psutil.NoSuchProcess:
         return None
-    return ProcessFacts(pid=pid, started_at=float(started) if started is not None else None,
-                        cwd=Path(cwd) if cwd else None, exe=exe or None, cmdline=tuple(cmdline))
+    return ProcessFacts(
+        pid=pid,
+        started_at=float(started) if started is not None else None,
+        cwd=Path(cwd) if cwd else None,
+        exe=exe or None,
+        cmdline=tuple(cmdline),
+    )
 
 
 def pid_alive(pid: int) -> bool:

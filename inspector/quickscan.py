@@ -49,8 +49,14 @@ def read_prefix(path: str, size: int) -> dict | None:
     """:func:`prefix_meta` of the file, reading no more than needed (never raises). Links are
     not followed and the open never blocks (a FIFO named like a sidecar)."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
-                     | getattr(os, "O_CLOEXEC", 0) | portable.O_BINARY)
+        fd = os.open(
+            path,
+            os.O_RDONLY
+            | getattr(os, "O_NONBLOCK", 0)
+            | getattr(os, "O_NOFOLLOW", 0)
+            | getattr(os, "O_CLOEXEC", 0)
+            | portable.O_BINARY,
+        )
     except OSError:
         return None
     try:
@@ -107,15 +113,16 @@ def _row(sid: str, path: str, size: int, mtime: float, has_bak: bool, regular: b
     return row
 
 
-def quick_batches(session_dir: Path, first: int = FIRST_BATCH, batch: int = 2_000,
-                  check: Callable[[], None] = lambda: None) -> Iterator[list[SessionRow]]:
+def quick_batches(
+    session_dir: Path, first: int = FIRST_BATCH, batch: int = 2_000, check: Callable[[], None] = lambda: None
+) -> Iterator[list[SessionRow]]:
     """Rows for every sidecar, newest first, in batches: the first holds the newest ``first``
     sidecars (shown at once), the others ``batch`` each. ``check`` raises to stop."""
     sidecars, baks = list_sessions_by_mtime(session_dir)
     start, size = 0, first
     while start < len(sidecars):
         check()
-        chunk = sidecars[start:start + size]
+        chunk = sidecars[start : start + size]
         yield [_row(sid, path, sz, mt, sid in baks, regular) for sid, path, sz, mt, regular in chunk]
         start += size
         size = batch

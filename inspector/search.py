@@ -53,8 +53,13 @@ class Hit:
     detail: str = ""  # the message's role and index, the journal's line, the database's profile
 
     def to_json(self) -> dict:
-        return {"session_id": self.session_id, "where": self.where, "snippet": self.snippet,
-                "detail": self.detail, "path": self.path}
+        return {
+            "session_id": self.session_id,
+            "where": self.where,
+            "snippet": self.snippet,
+            "detail": self.detail,
+            "path": self.path,
+        }
 
 
 @dataclass
@@ -65,8 +70,12 @@ class SearchResult:
     truncated: bool = False
 
     def to_json(self) -> dict:
-        return {"query": self.query, "hits": [h.to_json() for h in self.hits],
-                "skipped": list(self.skipped), "truncated": self.truncated}
+        return {
+            "query": self.query,
+            "hits": [h.to_json() for h in self.hits],
+            "skipped": list(self.skipped),
+            "truncated": self.truncated,
+        }
 
     def session_ids(self) -> set[str]:
         return {h.session_id for h in self.hits}
@@ -120,8 +129,9 @@ def _strings(value: Any, depth: int = 0) -> Iterator[str]:
 
 
 class _Searcher:
-    def __init__(self, home: Home, query: str, max_hits: int, max_file_bytes: int,
-                 check: Callable[[], None]) -> None:
+    def __init__(
+        self, home: Home, query: str, max_hits: int, max_file_bytes: int, check: Callable[[], None]
+    ) -> None:
         self.home = home
         self.check = check
         self.needle = query.casefold()
@@ -130,7 +140,9 @@ class _Searcher:
         self.max_file_bytes = max_file_bytes
         # A journal line is only decoded when its raw text may hold the needle: an ASCII needle
         # without characters JSON escapes appears in the raw line whenever it is in a value.
-        self.raw_prefilter = query.isascii() and query.isprintable() and '"' not in query and "\\" not in query
+        self.raw_prefilter = (
+            query.isascii() and query.isprintable() and '"' not in query and "\\" not in query
+        )
 
     def add(self, sid: str, where: str, text: str, path: Path | str = "", detail: str = "") -> None:
         if len(self.result.hits) >= self.max_hits:
@@ -169,7 +181,9 @@ class _Searcher:
             text = content_text(msg.get("content"))
             if text and self.matches(text):
                 role = msg.get("role") if isinstance(msg.get("role"), str) else "?"
-                self.add(sid, WHERE_BAK if bak else WHERE_SIDECAR, text, path, f"message {index + 1} ({role})")
+                self.add(
+                    sid, WHERE_BAK if bak else WHERE_SIDECAR, text, path, f"message {index + 1} ({role})"
+                )
 
     def session_files(self) -> None:
         try:
@@ -229,7 +243,9 @@ class _Searcher:
             if not folder.is_dir(follow_symlinks=False):
                 continue
             try:
-                runs = sorted((e for e in os.scandir(folder.path) if e.name.endswith(".jsonl")), key=lambda e: e.name)
+                runs = sorted(
+                    (e for e in os.scandir(folder.path) if e.name.endswith(".jsonl")), key=lambda e: e.name
+                )
             except OSError as exc:
                 self.result.skipped.append(f"run journals of {folder.name}: not listed ({_os_words(exc)})")
                 continue
@@ -256,17 +272,23 @@ class _Searcher:
                     self.check()
                 if self.raw_prefilter and self.needle not in line.casefold():
                     continue
-                values = ([s for k, val in obj.items() if k not in _JOURNAL_ID_KEYS for s in _strings(val)]
-                          if obj is not None else [line])
+                values = (
+                    [s for k, val in obj.items() if k not in _JOURNAL_ID_KEYS for s in _strings(val)]
+                    if obj is not None
+                    else [line]
+                )
                 for value in values:
                     if self.matches(value):
                         event = obj.get("event") if obj is not None else None
-                        what = f"line {number}" + (f" ({event})" if isinstance(event, str) else " (dropped)"
-                                                   if obj is None else "")
+                        what = f"line {number}" + (
+                            f" ({event})" if isinstance(event, str) else " (dropped)" if obj is None else ""
+                        )
                         self.add(sid, WHERE_JOURNAL, value, path, what)
                         break
         except JournalUnreadable as exc:
-            self.result.skipped.append(f"{sid}/{path.name}: searched only up to where it stops being readable ({exc})")
+            self.result.skipped.append(
+                f"{sid}/{path.name}: searched only up to where it stops being readable ({exc})"
+            )
         except OSError as exc:
             self.result.skipped.append(f"{sid}/{path.name}: not searched ({_os_words(exc)})")
 
@@ -281,8 +303,14 @@ def _os_words(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
-def search_home(home: Home, query: str, *, max_hits: int = MAX_HITS, max_file_bytes: int = MAX_FILE_BYTES,
-                check: Callable[[], None] = lambda: None) -> SearchResult:
+def search_home(
+    home: Home,
+    query: str,
+    *,
+    max_hits: int = MAX_HITS,
+    max_file_bytes: int = MAX_FILE_BYTES,
+    check: Callable[[], None] = lambda: None,
+) -> SearchResult:
     """Every place in ``home`` where ``query`` occurs (see the module's text). Reads only.
     ValueError for an empty query; ``check`` raises to stop (called between files)."""
     if not query.strip():
@@ -306,7 +334,10 @@ def format_result(result: SearchResult) -> str:
         where_w = max(len(h.where) for h in result.hits)
         lines = [f"{h.session_id:<{width}}  {h.where:<{where_w}}  {h.snippet}" for h in result.hits]
         sessions = len(result.session_ids())
-        lines.append(f"{len(result.hits)} match(es) in {sessions} session(s)"
-                     + (" (stopped at the limit: narrow the search)" if result.truncated else "") + ".")
+        lines.append(
+            f"{len(result.hits)} match(es) in {sessions} session(s)"
+            + (" (stopped at the limit: narrow the search)" if result.truncated else "")
+            + "."
+        )
     lines += [f"Not (fully) searched: {s}" for s in result.skipped]
     return "\n".join(lines)

@@ -113,9 +113,16 @@ def _load_runs(detail: SessionDetail, session_dir: Path) -> None:
     try:
         paths = list_runs(session_dir, detail.session_id, strict=True)
     except OSError as exc:
-        detail.findings.append(Finding("journal_folder_unreadable", ERROR,
-                                       f"the run-journal folder cannot be read: {exc.strerror or exc}",
-                                       detail.session_id, None, str(session_dir / "_run_journal" / detail.session_id)))
+        detail.findings.append(
+            Finding(
+                "journal_folder_unreadable",
+                ERROR,
+                f"the run-journal folder cannot be read: {exc.strerror or exc}",
+                detail.session_id,
+                None,
+                str(session_dir / "_run_journal" / detail.session_id),
+            )
+        )
         return
     for path in paths:
         run_id = path.name[: -len(".jsonl")]
@@ -131,34 +138,59 @@ def _load_runs(detail: SessionDetail, session_dir: Path) -> None:
             parsed = parse_journal_bytes(data)
         except JournalUnreadable as exc:
             detail.runs.append(RunInfo(run_id, path, len(data), None, error=str(exc)))
-            detail.findings.append(Finding("journal_unreadable", ERROR,
-                                           f"run {run_id}: {exc}; hermes recovers nothing from it",
-                                           detail.session_id, None, str(path)))
+            detail.findings.append(
+                Finding(
+                    "journal_unreadable",
+                    ERROR,
+                    f"run {run_id}: {exc}; hermes recovers nothing from it",
+                    detail.session_id,
+                    None,
+                    str(path),
+                )
+            )
             continue
         summary = run_summary(detail.session_id, run_id, parsed.events)
         detail.runs.append(RunInfo(run_id, path, len(data), summary, parsed.events, parsed.malformed))
         if parsed.malformed:
-            detail.findings.append(Finding(
-                "journal_lines_dropped", WARNING,
-                f"run {run_id}: hermes drops {len(parsed.malformed)} line(s) it cannot parse "
-                f"(first at line {parsed.malformed[0]['line']})", detail.session_id, None, str(path)))
+            detail.findings.append(
+                Finding(
+                    "journal_lines_dropped",
+                    WARNING,
+                    f"run {run_id}: hermes drops {len(parsed.malformed)} line(s) it cannot parse "
+                    f"(first at line {parsed.malformed[0]['line']})",
+                    detail.session_id,
+                    None,
+                    str(path),
+                )
+            )
 
 
 def _stream_run(detail: SessionDetail, run_id: str, path: Path, too_large: TooLargeToLoad) -> None:
     """A journal too large to load whole: hermes' summary of it, read piece by piece (no events)."""
-    note = (f"run {run_id}: the journal is {too_large.strerror}: its events are not loaded and repairs "
-            "that need it are refused")
+    note = (
+        f"run {run_id}: the journal is {too_large.strerror}: its events are not loaded and repairs "
+        "that need it are refused"
+    )
     try:
         streamed = stream_summary(path, detail.session_id, run_id)
     except JournalTooLarge as exc:
         detail.runs.append(RunInfo(run_id, path, too_large.size, None, error=str(exc), too_large=True))
-        detail.findings.append(Finding("journal_too_large", WARNING, f"run {run_id}: {exc}",
-                                       detail.session_id, None, str(path)))
+        detail.findings.append(
+            Finding("journal_too_large", WARNING, f"run {run_id}: {exc}", detail.session_id, None, str(path))
+        )
         return
     except JournalUnreadable as exc:
         detail.runs.append(RunInfo(run_id, path, too_large.size, None, error=str(exc)))
-        detail.findings.append(Finding("journal_unreadable", ERROR, f"run {run_id}: {exc}; hermes recovers "
-                                       "nothing from it", detail.session_id, None, str(path)))
+        detail.findings.append(
+            Finding(
+                "journal_unreadable",
+                ERROR,
+                f"run {run_id}: {exc}; hermes recovers nothing from it",
+                detail.session_id,
+                None,
+                str(path),
+            )
+        )
         return
     except OSError as exc:
         detail.runs.append(RunInfo(run_id, path, too_large.size, None, error=f"cannot read: {exc}"))
@@ -166,10 +198,17 @@ def _stream_run(detail: SessionDetail, run_id: str, path: Path, too_large: TooLa
     detail.runs.append(RunInfo(run_id, path, too_large.size, streamed.summary, too_large=True))
     detail.findings.append(Finding("journal_too_large", WARNING, note, detail.session_id, None, str(path)))
     if streamed.malformed:
-        detail.findings.append(Finding(
-            "journal_lines_dropped", WARNING,
-            f"run {run_id}: hermes drops {streamed.malformed} line(s) it cannot parse "
-            f"(first at line {streamed.first_malformed})", detail.session_id, None, str(path)))
+        detail.findings.append(
+            Finding(
+                "journal_lines_dropped",
+                WARNING,
+                f"run {run_id}: hermes drops {streamed.malformed} line(s) it cannot parse "
+                f"(first at line {streamed.first_malformed})",
+                detail.session_id,
+                None,
+                str(path),
+            )
+        )
 
 
 def _load_state_db(detail: SessionDetail, home: Home) -> None:
@@ -203,8 +242,16 @@ def _load_sidecar(detail: SessionDetail, session_dir: Path) -> None:
         detail.sidecar = parse_sidecar_bytes(raw.data)
     except (SidecarError, RecursionError) as exc:
         detail.sidecar_error = str(exc)
-        detail.findings.append(Finding("corrupt_sidecar", ERROR, f"hermes cannot load this sidecar: {exc}",
-                                       detail.session_id, None, str(path)))
+        detail.findings.append(
+            Finding(
+                "corrupt_sidecar",
+                ERROR,
+                f"hermes cannot load this sidecar: {exc}",
+                detail.session_id,
+                None,
+                str(path),
+            )
+        )
         return
     problem = path_field_problem(detail.sidecar)
     if problem is not None:
@@ -237,9 +284,16 @@ def _load_bak(detail: SessionDetail, bak: Path) -> None:
             return
         detail.bak_path = bak
         detail.bak_messages = -1
-        detail.findings.append(Finding("backup_unreadable", WARNING,
-                                       f"{bak.name} cannot be read: {exc.strerror or exc}", detail.session_id,
-                                       None, str(bak)))
+        detail.findings.append(
+            Finding(
+                "backup_unreadable",
+                WARNING,
+                f"{bak.name} cannot be read: {exc.strerror or exc}",
+                detail.session_id,
+                None,
+                str(bak),
+            )
+        )
         return
     if raw is not None:
         detail.bak_path = bak
@@ -275,7 +329,7 @@ def find_index_row(session_dir: Path, session_id: str) -> dict | None:
         pos = data.find(needle)
         while pos >= 0:
             start, end = data.rfind(b"\n  {", 0, pos), data.find(b"\n  }", pos)
-            row = loads_or_none(data[start + 3:end + 4]) if start >= 0 and end >= 0 else None
+            row = loads_or_none(data[start + 3 : end + 4]) if start >= 0 and end >= 0 else None
             if isinstance(row, dict) and row.get("session_id") == session_id:
                 return row
             pos = data.find(needle, pos + 1)
@@ -292,8 +346,11 @@ def _unshown_output(detail: SessionDetail) -> None:
     from inspector.repair import from_journal  # loaded only for sessions with run journals
     from inspector.repair.journal_read import JournalRead
 
-    journals = [(r.run_id, JournalRead(r.run_id, r.path, True, r.size, r.events, r.malformed, None, []))
-                for r in detail.runs if r.error is None]
+    journals = [
+        (r.run_id, JournalRead(r.run_id, r.path, True, r.size, r.events, r.malformed, None, []))
+        for r in detail.runs
+        if r.error is None
+    ]
     try:
         found = from_journal.unshown_runs(detail.sidecar, journals, time.time())
     except Exception:  # noqa: BLE001 - odd values: the repair's own preview says what fails
@@ -322,15 +379,26 @@ def load_detail(home: Home, session_id: str) -> SessionDetail:
     detail = SessionDetail(session_id=session_id)
     session_dir = home.session_dir
     if not is_safe_session_id(session_id):
-        detail.findings.append(Finding("unsafe_session_id", ERROR,
-                                       f"{session_id!r} is not a safe session id; no file path is built from it",
-                                       session_id))
+        detail.findings.append(
+            Finding(
+                "unsafe_session_id",
+                ERROR,
+                f"{session_id!r} is not a safe session id; no file path is built from it",
+                session_id,
+            )
+        )
         _load_state_db(detail, home)
         return detail
     if len(f"{session_id}.json.bak".encode()) > NAME_MAX:
-        detail.findings.append(Finding("id_too_long", ERROR,
-                                       f"the id is {len(session_id.encode())} bytes: too long for a file name, so no "
-                                       "sidecar, backup or journal can exist for it", session_id))
+        detail.findings.append(
+            Finding(
+                "id_too_long",
+                ERROR,
+                f"the id is {len(session_id.encode())} bytes: too long for a file name, so no "
+                "sidecar, backup or journal can exist for it",
+                session_id,
+            )
+        )
         _load_state_db(detail, home)
         return detail
     _load_sidecar(detail, session_dir)
@@ -343,24 +411,48 @@ def load_detail(home: Home, session_id: str) -> SessionDetail:
     if detail.sidecar is not None:
         marker = pending_retry_marker(detail.messages)
         if marker is not None:
-            detail.findings.append(Finding(
-                "pending_journal_recovery", WARNING,
-                f"marker waiting for journal recovery (stream {marker.get('_journal_retry_stream_id')}, "
-                f"{marker.get('_journal_retry_attempts', 0)} attempt(s) counted)", session_id, action_for("pending_journal_recovery")))
+            detail.findings.append(
+                Finding(
+                    "pending_journal_recovery",
+                    WARNING,
+                    f"marker waiting for journal recovery (stream {marker.get('_journal_retry_stream_id')}, "
+                    f"{marker.get('_journal_retry_attempts', 0)} attempt(s) counted)",
+                    session_id,
+                    action_for("pending_journal_recovery"),
+                )
+            )
         if detail.sidecar.get("pending_user_message") and detail.sidecar.get("active_stream_id"):
-            detail.findings.append(Finding(
-                "stale_pending_turn", WARNING, "a turn is marked as running with no live stream", session_id,
-                action_for("stale_pending_turn")))
+            detail.findings.append(
+                Finding(
+                    "stale_pending_turn",
+                    WARNING,
+                    "a turn is marked as running with no live stream",
+                    session_id,
+                    action_for("stale_pending_turn"),
+                )
+            )
         _unshown_output(detail)
     elif detail.sidecar_error is None and any(v.record for v in detail.state_db):
         sources = {(v.record or {}).get("source") for v in detail.state_db if v.record}
         if sources and not sources & {None, "", "webui"}:
             # the agent's own chat (its command line, a gateway): it never has a WebUI file, and
             # hermes materializes WebUI rows only; nothing is missing
-            detail.findings.append(Finding(
-                "agent_only_chat", INFO, f"only state.db has this chat (source {', '.join(sorted(sources))})",
-                session_id))
+            detail.findings.append(
+                Finding(
+                    "agent_only_chat",
+                    INFO,
+                    f"only state.db has this chat (source {', '.join(sorted(sources))})",
+                    session_id,
+                )
+            )
         else:
-            detail.findings.append(Finding("sidecar_missing", INFO, "only state.db has this chat", session_id,
-                                           action_for("sidecar_missing")))
+            detail.findings.append(
+                Finding(
+                    "sidecar_missing",
+                    INFO,
+                    "only state.db has this chat",
+                    session_id,
+                    action_for("sidecar_missing"),
+                )
+            )
     return detail

@@ -27,14 +27,20 @@ _BIDI = frozenset(range(0x202A, 0x202F)) | frozenset(range(0x2066, 0x206A)) | {0
 
 def _unsafe(ch: str) -> bool:
     code = ord(ch)
-    return ((code < 0x20 and ch not in _KEEP) or 0x7F <= code <= 0x9F or code in (0x2028, 0x2029)
-            or code in _BIDI or 0xD800 <= code <= 0xDFFF)
+    return (
+        (code < 0x20 and ch not in _KEEP)
+        or 0x7F <= code <= 0x9F
+        or code in (0x2028, 0x2029)
+        or code in _BIDI
+        or 0xD800 <= code <= 0xDFFF
+    )
 
 
 # The same set as _unsafe(), as one character class: searching a long message runs in C.
 _UNSAFE_RE = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff"
-    + "".join(re.escape(chr(c)) for c in sorted(_BIDI)) + "]"
+    + "".join(re.escape(chr(c)) for c in sorted(_BIDI))
+    + "]"
 )
 
 

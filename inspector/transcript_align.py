@@ -128,8 +128,11 @@ def shown_text(message: dict) -> str:
 
 
 def _key(message: dict) -> str:
-    return json.dumps([message.get("role"), message_text(message.get("content")),
-                       [name for name, _ in _calls(message)]], ensure_ascii=False, default=str)
+    return json.dumps(
+        [message.get("role"), message_text(message.get("content")), [name for name, _ in _calls(message)]],
+        ensure_ascii=False,
+        default=str,
+    )
 
 
 def differences(left: dict, right: dict) -> tuple[str, ...]:
@@ -191,7 +194,9 @@ def _pairs(a: list[dict], b: list[dict], left: range, right: range) -> dict[int,
     order are the same messages edited in place; otherwise the alike ones of a role are paired,
     and when none is alike, the block's first messages while their roles agree (an answer that
     one copy has longer, followed by messages only that copy has)."""
-    if len(left) == len(right) and all(a[i].get("role") == b[j].get("role") for i, j in zip(left, right, strict=True)):
+    if len(left) == len(right) and all(
+        a[i].get("role") == b[j].get("role") for i, j in zip(left, right, strict=True)
+    ):
         return dict(zip(left, right, strict=True))
     pairs = pair_alike(a, b, left, right) if len(left) * len(right) <= PAIR_LIMIT else {}
     if not pairs:
@@ -231,9 +236,18 @@ def _mark_moved(rows: list[Row], a: list[dict], b: list[dict]) -> list[Row]:
             continue
         m = found.pop(0)
         other = rows[m]
-        rows[n] = Row(MOVED, row.left, other.right, row.role, row.left_text, other.right_text,
-                      differences(a[row.left], b[other.right]))
-        rows[m] = Row(MOVED, row.left, other.right, other.role, row.left_text, other.right_text, rows[n].differences)
+        rows[n] = Row(
+            MOVED,
+            row.left,
+            other.right,
+            row.role,
+            row.left_text,
+            other.right_text,
+            differences(a[row.left], b[other.right]),
+        )
+        rows[m] = Row(
+            MOVED, row.left, other.right, other.role, row.left_text, other.right_text, rows[n].differences
+        )
     return rows
 
 
@@ -258,8 +272,14 @@ def state_db_copy(view: StateDbView) -> Copy:
         return Copy(name, None, view.error)
     active = [m for m in view.messages if not isinstance(m, dict) or m.get("active", True)]
     left_out = len(view.messages) - len(active)
-    note = (f"{left_out} row{'s' if left_out != 1 else ''} taken back or archived by a compaction "
-            "left out (hermes-webui does not show them)") if left_out else None
+    note = (
+        (
+            f"{left_out} row{'s' if left_out != 1 else ''} taken back or archived by a compaction "
+            "left out (hermes-webui does not show them)"
+        )
+        if left_out
+        else None
+    )
     return Copy(name, active, note=note)
 
 

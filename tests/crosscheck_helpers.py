@@ -85,8 +85,9 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
-def write_fake_hermes(root: Path, behaviour: str = "identical", *, broken_import: bool = False,
-                      version_line: str | None = None) -> Path:
+def write_fake_hermes(
+    root: Path, behaviour: str = "identical", *, broken_import: bool = False, version_line: str | None = None
+) -> Path:
     """A fake checkout at ``root``: ``behaviour`` is identical, different, raises or hangs."""
     api = root / "api"
     api.mkdir(parents=True)

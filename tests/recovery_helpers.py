@@ -15,14 +15,19 @@ from tests.conftest import FIXTURES
 
 NOW = 1779900000.0
 # hermes-webui's own test schema (tests/test_session_db_sidecar_reconciliation.py)
-SEED_SESSIONS = ("CREATE TABLE sessions (id TEXT PRIMARY KEY, source TEXT, title TEXT, model TEXT, "
-                 "started_at REAL, message_count INTEGER, parent_session_id TEXT)")
-SEED_MESSAGES = ("CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT, role TEXT, "
-                 "content TEXT, timestamp REAL)")
+SEED_SESSIONS = (
+    "CREATE TABLE sessions (id TEXT PRIMARY KEY, source TEXT, title TEXT, model TEXT, "
+    "started_at REAL, message_count INTEGER, parent_session_id TEXT)"
+)
+SEED_MESSAGES = (
+    "CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT, role TEXT, "
+    "content TEXT, timestamp REAL)"
+)
 
 
-def seed_state_db(path: Path, *, sid: str = "state_only_001", source: str = "webui", messages: int = 2,
-                  create: bool = True) -> str:
+def seed_state_db(
+    path: Path, *, sid: str = "state_only_001", source: str = "webui", messages: int = 2, create: bool = True
+) -> str:
     """hermes' ``_make_state_db``: one session row with ``messages`` alternating user/assistant rows."""
     conn = sqlite3.connect(path)
     if create:
@@ -43,8 +48,9 @@ def seed_state_db(path: Path, *, sid: str = "state_only_001", source: str = "web
     return sid
 
 
-def custom_state_db(path: Path, sessions_ddl: str, messages_ddl: str | None,
-                    sessions: list[dict], messages: list[dict] = ()) -> Path:
+def custom_state_db(
+    path: Path, sessions_ddl: str, messages_ddl: str | None, sessions: list[dict], messages: list[dict] = ()
+) -> Path:
     """A state.db with the given DDL and rows (dicts keyed by column)."""
     conn = sqlite3.connect(path)
     conn.execute(sessions_ddl)
@@ -53,8 +59,10 @@ def custom_state_db(path: Path, sessions_ddl: str, messages_ddl: str | None,
     for table, rows in (("sessions", sessions), ("messages", messages)):
         for row in rows:
             cols = list(row)
-            conn.execute(f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})",
-                         [row[c] for c in cols])
+            conn.execute(
+                f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})",
+                [row[c] for c in cols],
+            )
     conn.commit()
     conn.close()
     return path
@@ -84,8 +92,10 @@ def write_json(path: Path, payload: Any) -> Path:
 
 def msgs(n: int, prefix: str = "m") -> list[dict]:
     """``n`` alternating user/assistant messages."""
-    return [{"role": "user" if i % 2 == 0 else "assistant", "content": f"{prefix}{i}", "timestamp": 100.0 + i}
-            for i in range(n)]
+    return [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": f"{prefix}{i}", "timestamp": 100.0 + i}
+        for i in range(n)
+    ]
 
 
 def sidecar(sid: str, n: int, **extra: Any) -> dict:

@@ -18,8 +18,9 @@ if str(BENCH) not in sys.path:
 
 
 def _run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(BENCH / "run.py"), *args], capture_output=True, text=True,
-                          cwd=ROOT, timeout=120)
+    return subprocess.run(
+        [sys.executable, str(BENCH / "run.py"), *args], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
 
 
 def _fake_checkout(tmp_path: Path) -> Path:
@@ -55,16 +56,19 @@ def test_figures_are_chosen_by_id_prefix():
 
 
 def _pair(against, ins: float, her: float, ok: bool = True, cpu: tuple[float, float] = (1.0, 2.0)):
-    return (against.Run(ins, 100.0, ok, cpu[0], "" if ok else "exited 1: boom"),
-            against.Run(her, 200.0, True, cpu[1], detail={"call_s": her - 0.5}))
+    return (
+        against.Run(ins, 100.0, ok, cpu[0], "" if ok else "exited 1: boom"),
+        against.Run(her, 200.0, True, cpu[1], detail={"call_s": her - 0.5}),
+    )
 
 
 def test_the_ratio_is_the_median_of_the_pairs_and_the_target_decides():
     import against
 
     fig = against.FIGURES[0]  # target 0.33
-    row = against.summarize(fig, [_pair(against, 1.0, 4.0), _pair(against, 3.0, 4.0), _pair(against, 1.2, 4.0)],
-                            [2.0, 3.5, 1.0])
+    row = against.summarize(
+        fig, [_pair(against, 1.0, 4.0), _pair(against, 3.0, 4.0), _pair(against, 1.2, 4.0)], [2.0, 3.5, 1.0]
+    )
     assert row["ratio"] == pytest.approx(0.3)  # median of 0.25, 0.75, 0.30
     assert row["met"] is True
     assert row["inspector_s"] == pytest.approx(1.2) and row["hermes_s"] == pytest.approx(4.0)
@@ -81,8 +85,16 @@ def test_the_table_shows_ratio_beside_both_figures_and_the_load():
     import against
 
     rows = [against.summarize(f, [_pair(against, 0.5, 2.0)], [1.5, 2.5]) for f in against.FIGURES[:2]]
-    report = {"machine": {"cpus": 2, "cpus_usable": 2, "python": "3.11.7"}, "hermes_checkout": "/h",
-              "sessions": 10000, "repeat": 1, "busy": 2, "load_start": 1.5, "load_end": 2.5, "rows": rows}
+    report = {
+        "machine": {"cpus": 2, "cpus_usable": 2, "python": "3.11.7"},
+        "hermes_checkout": "/h",
+        "sessions": 10000,
+        "repeat": 1,
+        "busy": 2,
+        "load_start": 1.5,
+        "load_end": 2.5,
+        "rows": rows,
+    }
     table = against.format_against(report)
     line = next(ln for ln in table.splitlines() if ln.startswith("audit --json, first open, plain home"))
     assert "0.50 s" in line and "2.00 s" in line and "0.25x" in line and "<=0.33" in line and "yes" in line
@@ -96,9 +108,17 @@ def test_a_saved_report_prints_again(tmp_path):
     import against
 
     rows = [against.summarize(against.FIGURES[3], [_pair(against, 1.0, 2.0)], [1.0])]
-    report = {"kind": "against-hermes", "machine": {"cpus": 2, "cpus_usable": 2, "python": "3.11"},
-              "hermes_checkout": "/h", "sessions": 10, "repeat": 1, "busy": 0, "load_start": 1.0,
-              "load_end": 1.0, "rows": rows}
+    report = {
+        "kind": "against-hermes",
+        "machine": {"cpus": 2, "cpus_usable": 2, "python": "3.11"},
+        "hermes_checkout": "/h",
+        "sessions": 10,
+        "repeat": 1,
+        "busy": 0,
+        "load_start": 1.0,
+        "load_end": 1.0,
+        "rows": rows,
+    }
     saved = tmp_path / "r.json"
     saved.write_text(json.dumps(report))
     proc = _run("--from-json", str(saved))

@@ -12,15 +12,30 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(not (BENCH / "run.py").exists(), reason="no bench/ in this checkout")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not (BENCH / "run.py").exists(), reason="no bench/ in this checkout"),
+]
 
 
 def _generate(tmp_path: Path) -> tuple[Path, dict]:
     home = tmp_path / "home"
     proc = subprocess.run(
-        [sys.executable, str(BENCH / "generate.py"), "--sessions", "30", "--journal-events", "2000",
-         "--out", str(home)],
-        capture_output=True, text=True, cwd=ROOT, timeout=300, check=True,
+        [
+            sys.executable,
+            str(BENCH / "generate.py"),
+            "--sessions",
+            "30",
+            "--journal-events",
+            "2000",
+            "--out",
+            str(home),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+        check=True,
     )
     return home, json.loads(proc.stdout)
 
@@ -34,8 +49,15 @@ def test_generator_builds_a_home_with_every_kind_of_session(tmp_path):
     assert manifest["largest_sidecar"]["messages"] == 5000
     assert manifest["big_journal"]["events"] == 2000
     assert Path(manifest["big_journal"]["path"]).is_file()
-    for kind in ("shrunken_live", "orphan_bak", "index_missing_entry", "state_missing_sidecar",
-                 "stale_pending", "pending_marker", "corrupt_live_with_bak"):
+    for kind in (
+        "shrunken_live",
+        "orphan_bak",
+        "index_missing_entry",
+        "state_missing_sidecar",
+        "stale_pending",
+        "pending_marker",
+        "corrupt_live_with_bak",
+    ):
         assert manifest["kinds"].get(kind, 0) >= 1, kind
     assert len(list(sessions.glob("*.json"))) >= 20
 
@@ -50,19 +72,51 @@ def test_generator_is_seeded(tmp_path):
 def test_runner_reports_every_figure(tmp_path):
     out = tmp_path / "report.json"
     proc = subprocess.run(
-        [sys.executable, str(BENCH / "run.py"), "--sessions", "30", "--journal-events", "2000", "--quick",
-         "--home-dir", str(tmp_path / "homes"), "--json", "--out", str(out)],
-        capture_output=True, text=True, cwd=ROOT, timeout=900,
+        [
+            sys.executable,
+            str(BENCH / "run.py"),
+            "--sessions",
+            "30",
+            "--journal-events",
+            "2000",
+            "--quick",
+            "--home-dir",
+            str(tmp_path / "homes"),
+            "--json",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=900,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     report = json.loads(proc.stdout)
     assert report["machine"]["cpus"] >= 1
     assert json.loads(out.read_text()) == report
     ids = {row["id"] for row in report["rows"]}
-    expected = {"first_rows.fresh", "first_rows.noindex", "first_rows.stale", "catalogue", "audit",
-                "journal.first", "journal.indexed", "journal.scroll", "gui_stall",
-                *(f"plan.{a}" for a in ("recover-journal", "repair-interrupted", "restore-backup",
-                                        "materialize", "rebuild-index"))}
+    expected = {
+        "first_rows.fresh",
+        "first_rows.noindex",
+        "first_rows.stale",
+        "catalogue",
+        "audit",
+        "journal.first",
+        "journal.indexed",
+        "journal.scroll",
+        "gui_stall",
+        *(
+            f"plan.{a}"
+            for a in (
+                "recover-journal",
+                "repair-interrupted",
+                "restore-backup",
+                "materialize",
+                "rebuild-index",
+            )
+        ),
+    }
     assert expected <= ids
     for row in report["rows"]:
         assert {"median_s", "peak_rss_mb", "target_s", "met", "errors"} <= row.keys()
@@ -77,9 +131,23 @@ def test_runner_reports_every_figure(tmp_path):
 
 def test_runner_prints_the_table(tmp_path):
     proc = subprocess.run(
-        [sys.executable, str(BENCH / "run.py"), "--sessions", "30", "--journal-events", "2000", "--quick",
-         "--home-dir", str(tmp_path / "homes"), "--only", "audit,plan.restore"],
-        capture_output=True, text=True, cwd=ROOT, timeout=600,
+        [
+            sys.executable,
+            str(BENCH / "run.py"),
+            "--sessions",
+            "30",
+            "--journal-events",
+            "2000",
+            "--quick",
+            "--home-dir",
+            str(tmp_path / "homes"),
+            "--only",
+            "audit,plan.restore",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=600,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "CPUs" in proc.stdout

@@ -32,8 +32,13 @@ def big_home(tmp_path_factory) -> Path:
     sessions = base / "webui" / "sessions"
     for i in range(600):
         sid = f"bulk{i:05d}"
-        chat = {"session_id": sid, "title": f"Chat number {i}", "created_at": NOW - i, "updated_at": NOW - i,
-                "messages": [{"role": "user", "content": "hello"}, {"role": "assistant", "content": "hi"}]}
+        chat = {
+            "session_id": sid,
+            "title": f"Chat number {i}",
+            "created_at": NOW - i,
+            "updated_at": NOW - i,
+            "messages": [{"role": "user", "content": "hello"}, {"role": "assistant", "content": "hi"}],
+        }
         (sessions / f"{sid}.json").write_bytes(json.dumps(chat, ensure_ascii=False, indent=2).encode("utf-8"))
     return base
 
@@ -61,9 +66,12 @@ def test_the_program_prints_what_main_prints(home, tmp_path, monkeypatch):
 
 def test_the_whole_output_arrives_through_a_pipe(big_home, tmp_path):
     """Output far larger than a pipe's buffer, read slowly: nothing is cut off by the quick exit."""
-    proc = subprocess.Popen([sys.executable, "-m", "inspector", "list", "--home", str(big_home), "--json"],
-                            env={**os.environ, "HERMES_INSPECTOR_STATE_DIR": str(tmp_path / "state")},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "inspector", "list", "--home", str(big_home), "--json"],
+        env={**os.environ, "HERMES_INSPECTOR_STATE_DIR": str(tmp_path / "state")},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     chunks = []
     while chunk := proc.stdout.read(1024):
         chunks.append(chunk)
@@ -74,9 +82,12 @@ def test_the_whole_output_arrives_through_a_pipe(big_home, tmp_path):
 
 
 def test_a_reader_that_goes_away_is_not_an_error(big_home, tmp_path):
-    proc = subprocess.Popen([sys.executable, "-m", "inspector", "list", "--home", str(big_home), "--json"],
-                            env={**os.environ, "HERMES_INSPECTOR_STATE_DIR": str(tmp_path / "state")},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "inspector", "list", "--home", str(big_home), "--json"],
+        env={**os.environ, "HERMES_INSPECTOR_STATE_DIR": str(tmp_path / "state")},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     proc.stdout.read(10)
     proc.stdout.close()  # `| head -c 10`
     assert proc.wait(timeout=60) == 0

@@ -90,9 +90,20 @@ def test_hermes_runs_with_the_plans_clock_cwd_and_a_minimal_environment(home, tm
     assert seen["server_started_at"] == CLOCK.server_started_at
     assert seen["cwd"] == "/srv/hermes-cwd"
     assert "HTTPS_PROXY" not in seen["env"] and "OPENAI_API_KEY" not in seen["env"]
-    assert set(seen["env"]) <= {"PATH", "HOME", "TMPDIR", "HERMES_HOME", "HERMES_WEBUI_STATE_DIR", "LANG",
-                                "LC_ALL", "LC_CTYPE", "PYTHONIOENCODING", "PYTHONDONTWRITEBYTECODE", "NO_PROXY",
-                                "no_proxy"}
+    assert set(seen["env"]) <= {
+        "PATH",
+        "HOME",
+        "TMPDIR",
+        "HERMES_HOME",
+        "HERMES_WEBUI_STATE_DIR",
+        "LANG",
+        "LC_ALL",
+        "LC_CTYPE",
+        "PYTHONIOENCODING",
+        "PYTHONDONTWRITEBYTECODE",
+        "NO_PROXY",
+        "no_proxy",
+    }
 
 
 def test_different_shows_a_per_file_diff_and_hermes_result_writes_through_the_safe_path(home, tmp_path):
@@ -210,15 +221,28 @@ def test_a_plan_made_on_other_bytes_is_not_compared(home, tmp_path):
 def test_an_id_that_is_not_a_plain_file_stem_is_never_handed_to_hermes(home, tmp_path):
     fake = write_fake_hermes(tmp_path / "hermes")
     home_ = locate_home(home)
-    result = crosscheck(home_, "restore-backup", "../../etc/x", CLOCK, find_hermes(home_, fake, sys.executable))
+    result = crosscheck(
+        home_, "restore-backup", "../../etc/x", CLOCK, find_hermes(home_, fake, sys.executable)
+    )
     assert result.status == FAILED and result.exit_code == 2
     assert "not a plain session id" in result.message
 
 
 def test_an_audit_report_that_differs_is_shown_as_a_json_diff(home, tmp_path):
     fake = write_fake_hermes(tmp_path / "hermes")
-    code, out = _cli("crosscheck", "--all", "--action", "audit", "--home", str(home), "--hermes-webui", str(fake),
-                     "--hermes-python", sys.executable, "--json")
+    code, out = _cli(
+        "crosscheck",
+        "--all",
+        "--action",
+        "audit",
+        "--home",
+        str(home),
+        "--hermes-webui",
+        str(fake),
+        "--hermes-python",
+        sys.executable,
+        "--json",
+    )
     (result,) = json.loads(out)["results"]
     assert code == 1 and result["status"] == DIFFERENT
     assert result["files"] == [], "an audit writes nothing"
@@ -232,8 +256,18 @@ def test_an_audit_report_that_differs_is_shown_as_a_json_diff(home, tmp_path):
 
 
 def test_cli_exit_codes_0_1_2(home, tmp_path):
-    common = ["--action", "restore-backup", "--home", str(home), "--hermes-python", sys.executable,
-              "--now", repr(CLOCK.now), "--server-started-at", repr(CLOCK.server_started_at)]
+    common = [
+        "--action",
+        "restore-backup",
+        "--home",
+        str(home),
+        "--hermes-python",
+        sys.executable,
+        "--now",
+        repr(CLOCK.now),
+        "--server-started-at",
+        repr(CLOCK.server_started_at),
+    ]
     same = write_fake_hermes(tmp_path / "same")
     code, out = _cli("crosscheck", SID, *common, "--hermes-webui", str(same))
     assert code == 0 and out.startswith("Same bytes as your hermes-webui"), out
@@ -245,7 +279,9 @@ def test_cli_exit_codes_0_1_2(home, tmp_path):
     code, out = _cli("crosscheck", "--all", *common, "--hermes-webui", str(tmp_path / "missing"))
     assert code == 2 and "not a hermes-webui checkout" in out
     code, out = _cli("crosscheck", "--all", *common)
-    assert code == 2 and out.rstrip().endswith("give --hermes-webui PATH"), "the command line says its own flag"
+    assert code == 2 and out.rstrip().endswith("give --hermes-webui PATH"), (
+        "the command line says its own flag"
+    )
 
 
 # ---------------------------------------------------------------- a real hermes-webui checkout
@@ -257,9 +293,23 @@ GOLDEN_CASES = sorted(p for p in GOLDEN.iterdir() if (p / "case.json").is_file()
 
 def _golden_args(case_dir: Path, home: Path, checkout: str) -> list[str]:
     case = json.loads((case_dir / "case.json").read_text(encoding="utf-8"))
-    return ["crosscheck", case["session_id"] or "--all", "--action", case["action"], "--home", str(home),
-            "--hermes-webui", checkout, "--hermes-python", os.environ.get("HERMES_WEBUI_PYTHON", sys.executable),
-            "--now", repr(case["now"]), "--server-started-at", repr(case["server_started_at"]), "--json"]
+    return [
+        "crosscheck",
+        case["session_id"] or "--all",
+        "--action",
+        case["action"],
+        "--home",
+        str(home),
+        "--hermes-webui",
+        checkout,
+        "--hermes-python",
+        os.environ.get("HERMES_WEBUI_PYTHON", sys.executable),
+        "--now",
+        repr(case["now"]),
+        "--server-started-at",
+        repr(case["server_started_at"]),
+        "--json",
+    ]
 
 
 @real
@@ -277,14 +327,15 @@ def test_every_golden_case_is_identical_with_the_real_hermes(case_dir, tmp_path)
 @real
 def test_an_edited_hermes_marker_wording_is_reported_as_a_difference(tmp_path):
     checkout = tmp_path / "hermes-webui"
-    shutil.copytree(Path(HERMES_SRC) / "api", checkout / "api",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(Path(HERMES_SRC) / "api", checkout / "api", ignore=shutil.ignore_patterns("__pycache__"))
     models = checkout / "api" / "models.py"
     text = models.read_text(encoding="utf-8")
     wording = "'The partial output above was recovered from the run journal, '"
     assert wording in text
-    models.write_text(text.replace(wording, "'The partial output above was restored from the run journal, '"),
-                      encoding="utf-8")
+    models.write_text(
+        text.replace(wording, "'The partial output above was restored from the run journal, '"),
+        encoding="utf-8",
+    )
     case_dir = GOLDEN / "01-promote-tokens-tool"
     home = copy_tree(case_dir / "before", tmp_path / "home")
     code, out = _cli(*_golden_args(case_dir, home, str(checkout)))
@@ -292,5 +343,7 @@ def test_an_edited_hermes_marker_wording_is_reported_as_a_difference(tmp_path):
     assert code == 1 and result["status"] == DIFFERENT
     differing = [f for f in result["files"] if not f["same"]]
     assert [Path(f["path"]).name for f in differing] == ["9f14583f0e4e4444aaaa111122223333.json"]
-    assert "+" + '      "content": "**Response interrupted.**\\n\\nThe live response stream stopped before this ' \
-           'turn finished. The partial output above was restored' in differing[0]["diff"]
+    assert (
+        "+" + '      "content": "**Response interrupted.**\\n\\nThe live response stream stopped before this '
+        "turn finished. The partial output above was restored" in differing[0]["diff"]
+    )

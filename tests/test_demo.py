@@ -17,11 +17,33 @@ from inspector.store.journal import journal_path, read_run_events, run_summary
 from inspector.store.sidecar import SidecarError, dump_session, load_session, parse_sidecar_bytes
 
 NOW = 1_780_000_000.25
-RECORD_KEYS = ["version", "event_id", "seq", "run_id", "session_id", "event", "type", "created_at",
-               "terminal", "terminal_state", "payload"]
-SCENARIOS = {"healthy", "healthy_reasoning", "healthy_work", "lost_response", "waiting_marker", "given_up",
-             "stale_pending",
-             "state_only", "shrunken", "corrupt", "empty_orphan_row", "cli_only"}
+RECORD_KEYS = [
+    "version",
+    "event_id",
+    "seq",
+    "run_id",
+    "session_id",
+    "event",
+    "type",
+    "created_at",
+    "terminal",
+    "terminal_state",
+    "payload",
+]
+SCENARIOS = {
+    "healthy",
+    "healthy_reasoning",
+    "healthy_work",
+    "lost_response",
+    "waiting_marker",
+    "given_up",
+    "stale_pending",
+    "state_only",
+    "shrunken",
+    "corrupt",
+    "empty_orphan_row",
+    "cli_only",
+}
 
 
 @pytest.fixture(scope="module")
@@ -98,13 +120,18 @@ def test_healthy_chats(demo):
     assert [c["name"] for c in tools["tool_calls"]] == ["read_file", "terminal"]
     assert tools["tool_calls"][0]["assistant_msg_idx"] == 1
     assert tools["messages"][2]["role"] == "tool"
-    assert tools["messages"][1]["tool_calls"][0]["function"]["arguments"] == '{"path": "requirements-dev.txt"}'
+    assert (
+        tools["messages"][1]["tool_calls"][0]["function"]["arguments"] == '{"path": "requirements-dev.txt"}'
+    )
     trip = _sidecar(demo, "healthy_reasoning")
     assert any(m.get("reasoning") for m in trip["messages"])
     assert isinstance(trip["messages"][2]["content"], list)
     work = _sidecar(demo, "healthy_work")
     assert work["profile"] == "work"
-    assert "<script>alert(1)</script> <b>bold?</b> <img src=http://example.com/x.png>" in work["messages"][0]["content"]
+    assert (
+        "<script>alert(1)</script> <b>bold?</b> <img src=http://example.com/x.png>"
+        in work["messages"][0]["content"]
+    )
 
 
 def test_shrunken_live_and_fuller_backup(demo):
@@ -147,8 +174,10 @@ def test_marker_matches_the_repair_code(demo):
 
     marker = _sidecar(demo, "lost_response")["messages"][-1]
     expected = repair_marker.marker_with_retry_hook(
-        Clock(now=NOW - 600, server_started_at=NOW - 620), recovered_output=False,
-        stream_id=demo.stream_ids["lost_response"], pending_started_at=NOW - 700,
+        Clock(now=NOW - 600, server_started_at=NOW - 620),
+        recovered_output=False,
+        stream_id=demo.stream_ids["lost_response"],
+        pending_started_at=NOW - 700,
     )
     assert marker == expected
 
@@ -197,7 +226,9 @@ def test_state_db_is_agent_shaped_and_read_only_openable(demo):
     assert not any(demo.home.glob("**/*.db-*"))
     with _ro(demo.state_db) as con:
         assert con.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
-        rows = {r[0]: r[1:] for r in con.execute("SELECT id, source, message_count, profile_name FROM sessions")}
+        rows = {
+            r[0]: r[1:] for r in con.execute("SELECT id, source, message_count, profile_name FROM sessions")
+        }
         counts = dict(con.execute("SELECT session_id, COUNT(*) FROM messages GROUP BY session_id").fetchall())
     s = demo.sessions
     assert rows[s["state_only"]][:2] == ("webui", 4) and counts[s["state_only"]] == 4
@@ -208,21 +239,26 @@ def test_state_db_is_agent_shaped_and_read_only_openable(demo):
         assert not (demo.session_dir / f"{s[name]}.json").exists()
     with _ro(demo.profile_state_db("work")) as con:
         assert con.execute("SELECT id, source, profile_name FROM sessions").fetchall() == [
-            (s["healthy_work"], "webui", "work")]
+            (s["healthy_work"], "webui", "work")
+        ]
 
 
 def test_state_db_messages_match_the_sidecars(demo):
     with _ro(demo.state_db) as con:
         db = con.execute(
             "SELECT role, content, tool_call_id, tool_name, timestamp, reasoning, active, compacted FROM messages "
-            "WHERE session_id = ? ORDER BY id", (demo.sessions["healthy"],)).fetchall()
+            "WHERE session_id = ? ORDER BY id",
+            (demo.sessions["healthy"],),
+        ).fetchall()
     side = _sidecar(demo, "healthy")["messages"]
     assert [(r[0], r[1], r[4]) for r in db] == [(m["role"], m["content"], m["timestamp"]) for m in side]
     assert db[2][2:4] == ("call_r3Kq8", "read_file")
     assert all(r[6:] == (1, 0) for r in db)
     with _ro(demo.state_db) as con:
-        content = con.execute("SELECT content FROM messages WHERE session_id = ? AND role = 'user' ORDER BY id",
-                              (demo.sessions["healthy_reasoning"],)).fetchall()[1][0]
+        content = con.execute(
+            "SELECT content FROM messages WHERE session_id = ? AND role = 'user' ORDER BY id",
+            (demo.sessions["healthy_reasoning"],),
+        ).fetchall()[1][0]
     assert content.startswith("\x00json:[")
 
 

@@ -29,12 +29,15 @@ def test_json_and_utf8_errors_say_what_is_wrong_and_where():
     assert error_words(info2.value) == "not valid UTF-8 text (byte 2)"
 
 
-@pytest.mark.parametrize("exc, words", [
-    (MemoryError(), "there was not enough memory"),
-    (RecursionError(), "the data is nested too deeply to read"),
-    (KeyError("messages"), "a required field is missing: 'messages'"),
-    (RuntimeError(), "an unexpected error (Details… shows what happened)"),
-])
+@pytest.mark.parametrize(
+    "exc, words",
+    [
+        (MemoryError(), "there was not enough memory"),
+        (RecursionError(), "the data is nested too deeply to read"),
+        (KeyError("messages"), "a required field is missing: 'messages'"),
+        (RuntimeError(), "an unexpected error (Details… shows what happened)"),
+    ],
+)
 def test_errors_without_a_message_get_a_sentence_not_a_class_name(exc, words):
     assert error_words(exc) == words
     assert type(exc).__name__ not in error_words(exc)

@@ -12,8 +12,9 @@ from tests.conftest import FIXTURES, copy_tree
 
 
 def _detail(messages: list, tool_calls: list | None = None) -> SessionDetail:
-    return SessionDetail(session_id="abc123", sidecar={"title": "T", "messages": messages,
-                                                       "tool_calls": tool_calls or []})
+    return SessionDetail(
+        session_id="abc123", sidecar={"title": "T", "messages": messages, "tool_calls": tool_calls or []}
+    )
 
 
 def test_markdown_keeps_untrusted_content_inside_a_fence_it_cannot_close():

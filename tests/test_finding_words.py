@@ -33,7 +33,11 @@ def demo_findings(tmp_path_factory):
 def test_every_demo_finding_has_its_own_words_without_jargon(demo_findings):
     """Rule: each finding kind the demo shows has written words (no fallback), and neither the
     sentence nor its parts carry jargon, raw epochs or file-format names."""
-    assert {f.kind for f in demo_findings} >= {"corrupt_sidecar", "pending_journal_recovery", "stale_pending_turn"}
+    assert {f.kind for f in demo_findings} >= {
+        "corrupt_sidecar",
+        "pending_journal_recovery",
+        "stale_pending_turn",
+    }
     for f in demo_findings:
         assert f.kind in _WORDS, f.kind
         for button in (None, "Do it"):
@@ -50,13 +54,22 @@ def test_every_hermes_audit_kind_is_worded():
 def test_the_three_parts_of_a_sentence():
     """Rule: a repair that applies names its button and key; one that cannot be pressed says why
     inline; a finding without a repair says why nothing can be done."""
-    f = Finding("corrupt_sidecar", "error", "hermes cannot load this sidecar: Expecting value: line 1", "abc",
-                "restore-backup")
+    f = Finding(
+        "corrupt_sidecar",
+        "error",
+        "hermes cannot load this sidecar: Expecting value: line 1",
+        "abc",
+        "restore-backup",
+    )
     ok = words_for(f, "Restore from backup", "Ctrl+5")
     assert ok.can_act and "press “Restore from backup” (Ctrl+5)" in ok.sentence()
     assert "tell the user the chat will not open" in ok.sentence()
-    off = words_for(f, "Restore from backup", "Ctrl+5",
-                    blocked=blocked_reason(None, ["nothing to do: abc.json has no .bak"], True))
+    off = words_for(
+        f,
+        "Restore from backup",
+        "Ctrl+5",
+        blocked=blocked_reason(None, ["nothing to do: abc.json has no .bak"], True),
+    )
     assert not off.can_act and "cannot be used: nothing to do: abc.json has no .bak" in off.sentence()
     assert "tell the user this cannot be fixed from here yet" in off.sentence()  # not "it can be restored"
     none = words_for(Finding("journal_unreadable", "error", "run r1: bad", "abc"))
@@ -82,8 +95,16 @@ def test_the_state_db_banner_names_the_file_the_reason_and_what_is_missing():
     from inspector.findings import ERROR, Finding
 
     assert state_db_banner([Finding("index_unreadable", "warning", "x")]) is None
-    banner = state_db_banner([Finding("state_db_unreadable", ERROR, "/h/state.db: /h/state.db is not an SQLite "
-                                      "database", path="/h/state.db")])
+    banner = state_db_banner(
+        [
+            Finding(
+                "state_db_unreadable",
+                ERROR,
+                "/h/state.db: /h/state.db is not an SQLite database",
+                path="/h/state.db",
+            )
+        ]
+    )
     first, second = banner.splitlines()
     assert first == "The agent's database /h/state.db cannot be read: it is not an SQLite database"
     assert all(words in second for words in STATE_DB_MISSING)

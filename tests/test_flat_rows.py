@@ -39,7 +39,9 @@ def _builtins_only(value) -> bool:
 
 def _globals_in(data: bytes) -> list[str]:
     """The classes and functions a pickle names (what unpickling must import and call)."""
-    return [str(arg) for op, arg, _ in pickletools.genops(data) if op.name in ("GLOBAL", "STACK_GLOBAL", "INST")]
+    return [
+        str(arg) for op, arg, _ in pickletools.genops(data) if op.name in ("GLOBAL", "STACK_GLOBAL", "INST")
+    ]
 
 
 def test_the_catalogue_rows_cross_as_builtins_only(demo_home):
@@ -54,11 +56,21 @@ def test_a_list_row_says_what_the_catalogue_row_says(demo_home):
     for row in cat.rows.values():
         listed = ListRow(pickle.loads(pickle.dumps(flat_row(row))))
         assert (listed.session_id, listed.title, listed.profile, listed.where) == (
-            row.session_id, row.title or "", row.profile, row.where)
+            row.session_id,
+            row.title or "",
+            row.profile,
+            row.where,
+        )
         assert (listed.sidecar_messages, listed.state_db_messages, listed.last_activity) == (
-            row.sidecar_messages, row.state_db_messages, row.last_activity)
+            row.sidecar_messages,
+            row.state_db_messages,
+            row.last_activity,
+        )
         assert (listed.has_bak, listed.in_index, listed.state_db_profile) == (
-            row.has_bak, row.in_index, row.state_db_profile)
+            row.has_bak,
+            row.in_index,
+            row.state_db_profile,
+        )
         assert listed.sidecar_path == (row.sidecar.location if row.sidecar is not None else None)
         assert (listed.health, listed.needs_attention) == (row.health, row.needs_attention)
         assert listed.findings == row.findings
@@ -77,8 +89,9 @@ def test_a_sorted_catalogue_comes_in_the_order_asked_for(demo_home):
 
 def test_new_findings_work_out_health_attention_and_problem_again(demo_home):
     row = ListRow(flat_row(next(iter(load_catalogue(demo_home, now=time.time()).rows.values()))))
-    broken = Finding("sidecar_unreadable", ERROR, "cannot be parsed", session_id=row.session_id,
-                     action="restore-backup")
+    broken = Finding(
+        "sidecar_unreadable", ERROR, "cannot be parsed", session_id=row.session_id, action="restore-backup"
+    )
     row.findings = [broken]
     assert (row.health, row.needs_attention) == ("error", True) and row.problem
     assert row.flat()[-1] == (flat_finding(broken),)

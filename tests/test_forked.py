@@ -36,7 +36,7 @@ def test_a_copy_that_dies_is_reported():
 
 def test_an_unpicklable_result_is_an_error():
     with pytest.raises(ForkedError, match="pickle|Pickl"):
-        Forked(lambda: (lambda: None)).result()
+        Forked(lambda: lambda: None).result()
 
 
 def test_an_error_in_the_copy_keeps_its_traceback_and_is_logged(caplog):

@@ -34,14 +34,26 @@ def test_an_undone_write_names_the_undo_and_a_standing_one_does_not(tmp_path):
 
 
 def test_an_undo_of_another_session_is_not_taken_for_this_ones(tmp_path):
-    rec = WriteRecord("w1", 1.0, "x", "s1", [{"path": "/h/s1.json", "sha256_before": "a", "sha256_after": "b"}])
-    other = WriteRecord("w2", 2.0, "undo:x", "s2", [{"path": "/h/s2.json", "sha256_before": "b", "sha256_after": "a"}])
+    rec = WriteRecord(
+        "w1", 1.0, "x", "s1", [{"path": "/h/s1.json", "sha256_before": "a", "sha256_after": "b"}]
+    )
+    other = WriteRecord(
+        "w2", 2.0, "undo:x", "s2", [{"path": "/h/s2.json", "sha256_before": "b", "sha256_after": "a"}]
+    )
     assert undone_by([rec, other]) == {}
 
 
 def test_home_of_a_write_is_the_folder_above_webui_sessions(tmp_path):
-    rec = WriteRecord("w", 1.0, "x", "s", [{"path": str(tmp_path / "h" / "webui" / "sessions" / "s.json")},
-                                           {"path": str(tmp_path / "h" / "webui" / "sessions" / "_index.json")}])
+    rec = WriteRecord(
+        "w",
+        1.0,
+        "x",
+        "s",
+        [
+            {"path": str(tmp_path / "h" / "webui" / "sessions" / "s.json")},
+            {"path": str(tmp_path / "h" / "webui" / "sessions" / "_index.json")},
+        ],
+    )
     assert home_of(rec) == str(tmp_path / "h")
     assert home_of(WriteRecord("w", 1.0, "x", None, [])) == ""
     plain = WriteRecord("w", 1.0, "x", "s", [{"path": str(tmp_path / "elsewhere" / "s.json")}])

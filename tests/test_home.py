@@ -25,8 +25,9 @@ def test_state_dir_order_flag_env_ctl_file_default(tmp_path: Path) -> None:
     (tmp_path / "webui.ctl.env").write_text("PORT=8787\nSTATE_DIR=/srv/hermes/state\n")
     assert locate_home(tmp_path, env={}).state_dir == Path("/srv/hermes/state")
     assert locate_home(tmp_path, env={"HERMES_WEBUI_STATE_DIR": "/env/state"}).state_dir == Path("/env/state")
-    assert locate_home(tmp_path, "/flag/state", env={"HERMES_WEBUI_STATE_DIR": "/env/state"}).state_dir == \
-        Path("/flag/state")
+    assert locate_home(
+        tmp_path, "/flag/state", env={"HERMES_WEBUI_STATE_DIR": "/env/state"}
+    ).state_dir == Path("/flag/state")
     (tmp_path / "webui.ctl.env").unlink()
     assert locate_home(tmp_path, env={}).state_dir == tmp_path / "webui"
 
@@ -41,7 +42,10 @@ def test_profile_home_is_unwrapped_and_profiles_map_to_their_state_db(tmp_path: 
     assert home.state_db("default") == tmp_path / "state.db"
     assert home.state_db("work") == tmp_path / "profiles" / "work" / "state.db"
     assert home.state_db("../evil") == tmp_path / "state.db", "invalid names fall back to the base home"
-    assert home.core_transcript("abc", "work") == tmp_path / "profiles" / "work" / "sessions" / "session_abc.json"
+    assert (
+        home.core_transcript("abc", "work")
+        == tmp_path / "profiles" / "work" / "sessions" / "session_abc.json"
+    )
 
 
 def test_missing_home_is_a_clear_message(tmp_path: Path) -> None:

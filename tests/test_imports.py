@@ -27,7 +27,9 @@ PACKAGE = "inspector"
 # Cycles known to exist when imports inside functions are counted too, each as the set of modules
 # of its strongly connected component; the lead deletes an entry when the branch that removes it
 # lands. An entry that no longer matches a component fails the test (so the list only shrinks).
-KNOWN_DEFERRED_CYCLES: set[frozenset[str]] = set()  # (jobs15 removed the last: gui/session_jobs <-> offload <-> session_data)
+KNOWN_DEFERRED_CYCLES: set[frozenset[str]] = (
+    set()
+)  # (jobs15 removed the last: gui/session_jobs <-> offload <-> session_data)
 
 
 def module_name(path: Path) -> str:
@@ -43,7 +45,8 @@ def all_modules() -> dict[str, Path]:
 
 def _is_type_checking(test: ast.expr) -> bool:
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def _import_nodes(body: list[ast.stmt], *, in_functions: bool) -> list[ast.Import | ast.ImportFrom]:
@@ -63,9 +66,13 @@ def _import_nodes(body: list[ast.stmt], *, in_functions: bool) -> list[ast.Impor
             for field in ("body", "orelse", "finalbody", "handlers"):
                 block = getattr(node, field, None)
                 if isinstance(block, list):
-                    out.extend(_import_nodes([b for b in block if isinstance(b, ast.stmt)]
-                                             + [s for h in block if isinstance(h, ast.excepthandler)
-                                                for s in h.body], in_functions=in_functions))
+                    out.extend(
+                        _import_nodes(
+                            [b for b in block if isinstance(b, ast.stmt)]
+                            + [s for h in block if isinstance(h, ast.excepthandler) for s in h.body],
+                            in_functions=in_functions,
+                        )
+                    )
             if isinstance(node, ast.Match):
                 for case in node.cases:
                     out.extend(_import_nodes(case.body, in_functions=in_functions))
@@ -198,10 +205,17 @@ def test_the_graph_reads_relative_absolute_and_guarded_imports(tmp_path):
         "def f():\n"
         "    from inspector import cli\n"
         "class C:\n"
-        "    from inspector import textsafe\n")
+        "    from inspector import textsafe\n"
+    )
     names = imported_names("inspector.mod", src)
-    for expected in ("inspector.store.files", "inspector.plan", "inspector.store.jsonfmt", "inspector.home",
-                     "inspector.portable", "inspector.textsafe"):
+    for expected in (
+        "inspector.store.files",
+        "inspector.plan",
+        "inspector.store.jsonfmt",
+        "inspector.home",
+        "inspector.portable",
+        "inspector.textsafe",
+    ):
         assert expected in names
     assert "inspector.catalogue" not in names and "inspector.cli" not in names
     assert "inspector.cli" in imported_names("inspector.mod", src, in_functions=True)

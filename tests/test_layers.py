@@ -26,8 +26,13 @@ def _imports(path: Path) -> set[str]:
     (``if TYPE_CHECKING:``: never imported when the program runs)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package = _module_name(path) if path.name == "__init__.py" else _module_name(path).rpartition(".")[0]
-    typing_only = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If) and _is_type_checking(block.test)
-                   for stmt in block.body for n in ast.walk(stmt)}
+    typing_only = {
+        id(n)
+        for block in ast.walk(tree)
+        if isinstance(block, ast.If) and _is_type_checking(block.test)
+        for stmt in block.body
+        for n in ast.walk(stmt)
+    }
     out: set[str] = set()
     for node in ast.walk(tree):
         if id(node) in typing_only:
@@ -38,7 +43,7 @@ def _imports(path: Path) -> set[str]:
             base = node.module or ""
             if node.level:
                 anchor = package.split(".")
-                anchor = anchor[:len(anchor) - node.level + 1]
+                anchor = anchor[: len(anchor) - node.level + 1]
                 base = ".".join([*anchor, base] if base else anchor)
             out.add(base)
             out.update(f"{base}.{alias.name}" for alias in node.names)  # "from pkg import module"
@@ -47,7 +52,8 @@ def _imports(path: Path) -> set[str]:
 
 def _is_type_checking(test: ast.expr) -> bool:
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def _graph() -> dict[str, set[str]]:
@@ -62,21 +68,33 @@ def _qt(path: Path) -> bool:
 def test_every_module_in_gui_imports_qt_and_no_other_module_does() -> None:
     gui = ROOT / "gui"
     qt_free_in_gui = [p.name for p in gui.glob("*.py") if p.name != "__init__.py" and not _qt(p)]
-    assert qt_free_in_gui == [], f"Qt-free modules belong in inspector/present or inspector/jobs: {qt_free_in_gui}"
+    assert qt_free_in_gui == [], (
+        f"Qt-free modules belong in inspector/present or inspector/jobs: {qt_free_in_gui}"
+    )
     qt_outside = [str(p.relative_to(ROOT)) for p in ROOT.rglob("*.py") if gui not in p.parents and _qt(p)]
     assert qt_outside == []
 
 
 def test_no_module_outside_gui_imports_gui() -> None:
-    reaching_in = sorted((name, m) for name, deps in _graph().items() if not name.startswith("inspector.gui")
-                         for m in deps if m.startswith("inspector.gui") and (name, m) not in WINDOW_ENTRY)
+    reaching_in = sorted(
+        (name, m)
+        for name, deps in _graph().items()
+        if not name.startswith("inspector.gui")
+        for m in deps
+        if m.startswith("inspector.gui") and (name, m) not in WINDOW_ENTRY
+    )
     assert reaching_in == []
 
 
 def test_present_imports_neither_the_window_nor_its_jobs() -> None:
     """``present`` is what the window shows, worked out in a child: it needs neither."""
-    wrong = sorted((name, m) for name, deps in _graph().items() if name.startswith("inspector.present")
-                   for m in deps if m.startswith(("inspector.gui", "inspector.jobs")))
+    wrong = sorted(
+        (name, m)
+        for name, deps in _graph().items()
+        if name.startswith("inspector.present")
+        for m in deps
+        if m.startswith(("inspector.gui", "inspector.jobs"))
+    )
     assert wrong == []
 
 

@@ -17,14 +17,17 @@ def _home(tmp_path, bad_turn_journal: bool):
     sessions.mkdir(parents=True)
     for i in range(6):
         msgs = [{"role": "user", "content": f"m{j}"} for j in range(i)]
-        (sessions / f"s{i}.json").write_text(json.dumps({"session_id": f"s{i}", "title": f"t{i}", "messages": msgs}))
+        (sessions / f"s{i}.json").write_text(
+            json.dumps({"session_id": f"s{i}", "title": f"t{i}", "messages": msgs})
+        )
     (sessions / "s5.json.bak").write_text(json.dumps({"session_id": "s5", "messages": [{}] * 9}))
     (sessions / "gone.json.bak").write_text(json.dumps({"session_id": "gone", "messages": [{}]}))
     (sessions / "_index.json").write_text(json.dumps([{"session_id": "s1"}, {"session_id": "ghost"}]))
     turns = sessions / "_turn_journal"
     turns.mkdir()
-    (turns / "s2~1.jsonl").write_text(json.dumps({"turn_id": "t", "event": "submitted", "content": "new text",
-                                                  "created_at": 5}) + "\n")
+    (turns / "s2~1.jsonl").write_text(
+        json.dumps({"turn_id": "t", "event": "submitted", "content": "new text", "created_at": 5}) + "\n"
+    )
     if bad_turn_journal:
         (turns / "bad name!~1.jsonl").write_text("{}\n")
     return locate_home(tmp_path)

@@ -119,7 +119,10 @@ def test_a_written_repair_is_logged(tmp_path, monkeypatch) -> None:
     state = tmp_path / "state"
     monkeypatch.setenv("HERMES_INSPECTOR_STATE_DIR", str(state))
     home = _demo_home(tmp_path)
-    assert cli.main(["repair", "--all", "--action", "rebuild-index", "--home", str(home), "--write", "--json"]) == 0
+    assert (
+        cli.main(["repair", "--all", "--action", "rebuild-index", "--home", str(home), "--write", "--json"])
+        == 0
+    )
     for handler in logging.getLogger("inspector").handlers:
         handler.flush()
     text = (state / "logs" / "inspector.log").read_text()
@@ -130,12 +133,20 @@ def test_a_written_repair_is_logged(tmp_path, monkeypatch) -> None:
 def test_a_read_only_command_does_not_import_logging(tmp_path) -> None:
     """Start-up of `audit`, `list`, ... is unchanged: logging is set up only with --debug."""
     home = _demo_home(tmp_path)
-    probe = ("import sys, io, contextlib; from inspector import cli\n"
-             "with contextlib.redirect_stdout(io.StringIO()): code = cli.main(sys.argv[1:])\n"
-             "print(code, 'logging' in sys.modules)")
+    probe = (
+        "import sys, io, contextlib; from inspector import cli\n"
+        "with contextlib.redirect_stdout(io.StringIO()): code = cli.main(sys.argv[1:])\n"
+        "print(code, 'logging' in sys.modules)"
+    )
     env = {**os.environ, "HERMES_INSPECTOR_STATE_DIR": str(tmp_path / "state")}
-    out = subprocess.run([sys.executable, "-c", probe, "audit", "--json", "--home", str(home)],
-                         capture_output=True, text=True, env=env, timeout=120, check=True).stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-c", probe, "audit", "--json", "--home", str(home)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=True,
+    ).stdout.split()
     assert out == ["0", "False"]
     assert not (tmp_path / "state").exists(), "a read-only command wrote to the state folder"
 

@@ -12,7 +12,12 @@ def _chat(*messages) -> bytes:
 
 
 U1 = {"role": "user", "content": "Which PRs touch models.py?"}
-MARK = {"role": "assistant", "content": "**Response interrupted.**", "_error": True, "_journal_retry_attempts": 0}
+MARK = {
+    "role": "assistant",
+    "content": "**Response interrupted.**",
+    "_error": True,
+    "_journal_retry_attempts": 0,
+}
 A1 = {"role": "assistant", "content": "Two PRs do."}
 
 
@@ -22,7 +27,9 @@ def test_a_recovery_reads_as_one_added_answer_and_one_changed_marker():
     after_mark = {"role": "assistant", "content": "**Response interrupted.**", "_error": True}
     d = diff_messages(_chat(U1, MARK), _chat(U1, A1, after_mark))
     assert [(c.kind, c.before_index, c.after_index, c.role) for c in d.changes] == [
-        (ADDED, None, 1, "assistant"), (CHANGED, 1, 2, "assistant")]
+        (ADDED, None, 1, "assistant"),
+        (CHANGED, 1, 2, "assistant"),
+    ]
     assert d.changes[0].after == "Two PRs do." and d.changes[1].fields == ("_journal_retry_attempts",)
     assert d.summary() == "Messages: 1 added, 1 changed."
 
@@ -34,7 +41,9 @@ def test_reworded_text_is_a_change_and_other_rows_are_removed_or_added():
     reworded = {"role": "assistant", "content": "The live response stream stopped. The output was recovered."}
     d = diff_messages(_chat(U1, cut, A1), _chat(U1, reworded))
     assert [(c.kind, c.before, c.after) for c in d.changes] == [
-        (REMOVED, "Two PRs do.", ""), (CHANGED, cut["content"], reworded["content"])]
+        (REMOVED, "Two PRs do.", ""),
+        (CHANGED, cut["content"], reworded["content"]),
+    ]
     assert d.counts() == {ADDED: 0, CHANGED: 1, REMOVED: 1}
     d = diff_messages(_chat(U1, MARK), _chat(U1, {"role": "assistant", "content": "Recovered."}))
     assert [c.kind for c in d.changes] == [REMOVED, ADDED]

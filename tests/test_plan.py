@@ -76,10 +76,14 @@ def test_written_file_keeps_its_permissions_and_new_files_get_hermes_mode(tmp_pa
     target.write_bytes(b"old")
     target.chmod(0o640)
     created = _folder(tmp_path) / "s2.json"
-    plan = Plan("test", None, [
-        FileChange(target, b"old", b"new", Fingerprint.of_bytes(b"old")),
-        FileChange(created, None, b"fresh"),
-    ])
+    plan = Plan(
+        "test",
+        None,
+        [
+            FileChange(target, b"old", b"new", Fingerprint.of_bytes(b"old")),
+            FileChange(created, None, b"fresh"),
+        ],
+    )
     apply_plan(plan, WriteLog(tmp_path / "state"))
     assert stat.S_IMODE(target.stat().st_mode) == 0o640
     assert stat.S_IMODE(created.stat().st_mode) == 0o644
@@ -90,7 +94,9 @@ def test_undo_restores_and_refuses_when_the_file_moved_on(tmp_path: Path) -> Non
     created = _folder(tmp_path) / "s2.json"
     target.write_bytes(b"old")
     log = WriteLog(tmp_path / "state")
-    rec = apply_plan(Plan("test", None, [FileChange(target, b"old", b"new"), FileChange(created, None, b"c")]), log)
+    rec = apply_plan(
+        Plan("test", None, [FileChange(target, b"old", b"new"), FileChange(created, None, b"c")]), log
+    )
     undo_write(rec.write_id, log)
     assert target.read_bytes() == b"old"
     assert not created.exists()

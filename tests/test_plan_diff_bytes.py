@@ -12,27 +12,46 @@ from hypothesis import strategies as st
 from inspector import plan as planmod
 from inspector.plan import FileChange, file_diff
 
-LINES = st.sampled_from([b"{", b"}", b"  \"a\": 1,", b"  \"a\": 2,", b"  \"t\": \"x\xff\"", b"", b"[", b"]",
-                         b"  \"\xc3\xa9\": 3", b"\xe2\x82", b"  {"])
+LINES = st.sampled_from(
+    [
+        b"{",
+        b"}",
+        b'  "a": 1,',
+        b'  "a": 2,',
+        b'  "t": "x\xff"',
+        b"",
+        b"[",
+        b"]",
+        b'  "\xc3\xa9": 3',
+        b"\xe2\x82",
+        b"  {",
+    ]
+)
 
 
 @st.composite
 def sides(draw) -> tuple[bytes | None, bytes | None]:
     common = draw(st.lists(LINES, max_size=12))
+
     def side() -> bytes | None:
         if draw(st.integers(0, 9)) == 0:
             return None
         head = draw(st.integers(0, len(common)))
         tail = draw(st.integers(0, len(common) - head))
-        lines = common[:head] + draw(st.lists(LINES, max_size=6)) + common[len(common) - tail:]
+        lines = common[:head] + draw(st.lists(LINES, max_size=6)) + common[len(common) - tail :]
         text = b"\n".join(lines)
         return text + b"\n" if lines and draw(st.booleans()) else text
+
     return side(), side()
 
 
 @settings(max_examples=600, deadline=None)
-@given(pair=sides(), context=st.integers(0, 4), limit=st.sampled_from([2, 5, 20_000]),
-       shown=st.sampled_from([1, 3, 2_000]))
+@given(
+    pair=sides(),
+    context=st.integers(0, 4),
+    limit=st.sampled_from([2, 5, 20_000]),
+    shown=st.sampled_from([1, 3, 2_000]),
+)
 def test_the_diff_on_bytes_is_the_diff_on_lines(pair, context, limit, shown):
     before, after = pair
     change = FileChange(Path("/x/s.json"), before, after)

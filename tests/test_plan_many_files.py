@@ -54,7 +54,7 @@ def test_every_staged_file_is_synced_before_the_first_swap(tmp_path, monkeypatch
     synced = [name for kind, name in events if kind == "fsync"]
     assert len(synced) == len(paths)  # one fsync per staged file, as for a small write
     first_place = next(i for i, (kind, name) in enumerate(events) if kind == "place" and name.startswith("s"))
-    assert all(kind == "fsync" for kind, _ in events[:len(paths)]) and first_place >= len(paths)
+    assert all(kind == "fsync" for kind, _ in events[: len(paths)]) and first_place >= len(paths)
     assert not [p for p in paths[0].parent.iterdir() if ".tmp." in p.name]
 
 

@@ -27,7 +27,7 @@ def test_reads_without_pread_give_the_same_bytes(tmp_path: Path) -> None:
     fd = os.open(tmp_path / "f", os.O_RDONLY | portable.O_BINARY)
     try:
         for size, offset in [(8, 0), (1000, 12_345), (70_000, 0), (500, 69_800), (10, 70_000), (10, 90_000)]:
-            want = data[offset:offset + size]
+            want = data[offset : offset + size]
             assert portable.pread_fallback(fd, size, offset) == want
             if hasattr(os, "pread"):
                 assert os.pread(fd, size, offset) == want
@@ -67,7 +67,9 @@ def test_without_fork_the_scan_reads_every_sidecar_itself(tmp_path: Path, monkey
     from inspector.store import scan as scan_mod
 
     for i in range(40):
-        (tmp_path / f"s{i:03d}.json").write_text(f'{{"session_id": "s{i:03d}", "title": "t{i}", "messages": []}}')
+        (tmp_path / f"s{i:03d}.json").write_text(
+            f'{{"session_id": "s{i:03d}", "title": "t{i}", "messages": []}}'
+        )
     monkeypatch.setattr(scan_mod, "PARALLEL_MIN_FILES", 1)
     monkeypatch.setattr(portable, "FORCED", True)
     with pytest.raises(OSError):
@@ -139,20 +141,34 @@ def test_without_flock_a_lock_file_excludes_a_second_writer_and_is_removed_after
         before = (folder / "b.json").read_bytes()
         t0 = time.monotonic()
         with pytest.raises(WriteBusy, match="another hermes-inspector"):
-            apply_plan(Plan("second", "b", [FileChange(folder / "b.json", before, b"{}",
-                                                       Fingerprint.of_bytes(before))]), other)
+            apply_plan(
+                Plan(
+                    "second",
+                    "b",
+                    [FileChange(folder / "b.json", before, b"{}", Fingerprint.of_bytes(before))],
+                ),
+                other,
+            )
         assert 0.35 <= time.monotonic() - t0 < 5 and (folder / "b.json").read_bytes() == before
         assert held.exists(), "a live writer's lock was taken away"
     finally:
         holder.kill()
         holder.wait()
     # the holder died without releasing: its lock is taken over, the write goes through, and undone
-    rec = apply_plan(Plan("after", "b", [FileChange(folder / "b.json", b'{"b": 1}', b"{}",
-                                                    Fingerprint.of_bytes(b'{"b": 1}'))]), other)
+    rec = apply_plan(
+        Plan(
+            "after",
+            "b",
+            [FileChange(folder / "b.json", b'{"b": 1}', b"{}", Fingerprint.of_bytes(b'{"b": 1}'))],
+        ),
+        other,
+    )
     assert (folder / "b.json").read_bytes() == b"{}"
     undo_write(rec.write_id, other)
     assert (folder / "b.json").read_bytes() == b'{"b": 1}'
-    assert sorted(p.name for p in folder.iterdir()) == ["b.json"], "the lock made a file in the sessions folder"
+    assert sorted(p.name for p in folder.iterdir()) == ["b.json"], (
+        "the lock made a file in the sessions folder"
+    )
     assert not list(held.parent.glob(held.name + "*")), "a lock file (or a stale one set aside) was left"
 
 

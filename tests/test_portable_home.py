@@ -130,8 +130,14 @@ def test_windows_rule_matches_hermes_own_function(win, layout) -> None:
     if layout == "agent-only-legacy":
         (profile / ".hermes").mkdir()
         (profile / ".hermes" / "auth.json").write_text("{}")
-    out = subprocess.run([sys.executable, "-c", _HERMES_CHILD, HERMES_SRC, str(profile)], capture_output=True,
-                         text=True, timeout=60, env={**os.environ, "LOCALAPPDATA": str(local)}, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", _HERMES_CHILD, HERMES_SRC, str(profile)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "LOCALAPPDATA": str(local)},
+        check=True,
+    )
     assert Path(json.loads(out.stdout)) == default_hermes_home(WIN, env)
 
 

@@ -9,8 +9,16 @@ from inspector.quickscan import prefix_meta, quick_batches, quick_rows
 
 
 def _sidecar(folder, sid, title, updated, mtime, **extra):
-    body = {"session_id": sid, "title": title, "profile": extra.pop("profile", None), "updated_at": updated,
-            "message_count": 2, **extra, "messages": [{"role": "user", "content": "hi"}] * 2, "tool_calls": []}
+    body = {
+        "session_id": sid,
+        "title": title,
+        "profile": extra.pop("profile", None),
+        "updated_at": updated,
+        "message_count": 2,
+        **extra,
+        "messages": [{"role": "user", "content": "hi"}] * 2,
+        "tool_calls": [],
+    }
     path = folder / f"{sid}.json"
     path.write_text(json.dumps(body, indent=2), encoding="utf-8")
     os.utime(path, (mtime, mtime))
@@ -18,8 +26,9 @@ def _sidecar(folder, sid, title, updated, mtime, **extra):
 
 
 def test_prefix_meta_reads_the_keys_before_messages():
-    head = json.dumps({"session_id": "a", "title": "T", "message_count": 3, "messages": [1, 2, 3]},
-                      indent=2).encode()
+    head = json.dumps(
+        {"session_id": "a", "title": "T", "message_count": 3, "messages": [1, 2, 3]}, indent=2
+    ).encode()
     assert prefix_meta(head[:80]) == {"session_id": "a", "title": "T", "message_count": 3}
     assert prefix_meta(b'{\n  "session_id": "a", "tit') is None  # no messages key in reach
     assert prefix_meta(b"\x00\x01 not json") is None

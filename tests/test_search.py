@@ -82,18 +82,26 @@ def test_journal_text_is_searched_and_names_the_line_and_event(demo):
 def test_sidecar_title_messages_and_bak_each_say_where(tmp_path):
     home = build_demo_home(tmp_path / "home", now=NOW).home
     sessions = home / "webui" / "sessions"
-    chat = {"session_id": "abc123", "title": "Plan the Zebra trip",
-            "messages": [{"role": "user", "content": "Where do zebras sleep?"},
-                         {"role": "assistant", "content": [{"type": "text", "text": "Zebras sleep standing."}]}]}
+    chat = {
+        "session_id": "abc123",
+        "title": "Plan the Zebra trip",
+        "messages": [
+            {"role": "user", "content": "Where do zebras sleep?"},
+            {"role": "assistant", "content": [{"type": "text", "text": "Zebras sleep standing."}]},
+        ],
+    }
     (sessions / "abc123.json").write_text(json.dumps(chat))
-    (sessions / "abc123.json.bak").write_text(json.dumps({**chat, "title": "old",
-                                                           "messages": chat["messages"][:1]}))
+    (sessions / "abc123.json.bak").write_text(
+        json.dumps({**chat, "title": "old", "messages": chat["messages"][:1]})
+    )
     result = search_home(locate_home(str(home), None, None), "zebra")
     got = [(h.session_id, h.where, h.detail) for h in result.hits if h.session_id == "abc123"]
-    assert got == [("abc123", WHERE_TITLE, ""),
-                   ("abc123", WHERE_SIDECAR, "message 1 (user)"),
-                   ("abc123", WHERE_SIDECAR, "message 2 (assistant)"),
-                   ("abc123", WHERE_BAK, "message 1 (user)")]
+    assert got == [
+        ("abc123", WHERE_TITLE, ""),
+        ("abc123", WHERE_SIDECAR, "message 1 (user)"),
+        ("abc123", WHERE_SIDECAR, "message 2 (assistant)"),
+        ("abc123", WHERE_BAK, "message 1 (user)"),
+    ]
 
 
 def test_search_reads_only(demo):
@@ -184,9 +192,14 @@ def test_a_journal_hermes_cannot_read_is_searched_up_to_its_bad_byte_and_says_so
     home = build_demo_home(tmp_path / "home", now=NOW).home
     folder = home / "webui" / "sessions" / "_run_journal" / "bad001"
     folder.mkdir(parents=True)
-    (folder / "run1.jsonl").write_bytes(b'{"event":"token","payload":{"text":"the lost kiwi answer"}}\n'
-                                        + b"x" * (5 << 20) + b"\n\xff\n")
+    (folder / "run1.jsonl").write_bytes(
+        b'{"event":"token","payload":{"text":"the lost kiwi answer"}}\n' + b"x" * (5 << 20) + b"\n\xff\n"
+    )
     result = search_home(locate_home(str(home), None, None), "kiwi answer")
-    assert [(h.session_id, h.where, h.detail) for h in result.hits] == [("bad001", WHERE_JOURNAL, "line 1 (token)")]
-    assert any(s.startswith("bad001/run1.jsonl: searched only up to where it stops being readable")
-               for s in result.skipped)
+    assert [(h.session_id, h.where, h.detail) for h in result.hits] == [
+        ("bad001", WHERE_JOURNAL, "line 1 (token)")
+    ]
+    assert any(
+        s.startswith("bad001/run1.jsonl: searched only up to where it stops being readable")
+        for s in result.skipped
+    )

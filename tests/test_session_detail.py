@@ -22,7 +22,7 @@ def _full_parse_row(data: bytes, sid: str):
 
 
 ROWS = [
-    {"session_id": "a1", "title": "has \"session_id\": \"b2\" in its title", "meta": {"session_id": "b2"}},
+    {"session_id": "a1", "title": 'has "session_id": "b2" in its title', "meta": {"session_id": "b2"}},
     {"session_id": "b2", "title": "second", "nested": {"x": [1, {"session_id": "c3"}]}, "n": 1.5},
     {"session_id": "b2", "title": "a duplicate: the first one wins"},
     {"session_id": "c3", "title": "ünïcode ☃", "updated_at": 17e8},
@@ -33,11 +33,16 @@ ROWS = [
 @pytest.mark.parametrize("sid", ["a1", "b2", "c3", "zz"])
 def test_index_row_is_the_first_row_of_the_id(tmp_path, sid, layout, monkeypatch):
     monkeypatch.setattr(scan_mod, "RACY_WINDOW_NS", 0)  # let the scan cache facts of a file written just now
-    data = {"hermes": dumps_pretty(ROWS), "compact": json.dumps(ROWS).encode(),
-            "one-line-indented": json.dumps(ROWS, indent=None, separators=(", ", ": ")).encode()}[layout]
+    data = {
+        "hermes": dumps_pretty(ROWS),
+        "compact": json.dumps(ROWS).encode(),
+        "one-line-indented": json.dumps(ROWS, indent=None, separators=(", ", ": ")).encode(),
+    }[layout]
     (tmp_path / "_index.json").write_bytes(data)
     assert find_index_row(tmp_path, sid) == _full_parse_row(data, sid)
-    assert find_index_row(tmp_path, sid) == _full_parse_row(data, sid)  # the scan's facts now come from the cache
+    assert find_index_row(tmp_path, sid) == _full_parse_row(
+        data, sid
+    )  # the scan's facts now come from the cache
 
 
 @pytest.mark.parametrize("data", [b"", b"[", b"{}", b'[{"session_id": "a1"}, 3]', b'"a1"', b"\xff"])

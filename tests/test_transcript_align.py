@@ -90,11 +90,24 @@ def test_reordered_messages_are_marked_moved_with_where_the_other_copy_has_them(
 
 
 def test_tool_rows_match_by_the_call_and_differ_in_arguments_or_call_id() -> None:
-    left = [u("list files"), a("", tool_calls=[call("terminal", '{"cmd": "ls"}')]),
-            {"role": "tool", "content": "a.txt", "tool_call_id": "call_1", "timestamp": 102.0}]
-    right = [u("list files"), a("", tool_calls=[call("terminal", '{"cmd": "ls -a"}')]),
-             {"role": "tool", "content": "a.txt", "tool_call_id": "call_9", "tool_name": "terminal", "id": 7,
-              "active": True, "timestamp": 102.0}]
+    left = [
+        u("list files"),
+        a("", tool_calls=[call("terminal", '{"cmd": "ls"}')]),
+        {"role": "tool", "content": "a.txt", "tool_call_id": "call_1", "timestamp": 102.0},
+    ]
+    right = [
+        u("list files"),
+        a("", tool_calls=[call("terminal", '{"cmd": "ls -a"}')]),
+        {
+            "role": "tool",
+            "content": "a.txt",
+            "tool_call_id": "call_9",
+            "tool_name": "terminal",
+            "id": 7,
+            "active": True,
+            "timestamp": 102.0,
+        },
+    ]
     al = align(Copy("sidecar", left), Copy("state.db [default]", right))
     assert kinds(al) == [(SAME, 0, 0), (DIFFERS, 1, 1), (DIFFERS, 2, 2)]
     assert al.rows[1].differences == ("tool calls",) and al.rows[1].left_text == "(tool calls: terminal)"
@@ -112,12 +125,18 @@ def test_times_differ_only_beyond_a_second() -> None:
 def test_a_copy_that_is_not_a_chat_is_said_in_words() -> None:
     al = align(Copy("sidecar", CHAT), Copy("backup (.bak)", None, "not valid JSON: Expecting value"))
     assert kinds(al) == [(ONLY_LEFT, i, None) for i in range(4)]  # what the readable copy holds
-    assert al.summary() == ("The backup (.bak) cannot be read as a chat: not valid JSON: Expecting value. "
-                            "The sidecar has 4 messages.")
+    assert al.summary() == (
+        "The backup (.bak) cannot be read as a chat: not valid JSON: Expecting value. "
+        "The sidecar has 4 messages."
+    )
 
 
 def test_state_db_copy_leaves_out_rows_taken_back_or_archived_and_says_how_many() -> None:
-    rows = [dict(CHAT[0], id=1, active=True), dict(CHAT[1], id=2, active=False), dict(CHAT[1], id=3, active=True)]
+    rows = [
+        dict(CHAT[0], id=1, active=True),
+        dict(CHAT[1], id=2, active=False),
+        dict(CHAT[1], id=3, active=True),
+    ]
     copy = state_db_copy(StateDbView("default", Path("state.db"), {"id": "s"}, rows))
     assert [m["id"] for m in copy.messages] == [1, 3]
     assert copy.note.startswith("1 row taken back or archived")
@@ -154,7 +173,9 @@ def test_a_corrupt_bak_says_so_in_words(tmp_path: Path) -> None:
     assert detail.bak_messages == -1 and detail.bak is None
     copy = bak_copy(detail)
     assert copy.messages is None and copy.error.startswith("not valid JSON")
-    assert compare_bak(detail).summary().startswith("The backup (.bak) cannot be read as a chat: not valid JSON")
+    assert (
+        compare_bak(detail).summary().startswith("The backup (.bak) cannot be read as a chat: not valid JSON")
+    )
     assert bak_reason(SessionDetail("s2")) == "this session has no .bak file"
 
 

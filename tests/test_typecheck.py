@@ -15,7 +15,12 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.mark.slow
 def test_mypy_passes_on_store_repair_and_plan(tmp_path) -> None:
     pytest.importorskip("mypy", reason="mypy comes with the test extras: pip install -e '.[test]'")
-    proc = subprocess.run([sys.executable, "-m", "mypy", "--cache-dir", str(tmp_path / "mypy-cache")],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "mypy", "--cache-dir", str(tmp_path / "mypy-cache")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Success: no issues found" in proc.stdout

@@ -61,8 +61,14 @@ CASES = [
 
 
 def _sidecar(sid: str, **extra) -> dict:
-    return {"session_id": sid, "title": f"chat {sid}", "created_at": 1_780_000_000.0, "updated_at": 1_780_000_100.0,
-            "messages": [{"role": "user", "content": "hello"}, {"role": "assistant", "content": "hi"}], **extra}
+    return {
+        "session_id": sid,
+        "title": f"chat {sid}",
+        "created_at": 1_780_000_000.0,
+        "updated_at": 1_780_000_100.0,
+        "messages": [{"role": "user", "content": "hello"}, {"role": "assistant", "content": "hi"}],
+        **extra,
+    }
 
 
 @pytest.mark.parametrize(("extra", "raises"), CASES, ids=[repr(c[0]) for c in CASES])
@@ -71,8 +77,11 @@ def test_exactly_the_values_hermes_refuses_are_flagged(extra: dict, raises: bool
     problem = path_field_problem(raw)
     assert (problem is not None) is raises
     if raises:
-        key = next(k for k in ("created_workspace", "worktree_path", "worktree_repo_root", "workspace") if k in extra
-                   and (k == "workspace" or extra[k]))
+        key = next(
+            k
+            for k in ("created_workspace", "worktree_path", "worktree_repo_root", "workspace")
+            if k in extra and (k == "workspace" or extra[k])
+        )
         assert f"its {key} " in problem
     # the repairs load a sidecar with load_session: it fails on the very same values
     try:
@@ -85,15 +94,20 @@ def test_exactly_the_values_hermes_refuses_are_flagged(extra: dict, raises: bool
 
 def test_null_workspace_is_said_in_words() -> None:
     assert path_field_problem(_sidecar("a", workspace=None)) == (
-        "its workspace is null, not a folder path (hermes' Session() raises TypeError)")
+        "its workspace is null, not a folder path (hermes' Session() raises TypeError)"
+    )
 
 
 @pytest.fixture
 def home(tmp_path):
     sessions = tmp_path / "webui" / "sessions"
     sessions.mkdir(parents=True)
-    (sessions / "badbad000001.json").write_text(json.dumps(_sidecar("badbad000001", workspace=None), indent=2))
-    (sessions / "good00000001.json").write_text(json.dumps(_sidecar("good00000001", workspace="/tmp"), indent=2))
+    (sessions / "badbad000001.json").write_text(
+        json.dumps(_sidecar("badbad000001", workspace=None), indent=2)
+    )
+    (sessions / "good00000001.json").write_text(
+        json.dumps(_sidecar("good00000001", workspace="/tmp"), indent=2)
+    )
     return locate_home(tmp_path)
 
 
@@ -114,10 +128,14 @@ def test_the_list_shows_a_null_workspace_as_an_error(home, cached: bool, monkeyp
     assert "sidecar_unloadable" in _kinds(bad.findings) and bad.health == "error"
     assert "sidecar_unloadable" not in _kinds(good.findings) and good.health != "error"
     (finding,) = [f for f in bad.findings if f.kind == "sidecar_unloadable"]
-    assert finding.message == ("hermes cannot open this chat: its workspace is null, not a folder path "
-                               "(hermes' Session() raises TypeError)")
+    assert finding.message == (
+        "hermes cannot open this chat: its workspace is null, not a folder path "
+        "(hermes' Session() raises TypeError)"
+    )
     assert finding.action is None and finding.path.endswith("badbad000001.json")
-    line = next(ln for ln in format_list(cat.sorted_rows(), cat.home_findings).splitlines() if "badbad000001" in ln)
+    line = next(
+        ln for ln in format_list(cat.sorted_rows(), cat.home_findings).splitlines() if "badbad000001" in ln
+    )
     assert line.startswith("error ")
     words = words_for(finding)
     assert "hermes cannot open the chat" in words.what and not words.can_act
@@ -152,13 +170,21 @@ def test_hermes_session_refuses_exactly_the_flagged_values(tmp_path) -> None:
         "        out.append(False)\n"
         "    except Exception:\n"
         "        out.append(True)\n"
-        "print(json.dumps(out))\n")
+        "print(json.dumps(out))\n"
+    )
     home = tmp_path / "hermes-home"
     (home / "webui" / "sessions").mkdir(parents=True)
     env = {**os.environ, "HERMES_HOME": str(home), "HERMES_WEBUI_STATE_DIR": str(home / "webui")}
     raws = [_sidecar("cccc00000001", **extra) for extra, _ in CASES]
-    done = subprocess.run([sys.executable, "-c", probe], input=json.dumps(raws), capture_output=True, text=True,
-                          env=env, cwd=tmp_path, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        input=json.dumps(raws),
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     raised = json.loads(done.stdout.strip().splitlines()[-1])
     assert raised == [path_field_problem(raw) is not None for raw in raws]

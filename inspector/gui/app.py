@@ -118,8 +118,9 @@ def _home_from_args(args: argparse.Namespace, demo_root: Path | None) -> Home:
 
         demo = build_demo_home(demo_root / "home", now=time.time())
         return locate_home(demo.home, None, None)
-    return locate_home(getattr(args, "home", None), getattr(args, "state_dir", None),
-                       getattr(args, "state_db", None))
+    return locate_home(
+        getattr(args, "home", None), getattr(args, "state_dir", None), getattr(args, "state_db", None)
+    )
 
 
 def home_named(args: argparse.Namespace) -> bool:
@@ -158,7 +159,11 @@ def run_app(args: argparse.Namespace, settings: QSettings | None = None) -> int:
     demo = bool(getattr(args, "demo", False))
     shot = getattr(args, "screenshot", None)
     # A screenshot uses the default layout and leaves the user's settings alone.
-    scratch = tempfile.TemporaryDirectory(prefix="hermes-inspector-settings-") if shot and settings is None else None
+    scratch = (
+        tempfile.TemporaryDirectory(prefix="hermes-inspector-settings-")
+        if shot and settings is None
+        else None
+    )
     if scratch is not None:
         settings = QSettings(str(Path(scratch.name) / "settings.ini"), QSettings.Format.IniFormat)
     opened = None
@@ -180,7 +185,9 @@ def run_app(args: argparse.Namespace, settings: QSettings | None = None) -> int:
         if opened is not None:
             window.support.show_bundle(opened, select=select)
         elif demo:
-            window.open_demo(select=select)  # its folder (home, write log, backups) goes when the window closes
+            window.open_demo(
+                select=select
+            )  # its folder (home, write log, backups) goes when the window closes
         elif home_named(args) or home.base.exists():
             window.open_home(home, select=select)
         # else: no home named and none at ~/.hermes: the welcome page (Open Home…, the demo, recent homes)

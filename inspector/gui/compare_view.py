@@ -49,8 +49,13 @@ from inspector.transcript_align import (
 
 STATE_DB, BAK = "state_db", "bak"
 ALIGN_CHANNEL = "compare"  # the runner's channel for an alignment
-KIND_WORDS = {SAME: "same", DIFFERS: "differs", ONLY_LEFT: "only in {left}", ONLY_RIGHT: "only in {right}",
-              MOVED: "moved"}
+KIND_WORDS = {
+    SAME: "same",
+    DIFFERS: "differs",
+    ONLY_LEFT: "only in {left}",
+    ONLY_RIGHT: "only in {right}",
+    MOVED: "moved",
+}
 
 
 class Column:
@@ -110,15 +115,22 @@ class AlignmentModel(QAbstractTableModel):
     def columnCount(self, parent: Index = ROOT) -> int:
         return 0 if parent.isValid() else 5
 
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
         if orientation != Qt.Orientation.Horizontal or self._alignment is None:
             return None
         left, right = self._alignment.left.name, self._alignment.right.name
         if role == Qt.ItemDataRole.DisplayRole:
             return ("#", left.capitalize(), "Compared", "#", right.capitalize())[section]
         if role == Qt.ItemDataRole.ToolTipRole:
-            return (f"The message's number in the {left}", f"The message as the {left} has it", "How the two compare",
-                    f"The message's number in the {right}", f"The message as the {right} has it")[section]
+            return (
+                f"The message's number in the {left}",
+                f"The message as the {left} has it",
+                "How the two compare",
+                f"The message's number in the {right}",
+                f"The message as the {right} has it",
+            )[section]
         return None
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
@@ -147,7 +159,9 @@ class AlignmentModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.TextAlignmentRole and col in (Column.LEFT_N, Column.RIGHT_N):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return plain_tooltip(self.kind_words(row) + (f": {', '.join(row.differences)}" if row.differences else ""))
+            return plain_tooltip(
+                self.kind_words(row) + (f": {', '.join(row.differences)}" if row.differences else "")
+            )
         return None
 
     def kind_words(self, row: Row) -> str:
@@ -318,8 +332,13 @@ class CompareView(QWidget):
             self._show(data, key, work(None, None))
             return
         self.summary.setText("Comparing…")
-        self.runner.start(ALIGN_CHANNEL, work, lambda alignment: self._show(data, key, alignment),
-                          label="Comparing the copies", on_error=self.summary.setText)
+        self.runner.start(
+            ALIGN_CHANNEL,
+            work,
+            lambda alignment: self._show(data, key, alignment),
+            label="Comparing the copies",
+            on_error=self.summary.setText,
+        )
 
     def _clear(self, why: str) -> None:
         self.model.set_alignment(None)
@@ -398,7 +417,8 @@ class CompareView(QWidget):
         index = self.model.index(row, Column.LEFT)
         self.table.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtCenter)
         self.table.selectionModel().setCurrentIndex(
-            index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+            index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+        )
 
     def _on_row(self, current: QModelIndex, _previous: QModelIndex) -> None:
         row = self.model.row(current.row()) if current.isValid() else None
@@ -408,7 +428,9 @@ class CompareView(QWidget):
             self.right_text.clear()
         else:
             self.left_text.setPlainText(_pane_text(alignment.left.name, row.left, row.role, row.left_text))
-            self.right_text.setPlainText(_pane_text(alignment.right.name, row.right, row.role, row.right_text))
+            self.right_text.setPlainText(
+                _pane_text(alignment.right.name, row.right, row.role, row.right_text)
+            )
         self._sync_moves()
 
 

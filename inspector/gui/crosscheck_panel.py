@@ -53,8 +53,10 @@ class CrosscheckPanel(QWidget):
         self.choose_button.clicked.connect(self.choose)
         layout.addWidget(self.choose_button)
         self.write_button = QPushButton("Write hermes-webui's result")
-        self.write_button.setToolTip("Back up the current files, then write exactly the files your hermes-webui "
-                                     "wrote in its private copy (refused if a file changed since)")
+        self.write_button.setToolTip(
+            "Back up the current files, then write exactly the files your hermes-webui "
+            "wrote in its private copy (refused if a file changed since)"
+        )
         self.write_button.clicked.connect(self._write)
         for button in (self.choose_button, self.write_button):  # in the preview, Return only ever cancels
             button.setAutoDefault(False)
@@ -76,14 +78,17 @@ class CrosscheckPanel(QWidget):
 
         def work(token, progress):
             if plan.local is not None:  # a plan made in this process
-                return pool.run_job_steps(crosscheck_job, home, plan.local, chosen, remembered, python,
-                                          check=token.check)
+                return pool.run_job_steps(
+                    crosscheck_job, home, plan.local, chosen, remembered, python, check=token.check
+                )
             # the worker keeps the plan: the check runs on it there
-            return pool.run_job_steps(previewed_crosscheck_job, home, plan, chosen, remembered, python,
-                                      check=token.check)
+            return pool.run_job_steps(
+                previewed_crosscheck_job, home, plan, chosen, remembered, python, check=token.check
+            )
 
-        self.runner.start(CHANNEL, work, self._on_result, label="Checking with hermes-webui…",
-                          on_error=self._on_error)
+        self.runner.start(
+            CHANNEL, work, self._on_result, label="Checking with hermes-webui…", on_error=self._on_error
+        )
 
     def stop(self) -> None:
         self.runner.cancel(CHANNEL)

@@ -39,8 +39,13 @@ class FailureDetails(QToolButton):
         if self.last is None:
             return None
         label, message, details = self.last
-        box = QMessageBox(QMessageBox.Icon.Warning, "What failed", safe_text(f"{label.rstrip('…')} failed"),
-                          QMessageBox.StandardButton.Close, self.window())
+        box = QMessageBox(
+            QMessageBox.Icon.Warning,
+            "What failed",
+            safe_text(f"{label.rstrip('…')} failed"),
+            QMessageBox.StandardButton.Close,
+            self.window(),
+        )
         box.setInformativeText(safe_text(f"{message}\n\nEvery failure is kept in {log_path()}."))
         box.setDetailedText(safe_text(details))
         box.setStyleSheet(DETAILS_STYLE)  # a traceback needs room: QMessageBox sizes itself to its label

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QToolBu
 
 HIDDEN_HITS_MAX = 5_000  # matches in lines a journal filter hides, skipped before the find gives up
 
+
 class FindBar(QWidget):
     """The find bar of a :class:`~inspector.gui.session_view.SessionView` (hidden until opened)."""
 
@@ -164,7 +165,9 @@ class FindBar(QWidget):
             elif skipped < HIDDEN_HITS_MAX:
                 self.status.setText("only in lines the journal filter hides")
             else:
-                self.status.setText(f"the next {HIDDEN_HITS_MAX:,} matches are in lines the journal filter hides")
+                self.status.setText(
+                    f"the next {HIDDEN_HITS_MAX:,} matches are in lines the journal filter hides"
+                )
             return False
         wrapped = after >= 0 and (row <= after if not backward else row >= after)
         journal.select_row(row)

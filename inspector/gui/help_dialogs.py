@@ -82,7 +82,9 @@ class ShortcutsDialog(QDialog):
         layout.addWidget(buttons)
 
     def rows(self) -> list[tuple[str, str]]:
-        return [(self.table.item(r, 0).text(), self.table.item(r, 1).text()) for r in range(self.table.rowCount())]
+        return [
+            (self.table.item(r, 0).text(), self.table.item(r, 1).text()) for r in range(self.table.rowCount())
+        ]
 
 
 class AboutDialog(QDialog):

@@ -77,9 +77,14 @@ class HistoryModel(OneCallPerCell, QAbstractTableModel):
     def columnCount(self, parent: Index = ROOT) -> int:
         return 0 if parent.isValid() else len(self.HEADERS)
 
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal \
-                and 0 <= section < len(self.HEADERS):
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if (
+            role == Qt.ItemDataRole.DisplayRole
+            and orientation == Qt.Orientation.Horizontal
+            and 0 <= section < len(self.HEADERS)
+        ):
             return self.HEADERS[section]
         return None
 
@@ -97,8 +102,19 @@ class HistoryModel(OneCallPerCell, QAbstractTableModel):
         col = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
             undone = self._undone.get(rec.write_id)
-            return (format_time(rec.time), rec.write_id, self.session_text(rec), _action_words(rec),
-                    "undone" if undone else "", home_of(rec), str(len(rec.files)))[col] if 0 <= col < 7 else None
+            return (
+                (
+                    format_time(rec.time),
+                    rec.write_id,
+                    self.session_text(rec),
+                    _action_words(rec),
+                    "undone" if undone else "",
+                    home_of(rec),
+                    str(len(rec.files)),
+                )[col]
+                if 0 <= col < 7
+                else None
+            )
         if role == Qt.ItemDataRole.ToolTipRole:
             if col == 2 and rec.session_id is not None:
                 return plain_tooltip(f"session {rec.session_id}")
@@ -132,10 +148,12 @@ DIFF_PENDING = "Working out what this write changed…"
 
 
 def record_text(rec: WriteRecord, backup_dir: str, undone: str | None = None, diff: str = "") -> str:
-    lines = [f"write {rec.write_id} · {format_time(rec.time)} · {_action_words(rec)} · "
-             f"{rec.session_id or '(the whole home)'}",
-             f"home: {home_of(rec) or '-'}",
-             f"backups: {backup_dir}"]
+    lines = [
+        f"write {rec.write_id} · {format_time(rec.time)} · {_action_words(rec)} · "
+        f"{rec.session_id or '(the whole home)'}",
+        f"home: {home_of(rec) or '-'}",
+        f"backups: {backup_dir}",
+    ]
     if undone:
         lines.append(f"undone by write {undone}")
     lines.append("")
@@ -155,15 +173,24 @@ class HistoryDialog(QDialog):
 
     undo_requested = Signal(str)
 
-    def __init__(self, records: list[WriteRecord], log_path: str, backup_root: str, parent=None,
-                 titles: dict[str, str] | None = None, runner: TaskRunner | None = None):
+    def __init__(
+        self,
+        records: list[WriteRecord],
+        log_path: str,
+        backup_root: str,
+        parent=None,
+        titles: dict[str, str] | None = None,
+        runner: TaskRunner | None = None,
+    ):
         super().__init__(parent)
         self.setWindowTitle("Write history")
         self.resize(1000, 600)
         self._backup_root = backup_root
         # the window's runner (its status bar shows the work, its Cancel stops it), else one of its own
         self.runner = runner if runner is not None else TaskRunner(self)
-        self.diff_shown: str | None = None  # the write id whose diff the detail pane shows (None: still coming)
+        self.diff_shown: str | None = (
+            None  # the write id whose diff the detail pane shows (None: still coming)
+        )
         self.model = HistoryModel(self)
         self.model.set_records(records, titles)
         self.table = QTableView()
@@ -222,12 +249,17 @@ class HistoryDialog(QDialog):
             # in a child process: reading the backups and difflib hold no GIL of the window's
             return pool.run_job_steps(write_diff, rec, records, GUI_DIFF_BYTES, check=token.check)
 
-        self.runner.start(DIFF_CHANNEL, work, lambda diff: self._show_diff(rec, backup, undone, diff),
-                          label="Working out the write's diff…",
-                          on_error=lambda msg: self._show_diff(rec, backup, undone, None, msg))
+        self.runner.start(
+            DIFF_CHANNEL,
+            work,
+            lambda diff: self._show_diff(rec, backup, undone, diff),
+            label="Working out the write's diff…",
+            on_error=lambda msg: self._show_diff(rec, backup, undone, None, msg),
+        )
 
-    def _show_diff(self, rec: WriteRecord, backup: str, undone: str | None, diff: str | None,
-                   error: str = "") -> None:
+    def _show_diff(
+        self, rec: WriteRecord, backup: str, undone: str | None, diff: str | None, error: str = ""
+    ) -> None:
         if self.model.record(self.table.currentIndex().row()) is not rec:
             return  # another row is selected (its own diff is on its way)
         text = record_text(rec, backup, undone, diff or "")

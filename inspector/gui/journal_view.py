@@ -202,7 +202,9 @@ class JournalEventsModel(OneCallPerCell, QAbstractTableModel):
         for line in sorted(old ^ self._highlight):
             row = self.row_of_line(line)
             if row is not None:
-                self.dataChanged.emit(self.index(row, 0), self.index(row, last), [Qt.ItemDataRole.BackgroundRole])
+                self.dataChanged.emit(
+                    self.index(row, 0), self.index(row, last), [Qt.ItemDataRole.BackgroundRole]
+                )
 
     def highlighted(self) -> frozenset[int]:
         return self._highlight
@@ -215,7 +217,9 @@ class JournalEventsModel(OneCallPerCell, QAbstractTableModel):
     def columnCount(self, parent: Index = ROOT) -> int:
         return 0 if parent.isValid() else len(EventColumn.HEADERS)
 
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
         if orientation != _HORIZONTAL or not 0 <= section < len(EventColumn.HEADERS):
             return None
         if role == _DISPLAY:
@@ -242,14 +246,27 @@ class JournalEventsModel(OneCallPerCell, QAbstractTableModel):
         line = self._raw.line(row)
         value = line.value if isinstance(line.value, dict) else None
         if value is not None and line.is_event:
-            cells = (str(line.number), one_line(value.get("seq"), 12), _clock(value.get("created_at")),
-                     one_line(value.get("event"), 40), one_line(value.get("terminal_state") or "", 30),
-                     payload_preview(value), one_line(line_notes(line), 200))
+            cells = (
+                str(line.number),
+                one_line(value.get("seq"), 12),
+                _clock(value.get("created_at")),
+                one_line(value.get("event"), 40),
+                one_line(value.get("terminal_state") or "", 30),
+                payload_preview(value),
+                one_line(line_notes(line), 200),
+            )
         else:
             raw_text = line.data.decode("utf-8", errors="backslashreplace")
             reason = f"DROPPED ({line.dropped}): " if line.dropped else ""
-            cells = (str(line.number), "", "", "(dropped)" if line.dropped else "", "",
-                     one_line(reason + repr(raw_text)[1:-1], 240), one_line(line_notes(line), 200))
+            cells = (
+                str(line.number),
+                "",
+                "",
+                "(dropped)" if line.dropped else "",
+                "",
+                one_line(reason + repr(raw_text)[1:-1], 240),
+                one_line(line_notes(line), 200),
+            )
         entry = (line, cells, bool(line.anomalies) and line.dropped is None)
         self._cache[row] = entry
         if len(self._cache) > self.CACHE:
@@ -348,9 +365,14 @@ class JournalView(QWidget):
         hh.setSectionResizeMode(EventColumn.PAYLOAD, QHeaderView.ResizeMode.Stretch)
         hh.setStretchLastSection(False)
         fm = self.fontMetrics()
-        for col, sample in ((EventColumn.LINE, "00000"), (EventColumn.SEQ, "0000000"),
-                            (EventColumn.TIME, "00:00:00.000"), (EventColumn.EVENT, "tool_complete"),
-                            (EventColumn.TERMINAL, "Terminal"), (EventColumn.NOTES, "dropped: not JSON")):
+        for col, sample in (
+            (EventColumn.LINE, "00000"),
+            (EventColumn.SEQ, "0000000"),
+            (EventColumn.TIME, "00:00:00.000"),
+            (EventColumn.EVENT, "tool_complete"),
+            (EventColumn.TERMINAL, "Terminal"),
+            (EventColumn.NOTES, "dropped: not JSON"),
+        ):
             self.table.setColumnWidth(col, fm.horizontalAdvance(sample) + 14)
         # The notes are long; the view shows them as a warning mark on the seq, in the tooltip and
         # in the detail pane (dropped lines also say why in the Payload column).
@@ -376,13 +398,16 @@ class JournalView(QWidget):
         self.event_filter = QComboBox()
         self.event_filter.setObjectName("EventFilter")
         self.event_filter.setToolTip("Show only the events of one type")
-        self.event_filter.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.event_filter.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
         self.event_filter.setMinimumContentsLength(14)
         self.event_filter.currentIndexChanged.connect(lambda _i: self._filter_changed())
         self.flagged_only = QCheckBox("Dropped or odd lines only")
         self.flagged_only.setObjectName("FlaggedOnly")
-        self.flagged_only.setToolTip("Show only the lines hermes does not read as events (red) and the lines "
-                                     "with notes (⚠)")
+        self.flagged_only.setToolTip(
+            "Show only the lines hermes does not read as events (red) and the lines with notes (⚠)"
+        )
         self.flagged_only.toggled.connect(lambda _on: self._filter_changed())
         self.filter_note = QLabel()
         self.filter_note.setObjectName("FilterNote")
@@ -459,8 +484,11 @@ class JournalView(QWidget):
             parts.append("reading the rest of the session…")
             self.status.setText(safe_text(" · ".join(parts)))
         else:
-            self.status.setText(safe_text(f"{head} · showing its first {glance.ready_rows:,} lines while every "
-                                          "line is checked…"))
+            self.status.setText(
+                safe_text(
+                    f"{head} · showing its first {glance.ready_rows:,} lines while every line is checked…"
+                )
+            )
         self.status.setToolTip(plain_tooltip(str(run.info.path)))
 
     def set_data(self, data: SessionData | None) -> None:
@@ -474,8 +502,11 @@ class JournalView(QWidget):
         runs = data.runs if data else []
         for run in runs:
             self.runs.addItem(run_label(run), run.run_id)
-            self.runs.setItemData(self.runs.count() - 1, plain_tooltip(f"{run.run_id}\n{run.info.path}"),
-                                  Qt.ItemDataRole.ToolTipRole)
+            self.runs.setItemData(
+                self.runs.count() - 1,
+                plain_tooltip(f"{run.run_id}\n{run.info.path}"),
+                Qt.ItemDataRole.ToolTipRole,
+            )
         self.runs.setEnabled(bool(runs))
         self._quiet = False
         pick = next((i for i, r in enumerate(runs) if r.run_id == previous), None)
@@ -511,7 +542,9 @@ class JournalView(QWidget):
         self._show_run(self._data.runs[i])
 
     def _show_run(self, run: RunData | None, keep_filter: bool = False) -> None:
-        wanted = (self.event_filter.currentData(), self.flagged_only.isChecked()) if keep_filter else (None, False)
+        wanted = (
+            (self.event_filter.currentData(), self.flagged_only.isChecked()) if keep_filter else (None, False)
+        )
         self._run = run
         self.model.set_journal(run.raw if run else None)
         self.detail.clear()
@@ -578,9 +611,13 @@ class JournalView(QWidget):
             self._show_filtered(run, index.filter_lines(event, flagged))
             return
         self.filter_note.setText("filtering…")
-        self.runner.start(FILTER_CHANNEL, lambda _token, _progress: index.filter_lines(event, flagged),
-                          lambda lines: self._show_filtered(run, lines), label="Filtering the run journal",
-                          on_error=self.filter_note.setText)
+        self.runner.start(
+            FILTER_CHANNEL,
+            lambda _token, _progress: index.filter_lines(event, flagged),
+            lambda lines: self._show_filtered(run, lines),
+            label="Filtering the run journal",
+            on_error=self.filter_note.setText,
+        )
 
     def _show_filtered(self, run: RunData | None, lines: array | None) -> None:
         if run is not self._run:
@@ -638,7 +675,9 @@ class JournalView(QWidget):
             target = self._row_index(rows[0])
             self.table.scrollTo(target, QAbstractItemView.ScrollHint.PositionAtTop)
             self.table.selectionModel().setCurrentIndex(
-                target, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+                target,
+                QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows,
+            )
             self._quiet = False
             self._show_detail(rows[0])
         return rows
@@ -674,7 +713,8 @@ class JournalView(QWidget):
             return False
         self.table.scrollTo(index)
         self.table.selectionModel().setCurrentIndex(
-            index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+            index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+        )
         return True
 
     def _on_row_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
@@ -695,8 +735,11 @@ class JournalView(QWidget):
         if message is not None:
             became = f"became transcript row #{message}" + self._message_words(message)
         elif line.is_event and self._run is not None:
-            became = ("not in the transcript" if self.links().message_to_events
-                      else "not in the transcript: nothing of this run is in the transcript yet")
+            became = (
+                "not in the transcript"
+                if self.links().message_to_events
+                else "not in the transcript: nothing of this run is in the transcript yet"
+            )
         self.detail.setPlainText(event_detail_text(line, became))
         return message
 

@@ -19,8 +19,16 @@ from PySide6.QtWidgets import QTableView
 
 
 class ColumnFitter(QObject):
-    def __init__(self, table: QTableView, *, stretch: int, drop: tuple[int, ...], squeeze: int,
-                 stretch_min: int = 110, squeeze_min: int = 90):
+    def __init__(
+        self,
+        table: QTableView,
+        *,
+        stretch: int,
+        drop: tuple[int, ...],
+        squeeze: int,
+        stretch_min: int = 110,
+        squeeze_min: int = 90,
+    ):
         super().__init__(table)
         self.table = table
         self.stretch, self.drop, self.squeeze = stretch, drop, squeeze

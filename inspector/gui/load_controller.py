@@ -86,8 +86,11 @@ class LoadController(QObject):
         # A state dir the user named is remembered; one found in the home's own webui.ctl.env is
         # found there again (remembered, it would count as named: see inspector.linkcheck).
         named = home.state_dir_from in ("option", "env")
-        entry = {"home": str(home.base), "state_dir": str(home.state_dir) if named else None,
-                 "state_db": str(home.state_db_override) if home.state_db_override else None}
+        entry = {
+            "home": str(home.base),
+            "state_dir": str(home.state_dir) if named else None,
+            "state_db": str(home.state_db_override) if home.state_db_override else None,
+        }
         items = [entry] + [i for i in self.recent_homes() if i != entry]
         self.settings.setValue("recent_homes", json.dumps(items[:MAX_RECENT]))
         self.settings.sync()
@@ -101,8 +104,11 @@ class LoadController(QObject):
             a = menu.addAction("(none)")
             a.setEnabled(False)
         for item in items:
-            label = item["home"] if item.get("state_dir") in (None, str(Path(item["home"]) / "webui")) \
+            label = (
+                item["home"]
+                if item.get("state_dir") in (None, str(Path(item["home"]) / "webui"))
                 else f"{item['home']}  (state dir {item.get('state_dir')})"
+            )
             a = menu.addAction(label)
             a.triggered.connect(lambda _=False, i=item: self.open_recent(i))
 
@@ -208,8 +214,9 @@ class LoadController(QObject):
             listing = HomeListing(len(result.rows), [finding_of(t) for t in result.home_findings])
             return listing, result.first, entries, sort, result.attention, result.profiles
 
-        self.runner.start("catalogue", work, self._on_catalogue, label="Checking health…",
-                          on_error=self._on_catalogue_error)
+        self.runner.start(
+            "catalogue", work, self._on_catalogue, label="Checking health…", on_error=self._on_catalogue_error
+        )
 
     def _start_quick(self, home: Home, limit: int | None) -> None:
         sort = self.w.model.sort_state()
@@ -218,19 +225,26 @@ class LoadController(QObject):
             check_readable(home)
             if limit is None:  # every sidecar: read in a child, unpickled and prepared on this thread
                 return quick_rows_offloaded(home.session_dir, token.check).then(
-                    lambda rows: SessionTableModel.prepare_steps(rows, sort))
+                    lambda rows: SessionTableModel.prepare_steps(rows, sort)
+                )
             rows = quick_rows(home.session_dir, limit)  # the newest few, before the list has any row
             with pool.no_collections():
                 return SessionTableModel.prepare(rows, sort, token.check)
 
-        self.runner.start("quick", work, lambda entries: self._on_quick_rows(home, entries, limit, sort),
-                          label="Reading the session list…")
+        self.runner.start(
+            "quick",
+            work,
+            lambda entries: self._on_quick_rows(home, entries, limit, sort),
+            label="Reading the session list…",
+        )
 
     def _on_quick_rows(self, home: Home, entries: list, limit: int | None, sorted_by) -> None:
         if self.catalogue is not None or self.home is not home or not self.runner.is_busy("catalogue"):
             return  # the complete catalogue is in (or failed): it wins
         model = self.w.model
-        model.set_rows(entries, checking=True, sorted_by=sorted_by)  # the current row stays (_restore_current)
+        model.set_rows(
+            entries, checking=True, sorted_by=sorted_by
+        )  # the current row stays (_restore_current)
         n = model.rowCount()
         more = "+" if limit is not None and n >= limit else ""
         self.w.home_label.setText(safe_text(f"{n}{more} sessions · checking health… · {home.session_dir}"))

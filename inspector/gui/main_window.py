@@ -60,8 +60,10 @@ __all__ = ["OPTIONAL_COLUMNS", "REPAIR_SHORTCUTS", "MainWindow", "merge_findings
 
 def _delegate(controller: str, name: str) -> property:
     """The window's attribute ``name``: its controller's (a value, or a method bound to the controller)."""
-    return property(lambda window: getattr(getattr(window, controller), name),
-                    doc=f"{controller}.{name}, as the window's own.")
+    return property(
+        lambda window: getattr(getattr(window, controller), name),
+        doc=f"{controller}.{name}, as the window's own.",
+    )
 
 
 # ---------------------------------------------------------------- the window
@@ -100,7 +102,9 @@ class MainWindow(QMainWindow):
         self.model = SessionTableModel(self)  # it sorts and filters itself: no proxy model
         self._build_list()
         self.view = SessionView()
-        self.view.journal.runner = self.view.compare.runner = self.runner  # filters, alignments: in the worker
+        self.view.journal.runner = self.view.compare.runner = (
+            self.runner
+        )  # filters, alignments: in the worker
         self.view.findings.action_clicked.connect(self.preview_action)
         self.view.findings.plans_changed.connect(self._sync_repair_menu)
         self.view.filled.connect(self._maybe_settled)
@@ -119,8 +123,9 @@ class MainWindow(QMainWindow):
         self.state_db_banner = plain_label(name="StateDbBanner")  # an unreadable state.db: what is missing
         self.state_db_banner.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.state_db_banner.setContentsMargins(8, 6, 8, 6)
-        self.state_db_banner.setStyleSheet("QLabel#StateDbBanner { background: palette(alternate-base); "
-                                           "border-bottom: 2px solid #c0392b; }")
+        self.state_db_banner.setStyleSheet(
+            "QLabel#StateDbBanner { background: palette(alternate-base); border-bottom: 2px solid #c0392b; }"
+        )
         self.state_db_banner.hide()
         central_layout.addWidget(self.state_db_banner)
         central_layout.addWidget(self.split, 1)
@@ -214,7 +219,9 @@ class MainWindow(QMainWindow):
         self._action(m, "&Find Session", self._focus_search, QKeySequence.StandardKey.Find)
         self._action(m, "Find in &This Session", self.view.find_bar.open_bar, QKeySequence("Ctrl+Shift+F"))
         self._action(m, "Find &Next in Session", self._find_next, QKeySequence("F3"))
-        self._action(m, "Find Pre&vious in Session", lambda: self._find_next(backward=True), QKeySequence("Shift+F3"))
+        self._action(
+            m, "Find Pre&vious in Session", lambda: self._find_next(backward=True), QKeySequence("Shift+F3")
+        )
         self._action(m, "Copy Session &Id", self.copy_session_id, QKeySequence("Ctrl+Shift+C"))
         self._action(m, "Copy Sidecar &Path", self.copy_sidecar_path, QKeySequence("Ctrl+Alt+C"))
         self._action(m, "Re&veal File", self.reveal_file)
@@ -224,8 +231,12 @@ class MainWindow(QMainWindow):
         m = self.menuBar().addMenu("&Repair")
         self.repair_actions: dict[str, QAction] = {}
         for action, label in ACTIONS.items():
-            a = self._action(m, f"{label}…", functools.partial(self.preview_action, action),
-                             QKeySequence(REPAIR_SHORTCUTS[action]))
+            a = self._action(
+                m,
+                f"{label}…",
+                functools.partial(self.preview_action, action),
+                QKeySequence(REPAIR_SHORTCUTS[action]),
+            )
             a.setEnabled(False)
             self.repair_actions[action] = a
         m = self.menuBar().addMenu("&View")
@@ -235,7 +246,9 @@ class MainWindow(QMainWindow):
         self.attention.toggled.connect(a.setChecked)
         self._action(m, "Write &History…", self.show_history, QKeySequence("Ctrl+H"))
         self._action(m, "&Raw Sidecar", lambda: self.view.tabs.setCurrentIndex(1), QKeySequence("Ctrl+R"))
-        self._action(m, "&Transcript and Journal", lambda: self.view.tabs.setCurrentIndex(0), QKeySequence("Ctrl+T"))
+        self._action(
+            m, "&Transcript and Journal", lambda: self.view.tabs.setCurrentIndex(0), QKeySequence("Ctrl+T")
+        )
         m = self.menuBar().addMenu("&Help")
         self._action(m, "&Keyboard Shortcuts", self.show_shortcuts, QKeySequence.StandardKey.HelpContents)
         self._action(m, "&Using the Window", self.show_guide)
@@ -264,8 +277,11 @@ class MainWindow(QMainWindow):
             a.setEnabled(self.view.findings.buttons[action].isEnabled())
 
     def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt's name
-        if obj is self.search and event.type() == QEvent.Type.KeyPress and event.key() in (
-                Qt.Key.Key_Down, Qt.Key.Key_Return, Qt.Key.Key_Enter):
+        if (
+            obj is self.search
+            and event.type() == QEvent.Type.KeyPress
+            and event.key() in (Qt.Key.Key_Down, Qt.Key.Key_Return, Qt.Key.Key_Enter)
+        ):
             self.focus_results()
             return True
         return super().eventFilter(obj, event)
@@ -300,8 +316,11 @@ class MainWindow(QMainWindow):
             self.table.horizontalHeader().restoreState(header)
 
     def _splitters(self) -> dict[str, QSplitter]:
-        return {"main_split": self.split, "transcript_split": self.view.split,
-                "journal_split": self.view.journal.splitter}
+        return {
+            "main_split": self.split,
+            "transcript_split": self.view.split,
+            "journal_split": self.view.journal.splitter,
+        }
 
     def save_layout(self) -> None:
         self.settings.setValue("window/geometry", self.saveGeometry())
@@ -372,7 +391,9 @@ class MainWindow(QMainWindow):
 
     def _keep_current(self) -> None:
         # the current row's session; with none (a filter hid it), the session the view shows
-        self._kept_session = self.current_session_id() or (self.data.session_id if self.data is not None else None)
+        self._kept_session = self.current_session_id() or (
+            self.data.session_id if self.data is not None else None
+        )
 
     def _restore_current(self) -> None:
         """After the list reset (new rows, another filter): the row of the session that was
@@ -387,7 +408,9 @@ class MainWindow(QMainWindow):
         self._restoring = True
         try:
             self.table.selectionModel().setCurrentIndex(
-                index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+                index,
+                QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows,
+            )
             self.table.scrollTo(index)
         finally:
             self._restoring = False
@@ -403,7 +426,8 @@ class MainWindow(QMainWindow):
             return False
         index = self.model.index(pos, 0)
         self.table.selectionModel().setCurrentIndex(
-            index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+            index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+        )
         self.table.scrollTo(index)
         return True
 
@@ -446,19 +470,26 @@ class MainWindow(QMainWindow):
         def work(token, progress):
             return search_offloaded(home, query, token.check)
 
-        self.runner.start("search", work, lambda found: self._on_search_hits(query, found),
-                          label="Searching sessions, backups, state.db and run journals…")
+        self.runner.start(
+            "search",
+            work,
+            lambda found: self._on_search_hits(query, found),
+            label="Searching sessions, backups, state.db and run journals…",
+        )
 
     def _on_search_hits(self, query: str, found: SearchHits) -> None:
         """Sessions found where lost chats live are listed too; each title's tooltip says where."""
-        notes = {sid: "\n".join(f"{where}: {snip}" for where, snip in hits) for sid, hits in found.sessions.items()}
+        notes = {
+            sid: "\n".join(f"{where}: {snip}" for where, snip in hits) for sid, hits in found.sessions.items()
+        }
         self.model.set_text_matches(query, set(found.sessions), notes)
         if self.model.query != " ".join(query.split()).casefold():
             return
         places = sorted({where for hits in found.sessions.values() for where, _ in hits})
         if found.sessions:
-            text = (f"Text found in {len(found.sessions)} session(s): {', '.join(places)}"
-                    + (" (stopped at the limit: type more to narrow it)" if found.truncated else ""))
+            text = f"Text found in {len(found.sessions)} session(s): {', '.join(places)}" + (
+                " (stopped at the limit: type more to narrow it)" if found.truncated else ""
+            )
         else:
             text = "The text is in no message, backup, state.db row or run journal."
         if found.skipped:
@@ -488,15 +519,22 @@ class MainWindow(QMainWindow):
             return
         self.runner.cancel("plans")
         self.runner.cancel("journal")
-        self.runner.start("detail", lambda token, progress: load_session_data_offloaded(
-            home, session_id, token.check, progress), self._show_session, label="Reading session…",
-                          on_error=lambda msg: self.statusBar().showMessage(one_line(msg, 200), 10000))
+        self.runner.start(
+            "detail",
+            lambda token, progress: load_session_data_offloaded(home, session_id, token.check, progress),
+            self._show_session,
+            label="Reading session…",
+            on_error=lambda msg: self.statusBar().showMessage(one_line(msg, 200), 10000),
+        )
         if self.data is None or self.data.session_id != session_id:
             # A big journal is shown at once from its first lines, then with every line checked
             # (_show_glance); the full read of the session replaces it.
             prefer = self._streams_of(session_id)
-            self.runner.start("glance", lambda token, progress: glance_journal(
-                home.session_dir, session_id, prefer, token.check), self._show_glance)
+            self.runner.start(
+                "glance",
+                lambda token, progress: glance_journal(home.session_dir, session_id, prefer, token.check),
+                self._show_glance,
+            )
         else:
             self.runner.cancel("glance")
 
@@ -513,8 +551,12 @@ class MainWindow(QMainWindow):
         row = self.model.row_for(glance.session_id)
         self.view.show_glance(glance, row.title if row else "")
         if not glance.complete:
-            self.runner.start("journal", lambda token, progress: index_glance(glance, token.check),
-                              self._show_glance, label="Checking the run journal…")
+            self.runner.start(
+                "journal",
+                lambda token, progress: index_glance(glance, token.check),
+                self._show_glance,
+                label="Checking the run journal…",
+            )
 
     def _show_session(self, data: SessionData | None) -> None:
         same = data is not None and self.data is not None and data.session_id == self.data.session_id
@@ -569,11 +611,14 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------ status
 
     def is_settled(self) -> bool:
-        return ((self.loader.loaded_once or self.home is None) and self.loader.pending_select is None
-                and self._due_session is None and not self.runner.is_busy()
-                and not self.view.filling())
+        return (
+            (self.loader.loaded_once or self.home is None)
+            and self.loader.pending_select is None
+            and self._due_session is None
+            and not self.runner.is_busy()
+            and not self.view.filling()
+        )
 
     def _maybe_settled(self) -> None:
         if self.is_settled():
             self.settled.emit()
-

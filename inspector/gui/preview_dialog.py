@@ -44,8 +44,10 @@ def fitting_size(widget: QWidget, preferred: QSize) -> QSize:
     if screen is None:
         return preferred
     free = screen.availableGeometry()
-    return QSize(min(preferred.width(), int(free.width() * SCREEN_MARGIN)),
-                 min(preferred.height(), int(free.height() * SCREEN_MARGIN)))
+    return QSize(
+        min(preferred.width(), int(free.width() * SCREEN_MARGIN)),
+        min(preferred.height(), int(free.height() * SCREEN_MARGIN)),
+    )
 
 
 class DiffHighlighter(QSyntaxHighlighter):
@@ -170,10 +172,20 @@ class MessagesView(QWidget):
             self.positions.append(cursor.position())
             fmt = QTextCharFormat(head)
             fmt.setForeground({ADDED: c.added, REMOVED: c.removed}.get(change.kind, c.hunk))
-            where = (f"#{change.after_index}" if change.after_index is not None else f"was #{change.before_index}")
-            keys = f" (changed: {', '.join(change.fields[:8])})" if change.kind == CHANGED and change.fields else ""
-            cursor.insertText(safe_text(f"\n{_MARKS.get(change.kind, change.kind)} · {change.role or '?'} · "
-                                        f"{where}{keys}\n"), fmt)
+            where = (
+                f"#{change.after_index}" if change.after_index is not None else f"was #{change.before_index}"
+            )
+            keys = (
+                f" (changed: {', '.join(change.fields[:8])})"
+                if change.kind == CHANGED and change.fields
+                else ""
+            )
+            cursor.insertText(
+                safe_text(
+                    f"\n{_MARKS.get(change.kind, change.kind)} · {change.role or '?'} · {where}{keys}\n"
+                ),
+                fmt,
+            )
             if change.kind == CHANGED and change.before != change.after:
                 cursor.insertText(safe_text(f"before: {change.before}\nafter:  {change.after}\n"), plain)
             else:
@@ -182,8 +194,11 @@ class MessagesView(QWidget):
         if rest:
             counts = {k: sum(1 for c in rest if c.kind == k) for k in (ADDED, CHANGED, REMOVED)}
             what = ", ".join(f"{n:,} {k}" for k, n in counts.items() if n)
-            cursor.insertText(f"\n… and {len(rest):,} more changed messages ({what}), not listed here: "
-                              "the file's diff tab has every line.\n", head)
+            cursor.insertText(
+                f"\n… and {len(rest):,} more changed messages ({what}), not listed here: "
+                "the file's diff tab has every line.\n",
+                head,
+            )
 
     def recolour(self) -> None:
         """Write the changes again in the current palette's colours, at the same change."""
@@ -250,7 +265,9 @@ class PreviewDialog(QDialog):
         layout.addWidget(heading)
         if plan.refusal:
             layout.addWidget(_plain_label(f"Refused: {plan.refusal}", "Refusal"))
-        self.summary = _plain_label("\n".join(f"• {line}" for line in plan.summary) or "No summary.", "Summary")
+        self.summary = _plain_label(
+            "\n".join(f"• {line}" for line in plan.summary) or "No summary.", "Summary"
+        )
         layout.addWidget(self.summary)
         self.warnings = _plain_label("\n".join(f"⚠ {line}" for line in plan.warnings), "Warnings")
         self.warnings.setStyleSheet(f"color: {colours().file_header.name()};")
@@ -266,8 +283,10 @@ class PreviewDialog(QDialog):
                 view = MessagesView(change.path.name, diff)
                 self.message_views.append(view)
                 self.tabs.addTab(view, f"Messages {change.path.name}")
-                self.tabs.setTabToolTip(self.tabs.count() - 1, "The change as the chat will show it: "
-                                        "messages added, changed or removed")
+                self.tabs.setTabToolTip(
+                    self.tabs.count() - 1,
+                    "The change as the chat will show it: messages added, changed or removed",
+                )
         for change in plan.changes:
             view = _diff_view(f"{change.kind}: {change.path}\n" + change.diff)
             self.diffs.append(view)
@@ -284,9 +303,12 @@ class PreviewDialog(QDialog):
         links = plan.links
         self.confirm_links: QCheckBox | None = None
         if links:
-            self.confirm_links = QCheckBox(safe_text(
-                f"Follow the link{'s' if len(links) > 1 else ''} that leave{'' if len(links) > 1 else 's'} the "
-                "home: read and write the real targets named above"))
+            self.confirm_links = QCheckBox(
+                safe_text(
+                    f"Follow the link{'s' if len(links) > 1 else ''} that leave{'' if len(links) > 1 else 's'} the "
+                    "home: read and write the real targets named above"
+                )
+            )
             self.confirm_links.setObjectName("ConfirmLinks")
             layout.addWidget(self.confirm_links)
 
@@ -301,10 +323,13 @@ class PreviewDialog(QDialog):
         self.write_button.setEnabled(plan_applies(plan) and self.confirm_links is None)
         if self.confirm_links is not None:
             self.confirm_links.toggled.connect(
-                lambda on: self.write_button.setEnabled(plan_applies(plan) and on))
-        self.write_button.setToolTip("Back up the current files, then write exactly this diff "
-                                     "(refused if a file changed since the preview). Shortcut: Alt+W; "
-                                     "Return cancels")
+                lambda on: self.write_button.setEnabled(plan_applies(plan) and on)
+            )
+        self.write_button.setToolTip(
+            "Back up the current files, then write exactly this diff "
+            "(refused if a file changed since the preview). Shortcut: Alt+W; "
+            "Return cancels"
+        )
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         self.cancel_button.setDefault(True)
@@ -332,8 +357,9 @@ class PreviewDialog(QDialog):
             self._add_hermes_tab(verdict)
 
     def _add_hermes_tab(self, verdict: FileVerdict) -> None:
-        view = _diff_view(f"{verdict.path}: the inspector's result (-) and your hermes-webui's (+)\n"
-                          + verdict.diff())
+        view = _diff_view(
+            f"{verdict.path}: the inspector's result (-) and your hermes-webui's (+)\n" + verdict.diff()
+        )
         self.crosscheck_diffs.append(view)
         self.tabs.addTab(view, f"hermes-webui differs: {verdict.path.name}")
         self.tabs.setTabToolTip(self.tabs.count() - 1, str(verdict.path))

@@ -41,7 +41,9 @@ CELL_LIMIT = 300
 class JsonHighlighter(QSyntaxHighlighter):
     """Colours keys, strings, numbers and literals of (pretty-printed) JSON, line by line."""
 
-    _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"(\s*:)?|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|\btrue\b|\bfalse\b|\bnull\b')
+    _TOKEN = re.compile(
+        r'"(?:[^"\\]|\\.)*"(\s*:)?|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|\btrue\b|\bfalse\b|\bnull\b'
+    )
 
     def __init__(self, document):
         super().__init__(document)
@@ -50,8 +52,12 @@ class JsonHighlighter(QSyntaxHighlighter):
 
     def _pick_colours(self) -> None:
         c = colours()
-        for fmt, colour in ((self._key, c.json_key), (self._string, c.json_string), (self._number, c.json_number),
-                            (self._literal, c.json_literal)):
+        for fmt, colour in (
+            (self._key, c.json_key),
+            (self._string, c.json_string),
+            (self._number, c.json_number),
+            (self._literal, c.json_literal),
+        ):
             fmt.setForeground(colour)
 
     def recolour(self) -> None:
@@ -94,7 +100,9 @@ class RecordsModel(OneCallPerCell, QAbstractTableModel):
     def columnCount(self, parent: Index = ROOT) -> int:
         return 0 if parent.isValid() else len(self._columns)
 
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
         if role != Qt.ItemDataRole.DisplayRole:
             return None
         if orientation == Qt.Orientation.Horizontal:
@@ -230,7 +238,7 @@ class RawView(QWidget):
             self._fill_json()
         self.db_choice.blockSignals(True)
         self.db_choice.clear()
-        for view in (d.state_db if d else []):
+        for view in d.state_db if d else []:
             self.db_choice.addItem(f"[{view.profile}] {view.path}")
         self.db_choice.blockSignals(False)
         self._db_pending = True  # the state.db tables too are filled when the tab is shown
@@ -268,7 +276,10 @@ class RawView(QWidget):
             self.messages_model.set_records([])
             return
         view = views[i]
-        self.db_label.setText(safe_text(f"cannot read: {view.error}") if view.error else
-                              f"sessions row and {len(view.messages)} messages rows")
+        self.db_label.setText(
+            safe_text(f"cannot read: {view.error}")
+            if view.error
+            else f"sessions row and {len(view.messages)} messages rows"
+        )
         self.session_model.set_records(_key_values(view.record), ["column", "value"])
         self.messages_model.set_records(view.messages)

@@ -74,8 +74,10 @@ class RepairController(QObject):
         home, data = w.home, w.data
         if home is None or data is None:
             return
-        recommended = recommended_actions(data.detail, (w.catalogue.home_findings if w.catalogue else [])
-                                          + self._row_findings(data.session_id))
+        recommended = recommended_actions(
+            data.detail,
+            (w.catalogue.home_findings if w.catalogue else []) + self._row_findings(data.session_id),
+        )
         sid = data.session_id
         batch = kept_plans.new_batch()  # the files the child keeps this planning's plans in
         self._batches.append(batch)
@@ -86,8 +88,13 @@ class RepairController(QObject):
             # by jobs.plans); the window gets their summaries, each with its clock and handle
             return pool.run_job_steps(plan_session_job, home, sid, recommended, batch, check=token.check)
 
-        self.runner.start("plans", work, self._on_plans, label="Planning repairs…",
-                          on_error=lambda msg: self.status.emit(one_line(msg, 200), 10000))
+        self.runner.start(
+            "plans",
+            work,
+            self._on_plans,
+            label="Planning repairs…",
+            on_error=lambda msg: self.status.emit(one_line(msg, 200), 10000),
+        )
 
     def _row_findings(self, sid: str) -> list[Finding]:
         model = self.w.model
@@ -109,7 +116,9 @@ class RepairController(QObject):
         self.plans_ready.emit(plans)
         for action, plan in plans.items():  # a planner that failed: its traceback one click away
             if isinstance(plan, PlanFailure):
-                self.w.failure_details.record(f"Planning {ACTIONS.get(action, action)}", str(plan), plan.details)
+                self.w.failure_details.record(
+                    f"Planning {ACTIONS.get(action, action)}", str(plan), plan.details
+                )
 
     # ------------------------------------------------------------ preview, write, undo
 
@@ -148,8 +157,13 @@ class RepairController(QObject):
                 return ApplyError(refused)
             return _refusal_as_result(apply_plan, plan, log)
 
-        self.runner.start("write", work, lambda record, p=plan: self._on_written(record, p), label="Writing…",
-                          on_error=self._on_write_error)
+        self.runner.start(
+            "write",
+            work,
+            lambda record, p=plan: self._on_written(record, p),
+            label="Writing…",
+            on_error=self._on_write_error,
+        )
 
     def _on_written(self, record, plan: Plan | PlanSummary | None = None) -> None:
         about = (plan.action, plan.session_id) if plan is not None else ("", None)
@@ -161,11 +175,16 @@ class RepairController(QObject):
         if isinstance(record, WriteRecord):
             about = (record.action, record.session_id)
         if about[1] is not None and about[1] == self.w.current_session_id():
-            self.w.model.keep_fixed(about[1])  # shown (marked fixed) under "Needs attention" until the user moves
+            self.w.model.keep_fixed(
+                about[1]
+            )  # shown (marked fixed) under "Needs attention" until the user moves
         self._offer_undo(record.write_id, about)
         files = ", ".join(Path(f["path"]).name for f in record.files)
-        self.status.emit(f"Wrote {files}: {self.write_words(record.write_id, about)}. "
-                         "Undo (Ctrl+Z) restores the previous files.", 0)
+        self.status.emit(
+            f"Wrote {files}: {self.write_words(record.write_id, about)}. "
+            "Undo (Ctrl+Z) restores the previous files.",
+            0,
+        )
         self.disk_written.emit()
 
     def _offer_undo(self, write_id: str, about: tuple[str, str | None]) -> None:
@@ -196,9 +215,12 @@ class RepairController(QObject):
         sid = self.last_write_about[1]
         if sid is not None and sid != shown:
             answer = QMessageBox.question(
-                self.w, "Undo a write of another session?",
+                self.w,
+                "Undo a write of another session?",
                 f"The last write was {words}, not the session shown. Undo it?",
-                QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.No)
+                QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                QMessageBox.StandardButton.No,
+            )
             if answer != QMessageBox.StandardButton.Yes:
                 self.status.emit(f"Not undone: {words}.", 5000)
                 return False
@@ -213,9 +235,13 @@ class RepairController(QObject):
 
     def undo(self, write_id: str) -> None:
         log = WriteLog.default()
-        self.runner.start("write", lambda token, progress: _refusal_as_result(undo_write, write_id, log),
-                          lambda rec, w=write_id: self._on_undone(w, rec), label="Undoing…",
-                          on_error=self._on_write_error)
+        self.runner.start(
+            "write",
+            lambda token, progress: _refusal_as_result(undo_write, write_id, log),
+            lambda rec, w=write_id: self._on_undone(w, rec),
+            label="Undoing…",
+            on_error=self._on_write_error,
+        )
 
     def _on_undone(self, write_id: str, record) -> None:
         if isinstance(record, ApplyError):
@@ -233,10 +259,14 @@ class RepairController(QObject):
         log = WriteLog.default()
         records = log.records()
         model = self.w.model
-        titles = {r.session_id: row.title for r in records if r.session_id is not None
-                  and (row := model.row_for(r.session_id)) is not None and row.title}
-        dialog = HistoryDialog(records, str(log.log_path), str(log.root / "backups"), self.w, titles,
-                               self.runner)
+        titles = {
+            r.session_id: row.title
+            for r in records
+            if r.session_id is not None and (row := model.row_for(r.session_id)) is not None and row.title
+        }
+        dialog = HistoryDialog(
+            records, str(log.log_path), str(log.root / "backups"), self.w, titles, self.runner
+        )
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.undo_requested.connect(self.undo)
         dialog.open()
@@ -250,8 +280,13 @@ class RepairController(QObject):
             self.status.emit("Select a session to export", 3000)
             return
         suffix = ".md" if kind == "md" else ".json"
-        choose_file(self.w, "Export Transcript", "Markdown (*.md)" if kind == "md" else "JSON (*.json)",
-                    lambda path: self.export_transcript(path, kind), save_as=f"session-{data.session_id}{suffix}")
+        choose_file(
+            self.w,
+            "Export Transcript",
+            "Markdown (*.md)" if kind == "md" else "JSON (*.json)",
+            lambda path: self.export_transcript(path, kind),
+            save_as=f"session-{data.session_id}{suffix}",
+        )
 
     def export_transcript(self, path: Path, kind: str) -> None:
         data = self.w.data
@@ -267,6 +302,10 @@ class RepairController(QObject):
             path.write_bytes(blob)
             return path
 
-        self.runner.start("export", work, lambda p: self.status.emit(f"Exported to {p}", 8000),
-                          label="Exporting…",
-                          on_error=lambda msg: self.status.emit(f"Export failed: {msg}", 10000))
+        self.runner.start(
+            "export",
+            work,
+            lambda p: self.status.emit(f"Exported to {p}", 8000),
+            label="Exporting…",
+            on_error=lambda msg: self.status.emit(f"Export failed: {msg}", 10000),
+        )

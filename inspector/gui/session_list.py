@@ -100,9 +100,13 @@ class SessionListPanel(QWidget):
         hh.setHighlightSections(False)
         hh.setSectionResizeMode(Column.TITLE, QHeaderView.ResizeMode.Stretch)
         fm = self.fontMetrics()
-        for col, sample in ((Column.SESSION_ID, "0123456789ab"), (Column.WHERE, "state.db"),
-                            (Column.PROFILE, "default"), (Column.MESSAGES, "00 / 00"),
-                            (Column.LAST_ACTIVITY, "Nov 30 06:13")):
+        for col, sample in (
+            (Column.SESSION_ID, "0123456789ab"),
+            (Column.WHERE, "state.db"),
+            (Column.PROFILE, "default"),
+            (Column.MESSAGES, "00 / 00"),
+            (Column.LAST_ACTIVITY, "Nov 30 06:13"),
+        ):
             wanted = max(fm.horizontalAdvance(sample), fm.horizontalAdvance(Column.HEADERS[col]) + 12)
             table.setColumnWidth(col, wanted + 16)
         table.setColumnWidth(Column.HEALTH, 26)
@@ -112,8 +116,9 @@ class SessionListPanel(QWidget):
         for col in OPTIONAL_COLUMNS:
             table.setColumnHidden(col, True)
         # a narrow list keeps Messages and Problem on screen (gives up Last activity, then Where)
-        self.column_fit = ColumnFitter(table, stretch=Column.TITLE, drop=(Column.LAST_ACTIVITY, Column.WHERE),
-                                       squeeze=Column.PROBLEM)
+        self.column_fit = ColumnFitter(
+            table, stretch=Column.TITLE, drop=(Column.LAST_ACTIVITY, Column.WHERE), squeeze=Column.PROBLEM
+        )
         hh.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         hh.customContextMenuRequested.connect(lambda pos: self.columns_menu().popup(hh.mapToGlobal(pos)))
         return table
@@ -144,12 +149,20 @@ class SessionListPanel(QWidget):
         row = self.model.row_for(session_id) if session_id is not None else None
         hidden = row is not None and self.model.position(session_id) is None
         if hidden:
-            filters = [name for name, on in (("the search", bool(self.model.query)),
-                                             ("Needs attention", self.attention.isChecked()),
-                                             ("the profile filter", self.profile.currentData() is not None)) if on]
+            filters = [
+                name
+                for name, on in (
+                    ("the search", bool(self.model.query)),
+                    ("Needs attention", self.attention.isChecked()),
+                    ("the profile filter", self.profile.currentData() is not None),
+                )
+                if on
+            ]
             title = one_line(row.title, 60) or "(untitled)"
-            self.hidden_label.setText(f"The chat shown on the right, “{title}”, is not in this list: "
-                                      f"{' and '.join(filters) or 'a filter'} hide{'s' if len(filters) < 2 else ''} it.")
+            self.hidden_label.setText(
+                f"The chat shown on the right, “{title}”, is not in this list: "
+                f"{' and '.join(filters) or 'a filter'} hide{'s' if len(filters) < 2 else ''} it."
+            )
         self.hidden_notice.setVisible(hidden)
 
     def set_profiles(self, names: list[str]) -> None:
@@ -183,8 +196,12 @@ class SessionListPanel(QWidget):
         legend.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         row = QHBoxLayout(legend)
         row.setContentsMargins(2, 0, 2, 2)
-        for severity, words in (("error", "broken"), ("warning", "needs attention"), ("info", "note"),
-                                ("ok", "healthy")):
+        for severity, words in (
+            ("error", "broken"),
+            ("warning", "needs attention"),
+            ("info", "note"),
+            ("ok", "healthy"),
+        ):
             dot = QLabel()
             dot.setPixmap(health_icon(severity).pixmap(12, 12))
             row.addWidget(dot)

@@ -35,13 +35,26 @@ FIXED_WORDS = "✓ Fixed"  # the Problem cell of a session just repaired (see ke
 _HEALTH_WORDS = {"ok": "healthy", "info": "note", "warning": "needs attention", "error": "broken"}
 
 # Roles as plain values (looked up once, not on each of the thousands of calls a paint makes)
-_DISPLAY, _DECORATION, _TOOLTIP = Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.DecorationRole, Qt.ItemDataRole.ToolTipRole
+_DISPLAY, _DECORATION, _TOOLTIP = (
+    Qt.ItemDataRole.DisplayRole,
+    Qt.ItemDataRole.DecorationRole,
+    Qt.ItemDataRole.ToolTipRole,
+)
 _ACCESSIBLE, _ALIGNMENT = Qt.ItemDataRole.AccessibleTextRole, Qt.ItemDataRole.TextAlignmentRole
 # Roles this model never answers: a painted cell asks for each of them
-_NO_DATA_ROLES = frozenset(int(r) for r in (Qt.ItemDataRole.FontRole, Qt.ItemDataRole.ForegroundRole,
-                                            Qt.ItemDataRole.BackgroundRole, Qt.ItemDataRole.CheckStateRole,
-                                            Qt.ItemDataRole.SizeHintRole, Qt.ItemDataRole.StatusTipRole,
-                                            Qt.ItemDataRole.WhatsThisRole, Qt.ItemDataRole.EditRole))
+_NO_DATA_ROLES = frozenset(
+    int(r)
+    for r in (
+        Qt.ItemDataRole.FontRole,
+        Qt.ItemDataRole.ForegroundRole,
+        Qt.ItemDataRole.BackgroundRole,
+        Qt.ItemDataRole.CheckStateRole,
+        Qt.ItemDataRole.SizeHintRole,
+        Qt.ItemDataRole.StatusTipRole,
+        Qt.ItemDataRole.WhatsThisRole,
+        Qt.ItemDataRole.EditRole,
+    )
+)
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 PREPARE_BATCH = 1000  # rows per step of prepare_steps (about a millisecond)
 
@@ -98,7 +111,9 @@ class _Entry:
     @property
     def display(self) -> tuple[str | None, ...]:
         if self._display is None:
-            self._display = tuple(SessionTableModel.cell_text(self.row, c) for c in range(len(Column.HEADERS)))
+            self._display = tuple(
+                SessionTableModel.cell_text(self.row, c) for c in range(len(Column.HEADERS))
+            )
         return self._display
 
     def key(self, col: int) -> Any:
@@ -129,7 +144,9 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
         self._rows: list[_Entry] = []  # the rows the filters let through, in the same order
         self._listed: dict[str, tuple[ListRow, list]] = {}  # update_findings: the row, its catalogue findings
         self._pos: dict[str, int] = {}  # position among the shown rows, by session id
-        self._all_pos: dict[str, int] = {}  # position among all rows (the same dict when none is filtered out)
+        self._all_pos: dict[
+            str, int
+        ] = {}  # position among all rows (the same dict when none is filtered out)
         self._sort: tuple[int, Qt.SortOrder] | None = None
         self._checking = False
         self._query = ""
@@ -147,7 +164,9 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
     def columnCount(self, parent: Index = ROOT) -> int:
         return 0 if parent.isValid() else len(Column.HEADERS)
 
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
         if orientation != Qt.Orientation.Horizontal or not 0 <= section < len(Column.HEADERS):
             return None
         if role == _DISPLAY:
@@ -171,7 +190,9 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
 
         def value_of(role: int) -> Any:
             if role == _DISPLAY:
-                return self._fixed_words(entry) if col == Column.PROBLEM and self._fixed else entry.display[col]
+                return (
+                    self._fixed_words(entry) if col == Column.PROBLEM and self._fixed else entry.display[col]
+                )
             if role in _NO_DATA_ROLES:
                 return None
             if role == _ALIGNMENT:
@@ -196,7 +217,9 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
         if role == _TOOLTIP:
             if self._checking and col == Column.HEALTH and not row.findings:
                 return CHECKING_TOOLTIP
-            note = self._match_notes.get(row.session_id) if col == Column.TITLE and self._match_notes else None
+            note = (
+                self._match_notes.get(row.session_id) if col == Column.TITLE and self._match_notes else None
+            )
             if note is not None:
                 return plain_tooltip(f"{one_line(row.title, 400) or '(untitled)'}\n\nFound in {note}")
             return plain_tooltip(self._tooltip(row, col))
@@ -226,9 +249,14 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
         _sort_entries(self._all, column, order)
         self._all_pos = {e.row.session_id: i for i, e in enumerate(self._all)}
         self._rows = self._filtered()
-        self._pos = self._all_pos if self._rows is self._all else {
-            e.row.session_id: i for i, e in enumerate(self._rows)}
-        self.changePersistentIndexList(old, [self.index(self._pos[sid], i.column()) for sid, i in zip(ids, old, strict=True)])
+        self._pos = (
+            self._all_pos
+            if self._rows is self._all
+            else {e.row.session_id: i for i, e in enumerate(self._rows)}
+        )
+        self.changePersistentIndexList(
+            old, [self.index(self._pos[sid], i.column()) for sid, i in zip(ids, old, strict=True)]
+        )
         self.layoutChanged.emit()
 
     # ------------------------------------------------------------ cells
@@ -269,12 +297,17 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
         if col == Column.PROBLEM:
             return findings_tooltip(row)
         if col == Column.MESSAGES:
-            return (f"{_count(row.sidecar_messages)} message(s) in the sidecar, "
-                    f"{_count(row.state_db_messages)} in state.db")
+            return (
+                f"{_count(row.sidecar_messages)} message(s) in the sidecar, "
+                f"{_count(row.state_db_messages)} in state.db"
+            )
         if col == Column.WHERE:
-            parts = [f"sidecar: {'yes' if row.sidecar_path else 'no'}", f".bak: {'yes' if row.has_bak else 'no'}",
-                     f"_index.json row: {'yes' if row.in_index else 'no'}",
-                     f"state.db: {row.state_db_profile or 'no'}"]
+            parts = [
+                f"sidecar: {'yes' if row.sidecar_path else 'no'}",
+                f".bak: {'yes' if row.has_bak else 'no'}",
+                f"_index.json row: {'yes' if row.in_index else 'no'}",
+                f"state.db: {row.state_db_profile or 'no'}",
+            ]
             return "\n".join(parts)
         return None
 
@@ -328,34 +361,42 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
         return self._sort
 
     @staticmethod
-    def prepare(rows: list[ListRow], sort: tuple[int, Qt.SortOrder] | None = None,
-                check=lambda: None) -> list[_Entry]:
+    def prepare(
+        rows: list[ListRow], sort: tuple[int, Qt.SortOrder] | None = None, check=lambda: None
+    ) -> list[_Entry]:
         """Rows as the model keeps them, with the sort key of ``sort``'s column worked out and
         sorted by it, so :meth:`set_rows` has less to do (:meth:`prepare_steps`, all at once)."""
         return run_steps(SessionTableModel.prepare_steps(rows, sort, check))
 
     @staticmethod
-    def prepare_steps(rows: list[ListRow], sort: tuple[int, Qt.SortOrder] | None = None,
-                      check=lambda: None, *, presorted: bool = False):
+    def prepare_steps(
+        rows: list[ListRow],
+        sort: tuple[int, Qt.SortOrder] | None = None,
+        check=lambda: None,
+        *,
+        presorted: bool = False,
+    ):
         """:meth:`prepare` as steps of :data:`PREPARE_BATCH` rows (a generator returning the
         entries), for the GUI thread to run between paints (``jobs.pool.Resume``).
         ``presorted``: the rows are in ``sort``'s order already (``present.columns.sorted_rows``)."""
         entries = PreparedRows()
         for start in range(0, len(rows), PREPARE_BATCH):
             check()
-            entries.extend(_Entry(ListRow.of(r)) for r in rows[start:start + PREPARE_BATCH])
+            entries.extend(_Entry(ListRow.of(r)) for r in rows[start : start + PREPARE_BATCH])
             yield
         if not presorted and sort is not None and 0 <= sort[0] < len(Column.HEADERS):
             column, order = sort
             for start in range(0, len(entries), PREPARE_BATCH):
-                for e in entries[start:start + PREPARE_BATCH]:
+                for e in entries[start : start + PREPARE_BATCH]:
                     e.key(column)  # worked out and kept a batch per step; the sort only looks them up
                 yield
             _sort_entries(entries, column, order)
             yield
         positions = {}
         for start in range(0, len(entries), PREPARE_BATCH):
-            positions.update((entries[i].row.session_id, i) for i in range(start, min(start + PREPARE_BATCH, len(entries))))
+            positions.update(
+                (entries[i].row.session_id, i) for i in range(start, min(start + PREPARE_BATCH, len(entries)))
+            )
             yield
         entries.positions = positions
         return entries
@@ -365,8 +406,13 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
         """True while the rows come from the quick scan and their health is not known yet."""
         return self._checking
 
-    def set_rows(self, rows: list[ListRow] | list[_Entry], *, checking: bool = False,
-                 sorted_by: tuple[int, Qt.SortOrder] | None | bool = False) -> None:
+    def set_rows(
+        self,
+        rows: list[ListRow] | list[_Entry],
+        *,
+        checking: bool = False,
+        sorted_by: tuple[int, Qt.SortOrder] | None | bool = False,
+    ) -> None:
         """Replace the rows, in one model reset (10,000 rows: well under a millisecond here; the
         view then asks only for the rows on screen). The current sort and filters hold.
         ``checking``: the rows' health is not known yet (the quick first look at a home).
@@ -374,7 +420,11 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
         prepared with (``prepare``'s ``sort``): when that is still the model's sort, they are
         not sorted again. Views lose their current row in a reset: the window puts it back
         (``modelAboutToBeReset``/``modelReset``)."""
-        entries = rows if isinstance(rows, PreparedRows) else [r if isinstance(r, _Entry) else _Entry(ListRow.of(r)) for r in rows]
+        entries = (
+            rows
+            if isinstance(rows, PreparedRows)
+            else [r if isinstance(r, _Entry) else _Entry(ListRow.of(r)) for r in rows]
+        )
         resort = self._sort is not None and sorted_by != self._sort
         positions = getattr(rows, "positions", None)
         if resort or positions is None or len(positions) != len(entries):
@@ -415,8 +465,9 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
             self._match_notes = {}
             self._refilter()
 
-    def set_text_matches(self, query: str, session_ids: set[str] | frozenset[str],
-                         notes: dict[str, str] | None = None) -> None:
+    def set_text_matches(
+        self, query: str, session_ids: set[str] | frozenset[str], notes: dict[str, str] | None = None
+    ) -> None:
         """Sessions whose text contains ``query`` (found by a background search where lost chats
         live) are shown too; ``notes``: where each matched, in words, for the title's tooltip."""
         if " ".join(query.split()).casefold() != self._query:
@@ -488,4 +539,6 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
 
 
 def _sort_entries(entries: list[_Entry], column: int, order: Qt.SortOrder) -> None:
-    entries.sort(key=lambda e: (e.key(column), e.row.session_id), reverse=order == Qt.SortOrder.DescendingOrder)
+    entries.sort(
+        key=lambda e: (e.key(column), e.row.session_id), reverse=order == Qt.SortOrder.DescendingOrder
+    )

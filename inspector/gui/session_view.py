@@ -130,8 +130,10 @@ class SessionHeader(QWidget):
             when = ""
             if isinstance(started, (int, float)) and not isinstance(started, bool) and started > 0:
                 when = f", started {format_time(started)} ({age_words(time.time() - started)} ago)"
-            self.pending.setText(f"Turn still marked running: stream {one_line(stream, 40) or '-'}{when}. "
-                                 f"Pending prompt: {one_line(prompt, 120)!r}")
+            self.pending.setText(
+                f"Turn still marked running: stream {one_line(stream, 40) or '-'}{when}. "
+                f"Pending prompt: {one_line(prompt, 120)!r}"
+            )
             self.pending.show()
         else:
             self.pending.hide()
@@ -199,8 +201,11 @@ class FindingsBar(QFrame):
             self._lines.addWidget(line)
         if len(findings) > MAX_FINDINGS_SHOWN:
             more = self._line("info", f"… and {len(findings) - MAX_FINDINGS_SHOWN} more finding(s)")
-            more.setToolTip(plain_tooltip("\n".join(self.words_of(f, plans).sentence()
-                                                    for f in findings[MAX_FINDINGS_SHOWN:])))
+            more.setToolTip(
+                plain_tooltip(
+                    "\n".join(self.words_of(f, plans).sentence() for f in findings[MAX_FINDINGS_SHOWN:])
+                )
+            )
             self._lines.addWidget(more)
 
     @staticmethod
@@ -288,8 +293,9 @@ class SessionView(QWidget):
         self.transcript.rendered.connect(self.filled)
         self.journal.event_selected.connect(self._on_event_selected)
 
-    def set_data(self, data: SessionData | None, where: str | None = None,
-                 row_findings: list[Finding] | None = None) -> None:
+    def set_data(
+        self, data: SessionData | None, where: str | None = None, row_findings: list[Finding] | None = None
+    ) -> None:
         """Show a session, over a few turns of the event loop: the header and findings now, the
         transcript's messages from the next turn on, then the run journal and raw tables. Built
         in one go, with the paints that follow, they held the window for 50-100 ms."""

@@ -41,8 +41,10 @@ from inspector.plan import Clock, Plan
 from inspector.present.plans import PlanSummary
 from inspector.textsafe import one_line, safe_text
 
-BANNER_STYLE = ("QLabel#BundleBanner { background: #fff3cd; color: #5c4400; border-bottom: 1px solid #e0c060;"
-                " padding: 6px 10px; font-weight: bold; }")
+BANNER_STYLE = (
+    "QLabel#BundleBanner { background: #fff3cd; color: #5c4400; border-bottom: 1px solid #e0c060;"
+    " padding: 6px 10px; font-weight: bold; }"
+)
 
 
 class BundleBanner(QLabel):
@@ -63,11 +65,14 @@ class BundleBanner(QLabel):
         m = opened.manifest
         origin = opened.home.bundle
         when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(origin.made_at)) if origin else "?"
-        self.setText(safe_text(
-            f"Support bundle (read-only): {opened.archive.name} — made by {m.get('made_by', '?')} on "
-            f"{when} from {m.get('home', {}).get('base', '?')}, "
-            f"{len(m.get('sessions', []))} session(s). Nothing here is ever written: previews can be "
-            "saved as a repair kit for the user."))
+        self.setText(
+            safe_text(
+                f"Support bundle (read-only): {opened.archive.name} — made by {m.get('made_by', '?')} on "
+                f"{when} from {m.get('home', {}).get('base', '?')}, "
+                f"{len(m.get('sessions', []))} session(s). Nothing here is ever written: previews can be "
+                "saved as a repair kit for the user."
+            )
+        )
         self.show()
 
 
@@ -81,8 +86,10 @@ class BundleSummaryDialog(QDialog):
         self.contents = contents
         self.resize(820, 520)
         layout = QVBoxLayout(self)
-        intro = QLabel("These files go into the bundle. Nothing else of the home does (no .env, config.yaml, "
-                       "auth.json or other sessions). The file will be readable only by you.")
+        intro = QLabel(
+            "These files go into the bundle. Nothing else of the home does (no .env, config.yaml, "
+            "auth.json or other sessions). The file will be readable only by you."
+        )
         intro.setWordWrap(True)
         layout.addWidget(intro)
         self.text = QPlainTextEdit(safe_text(contents.summary()))
@@ -97,8 +104,9 @@ class BundleSummaryDialog(QDialog):
         layout.addWidget(self.buttons)
 
 
-def choose_file(parent, title: str, file_filter: str, then: Callable[[Path], object],
-                save_as: str | None = None) -> Path | None:
+def choose_file(
+    parent, title: str, file_filter: str, then: Callable[[Path], object], save_as: str | None = None
+) -> Path | None:
     """Ask for a file, starting in the user's home folder: to open (``save_as`` None) or to save as
     ``save_as``; ``then(path)`` runs when one was chosen. Returns the path, None when cancelled."""
     if save_as is None:
@@ -129,12 +137,24 @@ class SupportActions(QObject):
     def _status(self, text: str, ms: int = 10000) -> None:
         self.window.statusBar().showMessage(one_line(text, 300), ms)
 
-    def _run(self, channel: str, call: Callable[[], Any], on_done: Callable[[Any], None], label: str,
-             failed: str, ms: int = 10000) -> None:
+    def _run(
+        self,
+        channel: str,
+        call: Callable[[], Any],
+        on_done: Callable[[Any], None],
+        label: str,
+        failed: str,
+        ms: int = 10000,
+    ) -> None:
         """``call()`` on the window's TaskRunner; a failure is said in the status bar as
         "<failed>: <the error in words>" for ``ms``."""
-        self.window.runner.start(channel, lambda token, progress: call(), on_done, label=label,
-                                 on_error=lambda msg: self._status(f"{failed}: {msg}", ms))
+        self.window.runner.start(
+            channel,
+            lambda token, progress: call(),
+            on_done,
+            label=label,
+            on_error=lambda msg: self._status(f"{failed}: {msg}", ms),
+        )
 
     # ------------------------------------------------------------ save a bundle
 
@@ -159,8 +179,13 @@ class SupportActions(QObject):
         if not ids:
             self._status("Select the sessions to put in a support bundle")
             return
-        self._run("bundle", lambda: _gather(home, ids), self._confirm_bundle, "Gathering the support bundle…",
-                  "No bundle")
+        self._run(
+            "bundle",
+            lambda: _gather(home, ids),
+            self._confirm_bundle,
+            "Gathering the support bundle…",
+            "No bundle",
+        )
 
     def _confirm_bundle(self, contents: BundleContents) -> None:
         dialog = BundleSummaryDialog(contents, self.window)
@@ -171,23 +196,41 @@ class SupportActions(QObject):
 
     def _choose_bundle_file(self, contents: BundleContents) -> None:
         name = f"hermes-support-{contents.sessions[0] if len(contents.sessions) == 1 else 'sessions'}.tar.gz"
-        choose_file(self.window, "Save Support Bundle", "Support bundles (*.tar.gz)",
-                    lambda path: self.write_bundle(contents, path), save_as=name)
+        choose_file(
+            self.window,
+            "Save Support Bundle",
+            "Support bundles (*.tar.gz)",
+            lambda path: self.write_bundle(contents, path),
+            save_as=name,
+        )
 
     def write_bundle(self, contents: BundleContents, path: Path) -> None:
-        self._run("bundle", lambda: write_bundle(contents, path, overwrite=True),
-                  lambda _=None: self._status(f"Saved the support bundle {path} ({len(contents.sessions)} session(s), "
-                                              "readable only by you)"),
-                  "Writing the support bundle…", "No bundle")
+        self._run(
+            "bundle",
+            lambda: write_bundle(contents, path, overwrite=True),
+            lambda _=None: self._status(
+                f"Saved the support bundle {path} ({len(contents.sessions)} session(s), readable only by you)"
+            ),
+            "Writing the support bundle…",
+            "No bundle",
+        )
 
     # ------------------------------------------------------------ open a bundle
 
     def choose_bundle(self) -> None:
-        choose_file(self.window, "Open Support Bundle", "Support bundles (*.tar.gz *.tgz)", self.open_bundle_file)
+        choose_file(
+            self.window, "Open Support Bundle", "Support bundles (*.tar.gz *.tgz)", self.open_bundle_file
+        )
 
     def open_bundle_file(self, path: Path) -> None:
-        self._run("bundle", lambda: open_bundle(path), self.show_bundle, "Opening the support bundle…",
-                  "Bundle not opened", 20000)
+        self._run(
+            "bundle",
+            lambda: open_bundle(path),
+            self.show_bundle,
+            "Opening the support bundle…",
+            "Bundle not opened",
+            20000,
+        )
 
     def show_bundle(self, opened: OpenedBundle, select: str | None = None) -> None:
         """Show an unpacked bundle (the window takes it over and removes it when done)."""
@@ -203,8 +246,9 @@ class SupportActions(QObject):
         self.banner.show_bundle(self.opened)
         if home.bundle is not None:
             stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(home.bundle.made_at))
-            self.window.setWindowTitle(f"Hermes Session Inspector — support bundle from {home.bundle.made_by}, "
-                                       f"{stamp} (read-only)")
+            self.window.setWindowTitle(
+                f"Hermes Session Inspector — support bundle from {home.bundle.made_by}, {stamp} (read-only)"
+            )
 
     def close(self) -> None:
         if self.opened is not None:
@@ -221,7 +265,9 @@ class SupportActions(QObject):
         if home is None or home.bundle is None:
             return
         dialog.write_button.setEnabled(False)
-        dialog.write_button.setToolTip("A support bundle is read-only: save a repair kit for the user instead")
+        dialog.write_button.setToolTip(
+            "A support bundle is read-only: save a repair kit for the user instead"
+        )
         button = dialog.buttons.addButton("Save as Repair Kit…", QDialogButtonBox.ButtonRole.ActionRole)
         button.setObjectName("SaveKitButton")
         button.setEnabled(clock is not None and plan.refusal is None and bool(plan.changes))
@@ -230,8 +276,13 @@ class SupportActions(QObject):
 
     def choose_kit_file(self, plan: PlanSummary, home: Home, clock: Clock) -> None:
         name = f"repair-kit-{plan.session_id or plan.action}.json"
-        choose_file(self.window, "Save Repair Kit", "Repair kits (*.json)",
-                    lambda path: self.save_kit(plan, home, clock, path), save_as=name)
+        choose_file(
+            self.window,
+            "Save Repair Kit",
+            "Repair kits (*.json)",
+            lambda path: self.save_kit(plan, home, clock, path),
+            save_as=name,
+        )
 
     def save_kit(self, plan: Plan | PlanSummary, home: Home, clock: Clock, path: Path) -> None:
         def call():
@@ -240,10 +291,15 @@ class SupportActions(QObject):
             real = plan.local if isinstance(plan, PlanSummary) else plan
             return save_kit(make_kit(real, home, clock), path, overwrite=True)
 
-        self._run("kit", call,
-                  lambda _=None: self._status(f"Saved the repair kit {path}. The user applies it with File ▸ Apply "
-                                              "Repair Kit…"),
-                  "Saving the repair kit…", "No kit saved")
+        self._run(
+            "kit",
+            call,
+            lambda _=None: self._status(
+                f"Saved the repair kit {path}. The user applies it with File ▸ Apply Repair Kit…"
+            ),
+            "Saving the repair kit…",
+            "No kit saved",
+        )
 
     def choose_kit(self) -> None:
         choose_file(self.window, "Apply Repair Kit", "Repair kits (*.json)", self.apply_kit_file)
@@ -254,8 +310,14 @@ class SupportActions(QObject):
             self._status("Open the Hermes home the kit is for (not a support bundle), then apply the kit")
             return
 
-        self._run("kit", lambda: plan_kit(load_kit(path), home)[0], self.preview_kit, "Checking the repair kit…",
-                  "Kit refused", 20000)
+        self._run(
+            "kit",
+            lambda: plan_kit(load_kit(path), home)[0],
+            self.preview_kit,
+            "Checking the repair kit…",
+            "Kit refused",
+            20000,
+        )
 
     def preview_kit(self, plan: Plan) -> PreviewDialog:
         """The kit's plan on this home in the usual preview; Write takes the usual write path."""

@@ -81,8 +81,12 @@ def message_badges(msg: dict) -> list[Badge]:
         attempts = msg.get("_journal_retry_attempts", 0)
         first = msg.get("_journal_retry_first_seen_ts")
         stream = one_line(msg.get("_journal_retry_stream_id"), 14)
-        out.append(Badge(f"pending retry · {attempts}/12 attempts · since {format_time(first)} · stream {stream}",
-                         "pending"))
+        out.append(
+            Badge(
+                f"pending retry · {attempts}/12 attempts · since {format_time(first)} · stream {stream}",
+                "pending",
+            )
+        )
     if msg.get("_partial"):
         out.append(Badge("partial", "info"))
     if msg.get("active") is False:
@@ -109,8 +113,14 @@ def state_db_cards(msg: dict) -> list[dict]:
                     args = json.loads(args)
                 except ValueError:
                     pass
-            cards.append({"name": fn.get("name") or call.get("name"), "args": args, "tid": call.get("id"),
-                          "done": True})
+            cards.append(
+                {
+                    "name": fn.get("name") or call.get("name"),
+                    "args": args,
+                    "tid": call.get("id"),
+                    "done": True,
+                }
+            )
     return cards
 
 
@@ -179,8 +189,9 @@ class TranscriptView(QWidget):
         self._building: _Build | None = None  # a whole transcript built aside, shown once whole
         self._anchor: _Anchor | None = None  # where the view goes back to once that one is laid out
         self._anchor_timer = single_shot(self, NEXT_TURN_MS, self._anchor_step)
-        self._build_timer = single_shot(self, NEXT_TURN_MS,
-                                        lambda: self._build_chunk(time.perf_counter() + TURN_BUDGET_S))
+        self._build_timer = single_shot(
+            self, NEXT_TURN_MS, lambda: self._build_chunk(time.perf_counter() + TURN_BUDGET_S)
+        )
 
         title = QLabel("Transcript")
         title.setObjectName("PaneTitle")
@@ -224,7 +235,11 @@ class TranscriptView(QWidget):
                 count = f"{len(core_msgs)} messages" if isinstance(core_msgs, list) else "error"
                 self.source.addItem(f"Agent core transcript ({count})", "core")
             if d.bak_path is not None:
-                count = f"{d.bak_messages} messages" if d.bak is not None and d.bak_messages >= 0 else "unreadable"
+                count = (
+                    f"{d.bak_messages} messages"
+                    if d.bak is not None and d.bak_messages >= 0
+                    else "unreadable"
+                )
                 self.source.addItem(f"Backup .bak ({count}, read-only)", BAK)
             pick = self.source.findData(previous) if previous else -1
             if pick <= 0 and d.sidecar is None:
@@ -263,8 +278,11 @@ class TranscriptView(QWidget):
         src = self.current_source()
         if src == SIDECAR:
             if d.sidecar is None:
-                why = (f"The sidecar cannot be read: {d.sidecar_error}" if d.sidecar_error
-                       else "This session has no sidecar. Pick the state.db transcript above, if there is one.")
+                why = (
+                    f"The sidecar cannot be read: {d.sidecar_error}"
+                    if d.sidecar_error
+                    else "This session has no sidecar. Pick the state.db transcript above, if there is one."
+                )
                 return [], {}, why
             return d.messages, self._data.sidecar_cards(), None
         if src.startswith("state.db:"):
@@ -276,7 +294,11 @@ class TranscriptView(QWidget):
         if src == BAK:
             if d.bak is None or not isinstance(d.bak.get("messages"), list):
                 why = d.bak_error or "it cannot be read"
-                return [], {}, f"The backup {d.bak_path.name if d.bak_path else '.bak'} cannot be read as a chat: {why}."
+                return (
+                    [],
+                    {},
+                    f"The backup {d.bak_path.name if d.bak_path else '.bak'} cannot be read as a chat: {why}.",
+                )
             return d.bak["messages"], tools_by_message(d.bak.get("tool_calls")), None
         core = d.core if isinstance(d.core, dict) else {}
         if d.core_error:
@@ -324,8 +346,9 @@ class TranscriptView(QWidget):
             split = first
         else:
             budget = None if keep_scroll else time.perf_counter() + TURN_BUDGET_S
-            split = self._render_messages(cursor, messages, cards, first, len(messages), budget,
-                                          first_block=first_block)
+            split = self._render_messages(
+                cursor, messages, cards, first, len(messages), budget, first_block=first_block
+            )
         if split == len(messages):
             self._render_end(cursor)
         self._show_document(doc, scroll if keep_scroll else None)
@@ -343,9 +366,17 @@ class TranscriptView(QWidget):
         if scroll is not None:
             self.browser.verticalScrollBar().setValue(scroll)
 
-    def _render_messages(self, cursor: QTextCursor, messages: list, cards: dict, start: int, stop: int,
-                         budget: float | None = None, first_block: bool = False,
-                         into: tuple[list, list] | None = None) -> int:
+    def _render_messages(
+        self,
+        cursor: QTextCursor,
+        messages: list,
+        cards: dict,
+        start: int,
+        stop: int,
+        budget: float | None = None,
+        first_block: bool = False,
+        into: tuple[list, list] | None = None,
+    ) -> int:
         """Render messages ``start``..``stop`` (at least one, then only while ``budget``, a
         ``perf_counter`` deadline, is not past); the index of the first one not rendered. Their
         places go to the shown document's ranges, or to ``into`` (ranges, starts) of one built aside."""
@@ -353,7 +384,9 @@ class TranscriptView(QWidget):
         for i in range(start, stop):
             if budget is not None and i > start and time.perf_counter() >= budget:
                 return i
-            pos = self._render_message(cursor, i, messages[i], cards.get(i, []), first=first_block and i == start)
+            pos = self._render_message(
+                cursor, i, messages[i], cards.get(i, []), first=first_block and i == start
+            )
             ranges.append((pos, cursor.position(), i))
             starts.append(pos)
         return stop
@@ -366,8 +399,15 @@ class TranscriptView(QWidget):
         if build is None:
             return
         build.next = self._render_messages(
-            build.cursor, build.messages, build.cards, build.next, len(build.messages), budget,
-            first_block=build.first_block and build.next == build.first_shown, into=(build.ranges, build.starts))
+            build.cursor,
+            build.messages,
+            build.cards,
+            build.next,
+            len(build.messages),
+            budget,
+            first_block=build.first_block and build.next == build.first_shown,
+            into=(build.ranges, build.starts),
+        )
         if build.next < len(build.messages):
             self._build_timer.start()
             return
@@ -441,7 +481,9 @@ class TranscriptView(QWidget):
             return  # rendered anew since
         self._quiet = True
         cursor.beginEditBlock()
-        stop = self._render_messages(cursor, messages, cards, split, len(messages), budget, first_block=first_block)
+        stop = self._render_messages(
+            cursor, messages, cards, split, len(messages), budget, first_block=first_block
+        )
         if stop == len(messages):
             self._render_end(cursor)
         cursor.endEditBlock()
@@ -483,7 +525,7 @@ class TranscriptView(QWidget):
             for n in range(k + 1, len(ranges)):
                 s, e, j = ranges[n]
                 ranges[n] = (s + delta, e + delta, j)
-            self._starts[k + 1:] = [s for s, _e, _j in ranges[k + 1:]]
+            self._starts[k + 1 :] = [s for s, _e, _j in ranges[k + 1 :]]
         self._quiet = False
         self._apply_highlight()
         bar.setValue(scroll)
@@ -498,8 +540,16 @@ class TranscriptView(QWidget):
         one is built aside or laid out down to where the view was (see :meth:`render`)."""
         return self._pending is not None or self._building is not None or self._anchor is not None
 
-    def _fmt(self, *, bold: bool = False, italic: bool = False, colour: QColor | None = None,
-             mono: bool = False, background: QColor | None = None, scale: float = 1.0) -> QTextCharFormat:
+    def _fmt(
+        self,
+        *,
+        bold: bool = False,
+        italic: bool = False,
+        colour: QColor | None = None,
+        mono: bool = False,
+        background: QColor | None = None,
+        scale: float = 1.0,
+    ) -> QTextCharFormat:
         f = QTextCharFormat()
         if mono:
             f.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
@@ -515,8 +565,15 @@ class TranscriptView(QWidget):
             f.setFontPointSize(max(self.font().pointSizeF() * scale, 6.0))
         return f
 
-    def _block(self, cursor: QTextCursor, *, indent: int = 0, top: int = 0, background: QColor | None = None,
-               first: bool = False) -> None:
+    def _block(
+        self,
+        cursor: QTextCursor,
+        *,
+        indent: int = 0,
+        top: int = 0,
+        background: QColor | None = None,
+        first: bool = False,
+    ) -> None:
         bf = QTextBlockFormat()
         bf.setLeftMargin(indent)
         bf.setTopMargin(top)
@@ -544,7 +601,8 @@ class TranscriptView(QWidget):
     def _badge_colour(self, kind: str) -> QColor:
         c = colours()
         return {"recovered": c.badge_recovered, "error": c.badge_error, "pending": c.badge_pending}.get(
-            kind, c.badge_info)
+            kind, c.badge_info
+        )
 
     def _render_message(self, cursor: QTextCursor, i: int, msg: Any, cards: list[dict], first: bool) -> int:
         """Insert one message; returns the position where its first block starts."""
@@ -554,32 +612,39 @@ class TranscriptView(QWidget):
         if not isinstance(msg, dict):
             cursor.insertText(f"#{i}  (not an object) ", self._fmt(bold=True, colour=c.removed))
             self._block(cursor, indent=14)
-            cursor.insertText(safe_text(to_json_text(msg))[:CONTENT_LIMIT],
-                              self._fmt(mono=True))
+            cursor.insertText(safe_text(to_json_text(msg))[:CONTENT_LIMIT], self._fmt(mono=True))
             return start
         role = one_line(msg.get("role"), 24) or "?"
         role_colour = {"user": c.role_user, "assistant": c.role_assistant}.get(role, c.role_other)
         cursor.insertText(f"#{i}  ", self._fmt(colour=self._muted()))
         cursor.insertText(role, self._fmt(bold=True, colour=role_colour))
         if role == "tool" and msg.get("tool_name"):
-            cursor.insertText(f" {one_line(msg.get('tool_name'), 40)}", self._fmt(bold=True, colour=role_colour))
-        cursor.insertText(f"   {format_time(msg.get('timestamp'))}", self._fmt(colour=self._muted(), scale=0.9))
+            cursor.insertText(
+                f" {one_line(msg.get('tool_name'), 40)}", self._fmt(bold=True, colour=role_colour)
+            )
+        cursor.insertText(
+            f"   {format_time(msg.get('timestamp'))}", self._fmt(colour=self._muted(), scale=0.9)
+        )
         badges = message_badges(msg)
         if badges:
             self._block(cursor, indent=14, top=2)
             for n, badge in enumerate(badges):
                 if n:
                     cursor.insertText("  ", QTextCharFormat())
-                cursor.insertText(f"\u2009{badge.text}\u2009",
-                                  self._fmt(background=self._badge_colour(badge.kind), scale=0.85))
+                cursor.insertText(
+                    f"\u2009{badge.text}\u2009",
+                    self._fmt(background=self._badge_colour(badge.kind), scale=0.85),
+                )
         text = message_text(msg.get("content"))
         self._block(cursor, indent=14, top=3)
         if text.strip():
             shown = text if len(text) <= CONTENT_LIMIT else text[:CONTENT_LIMIT]
             cursor.insertText(safe_text(shown), QTextCharFormat())
             if len(text) > CONTENT_LIMIT:
-                cursor.insertText(f"\n… {len(text) - CONTENT_LIMIT:,} more characters (see Raw)",
-                                  self._fmt(italic=True, colour=self._muted()))
+                cursor.insertText(
+                    f"\n… {len(text) - CONTENT_LIMIT:,} more characters (see Raw)",
+                    self._fmt(italic=True, colour=self._muted()),
+                )
         else:
             cursor.insertText("(no text)", self._fmt(italic=True, colour=self._muted()))
         reasoning = msg.get("reasoning") or msg.get("reasoning_content")
@@ -614,11 +679,14 @@ class TranscriptView(QWidget):
         cursor.insertText(one_line(card.get("name") or "tool", 60), self._fmt(bold=True, mono=True))
         cursor.insertText(f"  {state}", self._fmt(colour=self._muted(), scale=0.9))
         if card.get("tid"):
-            cursor.insertText(f"  tid {one_line(card.get('tid'), 40)}", self._fmt(colour=self._muted(), scale=0.9))
+            cursor.insertText(
+                f"  tid {one_line(card.get('tid'), 40)}", self._fmt(colour=self._muted(), scale=0.9)
+            )
         if card.get("_recovered_from_run_journal"):
             cursor.insertText("  ", QTextCharFormat())
-            cursor.insertText("\u2009from run journal\u2009",
-                              self._fmt(background=colours().badge_recovered, scale=0.85))
+            cursor.insertText(
+                "\u2009from run journal\u2009", self._fmt(background=colours().badge_recovered, scale=0.85)
+            )
         args = card.get("args")
         if args:
             text = args if isinstance(args, str) else to_json_text(args)
@@ -631,7 +699,9 @@ class TranscriptView(QWidget):
             if len(lines) > TOOL_PREVIEW_LINES:
                 shown += f"\n… {len(lines) - TOOL_PREVIEW_LINES} more lines"
             self._block(cursor, indent=28, background=bg)
-            cursor.insertText(safe_text(shown[:CONTENT_LIMIT]), self._fmt(mono=True, colour=self._muted(), scale=0.9))
+            cursor.insertText(
+                safe_text(shown[:CONTENT_LIMIT]), self._fmt(mono=True, colour=self._muted(), scale=0.9)
+            )
 
     def _render_pending(self, cursor: QTextCursor, sidecar: dict) -> None:
         pending = sidecar.get("pending_user_message")
@@ -639,14 +709,18 @@ class TranscriptView(QWidget):
         if not pending and not stream:
             return
         self._block(cursor, top=14)
-        cursor.insertText("pending turn (not in messages yet)", self._fmt(bold=True, colour=colours().file_header))
+        cursor.insertText(
+            "pending turn (not in messages yet)", self._fmt(bold=True, colour=colours().file_header)
+        )
         started = sidecar.get("pending_started_at")
         age = ""
         if isinstance(started, (int, float)) and not isinstance(started, bool) and started > 0:
             age = f" · started {format_time(started)} ({age_words(time.time() - started)} ago)"
         cursor.insertText("  ", QTextCharFormat())
-        cursor.insertText(f"\u2009stream {one_line(stream, 14)}{age}\u2009",
-                          self._fmt(background=colours().badge_pending, scale=0.85))
+        cursor.insertText(
+            f"\u2009stream {one_line(stream, 14)}{age}\u2009",
+            self._fmt(background=colours().badge_pending, scale=0.85),
+        )
         self._block(cursor, indent=14, top=3)
         cursor.insertText(safe_text(message_text(pending)[:CONTENT_LIMIT]) or "(no text)", QTextCharFormat())
 

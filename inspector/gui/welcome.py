@@ -29,9 +29,11 @@ class WelcomePage(QWidget):
         self.setObjectName("WelcomePage")
         title = QLabel("Hermes Session Inspector")
         title.setObjectName("HeaderTitle")
-        intro = QLabel("Open a Hermes home (the folder that holds webui/ and state.db, usually ~/.hermes) to "
-                       "see its chats, what is wrong with them and how to fix it. Nothing is written until you "
-                       "preview a repair and press Write; every write can be undone.")
+        intro = QLabel(
+            "Open a Hermes home (the folder that holds webui/ and state.db, usually ~/.hermes) to "
+            "see its chats, what is wrong with them and how to fix it. Nothing is written until you "
+            "preview a repair and press Write; every write can be undone."
+        )
         intro.setWordWrap(True)
         intro.setTextFormat(Qt.TextFormat.PlainText)
         self.open_button = QPushButton("&Open Home…")
@@ -39,8 +41,10 @@ class WelcomePage(QWidget):
         self.open_button.clicked.connect(self.open_home_requested)
         self.demo_button = QPushButton("Open the &Demo")
         self.demo_button.setObjectName("WelcomeDemo")
-        self.demo_button.setToolTip("A made-up home with one chat of each problem, in a temporary folder; "
-                                    "its write log and backups stay with it")
+        self.demo_button.setToolTip(
+            "A made-up home with one chat of each problem, in a temporary folder; "
+            "its write log and backups stay with it"
+        )
         self.demo_button.clicked.connect(self.open_demo_requested)
         buttons = QHBoxLayout()
         buttons.addWidget(self.open_button)
@@ -81,7 +85,11 @@ class WelcomePage(QWidget):
     def set_recent(self, items: list[dict]) -> None:
         self.recent.clear()
         for item in items:
-            label = item["home"] if not item.get("state_dir") else f"{item['home']}  (state folder {item['state_dir']})"
+            label = (
+                item["home"]
+                if not item.get("state_dir")
+                else f"{item['home']}  (state folder {item['state_dir']})"
+            )
             entry = QListWidgetItem(safe_text(label))
             entry.setData(RECENT_ROLE, item)
             self.recent.addItem(entry)

@@ -145,11 +145,20 @@ class TaskRunner(QObject):
         self._generation: dict[str, int] = {}
         self._pending: dict[str, _Pending] = {}
         self._tasks: list[_Task] = []
-        self._stepping: dict[str, tuple[int, Resume | _Ready]] = {}  # channel -> (generation, its steps) run here
+        self._stepping: dict[
+            str, tuple[int, Resume | _Ready]
+        ] = {}  # channel -> (generation, its steps) run here
         self._step_timer = single_shot(self, NEXT_STEP_MS, self._run_steps)
 
-    def start(self, channel: str, fn: TaskFn, on_done: Callable[[Any], None], *,
-              label: str = "", on_error: Callable[[str], None] | None = None) -> int:
+    def start(
+        self,
+        channel: str,
+        fn: TaskFn,
+        on_done: Callable[[Any], None],
+        *,
+        label: str = "",
+        on_error: Callable[[str], None] | None = None,
+    ) -> int:
         """Run ``fn`` for ``channel``, cancelling that channel's previous task. Returns the generation."""
         self.cancel(channel, quiet=True)
         generation = self._generation.get(channel, 0) + 1

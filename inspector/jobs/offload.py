@@ -53,8 +53,9 @@ def prestart() -> None:
 
 
 @pool.flat
-def catalogue_job(home, now: float, sort: tuple[int, bool] | None = None,
-                  check: Callable[[], None] = lambda: None) -> CatalogueResult:
+def catalogue_job(
+    home, now: float, sort: tuple[int, bool] | None = None, check: Callable[[], None] = lambda: None
+) -> CatalogueResult:
     """In the child: the catalogue, with what the window would otherwise work out over every
     row on its own thread: its rows in the list's order (``sort``: column and descending, as
     ``present.columns.sorted_rows`` takes them; None: newest first), how many need attention,
@@ -71,9 +72,13 @@ def catalogue_job(home, now: float, sort: tuple[int, bool] | None = None,
     if sort is not None:
         by_id = {f[0]: f for f in records}
         records = [by_id[r.session_id] for r in sorted_rows([ListRow(f) for f in records], *sort)]
-    return CatalogueResult(records, first_needing_attention(home, cat), sum(1 for f in records if f[ATTENTION]),
-                           list(dict.fromkeys(f[PROFILE] for f in records)),
-                           [flat_finding(f) for f in cat.home_findings])
+    return CatalogueResult(
+        records,
+        first_needing_attention(home, cat),
+        sum(1 for f in records if f[ATTENTION]),
+        list(dict.fromkeys(f[PROFILE] for f in records)),
+        [flat_finding(f) for f in cat.home_findings],
+    )
 
 
 @pool.flat
@@ -96,8 +101,9 @@ def quick_rows_offloaded(session_dir, check: Callable[[], None] = lambda: None) 
     return pool.run_job_steps(quick_rows_job, session_dir, check=check)
 
 
-def load_catalogue_offloaded(home, now: float, check: Callable[[], None] = lambda: None,
-                             sort: tuple[int, bool] | None = None) -> Resume:
+def load_catalogue_offloaded(
+    home, now: float, check: Callable[[], None] = lambda: None, sort: tuple[int, bool] | None = None
+) -> Resume:
     """A :class:`CatalogueResult`, computed in a child process, as steps still to run
     (:class:`~inspector.jobs.pool.Resume`; ``pool.finish`` runs them at once).
     ``check`` raises to cancel; an error in the child is raised here with its message."""
@@ -112,7 +118,9 @@ class SearchHits(NamedTuple):
 
 
 @pool.flat
-def search_job(home, query: str, per_session: int = 3, check: Callable[[], None] = lambda: None) -> SearchHits:
+def search_job(
+    home, query: str, per_session: int = 3, check: Callable[[], None] = lambda: None
+) -> SearchHits:
     """In the child: :func:`inspector.search.search_home` (sidecars, .bak files, state.db, run
     journals, run ids), kept small for the window: each session's first few hits."""
     from inspector.search import search_home

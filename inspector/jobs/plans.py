@@ -68,7 +68,7 @@ def batch_of(handle: str | None) -> str | None:
     """The batch a handle was kept for."""
     if not handle:
         return None
-    parts = Path(handle).name[len(PREFIX):].split("-")
+    parts = Path(handle).name[len(PREFIX) :].split("-")
     return "-".join(parts[:2]) if len(parts) >= 3 else None
 
 
@@ -138,8 +138,9 @@ def sweep_gone() -> int:
     return len(gone)
 
 
-def plan_session_job(home, session_id: str, recommended: set[str], batch: str | None = None,
-                     check: Check = lambda: None) -> dict[str, PlanSummary | str]:
+def plan_session_job(
+    home, session_id: str, recommended: set[str], batch: str | None = None, check: Check = lambda: None
+) -> dict[str, PlanSummary | str]:
     """In the child: :func:`inspector.present.session_data.plan_session_actions`, each plan kept
     here (for the window's ``batch``) and summarized for the window (a failure stays the words
     and traceback it is)."""
@@ -178,12 +179,17 @@ def previewed_plan(home, summary: PlanSummary) -> Plan:
     plan = plan_again(home, summary)
     problems = same_plan(plan, summary)
     if problems:
-        raise ApplyError("the files changed since the preview (" + "; ".join(problems[:3])
-                         + "); nothing was written. Preview again.")
+        raise ApplyError(
+            "the files changed since the preview ("
+            + "; ".join(problems[:3])
+            + "); nothing was written. Preview again."
+        )
     return plan
 
 
-def apply_job(home, summary: PlanSummary, log: WriteLog, check: Check = lambda: None) -> WriteRecord | ApplyError:
+def apply_job(
+    home, summary: PlanSummary, log: WriteLog, check: Check = lambda: None
+) -> WriteRecord | ApplyError:
     """In the child: write the previewed plan (``previewed_plan``) through ``plan.apply_plan``;
     the links it names were confirmed in the preview, a new one is refused. A refusal or failure
     comes back as the ApplyError (its ``outcome`` says what is on disk)."""
@@ -200,15 +206,23 @@ def apply_job(home, summary: PlanSummary, log: WriteLog, check: Check = lambda: 
         return exc
 
 
-def previewed_crosscheck_job(home, summary: PlanSummary, chosen: str | None, remembered: str | None,
-                             python: str | None, check: Check = lambda: None):
+def previewed_crosscheck_job(
+    home,
+    summary: PlanSummary,
+    chosen: str | None,
+    remembered: str | None,
+    python: str | None,
+    check: Check = lambda: None,
+):
     """In the child: the crosscheck of the previewed plan (``crosscheck.crosscheck_job``)."""
     from inspector.crosscheck import FAILED, CrossResult, crosscheck_job
 
     try:
         plan = previewed_plan(home, summary)
     except ApplyError as exc:
-        return CrossResult(action=summary.action, session_id=summary.session_id, status=FAILED, message=str(exc))
+        return CrossResult(
+            action=summary.action, session_id=summary.session_id, status=FAILED, message=str(exc)
+        )
     return crosscheck_job(home, plan, chosen, remembered, python, check=check)
 
 

@@ -185,8 +185,12 @@ def _executor() -> tuple[ProcessPoolExecutor, Any]:
         if _pool is None:
             ctx = multiprocessing.get_context("spawn")
             _flags = ctx.Array("b", SLOTS, lock=False)
-            _pool = ProcessPoolExecutor(max_workers=WORKERS, mp_context=ctx, initializer=_child_init,
-                                        initargs=(os.getpid(), _flags, _log_relay(ctx)))
+            _pool = ProcessPoolExecutor(
+                max_workers=WORKERS,
+                mp_context=ctx,
+                initializer=_child_init,
+                initargs=(os.getpid(), _flags, _log_relay(ctx)),
+            )
             fresh = True
         pool, flags = _pool, _flags
     if fresh:
@@ -321,7 +325,9 @@ class Job:
                 raise
             except Exception as exc:
                 if type(exc).__name__ == "BrokenProcessPool":
-                    _log().error("a child process died; its pool is dropped (the next job starts a fresh one)")
+                    _log().error(
+                        "a child process died; its pool is dropped (the next job starts a fresh one)"
+                    )
                     _drop_pool(self._pool)
                 raise  # the caller logs it (the window's TaskRunner, with the child's traceback chained)
         if kind == "plain":
@@ -552,7 +558,7 @@ def _pieces(root: Any, bulk: list[bytes] | None = None) -> list[list]:
         average = sum(weights) / len(weights) if weights else 1.0
         per_piece = max(1, int(PIECE_WEIGHT / max(average, 1.0)))
         for start in range(0, n, per_piece):
-            out.append(children[start:start + per_piece])
+            out.append(children[start : start + per_piece])
         return 0
 
     try:
@@ -576,9 +582,11 @@ def _attributes(obj: Any) -> list | None:
     kind = type(obj)
     if isinstance(obj, _BY_NAME):
         return None  # pickled by reference (its module and name), not by what it holds
-    if (getattr(kind, "__reduce__", None) is not object.__reduce__
-            or getattr(kind, "__reduce_ex__", None) is not object.__reduce_ex__
-            or getattr(kind, "__getstate__", None) is not getattr(object, "__getstate__", None)):
+    if (
+        getattr(kind, "__reduce__", None) is not object.__reduce__
+        or getattr(kind, "__reduce_ex__", None) is not object.__reduce_ex__
+        or getattr(kind, "__getstate__", None) is not getattr(object, "__getstate__", None)
+    ):
         return None
     values = list(vars(obj).values()) if hasattr(obj, "__dict__") else []
     for klass in kind.__mro__:

@@ -44,8 +44,9 @@ APART_MIN_BYTES = 2_000_000  # a run journal this big is indexed by a job of its
 _Shipped = tuple[JournalIndex, bytes | None] | None
 
 
-def _session_job(home: Home, session_id: str, apart: frozenset[Path], check: Check
-                 ) -> tuple[pool.Pickled, list[tuple[Path, bool]], list[_Shipped]]:
+def _session_job(
+    home: Home, session_id: str, apart: frozenset[Path], check: Check
+) -> tuple[pool.Pickled, list[tuple[Path, bool]], list[_Shipped]]:
     """In the child: the session's data (pickled in pieces: :func:`pool.pickle_pieces`),
     each run's path and whether it could be read, and its raw journal taken apart into (index,
     bytes or None when the window reads them itself); None for a run left unread (``apart``) or
@@ -72,8 +73,9 @@ class JournalChanged(Exception):
     """The journal's bytes here are not the ones the child indexed (it was rewritten meanwhile)."""
 
 
-def load_session_data_offloaded(home: Home, session_id: str, check: Check = lambda: None,
-                                progress: Progress | None = None) -> Resume:
+def load_session_data_offloaded(
+    home: Home, session_id: str, check: Check = lambda: None, progress: Progress | None = None
+) -> Resume:
     """:func:`load_session_data`, worked out in child processes (see :mod:`inspector.jobs.pool`),
     as steps still to run: the session's objects are unpickled by whoever runs them (the window's
     thread, between paints; ``pool.finish`` runs them at once).
@@ -134,8 +136,9 @@ def _big_runs(session_dir: Path, session_id: str) -> list[Path]:
 _Attached = tuple[str, "RawJournal | str"] | None  # ("raw" | "shared", journal) or ("error", why)
 
 
-def _attach(runs: list[tuple[Path, bool]], shipped: list[_Shipped], shared: dict[Path, _SharedIndex],
-            check: Check) -> list[_Attached]:
+def _attach(
+    runs: list[tuple[Path, bool]], shipped: list[_Shipped], shared: dict[Path, _SharedIndex], check: Check
+) -> list[_Attached]:
     """Each run's raw journal: the child's index on the bytes read here, or a shared index.
     ``runs``: each run's path and whether the child could read it."""
     out: list[_Attached] = []
@@ -144,8 +147,14 @@ def _attach(runs: list[tuple[Path, bool]], shipped: list[_Shipped], shared: dict
             index, raw_bytes = item
             if raw_bytes is None:
                 raw_bytes = _bytes_indexed(path, index, check)
-            out.append(("raw", RawJournal(raw_bytes, session_id=path.parent.name, run_id=path.stem,
-                                          path=path, index=index)))
+            out.append(
+                (
+                    "raw",
+                    RawJournal(
+                        raw_bytes, session_id=path.parent.name, run_id=path.stem, path=path, index=index
+                    ),
+                )
+            )
         elif readable and path in shared:
             try:
                 out.append(("shared", shared[path].wait(check)))
@@ -218,7 +227,7 @@ class FilePrefix:
         view = memoryview(buf)
         off = 0
         while off < self._size:
-            n = portable.pread_into(self._fd, view[:min(len(buf), self._size - off)], off)
+            n = portable.pread_into(self._fd, view[: min(len(buf), self._size - off)], off)
             if n <= 0:
                 break  # cut short: the hash differs and the caller reads the journal again
             h.update(view[:n])
@@ -280,8 +289,9 @@ def _bytes_indexed(path: Path, index: JournalIndex, check: Check) -> bytes:
 
 def _index_job(path: Path, size: int, session_id: str, run_id: str, check: Check) -> JournalIndex:
     """In the child: every line of the first ``size`` bytes of a journal checked."""
-    return index_journal(_read_prefix(path, size), session_id=session_id, run_id=run_id, check=check,
-                         digest=True)
+    return index_journal(
+        _read_prefix(path, size), session_id=session_id, run_id=run_id, check=check, digest=True
+    )
 
 
 def index_whole_journal(path: Path, check: Check = lambda: None) -> RawJournal:
@@ -301,8 +311,9 @@ def index_whole_journal(path: Path, check: Check = lambda: None) -> RawJournal:
             job.cancel()
             raise
         index = job.wait(check)
-        if index.size == len(data) and (_unchanged_since(before, started, path, data)
-                                        or index.digest == data.digest()):
+        if index.size == len(data) and (
+            _unchanged_since(before, started, path, data) or index.digest == data.digest()
+        ):
             return RawJournal(data, session_id=path.parent.name, run_id=path.stem, path=path, index=index)
         data.close()
     raise JournalChanged(f"{path} kept changing while it was read; try again")
@@ -322,8 +333,10 @@ def _unchanged_since(before: os.stat_result, started_ns: int, path: Path, data: 
         now, held = os.stat(path), data.stat()
     except OSError:
         return False
-    return (_identity(before) == _identity(now) == _identity(held)
-            and before.st_ctime_ns < started_ns - RACY_WINDOW_NS)
+    return (
+        _identity(before) == _identity(now) == _identity(held)
+        and before.st_ctime_ns < started_ns - RACY_WINDOW_NS
+    )
 
 
 class IndexFailed(Exception):
@@ -353,8 +366,11 @@ class _SharedIndex:
         stamp = _stamp(path)
         with cls._lock:
             entry = cls._entries.get(path)
-            if entry is None or entry.cancelled or (entry.done.is_set()
-                                                    and (entry.error is not None or entry.stamp != stamp)):
+            if (
+                entry is None
+                or entry.cancelled
+                or (entry.done.is_set() and (entry.error is not None or entry.stamp != stamp))
+            ):
                 entry = cls(path, stamp)
                 cls._entries[path] = entry
                 threading.Thread(target=entry._run, name="journal-index", daemon=True).start()
@@ -436,5 +452,3 @@ def index_glance(glance: JournalGlance, check: Check = lambda: None) -> JournalG
     run = RunData(RunInfo(info.run_id, info.path, len(raw.data), None), raw=raw)
     _take_counts(run, raw.indexed)
     return JournalGlance(glance.session_id, run, len(raw), complete=True)
-
-

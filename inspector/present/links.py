@@ -115,10 +115,16 @@ def replay_segments(events: Iterable[tuple[int, dict]]) -> tuple[list[Segment], 
 
 def _linkable(messages: list, tool_calls: Any, run_id: str) -> tuple[list[int], dict, dict]:
     """The transcript rows tagged with this run, rows by ``_recovered_event_id``, and the tool cards."""
-    tagged = [i for i, m in enumerate(messages)
-              if isinstance(m, dict) and m.get("_recovered_stream_id") == run_id and m.get("role") == "assistant"]
-    by_event_id = {m.get("_recovered_event_id"): i for i, m in enumerate(messages)
-                   if isinstance(m, dict) and m.get("_recovered_event_id")}
+    tagged = [
+        i
+        for i, m in enumerate(messages)
+        if isinstance(m, dict) and m.get("_recovered_stream_id") == run_id and m.get("role") == "assistant"
+    ]
+    by_event_id = {
+        m.get("_recovered_event_id"): i
+        for i, m in enumerate(messages)
+        if isinstance(m, dict) and m.get("_recovered_event_id")
+    }
     cards = [c for c in tool_calls if isinstance(c, dict)] if isinstance(tool_calls, list) else []
     run_cards = {c.get("tid"): c for c in cards if c.get("_recovered_stream_id") in (run_id, None)}
     return tagged, by_event_id, run_cards

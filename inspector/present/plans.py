@@ -90,21 +90,34 @@ def _messages(change) -> MessageDiff | None:
 
 
 def touch(change) -> FileTouch:
-    return FileTouch(change.kind, Path(change.path),
-                     None if change.before is None else len(change.before),
-                     None if change.after is None else len(change.after),
-                     None if change.before is None else sha256_hex(change.before),
-                     None if change.after is None else sha256_hex(change.after),
-                     _cut(file_diff(change)), _messages(change))
+    return FileTouch(
+        change.kind,
+        Path(change.path),
+        None if change.before is None else len(change.before),
+        None if change.after is None else len(change.after),
+        None if change.before is None else sha256_hex(change.before),
+        None if change.after is None else sha256_hex(change.after),
+        _cut(file_diff(change)),
+        _messages(change),
+    )
 
 
 def summarize(plan: Plan, handle: str | None = None, *, keep_local: bool = False) -> PlanSummary:
     """The plan as the window shows it. ``handle``: the worker's name for it; ``keep_local``:
     the plan stays beside its summary (a plan made in the window's process)."""
     links = plan.result.get(LINKS_KEY) if isinstance(plan.result, dict) else None
-    return PlanSummary(handle, plan.action, plan.session_id, [touch(c) for c in plan.changes],
-                       list(plan.summary), list(plan.warnings), plan.refusal, list(links or []), plan.clock,
-                       plan if keep_local else None)
+    return PlanSummary(
+        handle,
+        plan.action,
+        plan.session_id,
+        [touch(c) for c in plan.changes],
+        list(plan.summary),
+        list(plan.warnings),
+        plan.refusal,
+        list(links or []),
+        plan.clock,
+        plan if keep_local else None,
+    )
 
 
 def same_plan(plan: Plan, summary: PlanSummary) -> list[str]:
@@ -126,5 +139,8 @@ def same_plan(plan: Plan, summary: PlanSummary) -> list[str]:
 
 def touch_facts(change) -> tuple[Path, str | None, str | None]:
     """(path, sha256 before, sha256 after) of one change."""
-    return (Path(change.path), None if change.before is None else sha256_hex(change.before),
-            None if change.after is None else sha256_hex(change.after))
+    return (
+        Path(change.path),
+        None if change.before is None else sha256_hex(change.before),
+        None if change.after is None else sha256_hex(change.after),
+    )

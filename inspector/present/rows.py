@@ -24,9 +24,24 @@ from inspector.findings import ERROR, WARNING, Finding, worst
 FlatFinding = tuple[str, str, str, "str | None", "str | None", "str | None", str]
 
 # a row on the wire, in this order (ListRow.__init__ reads it by position)
-ROW_FIELDS = ("session_id", "title", "profile", "where", "sidecar_messages", "state_db_messages",
-              "last_activity", "has_bak", "in_index", "state_db_profile", "sidecar_path", "stream_hints",
-              "health", "needs_attention", "problem", "findings")
+ROW_FIELDS = (
+    "session_id",
+    "title",
+    "profile",
+    "where",
+    "sidecar_messages",
+    "state_db_messages",
+    "last_activity",
+    "has_bak",
+    "in_index",
+    "state_db_profile",
+    "sidecar_path",
+    "stream_hints",
+    "health",
+    "needs_attention",
+    "problem",
+    "findings",
+)
 FlatRow = tuple
 
 
@@ -58,11 +73,24 @@ def flat_row(row: Any) -> FlatRow:
     """A :class:`~inspector.catalogue.SessionRow` as a tuple of builtins (:data:`ROW_FIELDS`)."""
     findings = row.findings
     sidecar = row.sidecar
-    return (row.session_id, row.title or "", row.profile, row.where, row.sidecar_messages, row.state_db_messages,
-            row.last_activity, row.has_bak, row.in_index, row.state_db_profile,
-            sidecar.location if sidecar is not None else None, stream_hints(sidecar),
-            worst(findings), any(f.severity in (ERROR, WARNING) for f in findings), problem_words(findings),
-            tuple(flat_finding(f) for f in findings))
+    return (
+        row.session_id,
+        row.title or "",
+        row.profile,
+        row.where,
+        row.sidecar_messages,
+        row.state_db_messages,
+        row.last_activity,
+        row.has_bak,
+        row.in_index,
+        row.state_db_profile,
+        sidecar.location if sidecar is not None else None,
+        stream_hints(sidecar),
+        worst(findings),
+        any(f.severity in (ERROR, WARNING) for f in findings),
+        problem_words(findings),
+        tuple(flat_finding(f) for f in findings),
+    )
 
 
 class ListRow:
@@ -74,9 +102,24 @@ class ListRow:
     __slots__ = (*ROW_FIELDS[:-1], "_flat", "_findings")
 
     def __init__(self, flat: FlatRow):
-        (self.session_id, self.title, self.profile, self.where, self.sidecar_messages, self.state_db_messages,
-         self.last_activity, self.has_bak, self.in_index, self.state_db_profile, self.sidecar_path,
-         self.stream_hints, self.health, self.needs_attention, self.problem, self._flat) = flat
+        (
+            self.session_id,
+            self.title,
+            self.profile,
+            self.where,
+            self.sidecar_messages,
+            self.state_db_messages,
+            self.last_activity,
+            self.has_bak,
+            self.in_index,
+            self.state_db_profile,
+            self.sidecar_path,
+            self.stream_hints,
+            self.health,
+            self.needs_attention,
+            self.problem,
+            self._flat,
+        ) = flat
         self._findings: list[Finding] | None = None
 
     @classmethod

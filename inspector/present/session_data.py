@@ -36,6 +36,7 @@ from inspector.store.journal_raw import JournalIndex, RawJournal, index_journal
 
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO named like a journal never blocks the open (POSIX)
 
+
 class ActionLabels(Mapping[str, str]):
     """The session view's buttons, in display order: action name -> label, read from the action
     registry (inspector/repair/registry.py) each time, so a new action module is a new button."""
@@ -69,6 +70,7 @@ ACTIONS = ActionLabels()
 def planned_for_home(action: str) -> bool:
     """The view plans this action for the whole home, not for the selected row (scope ``home``)."""
     return registry.spec(action).scope == registry.HOME
+
 
 Check = Callable[[], None]
 Progress = Callable[[int, int], None]
@@ -157,8 +159,12 @@ def _index_run(run: RunData, messages: list, tool_calls: object, check: Check) -
         run.raw_error = f"cannot read {info.path}: {exc.strerror or exc}"
         return
     events: list[tuple[int, dict]] | None = [] if needs_events(messages, tool_calls, info.run_id) else None
-    index = index_journal(data, session_id=info.path.parent.name, run_id=info.path.stem, check=check, events=events)
-    run.raw = RawJournal(data, session_id=info.path.parent.name, run_id=info.path.stem, path=info.path, index=index)
+    index = index_journal(
+        data, session_id=info.path.parent.name, run_id=info.path.stem, check=check, events=events
+    )
+    run.raw = RawJournal(
+        data, session_id=info.path.parent.name, run_id=info.path.stem, path=info.path, index=index
+    )
     if events is not None:
         run.links = link_run(messages, tool_calls, info.run_id, events)
     _take_counts(run, index)
@@ -170,8 +176,13 @@ def _take_counts(run: RunData, index: JournalIndex) -> None:
     run.last_time = index.last_time
 
 
-def load_session_data(home: Home, session_id: str, check: Check = lambda: None,
-                      progress: Progress | None = None, apart: frozenset[Path] = frozenset()) -> SessionData:
+def load_session_data(
+    home: Home,
+    session_id: str,
+    check: Check = lambda: None,
+    progress: Progress | None = None,
+    apart: frozenset[Path] = frozenset(),
+) -> SessionData:
     """Everything the session view shows about one session. ``check`` raises to cancel;
     ``progress(done, total)`` reports the run journals read. Run journals in ``apart`` are left
     unread (``raw`` None without a ``raw_error``) unless their events are needed for the links:
@@ -264,8 +275,14 @@ class JournalGlance:
     complete: bool = False
 
 
-def glance_journal(session_dir: Path, session_id: str, prefer: list[str], check: Check = lambda: None,
-                   rows: int = GLANCE_ROWS, min_bytes: int = GLANCE_MIN_BYTES) -> JournalGlance | None:
+def glance_journal(
+    session_dir: Path,
+    session_id: str,
+    prefer: list[str],
+    check: Check = lambda: None,
+    rows: int = GLANCE_ROWS,
+    min_bytes: int = GLANCE_MIN_BYTES,
+) -> JournalGlance | None:
     """The run the view will show first (``prefer``-red ids, else the newest file) with its first
     ``rows`` lines read; None when the session's journals are small or absent. Only a few
     hundred kilobytes are read and nothing is parsed yet: the view parses the lines it shows."""
@@ -292,7 +309,9 @@ def glance_journal(session_dir: Path, session_id: str, prefer: list[str], check:
     except OSError:
         return None
     raw = RawJournal(head, session_id=path.parent.name, run_id=path.stem, path=path)
-    return JournalGlance(session_id, RunData(RunInfo(path.stem, path, size, None), raw=raw), min(rows, len(raw)))
+    return JournalGlance(
+        session_id, RunData(RunInfo(path.stem, path, size, None), raw=raw), min(rows, len(raw))
+    )
 
 
 def _read_head(path: Path, rows: int) -> bytes:
@@ -339,8 +358,9 @@ class PlanFailure(str):
         return PlanFailure, (str(self), self.details)
 
 
-def plan_session_actions(home: Home, session_id: str, recommended: set[str],
-                         check: Check = lambda: None) -> dict[str, Plan | str]:
+def plan_session_actions(
+    home: Home, session_id: str, recommended: set[str], check: Check = lambda: None
+) -> dict[str, Plan | str]:
     """A plan (or an error message) per action of the view, for this session.
 
     Per-session actions are always planned, so their buttons say whether they apply.

@@ -55,15 +55,24 @@ class HermesAuditError(ValueError):
         self.errors = errors
 
 
-def _item(sid: Any, kind: str, category: str, recommendation: str,
-          live: int = -1, bak: int = -1, **extra: Any) -> dict:
-    item = {"session_id": sid, "kind": kind, "category": category, "recommendation": recommendation,
-            "live_messages": live, "bak_messages": bak}
+def _item(
+    sid: Any, kind: str, category: str, recommendation: str, live: int = -1, bak: int = -1, **extra: Any
+) -> dict:
+    item = {
+        "session_id": sid,
+        "kind": kind,
+        "category": category,
+        "recommendation": recommendation,
+        "live_messages": live,
+        "bak_messages": bak,
+    }
     item.update(extra)
     return item
 
 
-def _live_items(session_dir: Path, live_names: list[str], snap: FileSnapshot, scan: SessionDirScan) -> list[dict]:
+def _live_items(
+    session_dir: Path, live_names: list[str], snap: FileSnapshot, scan: SessionDirScan
+) -> list[dict]:
     items = []
     baks = set(scan.bak_names())
     for name in live_names:
@@ -73,8 +82,16 @@ def _live_items(session_dir: Path, live_names: list[str], snap: FileSnapshot, sc
             continue  # no_action without looking further (the scan's counts are hermes' _msg_count)
         status = inspect_session_recovery_status(session_dir, _stem(name), snap)
         if status["recommend"] == RESTORE:
-            items.append(_item(status["session_id"], "shrunken_live", REPAIRABLE, "restore_from_bak",
-                               status["live_messages"], status["bak_messages"]))
+            items.append(
+                _item(
+                    status["session_id"],
+                    "shrunken_live",
+                    REPAIRABLE,
+                    "restore_from_bak",
+                    status["live_messages"],
+                    status["bak_messages"],
+                )
+            )
     return items
 
 
@@ -95,8 +112,13 @@ def _orphan_paths(session_dir: Path, scan: SessionDirScan) -> list[Path]:
     return out
 
 
-def _orphan_items(session_dir: Path, state_db: Path | None, snap: FileSnapshot,
-                  tombstoned_baks: set[str], scan: SessionDirScan) -> list[dict]:
+def _orphan_items(
+    session_dir: Path,
+    state_db: Path | None,
+    snap: FileSnapshot,
+    tombstoned_baks: set[str],
+    scan: SessionDirScan,
+) -> list[dict]:
     items = []
     orphans = _orphan_paths(session_dir, scan)
     if not orphans:
@@ -109,17 +131,23 @@ def _orphan_items(session_dir: Path, state_db: Path | None, snap: FileSnapshot,
                 items.append(_item(sid, "malformed_orphan_backup", UNSAFE, "manual_review", -1, count))
             elif is_durably_tombstoned(session_dir, sid, snap):
                 tombstoned_baks.add(sid)
-                items.append(_item(sid, "state_db_deleted_webui_tombstone", UNSAFE, "deleted_session_skipped",
-                                   -1, count))
+                items.append(
+                    _item(
+                        sid, "state_db_deleted_webui_tombstone", UNSAFE, "deleted_session_skipped", -1, count
+                    )
+                )
             elif has_session(sid):
                 items.append(_item(sid, "orphan_backup", REPAIRABLE, "restore_from_bak", -1, count))
             else:
-                items.append(_item(sid, "orphan_backup_without_state_row", UNSAFE, "manual_review", -1, count))
+                items.append(
+                    _item(sid, "orphan_backup_without_state_row", UNSAFE, "manual_review", -1, count)
+                )
     return items
 
 
-def _index_items(session_dir: Path, live_ids: set[str], deleted_row_ids: set[str],
-                 snap: FileSnapshot, scan: SessionDirScan) -> list[dict]:
+def _index_items(
+    session_dir: Path, live_ids: set[str], deleted_row_ids: set[str], snap: FileSnapshot, scan: SessionDirScan
+) -> list[dict]:
     if not scan.exists("_index.json"):
         return []
     facts = scan.index_facts()
@@ -162,13 +190,23 @@ def _journal_items_for(session_dir: Path, sid: str, snap: FileSnapshot, scan: Se
     else:
         texts = set(facts["texts"])
     return [
-        _item(sid, "turn_journal_pending_turn", REPAIRABLE, "audit_only_pending_turn_journal", live, -1,
-              turn_id=turn.turn_id, event=turn.event)
+        _item(
+            sid,
+            "turn_journal_pending_turn",
+            REPAIRABLE,
+            "audit_only_pending_turn_journal",
+            live,
+            -1,
+            turn_id=turn.turn_id,
+            event=turn.event,
+        )
         for turn in pending_turns(states, texts)
     ]
 
 
-def _journal_items(session_dir: Path, snap: FileSnapshot, errors: list[str], scan: SessionDirScan) -> list[dict]:
+def _journal_items(
+    session_dir: Path, snap: FileSnapshot, errors: list[str], scan: SessionDirScan
+) -> list[dict]:
     items: list[dict] = []
     for sid in turn_journal_session_ids(session_dir, scan):
         try:
@@ -215,8 +253,11 @@ def _report(items: list[dict], live_count: int) -> dict:
 
 
 def audit_session_recovery(
-    session_dir: Path, state_db_path: Path | None = None, snapshot: FileSnapshot | None = None,
-    *, scan: SessionDirScan | None = None,
+    session_dir: Path,
+    state_db_path: Path | None = None,
+    snapshot: FileSnapshot | None = None,
+    *,
+    scan: SessionDirScan | None = None,
 ) -> dict:
     """hermes' ``audit_session_recovery(session_dir, state_db_path)``, read-only.
 
@@ -238,8 +279,12 @@ def audit_session_recovery(
     # state.db is read in a second thread while this one looks at the files (SQLite lets go of
     # the GIL while it runs a query); the items keep hermes' order.
     rows_thread = _Background(
-        read_missing_sidecar_rows, session_dir, state_db_path, include_empty=True,
-        sidecar_exists=sidecar_exists, is_tombstoned=lambda sid: is_durably_tombstoned(session_dir, sid, snap),
+        read_missing_sidecar_rows,
+        session_dir,
+        state_db_path,
+        include_empty=True,
+        sidecar_exists=sidecar_exists,
+        is_tombstoned=lambda sid: is_durably_tombstoned(session_dir, sid, snap),
     )
     tombstoned_baks: set[str] = set()
     items = _live_items(session_dir, live_names, snap, scan)
@@ -254,6 +299,7 @@ def audit_session_recovery(
     if errors:
         raise HermesAuditError(
             "hermes' recovery audit would fail (HTTP 500) on the turn journal: " + "; ".join(errors),
-            partial_report=report, errors=errors,
+            partial_report=report,
+            errors=errors,
         )
     return report

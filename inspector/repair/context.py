@@ -47,4 +47,6 @@ class RepairContext:
         return out
 
     def save_context(self) -> SaveContext:
-        return SaveContext(session_dir=self.session_dir, snapshot=self.snapshot, now=self.clock.now, cwd=self.cwd)
+        return SaveContext(
+            session_dir=self.session_dir, snapshot=self.snapshot, now=self.clock.now, cwd=self.cwd
+        )

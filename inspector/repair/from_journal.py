@@ -59,8 +59,10 @@ from inspector.store.sidecar import (
 )
 
 NAME = "recover-from-journal"
-INSPECTOR_STEP = ("inspector step, not a hermes-webui repair: hermes gave up on this output; the inspector "
-                  "puts it back where hermes' own successful promotion would have")
+INSPECTOR_STEP = (
+    "inspector step, not a hermes-webui repair: hermes gave up on this output; the inspector "
+    "puts it back where hermes' own successful promotion would have"
+)
 OUTPUT_EVENTS = frozenset({"token", "reasoning", "interim_assistant", "tool", "tool_complete"})
 
 
@@ -84,8 +86,10 @@ class UnshownRun:
             parts.append(f"{self.chars} characters in {self.rows} row{'s' if self.rows != 1 else ''}")
         if self.cards:
             parts.append(f"{self.cards} tool card{'s' if self.cards != 1 else ''}")
-        return (f"the run journal {self.run_id} holds output the transcript does not show "
-                f"({' and '.join(parts)}, from {self.output_events} journaled output events); {self.state}")
+        return (
+            f"the run journal {self.run_id} holds output the transcript does not show "
+            f"({' and '.join(parts)}, from {self.output_events} journaled output events); {self.state}"
+        )
 
 
 def _number(value: Any) -> float | None:
@@ -110,8 +114,11 @@ def _locate(session: dict, run_id: str, journal: JournalRead) -> tuple[int | Non
     messages = session.get("messages") or []
     for idx in range(len(messages) - 1, -1, -1):
         m = messages[idx]
-        if isinstance(m, dict) and m.get("_pending_journal_recovery") \
-                and str(m.get("_journal_retry_stream_id") or "") == run_id:
+        if (
+            isinstance(m, dict)
+            and m.get("_pending_journal_recovery")
+            and str(m.get("_journal_retry_stream_id") or "") == run_id
+        ):
             return idx, idx, _marker_state(m)
     first = _first_created_at(journal)
     user = None
@@ -122,11 +129,24 @@ def _locate(session: dict, run_id: str, journal: JournalRead) -> tuple[int | Non
         if first is None or (ts is not None and ts <= first):
             user = idx
     start = 0 if user is None else user + 1
-    end = next((j for j in range(start, len(messages))
-                if isinstance(messages[j], dict) and messages[j].get("role") == "user"), len(messages))
-    marker = next((j for j in range(end - 1, start - 1, -1)
-                   if isinstance(messages[j], dict) and messages[j].get("type") == "interrupted"
-                   and messages[j].get("role") == "assistant"), None)
+    end = next(
+        (
+            j
+            for j in range(start, len(messages))
+            if isinstance(messages[j], dict) and messages[j].get("role") == "user"
+        ),
+        len(messages),
+    )
+    marker = next(
+        (
+            j
+            for j in range(end - 1, start - 1, -1)
+            if isinstance(messages[j], dict)
+            and messages[j].get("type") == "interrupted"
+            and messages[j].get("role") == "assistant"
+        ),
+        None,
+    )
     if marker is not None:
         return marker, marker, _marker_state(messages[marker])
     return None, end, "the turn has no interrupted marker, so hermes never tries to recover it"
@@ -137,7 +157,7 @@ def _marker_state(marker: dict) -> str:
     if marker.get("_pending_journal_recovery"):
         return "hermes' lazy retry gives up on it before reading the journal (24 hours or 12 attempts)"
     if content == NEUTRAL_WORDING:
-        return "hermes gave up (the marker says \"Partial output may have been lost\")"
+        return 'hermes gave up (the marker says "Partial output may have been lost")'
     if content.endswith(NO_OUTPUT_OUTCOME):
         return "the marker says no agent output was recovered"
     return "the turn's marker does not show it"
@@ -181,8 +201,10 @@ def _simulate(session: dict, run_id: str, journal: JournalRead, now: float) -> U
         first_text = first_text or str(row.get("content") or row.get("reasoning") or "")
     for idx in report.reasoning_attached:
         reasoning = str(after["messages"][idx].get("reasoning") or "")
-        if not any(isinstance(m, dict) and str(m.get("reasoning") or "").strip() == reasoning.strip()
-                   for m in before_msgs):
+        if not any(
+            isinstance(m, dict) and str(m.get("reasoning") or "").strip() == reasoning.strip()
+            for m in before_msgs
+        ):
             rows += 1
             chars += len(reasoning)
     cards = sum(1 for c in report.cards_added if not _shown_card(c, run_id, session.get("tool_calls") or []))
@@ -235,8 +257,12 @@ def _move_context(session: dict, first_new_ctx: int, next_user: dict | None) -> 
         return
     for q in range(first_new_ctx):
         row = ctx[q]
-        if isinstance(row, dict) and row.get("role") == "user" and row.get("content") == next_user.get("content") \
-                and row.get("timestamp") == next_user.get("timestamp"):
+        if (
+            isinstance(row, dict)
+            and row.get("role") == "user"
+            and row.get("content") == next_user.get("content")
+            and row.get("timestamp") == next_user.get("timestamp")
+        ):
             session["context_messages"] = ctx[:q] + ctx[first_new_ctx:] + ctx[q:first_new_ctx]
             return
 
@@ -247,8 +273,9 @@ def recover_run(session: dict, found: UnshownRun, journal: JournalRead, now: flo
     first_new = len(messages)
     ctx = session.get("context_messages")
     first_new_ctx = len(ctx) if isinstance(ctx, list) else 0
-    next_user = next((m for m in messages[found.insert_at:]
-                      if isinstance(m, dict) and m.get("role") == "user"), None)
+    next_user = next(
+        (m for m in messages[found.insert_at :] if isinstance(m, dict) and m.get("role") == "user"), None
+    )
     report = append_journaled_partial_output(session, found.run_id, journal, dedupe=True, now=now)
     output_warnings(report, notes)
     _move_rows(session, first_new, found.insert_at)
@@ -261,8 +288,10 @@ def recover_run(session: dict, found: UnshownRun, journal: JournalRead, now: flo
         marker = session["messages"][found.marker_idx + added]
         marker["content"] = RECOVERED_WORDING
         strip_retry_keys(marker)
-        line += (f" above the turn's interrupted marker (now row {found.marker_idx + added}), whose wording "
-                 "becomes hermes' promoted one (\"The partial output above was recovered from the run journal\")")
+        line += (
+            f" above the turn's interrupted marker (now row {found.marker_idx + added}), whose wording "
+            'becomes hermes\' promoted one ("The partial output above was recovered from the run journal")'
+        )
     else:
         line += f" at the end of its turn (row {found.insert_at}); the turn has no marker and none is added"
     if found.first_text:
@@ -270,9 +299,11 @@ def recover_run(session: dict, found: UnshownRun, journal: JournalRead, now: flo
         line += f"; first text {snippet!r}"
     notes.summary.append(line)
     if found.marker_idx is not None and found.insert_at < first_new and next_user is not None:
-        notes.summary.append("later turns follow this one: the rows go to their own turn and tool cards keep "
-                             "pointing at their rows (hermes' promotion would append them after the later "
-                             "turns' rows and leave stale indexes, quirk 1)")
+        notes.summary.append(
+            "later turns follow this one: the rows go to their own turn and tool cards keep "
+            "pointing at their rows (hermes' promotion would append them after the later "
+            "turns' rows and leave stale indexes, quirk 1)"
+        )
 
 
 def plan(ctx: RepairContext, session_id: str) -> Plan:
@@ -298,22 +329,32 @@ def plan(ctx: RepairContext, session_id: str) -> Plan:
             recovered.append(found[0].run_id)
             journal_notes(journal, notes)
     except Exception as exc:  # noqa: BLE001 - odd journal values: refuse, write nothing
-        result.refusal = f"the journal output cannot be put back ({type(exc).__name__}: {exc}); nothing is written"
+        result.refusal = (
+            f"the journal output cannot be put back ({type(exc).__name__}: {exc}); nothing is written"
+        )
         return result
     if not recovered:
-        notes.summary.append("nothing to recover: every run journal's output is shown, owned by another repair "
-                             "or ended by a live worker")
+        notes.summary.append(
+            "nothing to recover: every run journal's output is shown, owned by another repair "
+            "or ended by a live worker"
+        )
     else:
         for line in _still_pending(session, now):
             notes.warnings.append(line)
         try:
-            result.changes = save_session(ctx.save_context(), LoadedSession(session, loaded.count_hint,
-                                                                            loaded.dropped_keys),
-                                          touch_updated_at=False)
+            result.changes = save_session(
+                ctx.save_context(),
+                LoadedSession(session, loaded.count_hint, loaded.dropped_keys),
+                touch_updated_at=False,
+            )
         except Exception as exc:  # noqa: BLE001
-            result.refusal = f"the session cannot be saved as hermes would save it ({type(exc).__name__}: {exc})"
+            result.refusal = (
+                f"the session cannot be saved as hermes would save it ({type(exc).__name__}: {exc})"
+            )
         if loaded.dropped_keys:
-            notes.warnings.append("hermes' save drops keys it does not know: " + ", ".join(loaded.dropped_keys))
+            notes.warnings.append(
+                "hermes' save drops keys it does not know: " + ", ".join(loaded.dropped_keys)
+            )
     result.summary, result.warnings = notes.summary, notes.warnings
     result.result = {"inspector_step": True, "recovered_runs": recovered}
     return result
@@ -322,12 +363,16 @@ def plan(ctx: RepairContext, session_id: str) -> Plan:
 def _still_pending(session: dict, now: float) -> list[str]:
     marker = pending_retry_marker(session.get("messages"))
     if marker is not None:
-        return [f"a pending retry marker still waits for stream {marker.get('_journal_retry_stream_id')}: "
-                "hermes will act on it when the session is next opened"]
+        return [
+            f"a pending retry marker still waits for stream {marker.get('_journal_retry_stream_id')}: "
+            "hermes will act on it when the session is next opened"
+        ]
     return []
 
 
-def _journals(ctx: RepairContext, session_id: str, session: dict | None = None) -> list[tuple[str, JournalRead]]:
+def _journals(
+    ctx: RepairContext, session_id: str, session: dict | None = None
+) -> list[tuple[str, JournalRead]]:
     """The session's run journals this step may use, read through the snapshot.
 
     Runs another action owns (with ``session``) and journals that cannot hold a dead worker's
@@ -339,8 +384,11 @@ def _journals(ctx: RepairContext, session_id: str, session: dict | None = None) 
         paths = list_runs(ctx.session_dir, session_id)
     except OSError:
         return []
-    owned = (runs_owned_elsewhere(session, pending_retry_marker(session.get("messages")), ctx.clock.now)
-             if session is not None else set())
+    owned = (
+        runs_owned_elsewhere(session, pending_retry_marker(session.get("messages")), ctx.clock.now)
+        if session is not None
+        else set()
+    )
     out = []
     for path in paths:
         run_id = path.name[: -len(".jsonl")]
@@ -379,8 +427,9 @@ def eligible(ctx: RepairContext) -> list[str]:
         if not is_safe_session_id(sid) or not _has_open_run(ctx, sid):
             continue
         source = load_session_for_repair(ctx, sid)
-        if source.refusal is None and unshown_runs(source.working, _journals(ctx, sid, source.working),
-                                                   ctx.clock.now):
+        if source.refusal is None and unshown_runs(
+            source.working, _journals(ctx, sid, source.working), ctx.clock.now
+        ):
             out.append(sid)
     return out
 
@@ -398,15 +447,17 @@ SPEC = ActionSpec(
     help="an inspector step: journal output hermes gave up on, written as hermes' own promotion would have",
     answers=(FINDING_KIND,),
 )
+
+
 def finding_for(session_id: str, found: list[UnshownRun], path: str | None = None) -> Finding:
     """One finding for a session's runs whose output the transcript does not show."""
     text = "; ".join(f.describe() for f in found)
-    return Finding(FINDING_KIND, WARNING, text,
-                   session_id, NAME, path)
+    return Finding(FINDING_KIND, WARNING, text, session_id, NAME, path)
 
 
-def session_finding(ctx: RepairContext, session_id: str,
-                    journals: list[tuple[str, JournalRead]] | None = None) -> Finding | None:
+def session_finding(
+    ctx: RepairContext, session_id: str, journals: list[tuple[str, JournalRead]] | None = None
+) -> Finding | None:
     """The finding for one session (None: nothing missing, or the sidecar cannot be used)."""
     source = load_session_for_repair(ctx, session_id)
     if source.refusal is not None:

@@ -27,17 +27,26 @@ class GatewayTerminalError:
 def _embedded_error_row(messages: Any) -> dict | None:
     if not isinstance(messages, list):
         return None
-    last_user = max((i for i, m in enumerate(messages) if isinstance(m, dict) and m.get("role") == "user"),
-                    default=-1)
-    row = next((m for m in reversed(messages[last_user + 1:])
-                if isinstance(m, dict) and m.get("role") == "assistant"), None)
+    last_user = max(
+        (i for i, m in enumerate(messages) if isinstance(m, dict) and m.get("role") == "user"), default=-1
+    )
+    row = next(
+        (
+            m
+            for m in reversed(messages[last_user + 1 :])
+            if isinstance(m, dict) and m.get("role") == "assistant"
+        ),
+        None,
+    )
     if row is None or row.get("_error") is not True:
         return None
     content = row.get("content")
     return row if isinstance(content, str) and content else None
 
 
-def detect_gateway_terminal_error(session_id: str, stream_id: Any, journal: JournalRead) -> GatewayTerminalError | None:
+def detect_gateway_terminal_error(
+    session_id: str, stream_id: Any, journal: JournalRead
+) -> GatewayTerminalError | None:
     """``_recoverable_unsaved_gateway_terminal_error``: the owned apperror whose session was not saved."""
     if not stream_id or not journal.events:
         return None
@@ -52,8 +61,10 @@ def detect_gateway_terminal_error(session_id: str, stream_id: Any, journal: Jour
     embedded = payload.get("session")
     if not isinstance(embedded, dict) or embedded.get("session_id") != session_id:
         return None
-    if payload.get("terminal_session_persisted") is True \
-            and payload.get("terminal_session_persisted_session_id") == session_id:
+    if (
+        payload.get("terminal_session_persisted") is True
+        and payload.get("terminal_session_persisted_session_id") == session_id
+    ):
         return None  # hermes saved it already
     row = _embedded_error_row(embedded.get("messages"))
     if row is None:
@@ -86,8 +97,11 @@ def materialize_gateway_terminal_error(session: dict, found: GatewayTerminalErro
             tagged = m.get("_recovered_stream_id")
             if tagged and tagged != found.stream_id:
                 continue
-            if m.get("role") == "assistant" and m.get("_error") is True \
-                    and m.get("content") == found.row.get("content"):
+            if (
+                m.get("role") == "assistant"
+                and m.get("_error") is True
+                and m.get("content") == found.row.get("content")
+            ):
                 _tag_recovered_error(m, found)
                 return "tagged"
     row = dict(found.row)

@@ -68,7 +68,9 @@ CoreReader = Callable[[], RawFile | None]
 class _Repair:
     """One run of ``_apply_core_sync_or_error_marker`` on a session dict."""
 
-    def __init__(self, session: dict, journal: JournalRead, read_core: CoreReader, clock: Clock, notes: Notes):
+    def __init__(
+        self, session: dict, journal: JournalRead, read_core: CoreReader, clock: Clock, notes: Notes
+    ):
         self.s = session
         self.sid = session["session_id"]
         self.journal = journal
@@ -98,8 +100,9 @@ class _Repair:
         return self._branch_c(ts)
 
     def _materialize(self, *, dedupe: bool) -> MaterializeReport:
-        report = append_journaled_partial_output(self.s, self.stream_id, self.journal, dedupe=dedupe,
-                                                 now=self.clock.now)
+        report = append_journaled_partial_output(
+            self.s, self.stream_id, self.journal, dedupe=dedupe, now=self.clock.now
+        )
         output_warnings(report, self.notes)
         return report
 
@@ -109,13 +112,16 @@ class _Repair:
         how = materialize_gateway_terminal_error(self.s, self.terminal)
         self.notes.summary.append(
             f"the journal ends in an unsaved gateway error ({self.terminal.event_id}); "
-            f"its error row is {'already present' if how == 'present' else how} and no interrupted marker is added")
+            f"its error row is {'already present' if how == 'present' else how} and no interrupted marker is added"
+        )
         return True
 
     def _pending_identity(self, message: Any, ts: int) -> tuple[bool, bool]:
         s = self.s
         pending = s.get("pending_user_message")
-        already = checkpoint_match(message, pending, ts, s.get("pending_user_source"), s.get("pending_attachments"))
+        already = checkpoint_match(
+            message, pending, ts, s.get("pending_user_source"), s.get("pending_attachments")
+        )
         return already, already or text_match(message, pending)
 
     # -------------------------------------------------- branch A
@@ -128,18 +134,28 @@ class _Repair:
             return self._branch_a1(ts, already)
         if not tail:
             append_recovered_pending_turn(s, timestamp=ts)
-            self.notes.summary.append(f"restores the pending prompt as a recovered user row (sent {_when(ts)})")
+            self.notes.summary.append(
+                f"restores the pending prompt as a recovered user row (sent {_when(ts)})"
+            )
         else:
             context_only_recovered_turn(s, timestamp=ts)
-            self.notes.summary.append("the last row already holds the pending prompt; "
-                                      "only the model context gets the recovered user turn")
+            self.notes.summary.append(
+                "the last row already holds the pending prompt; "
+                "only the model context gets the recovered user turn"
+            )
         report = self._materialize(dedupe=False)
         self._say_output(report, "before the marker")
         resolved = self._recover_terminal_error()
         clear_pending(s)
         if not resolved:
-            s["messages"].append(marker_with_retry_hook(self.clock, recovered_output=report.recovered,
-                                                        stream_id=self.stream_id, pending_started_at=started))
+            s["messages"].append(
+                marker_with_retry_hook(
+                    self.clock,
+                    recovered_output=report.recovered,
+                    stream_id=self.stream_id,
+                    pending_started_at=started,
+                )
+            )
             self._say_marker(s["messages"][-1])
         self.notes.summary.append("clears the pending turn (the chat already had messages)")
         return True
@@ -148,12 +164,15 @@ class _Repair:
         s = self.s
         if not (already or latest_user_text_matches(s["messages"], s.get("pending_user_message"))):
             append_recovered_pending_turn(s, timestamp=ts)
-            self.notes.summary.append(f"restores the pending prompt as a recovered user row (sent {_when(ts)})")
+            self.notes.summary.append(
+                f"restores the pending prompt as a recovered user row (sent {_when(ts)})"
+            )
         report = self._materialize(dedupe=True)
         self._say_output(report, "to the transcript")
         clear_pending(s)
-        self.notes.summary.append("the run journal shows the run completed: clears the pending turn "
-                                  "without an interrupted marker")
+        self.notes.summary.append(
+            "the run journal shows the run completed: clears the pending turn without an interrupted marker"
+        )
         return True
 
     # -------------------------------------------------- branch B
@@ -175,7 +194,8 @@ class _Repair:
             if core.get(key) is not None:
                 s[key] = core[key]
         self.notes.summary.append(
-            f"replaces the empty transcript with the agent's core transcript ({len(messages)} messages)")
+            f"replaces the empty transcript with the agent's core transcript ({len(messages)} messages)"
+        )
         self._b_pending_prompt(ts)
         report = self._materialize(dedupe=True)
         self._say_output(report, "after the core messages")
@@ -183,12 +203,19 @@ class _Repair:
         started = s.get("pending_started_at")
         clear_pending(s)
         if report.recovered and not resolved:
-            s["messages"].append(interrupted_marker(self.clock, recovered_output=True, stream_id=self.stream_id,
-                                                    pending_started_at=started))
+            s["messages"].append(
+                interrupted_marker(
+                    self.clock, recovered_output=True, stream_id=self.stream_id, pending_started_at=started
+                )
+            )
             self._say_marker(s["messages"][-1])
         elif not resolved:
-            self.notes.summary.append("adds no marker: nothing new was recovered (hermes arms no retry when it used the core transcript)")
-        self.notes.summary.append("clears the pending turn (the chat was rebuilt from the agent's core transcript)")
+            self.notes.summary.append(
+                "adds no marker: nothing new was recovered (hermes arms no retry when it used the core transcript)"
+            )
+        self.notes.summary.append(
+            "clears the pending turn (the chat was rebuilt from the agent's core transcript)"
+        )
         return True
 
     def _b_pending_prompt(self, ts: int) -> None:
@@ -200,20 +227,31 @@ class _Repair:
         visible = journal_has_visible_output(self.journal)
         if visible or self.terminal is not None:
             append_recovered_pending_turn(s, timestamp=ts)
-            self.notes.summary.append(f"restores the pending prompt as a recovered user row (sent {_when(ts)})")
+            self.notes.summary.append(
+                f"restores the pending prompt as a recovered user row (sent {_when(ts)})"
+            )
             if visible and not self._journal_has_real_text():
                 self.notes.warnings.append(
                     "the journal counts as visible output only because of whitespace-only tokens; "
-                    "hermes re-appends the pending prompt but they produce no row")
+                    "hermes re-appends the pending prompt but they produce no row"
+                )
             return
         self.notes.warnings.append(
             "the core transcript does not hold the pending prompt and the journal has no visible output: "
-            "hermes drops the pending prompt silently")
+            "hermes drops the pending prompt silently"
+        )
 
     def _journal_has_real_text(self) -> bool:
-        copy_journal = JournalRead(self.journal.stream_id, self.journal.path, self.journal.exists,
-                                   self.journal.size, [e for e in self.journal.events if not _blank_token(e)],
-                                   [], None, [])
+        copy_journal = JournalRead(
+            self.journal.stream_id,
+            self.journal.path,
+            self.journal.exists,
+            self.journal.size,
+            [e for e in self.journal.events if not _blank_token(e)],
+            [],
+            None,
+            [],
+        )
         return journal_has_visible_output(copy_journal)
 
     # -------------------------------------------------- branch C
@@ -222,17 +260,27 @@ class _Repair:
         s = self.s
         if s.get("pending_user_message"):
             append_recovered_pending_turn(s, timestamp=ts)
-            self.notes.summary.append(f"restores the pending prompt as a recovered user row (sent {_when(ts)})")
+            self.notes.summary.append(
+                f"restores the pending prompt as a recovered user row (sent {_when(ts)})"
+            )
         report = self._materialize(dedupe=False)
         self._say_output(report, "before the marker")
         resolved = self._recover_terminal_error()
         started = s.get("pending_started_at")
         clear_pending(s)
         if not resolved:
-            s["messages"].append(marker_with_retry_hook(self.clock, recovered_output=report.recovered,
-                                                        stream_id=self.stream_id, pending_started_at=started))
+            s["messages"].append(
+                marker_with_retry_hook(
+                    self.clock,
+                    recovered_output=report.recovered,
+                    stream_id=self.stream_id,
+                    pending_started_at=started,
+                )
+            )
             self._say_marker(s["messages"][-1])
-        self.notes.summary.append("clears the pending turn (the chat was empty and the agent has no core transcript of it)")
+        self.notes.summary.append(
+            "clears the pending turn (the chat was empty and the agent has no core transcript of it)"
+        )
         return True
 
     # -------------------------------------------------- words
@@ -247,11 +295,16 @@ class _Repair:
         if marker.get("_pending_journal_recovery"):
             self.notes.summary.append(
                 f"appends an interrupted marker (cause: {cause}) armed for the lazy journal retry: "
-                "no output was found yet")
+                "no output was found yet"
+            )
         elif "recovered from the run journal" in marker["content"]:
-            self.notes.summary.append(f"appends an interrupted marker (cause: {cause}) saying output was recovered")
+            self.notes.summary.append(
+                f"appends an interrupted marker (cause: {cause}) saying output was recovered"
+            )
         else:
-            self.notes.summary.append(f"appends an interrupted marker (cause: {cause}) saying no output was recovered")
+            self.notes.summary.append(
+                f"appends an interrupted marker (cause: {cause}) saying no output was recovered"
+            )
 
 
 # Why the offline cause is what it is: hermes decides from its own runtime state (quirk 11).
@@ -344,8 +397,10 @@ def _continuation_sources(ctx: RepairContext, sid: str) -> list[str]:
             rows = loads_bytes_fast(data)
         except (ValueError, RecursionError):
             rows = []
-        if isinstance(rows, list) and any(isinstance(r, dict) and r.get("parent_session_id") == sid
-                                          and r.get("session_id") != sid for r in rows):
+        if isinstance(rows, list) and any(
+            isinstance(r, dict) and r.get("parent_session_id") == sid and r.get("session_id") != sid
+            for r in rows
+        ):
             found.append("_index.json")
     needle = f'"parent_session_id": "{sid}"'
     own = f"{sid}.json"
@@ -369,23 +424,28 @@ def guard_warnings(ctx: RepairContext, data: dict) -> list[str]:
     sid = data["session_id"]
     out = []
     if not data.get("active_stream_id"):
-        out.append("hermes' get_session runs this repair only while active_stream_id is set; "
-                   "it is empty here, so hermes would not run it on its own")
+        out.append(
+            "hermes' get_session runs this repair only while active_stream_id is set; "
+            "it is empty here, so hermes would not run it on its own"
+        )
     if data.get("pre_compression_snapshot"):
         out.append("this session is a pre-compression snapshot; hermes' get_session skips the repair for it")
     if _grace_not_elapsed(data, ctx.clock.now):
-        out.append(f"the pending turn started less than {GRACE_SECONDS} s before now; "
-                   "hermes' get_session would wait (the stream may still be finishing)")
+        out.append(
+            f"the pending turn started less than {GRACE_SECONDS} s before now; "
+            "hermes' get_session would wait (the stream may still be finishing)"
+        )
     sources = _continuation_sources(ctx, sid)
     if sources:
-        out.append("a compression continuation of this session exists (" + ", ".join(sources[:MAX_SOURCES_NAMED])
-                   + "); hermes' get_session skips the repair for its parent")
+        out.append(
+            "a compression continuation of this session exists ("
+            + ", ".join(sources[:MAX_SOURCES_NAMED])
+            + "); hermes' get_session skips the repair for its parent"
+        )
     return out
 
 
 # ---------------------------------------------------------------- the action
-
-
 
 
 def plan(ctx: RepairContext, session_id: str) -> Plan:
@@ -396,19 +456,32 @@ def plan(ctx: RepairContext, session_id: str) -> Plan:
         result.refusal = source.refusal
         return result
     loaded, session = source.loaded, source.working
-    notes = Notes(warnings=guard_warnings(ctx, loaded.data) if loaded.data.get("pending_user_message") else [])
+    notes = Notes(
+        warnings=guard_warnings(ctx, loaded.data) if loaded.data.get("pending_user_message") else []
+    )
     journal = read_journal(ctx.snapshot, ctx.session_dir, session_id, session.get("active_stream_id"))
     core_path = ctx.home.core_transcript(session_id, session.get("profile"))
     try:
         returned = _Repair(session, journal, lambda: ctx.snapshot.read(core_path), ctx.clock, notes).run()
-        changes = save_session(ctx.save_context(), LoadedSession(session, loaded.count_hint, loaded.dropped_keys),
-                               touch_updated_at=True) if returned else []
+        changes = (
+            save_session(
+                ctx.save_context(),
+                LoadedSession(session, loaded.count_hint, loaded.dropped_keys),
+                touch_updated_at=True,
+            )
+            if returned
+            else []
+        )
     except TooLargeToLoad as exc:  # the inspector's limit, not hermes' failure
-        result.refusal = (f"{exc.filename} is not loaded ({exc.strerror}): what hermes' repair would do "
-                          "with it is unknown, so nothing is written")
+        result.refusal = (
+            f"{exc.filename} is not loaded ({exc.strerror}): what hermes' repair would do "
+            "with it is unknown, so nothing is written"
+        )
         return result
     except Exception as exc:  # hermes raises too: get_session logs it and reports "not repaired"
-        result.refusal = f"hermes' repair fails on this session ({type(exc).__name__}: {exc}); it writes nothing"
+        result.refusal = (
+            f"hermes' repair fails on this session ({type(exc).__name__}: {exc}); it writes nothing"
+        )
         result.result = {"hermes_return": False, "hermes_error": f"{type(exc).__name__}: {exc}"}
         return result
     if returned and journal.stream_id:
@@ -422,5 +495,7 @@ def plan(ctx: RepairContext, session_id: str) -> Plan:
 
 def eligible(ctx: RepairContext) -> list[str]:
     """Sidecars with a pending user message and an active stream id (offline every stream is dead)."""
-    return ctx.sidecars_where(b"pending_user_message",
-                              lambda raw: bool(raw.get("pending_user_message") and raw.get("active_stream_id")))
+    return ctx.sidecars_where(
+        b"pending_user_message",
+        lambda raw: bool(raw.get("pending_user_message") and raw.get("active_stream_id")),
+    )

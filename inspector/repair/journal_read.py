@@ -44,6 +44,7 @@ class JournalRead:
 
 def read_journal(snapshot: FileSnapshot, session_dir: Path, session_id: str, stream_id: Any) -> JournalRead:
     """Read S's journal the way ``read_run_events`` does; never raises."""
+
     def failed(reason: str, path: Path | None = None, exists: bool = False, size: int = 0) -> JournalRead:
         return JournalRead(stream_id, path, exists, size, [], [], reason, [])
 
@@ -76,8 +77,11 @@ def journal_has_visible_output(journal: JournalRead) -> bool:
         payload = event.get("payload") if isinstance(event.get("payload"), dict) else {}
         if name == "token" and str(payload.get("text") or ""):
             return True  # whitespace-only counts here (quirk 6)
-        if name == "interim_assistant" and not payload.get("already_streamed") \
-                and str(payload.get("text") or "").strip():
+        if (
+            name == "interim_assistant"
+            and not payload.get("already_streamed")
+            and str(payload.get("text") or "").strip()
+        ):
             return True
         if name == "reasoning":
             text = payload.get("text") or payload.get("reasoning") or payload.get("thinking") or ""

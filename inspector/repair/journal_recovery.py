@@ -147,13 +147,24 @@ class _Materializer:
 
     def _pending_checkpoint(self, message: Any) -> bool:
         s = self.s
-        return checkpoint_match(message, s.get("pending_user_message"), s.get("pending_started_at"),
-                                s.get("pending_user_source"), s.get("pending_attachments"))
+        return checkpoint_match(
+            message,
+            s.get("pending_user_message"),
+            s.get("pending_started_at"),
+            s.get("pending_user_source"),
+            s.get("pending_attachments"),
+        )
 
     def _belongs_to_current_turn(self, idx: int) -> bool:
         messages = self.s.get("messages") or []
-        owner = next((j for j in range(idx - 1, -1, -1)
-                      if isinstance(messages[j], dict) and messages[j].get("role") == "user"), None)
+        owner = next(
+            (
+                j
+                for j in range(idx - 1, -1, -1)
+                if isinstance(messages[j], dict) and messages[j].get("role") == "user"
+            ),
+            None,
+        )
         if owner is None:
             return False
         pending = normalize(self.s.get("pending_user_message"))
@@ -187,8 +198,14 @@ class _Materializer:
         # Only for the warning: a match that lies before the newest user row of the
         # session as it was is text from an earlier turn (quirk 3), not this turn's reply.
         messages = self.s.get("messages") or []
-        last_user = next((j for j in range(self.initial_count - 1, -1, -1)
-                          if isinstance(messages[j], dict) and messages[j].get("role") == "user"), -1)
+        last_user = next(
+            (
+                j
+                for j in range(self.initial_count - 1, -1, -1)
+                if isinstance(messages[j], dict) and messages[j].get("role") == "user"
+            ),
+            -1,
+        )
         return idx < last_user
 
     def _reasoning_only_match(self, reasoning: str) -> int | None:
@@ -197,10 +214,14 @@ class _Materializer:
             if idx in self.claimed:
                 continue
             m = messages[idx]
-            if (isinstance(m, dict) and m.get("_recovered_from_run_journal")
-                    and m.get("_recovered_stream_id") == self.stream_id and m.get("role") == "assistant"
-                    and not str(m.get("content") or "").strip()
-                    and str(m.get("reasoning") or "").strip() == reasoning):
+            if (
+                isinstance(m, dict)
+                and m.get("_recovered_from_run_journal")
+                and m.get("_recovered_stream_id") == self.stream_id
+                and m.get("role") == "assistant"
+                and not str(m.get("content") or "").strip()
+                and str(m.get("reasoning") or "").strip() == reasoning
+            ):
                 return idx
         return None
 
@@ -230,19 +251,26 @@ class _Materializer:
         messages = self.s["messages"]
         for j in range(len(messages) - 1, -1, -1):
             m = messages[j]
-            if (isinstance(m, dict) and m.get("_recovered_from_run_journal")
-                    and m.get("_recovered_stream_id") == self.stream_id and m.get("role") == "assistant"
-                    and not str(m.get("content") or "").strip() and not str(m.get("reasoning") or "").strip()):
+            if (
+                isinstance(m, dict)
+                and m.get("_recovered_from_run_journal")
+                and m.get("_recovered_stream_id") == self.stream_id
+                and m.get("role") == "assistant"
+                and not str(m.get("content") or "").strip()
+                and not str(m.get("reasoning") or "").strip()
+            ):
                 self.current = j
                 self.report.anchor_reused = True
                 return j
-        messages.append({
-            "role": "assistant",
-            "content": "",
-            "timestamp": int(created_at or self.now),
-            "_recovered_from_run_journal": True,
-            "_recovered_stream_id": self.stream_id,
-        })
+        messages.append(
+            {
+                "role": "assistant",
+                "content": "",
+                "timestamp": int(created_at or self.now),
+                "_recovered_from_run_journal": True,
+                "_recovered_stream_id": self.stream_id,
+            }
+        )
         self.current = len(messages) - 1
         self.report.recovered = True
         self.report.anchors_added.append(self.current)
@@ -277,8 +305,12 @@ class _Materializer:
         self.current = anchor
 
     def _same_stream_card_named(self, name: str) -> bool:
-        return any(isinstance(c, dict) and str(c.get("name") or "") == name
-                   and c.get("_recovered_stream_id") == self.stream_id for c in self.s.get("tool_calls") or [])
+        return any(
+            isinstance(c, dict)
+            and str(c.get("name") or "") == name
+            and c.get("_recovered_stream_id") == self.stream_id
+            for c in self.s.get("tool_calls") or []
+        )
 
     def on_tool_complete(self, payload: dict) -> None:
         name = str(payload.get("name") or "")
@@ -339,7 +371,9 @@ class _Materializer:
             self.report.events += 1
             name = str(event.get("event") or event.get("type") or "")
             payload = event.get("payload") if isinstance(event.get("payload"), dict) else {}
-            created_at = event.get("created_at") if isinstance(event.get("created_at"), (int, float)) else None
+            created_at = (
+                event.get("created_at") if isinstance(event.get("created_at"), (int, float)) else None
+            )
             if name == "reasoning":
                 self.on_reasoning(payload, created_at)
             elif name == "token":
@@ -364,8 +398,9 @@ def _without_reasoning(message: dict) -> dict:
     return projected
 
 
-def append_journaled_partial_output(session: dict, stream_id: Any, journal: JournalRead, *,
-                                    dedupe: bool, now: float) -> MaterializeReport:
+def append_journaled_partial_output(
+    session: dict, stream_id: Any, journal: JournalRead, *, dedupe: bool, now: float
+) -> MaterializeReport:
     """``_append_journaled_partial_output``: journaled text, reasoning and tool cards into the session.
 
     ``report.recovered`` is hermes' return value. An unreadable journal or no events

@@ -14,15 +14,14 @@ from inspector.plan import Clock
 
 # ---------------------------------------------------------------- wording (§3.8)
 
-MARKER_HEAD = (
-    "**Response interrupted.**\n\n"
-    "The live response stream stopped before this turn finished. "
-)
+MARKER_HEAD = "**Response interrupted.**\n\nThe live response stream stopped before this turn finished. "
 RECOVERED_OUTCOME = (
     "The partial output above was recovered from the run journal, "
     "but the interrupted agent process could not continue."
 )
-PENDING_RETRY_OUTCOME = "Recovering the partial output from the run journal \u2014 reload this session to retry."
+PENDING_RETRY_OUTCOME = (
+    "Recovering the partial output from the run journal \u2014 reload this session to retry."
+)
 NO_OUTPUT_OUTCOME = "The user message above was preserved, but no agent output was recovered."
 # Fixed wordings of the lazy retry: no Evidence sentence.
 RECOVERED_WORDING = MARKER_HEAD + RECOVERED_OUTCOME
@@ -46,8 +45,7 @@ CAUSE_EVIDENCE = {
         "cleaned up without a terminal event."
     ),
     "unknown": (
-        "Evidence: the stream stopped, but the WebUI could not classify the "
-        "interruption more precisely."
+        "Evidence: the stream stopped, but the WebUI could not classify the interruption more precisely."
     ),
 }
 RETRY_KEYS = (
@@ -91,13 +89,21 @@ def marker_content(*, recovered_output: bool, pending_retry: bool, cause: str) -
     return f"{MARKER_HEAD}{evidence} {outcome}"
 
 
-def interrupted_marker(clock: Clock, *, recovered_output: bool = False, pending_retry: bool = False,
-                       stream_id: Any = None, pending_started_at: Any = None) -> dict:
+def interrupted_marker(
+    clock: Clock,
+    *,
+    recovered_output: bool = False,
+    pending_retry: bool = False,
+    stream_id: Any = None,
+    pending_started_at: Any = None,
+) -> dict:
     """``_interrupted_recovery_marker``: the assistant row that closes an interrupted turn."""
     cause = classify_cause(stream_id, pending_started_at, clock.server_started_at)
     marker = {
         "role": "assistant",
-        "content": marker_content(recovered_output=recovered_output, pending_retry=pending_retry, cause=cause),
+        "content": marker_content(
+            recovered_output=recovered_output, pending_retry=pending_retry, cause=cause
+        ),
         "timestamp": int(clock.now),
         "_error": True,
         "type": "interrupted",
@@ -108,17 +114,20 @@ def interrupted_marker(clock: Clock, *, recovered_output: bool = False, pending_
     return marker
 
 
-def marker_with_retry_hook(clock: Clock, *, recovered_output: bool, stream_id: Any,
-                           pending_started_at: Any) -> dict:
+def marker_with_retry_hook(
+    clock: Clock, *, recovered_output: bool, stream_id: Any, pending_started_at: Any
+) -> dict:
     """Recovered variant, no-output variant (no stream id) or the armed pending-retry variant."""
     if recovered_output:
-        return interrupted_marker(clock, recovered_output=True, stream_id=stream_id,
-                                  pending_started_at=pending_started_at)
+        return interrupted_marker(
+            clock, recovered_output=True, stream_id=stream_id, pending_started_at=pending_started_at
+        )
     if not stream_id:
         # hermes does not pass the stream id here: the cause can only be restart or unknown.
         return interrupted_marker(clock, pending_started_at=pending_started_at)
-    marker = interrupted_marker(clock, pending_retry=True, stream_id=stream_id,
-                                pending_started_at=pending_started_at)
+    marker = interrupted_marker(
+        clock, pending_retry=True, stream_id=stream_id, pending_started_at=pending_started_at
+    )
     marker["_journal_retry_stream_id"] = str(stream_id)
     marker["_journal_retry_attempts"] = 0
     marker["_journal_retry_first_seen_ts"] = int(clock.now)

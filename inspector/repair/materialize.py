@@ -70,11 +70,19 @@ def normalize_source(source: str) -> dict:
     Only ``webui`` is reachable (the reader filters on it): ``webui``/``webui``/``WebUI``.
     """
     raw = source or "unknown"
-    session_source = {"webui": "webui", "cli": "cli", "cron": "cron", "tool": "tool",
-                      "api_server": "api"}.get(raw, "other")
+    session_source = {
+        "webui": "webui",
+        "cli": "cli",
+        "cron": "cron",
+        "tool": "tool",
+        "api_server": "api",
+    }.get(raw, "other")
     label = _SOURCE_LABELS.get(raw) or (raw.replace("_", " ").title() if raw != "unknown" else "Agent")
-    return {"raw_source": None if raw == "unknown" else raw, "session_source": session_source,
-            "source_label": label}
+    return {
+        "raw_source": None if raw == "unknown" else raw,
+        "session_source": session_source,
+        "source_label": label,
+    }
 
 
 def _or_none(row: dict, key: str) -> Any:
@@ -103,23 +111,39 @@ def state_db_row_to_sidecar(row: dict) -> dict:
         "model_provider": None,
         "created_at": started_at,
         "updated_at": last_ts or started_at,
-        "pinned": False, "archived": False, "project_id": None, "profile": None,
-        "input_tokens": 0, "output_tokens": 0, "estimated_cost": None, "personality": None,
-        "active_stream_id": None, "pending_user_message": None, "pending_attachments": [],
-        "pending_started_at": None, "compression_anchor_visible_idx": None,
-        "compression_anchor_message_key": None, "compression_anchor_summary": None,
-        "context_length": None, "threshold_tokens": None, "last_prompt_tokens": None,
+        "pinned": False,
+        "archived": False,
+        "project_id": None,
+        "profile": None,
+        "input_tokens": 0,
+        "output_tokens": 0,
+        "estimated_cost": None,
+        "personality": None,
+        "active_stream_id": None,
+        "pending_user_message": None,
+        "pending_attachments": [],
+        "pending_started_at": None,
+        "compression_anchor_visible_idx": None,
+        "compression_anchor_message_key": None,
+        "compression_anchor_summary": None,
+        "context_length": None,
+        "threshold_tokens": None,
+        "last_prompt_tokens": None,
         "compression_recovery": recovery if isinstance(recovery, dict) else {},
         "recommended_recovery_action": _or_none(row, "recommended_recovery_action"),
         "compression_recovery_source_session_id": _or_none(row, "compression_recovery_source_session_id"),
         "compression_recovery_action": _or_none(row, "compression_recovery_action"),
-        "gateway_routing": None, "gateway_routing_history": [], "llm_title_generated": False,
+        "gateway_routing": None,
+        "gateway_routing_history": [],
+        "llm_title_generated": False,
         "parent_session_id": row.get("parent_session_id"),
         "is_cli_session": False,
         "source_tag": source or None,
         **normalize_source(source),
-        "enabled_toolsets": None, "composer_draft": {},
-        "messages": messages, "tool_calls": [],
+        "enabled_toolsets": None,
+        "composer_draft": {},
+        "messages": messages,
+        "tool_calls": [],
         "_recovered_from_state_db": True,
     }
 
@@ -145,10 +169,13 @@ def _not_eligible_reason(ctx: RepairContext, db: Path, sid: str) -> str:
     return f"state.db has no session {sid}"
 
 
-def _skipped_lines(ctx: RepairContext, db: Path, planned: set[str],
-                   sidecar_exists: Callable[[str], bool] | None = None) -> list[str]:
+def _skipped_lines(
+    ctx: RepairContext, db: Path, planned: set[str], sidecar_exists: Callable[[str], bool] | None = None
+) -> list[str]:
     lines = []
-    for row in read_missing_sidecar_rows(ctx.session_dir, db, include_empty=True, sidecar_exists=sidecar_exists):
+    for row in read_missing_sidecar_rows(
+        ctx.session_dir, db, include_empty=True, sidecar_exists=sidecar_exists
+    ):
         sid = _row_sid(row)
         if sid in planned:
             continue
@@ -164,12 +191,16 @@ def _dropped_warning(db: Path, sid: str, reader: SessionRowsReader | None = None
         counts = dropped_field_counts(db, sid, reader=reader)
     except StateDbError:
         return None
-    dropped = [f"{k} ({n} row{'s' if n > 1 else ''})" for k, n in counts.items()
-               if n and k not in ("inactive", "json_content")]
+    dropped = [
+        f"{k} ({n} row{'s' if n > 1 else ''})"
+        for k, n in counts.items()
+        if n and k not in ("inactive", "json_content")
+    ]
     notes = []
     if dropped:
-        notes.append("drops " + ", ".join(dropped)
-                     + " (hermes' minimal mapper keeps only role, content, timestamp)")
+        notes.append(
+            "drops " + ", ".join(dropped) + " (hermes' minimal mapper keeps only role, content, timestamp)"
+        )
     if counts.get("inactive"):
         notes.append(f"includes {counts['inactive']} rewound/compacted row(s) (no active filter)")
     if counts.get("json_content"):
@@ -193,24 +224,34 @@ def _defect_warnings(db: Path, sid: str, reader: SessionRowsReader | None = None
     out = []
     empty = [r for r in rows if "empty_tool_call" in r["defects"]]
     if empty:
-        named = ", ".join(f"{r['index']} ({', '.join(r['tools']) or 'tool call'})" for r in empty[:_DEFECT_ROWS_SHOWN])
-        out.append(f"{sid}: hermes defect, tool calls stripped: row(s) {named}{_more(empty)} are assistant rows whose "
-                   "only output was tool calls; hermes writes them as empty rows without the calls, and "
-                   "hermes-webui then shows each next to state.db's row with the tool call, as a duplicated "
-                   "empty assistant row")
+        named = ", ".join(
+            f"{r['index']} ({', '.join(r['tools']) or 'tool call'})" for r in empty[:_DEFECT_ROWS_SHOWN]
+        )
+        out.append(
+            f"{sid}: hermes defect, tool calls stripped: row(s) {named}{_more(empty)} are assistant rows whose "
+            "only output was tool calls; hermes writes them as empty rows without the calls, and "
+            "hermes-webui then shows each next to state.db's row with the tool call, as a duplicated "
+            "empty assistant row"
+        )
     inactive = [r for r in rows if "inactive" in r["defects"]]
     if inactive:
-        named = ", ".join(f"{r['index']} ({r['role']}, {'archived by compaction' if r['compacted'] else 'taken back'})"
-                          for r in inactive[:_DEFECT_ROWS_SHOWN])
-        out.append(f"{sid}: hermes defect, superseded messages come back: row(s) {named}{_more(inactive)} have "
-                   "active = 0 in state.db (hermes-webui's own transcript reader leaves them out); hermes' "
-                   "materializer has no active filter and puts them back in the chat")
+        named = ", ".join(
+            f"{r['index']} ({r['role']}, {'archived by compaction' if r['compacted'] else 'taken back'})"
+            for r in inactive[:_DEFECT_ROWS_SHOWN]
+        )
+        out.append(
+            f"{sid}: hermes defect, superseded messages come back: row(s) {named}{_more(inactive)} have "
+            "active = 0 in state.db (hermes-webui's own transcript reader leaves them out); hermes' "
+            "materializer has no active filter and puts them back in the chat"
+        )
     raw = [r for r in rows if "json_content" in r["defects"]]
     if raw:
         named = ", ".join(f"{r['index']} ({r['role']})" for r in raw[:_DEFECT_ROWS_SHOWN])
-        out.append(f"{sid}: hermes defect, encoded content shown raw: row(s) {named}{_more(raw)} hold structured "
-                   "content in the agent's \\x00json: encoding; hermes copies it undecoded and the chat shows "
-                   "the raw text")
+        out.append(
+            f"{sid}: hermes defect, encoded content shown raw: row(s) {named}{_more(raw)} hold structured "
+            "content in the agent's \\x00json: encoding; hermes copies it undecoded and the chat shows "
+            "the raw text"
+        )
     return out
 
 
@@ -222,33 +263,47 @@ def _more(rows: list) -> str:
 def _file_warnings(ctx: RepairContext, sid: str, payload: dict) -> list[str]:
     out = []
     if payload["session_id"] != sid:
-        out.append(f"{sid}: state.db stores the id as {payload['session_id']!r}; hermes writes that raw "
-                   f"value inside {sid}.json, so its index row is keyed differently and the audit keeps "
-                   "reporting index drift [Q7]")
+        out.append(
+            f"{sid}: state.db stores the id as {payload['session_id']!r}; hermes writes that raw "
+            f"value inside {sid}.json, so its index row is keyed differently and the audit keeps "
+            "reporting index drift [Q7]"
+        )
     bak = ctx.session_dir / f"{sid}{BAK_SUFFIX}"
     if bak.exists():
-        out.append(f"{sid}: an orphan {bak.name} ({message_count(ctx.snapshot, bak)} messages) exists and "
-                   "hermes' materializer ignores it; afterwards the audit reports shrunken_live and "
-                   "restore-backup would replace the state.db version (run restore-backup first) [Q6]")
+        out.append(
+            f"{sid}: an orphan {bak.name} ({message_count(ctx.snapshot, bak)} messages) exists and "
+            "hermes' materializer ignores it; afterwards the audit reports shrunken_live and "
+            "restore-backup would replace the state.db version (run restore-backup first) [Q6]"
+        )
     if payload["workspace"] == "":
-        out.append(f"{sid}: workspace is empty; hermes resolves it to its working directory "
-                   f"({resolve_path('', ctx.cwd)}) when it loads the session [Q10]")
+        out.append(
+            f"{sid}: workspace is empty; hermes resolves it to its working directory "
+            f"({resolve_path('', ctx.cwd)}) when it loads the session [Q10]"
+        )
     return out
 
 
 def _count_warning(sid: str, payload: dict, has_count_column: bool) -> list[str]:
     written = len(payload["messages"])
     if not has_count_column:
-        return [f"{sid}: state.db has no message_count column, so hermes writes message_count 0 "
-                f"although {written} messages are written"]
+        return [
+            f"{sid}: state.db has no message_count column, so hermes writes message_count 0 "
+            f"although {written} messages are written"
+        ]
     if payload["message_count"] != written:
-        return [f"{sid}: message_count {payload['message_count']!r} is copied from state.db as is; "
-                f"{written} messages are written"]
+        return [
+            f"{sid}: message_count {payload['message_count']!r} is copied from state.db as is; "
+            f"{written} messages are written"
+        ]
     return []
 
 
 def _row_warnings(
-    ctx: RepairContext, db: Path, row: dict, payload: dict, has_count_column: bool,
+    ctx: RepairContext,
+    db: Path,
+    row: dict,
+    payload: dict,
+    has_count_column: bool,
     reader: SessionRowsReader | None = None,
 ) -> list[str]:
     sid = _row_sid(row)
@@ -272,10 +327,14 @@ def _sidecar_exists_check(session_dir: Path) -> Callable[[str], bool]:
     return exists
 
 
-def _rows_for(ctx: RepairContext, db: Path, session_id: str | None,
-              sidecar_exists: Callable[[str], bool] | None = None) -> list[dict]:
+def _rows_for(
+    ctx: RepairContext, db: Path, session_id: str | None, sidecar_exists: Callable[[str], bool] | None = None
+) -> list[dict]:
     rows = read_missing_sidecar_rows(
-        ctx.session_dir, db, include_empty=False, sidecar_exists=sidecar_exists,
+        ctx.session_dir,
+        db,
+        include_empty=False,
+        sidecar_exists=sidecar_exists,
         is_tombstoned=lambda sid: is_durably_tombstoned(ctx.session_dir, sid, ctx.snapshot),
     )
     if session_id is None:
@@ -290,13 +349,22 @@ def _has_count_column(db: Path) -> bool:
         return True
 
 
-def _plan_row(ctx: RepairContext, db: Path, row: dict, p: Plan, created: dict[Path, bytes],
-              has_count: bool, reader: SessionRowsReader | None = None) -> dict | None:
+def _plan_row(
+    ctx: RepairContext,
+    db: Path,
+    row: dict,
+    p: Plan,
+    created: dict[Path, bytes],
+    has_count: bool,
+    reader: SessionRowsReader | None = None,
+) -> dict | None:
     sid = _row_sid(row)
     target = ctx.session_dir / f"{sid}.json"
     if not is_safe_session_id(sid):
-        p.warnings.append(f"skipped state.db row {sid!r}: not a safe file name; hermes would write "
-                          f"{os.path.normpath(target)!r}, possibly outside the sessions folder")
+        p.warnings.append(
+            f"skipped state.db row {sid!r}: not a safe file name; hermes would write "
+            f"{os.path.normpath(target)!r}, possibly outside the sessions folder"
+        )
         return {"session_id": sid, "materialized": False, "skipped": "unsafe_session_id"}
     if target in created or target.exists():
         return None  # hermes skips silently when the target exists by now
@@ -304,8 +372,9 @@ def _plan_row(ctx: RepairContext, db: Path, row: dict, p: Plan, created: dict[Pa
     try:
         data = dumps_pretty_fast(payload)
     except (TypeError, ValueError) as exc:
-        p.warnings.append(f"skipped {sid}: its messages cannot be written as JSON ({exc}); "
-                          "hermes would crash")
+        p.warnings.append(
+            f"skipped {sid}: its messages cannot be written as JSON ({exc}); hermes would crash"
+        )
         return {"session_id": sid, "materialized": False, "error": str(exc)}
     created[target] = data
     p.changes.append(FileChange(path=target, before=None, after=data))
@@ -331,8 +400,14 @@ def _index_change(ctx: RepairContext, created: dict[Path, bytes], p: Plan) -> No
     verb = "rewrite" if raw is not None else "create"
     p.summary.append(f"{verb} {INDEX_NAME} from the sidecars ({rows} rows)")
     if raw is None or raw.data != after:
-        p.changes.append(FileChange(path=path, before=raw.data if raw else None, after=after,
-                                    fingerprint=raw.fingerprint if raw else None))
+        p.changes.append(
+            FileChange(
+                path=path,
+                before=raw.data if raw else None,
+                after=after,
+                fingerprint=raw.fingerprint if raw else None,
+            )
+        )
 
 
 @contextlib.contextmanager
@@ -367,8 +442,10 @@ def plan(ctx: RepairContext, session_id: str | None = None) -> Plan:
     """Plan hermes' materialization: every eligible row (``None``) or only ``session_id``'s row."""
     p = Plan(action=NAME, session_id=session_id)
     if session_id is not None and not is_safe_session_id(session_id):
-        p.refusal = (f"{session_id!r} is not a safe session id (only A-Z a-z 0-9 _ -): "
-                     "hermes would write outside the sessions folder or an unloadable file")
+        p.refusal = (
+            f"{session_id!r} is not a safe session id (only A-Z a-z 0-9 _ -): "
+            "hermes would write outside the sessions folder or an unloadable file"
+        )
         return p
     db = ctx.home.state_db()
     p.result = {"scanned": 0, "materialized": 0, "details": []}
@@ -382,7 +459,9 @@ def plan(ctx: RepairContext, session_id: str | None = None) -> Plan:
     created: dict[Path, bytes] = {}
     has_count = _has_count_column(db)
     with _rows_reader(db, len(rows)) as reader:
-        details = [d for d in (_plan_row(ctx, db, r, p, created, has_count, reader) for r in rows) if d is not None]
+        details = [
+            d for d in (_plan_row(ctx, db, r, p, created, has_count, reader) for r in rows) if d is not None
+        ]
     p.result = {"scanned": len(rows), "materialized": len(created), "details": details}
     if session_id is None:
         p.summary.extend(_skipped_lines(ctx, db, {_row_sid(r) for r in rows}, sidecar_exists))

@@ -95,8 +95,11 @@ def context_projection(message: Any) -> dict | None:
         if not projected.get("tool_calls"):
             return None
         projected["content"] = ""
-    if not normalize(projected.get("content")) and not projected.get("tool_call_id") \
-            and not projected.get("tool_calls"):
+    if (
+        not normalize(projected.get("content"))
+        and not projected.get("tool_call_id")
+        and not projected.get("tool_calls")
+    ):
         return None
     return projected
 
@@ -107,11 +110,15 @@ def _context_already_has(context: list, row: dict) -> bool:
         return False
     if row.get("role") == "user":
         last = context[-1] if context else None
-        return checkpoint_match(last, row.get("content"), row.get("timestamp"), row.get("_source"),
-                                row.get("attachments"))
+        return checkpoint_match(
+            last, row.get("content"), row.get("timestamp"), row.get("_source"), row.get("attachments")
+        )
     for existing in reversed(context[-CONTEXT_DEDUPE_WINDOW:]):
-        if isinstance(existing, dict) and existing.get("role") == row.get("role") \
-                and normalize(existing.get("content")) == text:
+        if (
+            isinstance(existing, dict)
+            and existing.get("role") == row.get("role")
+            and normalize(existing.get("content")) == text
+        ):
             return True
     return False
 

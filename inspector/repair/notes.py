@@ -52,12 +52,14 @@ def journal_notes(journal: JournalRead, notes: Notes) -> None:
         lines = ", ".join(str(n) for n in journal.torn_lines[:10])
         notes.warnings.append(
             f"{name}: line(s) {lines} contain an invisible line-break character (U+2028, U+2029, U+0085 or "
-            "another one hermes reads as a line end); hermes tears those records apart and loses them")
+            "another one hermes reads as a line end); hermes tears those records apart and loses them"
+        )
     if journal.malformed:
         lines = ", ".join(str(m["line"]) for m in journal.malformed[:10])
         notes.warnings.append(
             f"{name}: hermes skips {_plural(len(journal.malformed), 'unreadable line')} (not a JSON object; "
-            f"line numbers as hermes counts them: {lines})")
+            f"line numbers as hermes counts them: {lines})"
+        )
 
 
 def output_warnings(report: MaterializeReport, notes: Notes) -> None:
@@ -66,12 +68,15 @@ def output_warnings(report: MaterializeReport, notes: Notes) -> None:
         snippet = text if len(text) <= 60 else text[:57] + "..."
         notes.warnings.append(
             f"journaled text {snippet!r} equals (or is contained in) row {idx} from an earlier turn; "
-            "hermes' session-wide dedupe treats it as already present and recovers nothing for it")
+            "hermes' session-wide dedupe treats it as already present and recovers nothing for it"
+        )
     for name in report.duplicate_cards:
         notes.warnings.append(
             f"a {name!r} tool card recovered from this stream already exists with another preview; "
-            "hermes adds another card (repeated dedupe runs duplicate cards)")
+            "hermes adds another card (repeated dedupe runs duplicate cards)"
+        )
     for name, raw in report.truthy_is_error:
         notes.warnings.append(
             f"tool_complete for {name!r} has is_error={raw!r}; hermes uses truthiness, "
-            f"so the card gets is_error={bool(raw)}")
+            f"so the card gets is_error={bool(raw)}"
+        )

@@ -37,12 +37,20 @@ def wakeup_display_meta(text: Any) -> dict | None:
             exit_code = int(exit_code)
         except ValueError:
             pass
-        return {"type": "completion", "task_id": m.group("sid"), "command": m.group("cmd"),
-                "exit_code": exit_code}
+        return {
+            "type": "completion",
+            "task_id": m.group("sid"),
+            "command": m.group("cmd"),
+            "exit_code": exit_code,
+        }
     m = _WAKEUP_WATCH_MATCH.match(body)
     if m:
-        return {"type": "watch_match", "task_id": m.group("sid"), "command": m.group("cmd"),
-                "pattern": m.group("pattern")}
+        return {
+            "type": "watch_match",
+            "task_id": m.group("sid"),
+            "command": m.group("cmd"),
+            "pattern": m.group("pattern"),
+        }
     return None
 
 

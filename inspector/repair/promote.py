@@ -55,13 +55,16 @@ def reorder_journal_tail_above_marker(session: dict, marker_idx: int) -> list[st
     messages = session["messages"]
     if marker_idx < 0 or marker_idx >= len(messages):
         return []
-    tail = messages[marker_idx + 1:]
+    tail = messages[marker_idx + 1 :]
     journaled = [m for m in tail if isinstance(m, dict) and m.get("_recovered_from_run_journal")]
     if not journaled:
         return []
     rest = [m for m in tail if not (isinstance(m, dict) and m.get("_recovered_from_run_journal"))]
-    origins = [(card, card["assistant_msg_idx"]) for card in session.get("tool_calls") or []
-               if isinstance(card, dict) and _plain_int(card.get("assistant_msg_idx"))]
+    origins = [
+        (card, card["assistant_msg_idx"])
+        for card in session.get("tool_calls") or []
+        if isinstance(card, dict) and _plain_int(card.get("assistant_msg_idx"))
+    ]
     base = marker_idx + 1
     for card in session.get("tool_calls") or []:
         if not isinstance(card, dict):
@@ -80,7 +83,9 @@ def _plain_int(value: Any) -> bool:
 def _new_order(messages: list, marker_idx: int) -> list[int]:
     """Old row indexes in their order after the reorder."""
     tail = range(marker_idx + 1, len(messages))
-    moved = [j for j in tail if isinstance(messages[j], dict) and messages[j].get("_recovered_from_run_journal")]
+    moved = [
+        j for j in tail if isinstance(messages[j], dict) and messages[j].get("_recovered_from_run_journal")
+    ]
     moved_set = set(moved)
     stay = [j for j in tail if j not in moved_set]
     return list(range(marker_idx)) + moved + [marker_idx] + stay
@@ -92,9 +97,11 @@ def _stale_card_warnings(origins: list[tuple[dict, int]], order: list[int]) -> l
     for card, origin in origins:
         if origin not in new_pos or card.get("assistant_msg_idx") == new_pos[origin]:
             continue
-        out.append(f"tool card {card.get('name')!r} ({card.get('tid')}) keeps assistant_msg_idx "
-                   f"{card.get('assistant_msg_idx')} after hermes' reorder, but the row it was made for "
-                   f"is now row {new_pos[origin]} (stale index, quirk 1)")
+        out.append(
+            f"tool card {card.get('name')!r} ({card.get('tid')}) keeps assistant_msg_idx "
+            f"{card.get('assistant_msg_idx')} after hermes' reorder, but the row it was made for "
+            f"is now row {new_pos[origin]} (stale index, quirk 1)"
+        )
     return out
 
 
@@ -116,9 +123,14 @@ class _Retry:
             msg = messages[idx]
             if not isinstance(msg, dict):
                 continue
-            if msg.get("role") == "assistant" and not msg.get("_error") and not msg.get("_pending_journal_recovery"):
+            if (
+                msg.get("role") == "assistant"
+                and not msg.get("_error")
+                and not msg.get("_pending_journal_recovery")
+            ):
                 self.notes.summary.append(
-                    f"nothing to retry: row {idx} is a normal assistant reply newer than any pending marker")
+                    f"nothing to retry: row {idx} is a normal assistant reply newer than any pending marker"
+                )
                 return False, False
             if msg.get("type") == "interrupted" and msg.get("_pending_journal_recovery"):
                 return self._retry(idx, msg)
@@ -135,8 +147,11 @@ class _Retry:
             self._demote(msg, idx, "the marker names no stream to retry")
             return False, True
         if give_up:
-            why = (f"{attempts} attempts reached the cap of {MAX_ATTEMPTS}" if attempts >= MAX_ATTEMPTS
-                   else f"given up after 24 h (armed {int(now - float(first_seen))} s ago)")
+            why = (
+                f"{attempts} attempts reached the cap of {MAX_ATTEMPTS}"
+                if attempts >= MAX_ATTEMPTS
+                else f"given up after 24 h (armed {int(now - float(first_seen))} s ago)"
+            )
             self._demote(msg, idx, why)
             self._warn_unread_journal(stream_id)
             return False, True
@@ -150,15 +165,21 @@ class _Retry:
         how = materialize_gateway_terminal_error(self.s, found) if found is not None else None
         if report.recovered or how is not None:
             return self._promote(idx, msg, report, how, attempts), True
-        if journal.path is not None and not (journal.error and journal.exists) \
-                and (not journal.exists or journal.size == 0):
+        if (
+            journal.path is not None
+            and not (journal.error and journal.exists)
+            and (not journal.exists or journal.size == 0)
+        ):
             self.notes.summary.append(
                 f"the journal {journal.path.name} is {'empty' if journal.exists else 'not there'} yet: "
-                "hermes changes nothing and keeps the retry budget (still arriving)")
+                "hermes changes nothing and keeps the retry budget (still arriving)"
+            )
             return False, False
         return self._count_attempt(idx, msg, attempts, journal), True
 
-    def _promote(self, idx: int, msg: dict, report: MaterializeReport, how: str | None, attempts: int) -> bool:
+    def _promote(
+        self, idx: int, msg: dict, report: MaterializeReport, how: str | None, attempts: int
+    ) -> bool:
         if how is None:
             msg["content"] = RECOVERED_WORDING
             strip_retry_keys(msg)
@@ -170,11 +191,13 @@ class _Retry:
             self.s["messages"] = [m for m in self.s["messages"] if m is not msg]
             self.notes.summary.append(
                 f"the journal ends in an unsaved gateway error: its error row is "
-                f"{'already present' if how == 'present' else how} and the pending marker is removed")
+                f"{'already present' if how == 'present' else how} and the pending marker is removed"
+            )
         else:
             self.notes.summary.append(
                 f"promotes the marker to the recovered wording after {attempts} counted attempts "
-                "(fixed wording without the Evidence sentence; retry keys removed)")
+                "(fixed wording without the Evidence sentence; retry keys removed)"
+            )
         return True
 
     def _count_attempt(self, idx: int, msg: dict, attempts: int, journal: JournalRead) -> bool:
@@ -190,14 +213,17 @@ class _Retry:
     def _demote(self, msg: dict, idx: int, why: str) -> None:
         msg["content"] = NEUTRAL_WORDING
         strip_retry_keys(msg)
-        self.notes.summary.append(f"demotes the marker (row {idx}) to the neutral wording: {why}; retry keys removed")
+        self.notes.summary.append(
+            f"demotes the marker (row {idx}) to the neutral wording: {why}; retry keys removed"
+        )
 
     def _warn_unread_journal(self, stream_id: Any) -> None:
         journal = self.read(stream_id)
         if journal_has_visible_output(journal):
             self.notes.warnings.append(
                 f"the journal {journal.path.name} now holds output, but hermes gives up before reading it "
-                "(quirk 9): the output stays unrecovered")
+                "(quirk 9): the output stays unrecovered"
+            )
 
 
 def plan(ctx: RepairContext, session_id: str) -> Plan:
@@ -209,22 +235,30 @@ def plan(ctx: RepairContext, session_id: str) -> Plan:
         return result
     loaded, session = source.loaded, source.working
     notes = Notes()
-    retry = _Retry(session, lambda sid: read_journal(ctx.snapshot, ctx.session_dir, session_id, sid), ctx.clock, notes)
+    retry = _Retry(
+        session, lambda sid: read_journal(ctx.snapshot, ctx.session_dir, session_id, sid), ctx.clock, notes
+    )
     try:
         returned, saves = retry.run()
     except Exception as exc:  # hermes catches everything here, logs it and saves nothing
-        result.summary = [f"hermes' retry fails on this session ({type(exc).__name__}: {exc}); "
-                          "it catches the error and writes nothing"]
+        result.summary = [
+            f"hermes' retry fails on this session ({type(exc).__name__}: {exc}); "
+            "it catches the error and writes nothing"
+        ]
         result.warnings = notes.warnings
         result.result = {"hermes_return": False, "hermes_error": f"{type(exc).__name__}: {exc}"}
         return result
     if saves:
         try:
-            result.changes = save_session(ctx.save_context(), LoadedSession(session, loaded.count_hint,
-                                                                            loaded.dropped_keys),
-                                          touch_updated_at=False)
+            result.changes = save_session(
+                ctx.save_context(),
+                LoadedSession(session, loaded.count_hint, loaded.dropped_keys),
+                touch_updated_at=False,
+            )
         except Exception as exc:
-            result.refusal = f"the session cannot be saved as hermes would save it ({type(exc).__name__}: {exc})"
+            result.refusal = (
+                f"the session cannot be saved as hermes would save it ({type(exc).__name__}: {exc})"
+            )
     if retry.journal is not None and retry.journal.path is not None:
         journal_notes(retry.journal, notes)
     if saves and loaded.dropped_keys:
@@ -236,5 +270,6 @@ def plan(ctx: RepairContext, session_id: str) -> Plan:
 
 def eligible(ctx: RepairContext) -> list[str]:
     """Sidecars whose newest marker waits for journal recovery (hermes' detection rule, §4.2)."""
-    return ctx.sidecars_where(b"_pending_journal_recovery",
-                              lambda raw: has_pending_journal_retry(raw.get("messages")))
+    return ctx.sidecars_where(
+        b"_pending_journal_recovery", lambda raw: has_pending_journal_retry(raw.get("messages"))
+    )

@@ -39,8 +39,10 @@ SPEC = ActionSpec(
     answers=("corrupt_sidecar",),
     needs=frozenset({"state_db_messages"}),
 )
-INSPECTOR_STEP = ("inspector step, not a hermes-webui repair: the unreadable sidecar is set aside (kept in this "
-                  "write's backup; Undo puts it back) and hermes' own materialization rebuilds it from state.db")
+INSPECTOR_STEP = (
+    "inspector step, not a hermes-webui repair: the unreadable sidecar is set aside (kept in this "
+    "write's backup; Undo puts it back) and hermes' own materialization rebuilds it from state.db"
+)
 
 
 def _unreadable(ctx: RepairContext, raw) -> str | None:
@@ -69,8 +71,9 @@ def _readable_bak(ctx: RepairContext, session_id: str) -> int | None:
 
 
 def _no_row_reason(ctx: RepairContext, db, session_id: str) -> str:
-    for row in read_missing_sidecar_rows(ctx.session_dir, db, include_empty=True,
-                                         sidecar_exists=lambda sid: sid != session_id):
+    for row in read_missing_sidecar_rows(
+        ctx.session_dir, db, include_empty=True, sidecar_exists=lambda sid: sid != session_id
+    ):
         if str(row.get("id") or "").strip() == session_id:
             if row.get("_state_db_deleted_webui_tombstone"):
                 return "the user deleted this chat (durable tombstone): hermes never brings it back"
@@ -99,8 +102,10 @@ def plan(ctx: RepairContext, session_id: str | None) -> Plan:
         return p
     bak_messages = _readable_bak(ctx, session_id)
     if bak_messages is not None:
-        p.summary.append(f"nothing to do: a readable backup with {bak_messages} messages exists; "
-                         "Restore from backup (hermes' own repair) comes first")
+        p.summary.append(
+            f"nothing to do: a readable backup with {bak_messages} messages exists; "
+            "Restore from backup (hermes' own repair) comes first"
+        )
         return p
     db = ctx.home.state_db()
     if materialize._db_unusable(db, p):
@@ -118,16 +123,22 @@ def plan(ctx: RepairContext, session_id: str | None) -> Plan:
         p.refusal = f"its state.db messages cannot be written as JSON ({exc}); hermes would crash"
         return p
     p.summary.append(INSPECTOR_STEP)
-    p.summary.append(f"set aside the unreadable {path.name} ({len(raw.data):,} bytes; hermes cannot load it: "
-                     f"{problem})")
-    p.summary.append(f"write {path.name} as hermes materializes it from state.db "
-                     f"({len(payload['messages'])} messages)")
+    p.summary.append(
+        f"set aside the unreadable {path.name} ({len(raw.data):,} bytes; hermes cannot load it: {problem})"
+    )
+    p.summary.append(
+        f"write {path.name} as hermes materializes it from state.db ({len(payload['messages'])} messages)"
+    )
     p.changes.append(FileChange(path=path, before=raw.data, after=data, fingerprint=raw.fingerprint))
     p.warnings.extend(materialize._row_warnings(ctx, db, row, payload, materialize._has_count_column(db)))
     materialize._index_change(ctx, {path: data}, p)
     if p.refusal is None:
-        p.result = {"inspector_step": True, "rebuilt": True, "messages": len(payload["messages"]),
-                    "set_aside_bytes": len(raw.data)}
+        p.result = {
+            "inspector_step": True,
+            "rebuilt": True,
+            "messages": len(payload["messages"]),
+            "set_aside_bytes": len(raw.data),
+        }
     return p
 
 

@@ -63,19 +63,25 @@ class _SidecarWarnings:
     def __call__(self, path: Path, obj: dict) -> None:
         sid = obj.get("session_id")
         if not sid:
-            self.lines.append(f"{path.name} has no session_id: hermes would invent a random id for its row; "
-                              "the inspector leaves it out")
+            self.lines.append(
+                f"{path.name} has no session_id: hermes would invent a random id for its row; "
+                "the inspector leaves it out"
+            )
         elif sid != path.stem:
-            self.lines.append(f"{path.name} says session_id {sid!r}: its row is keyed {sid!r}, so the audit "
-                              "keeps reporting index drift for it [Q7]")
+            self.lines.append(
+                f"{path.name} says session_id {sid!r}: its row is keyed {sid!r}, so the audit "
+                "keeps reporting index drift for it [Q7]"
+            )
         if not isinstance(obj.get("workspace"), str) or not obj.get("workspace"):
             self.empty_ws += 1
 
     def warnings(self, ctx: RepairContext) -> list[str]:
         out = list(self.lines)
         if self.empty_ws:
-            out.append(f"{self.empty_ws} sidecar(s) have an empty workspace; their rows get hermes' working "
-                       f"directory ({ctx.cwd}) [Q10]")
+            out.append(
+                f"{self.empty_ws} sidecar(s) have an empty workspace; their rows get hermes' working "
+                f"directory ({ctx.cwd}) [Q10]"
+            )
         return out
 
 
@@ -83,8 +89,9 @@ def _diff_lines(before: list[str] | None, after: list[str], existed: bool) -> li
     if not existed:
         return [f"create {INDEX_NAME} from the sidecars ({len(after)} rows)"]
     if before is None:
-        lines = [f"rewrite {INDEX_NAME}: the current file is unreadable or not a list; "
-                 f"{len(after)} rows after"]
+        lines = [
+            f"rewrite {INDEX_NAME}: the current file is unreadable or not a list; {len(after)} rows after"
+        ]
         return lines
     lines = [f"rewrite {INDEX_NAME} from the sidecars: {len(before)} rows before, {len(after)} after"]
     added, dropped = sorted(set(after) - set(before)), sorted(set(before) - set(after))
@@ -123,12 +130,19 @@ def plan(ctx: RepairContext, session_id: str | None = None) -> Plan:
     rows_before = len(before_ids) if before_ids is not None else None
     p.result = {"rows_before": rows_before, "rows_after": len(after_ids)}
     if raw is not None and raw.data == after:
-        p.summary.append(f"{INDEX_NAME} already matches the sidecars ({len(after_ids)} rows): "
-                         "nothing to write")
+        p.summary.append(
+            f"{INDEX_NAME} already matches the sidecars ({len(after_ids)} rows): nothing to write"
+        )
         return p
     p.summary.extend(_diff_lines(before_ids, after_ids, raw is not None))
-    p.changes.append(FileChange(path=path, before=raw.data if raw else None, after=after,
-                                fingerprint=raw.fingerprint if raw else None))
+    p.changes.append(
+        FileChange(
+            path=path,
+            before=raw.data if raw else None,
+            after=after,
+            fingerprint=raw.fingerprint if raw else None,
+        )
+    )
     return p
 
 

@@ -75,8 +75,10 @@ class ActionSpec:
         if self.origin not in (HERMES, INSPECTOR):
             raise ValueError(f"action {self.name!r}: unknown origin {self.origin!r}")
         if (self.origin == HERMES) != (self.mirrors is not None):
-            raise ValueError(f"action {self.name!r}: a hermes repair names the function it mirrors; "
-                             "an inspector step mirrors none")
+            raise ValueError(
+                f"action {self.name!r}: a hermes repair names the function it mirrors; "
+                "an inspector step mirrors none"
+            )
         if self.hermes_reads - {RUN_JOURNALS, STATE_DB, CORE_TRANSCRIPT}:
             raise ValueError(f"action {self.name!r}: unknown hermes_reads {sorted(self.hermes_reads)}")
         if not self.name or not self.label or not self.help or "\n" in self.help:
@@ -108,7 +110,9 @@ class Registry:
                 if not isinstance(spec, ActionSpec):
                     raise TypeError(f"{modname} has no SPEC = ActionSpec(...)")
                 if spec.name in by_name:
-                    raise ValueError(f"action {spec.name!r} is declared by {by_name[spec.name][1]} and {modname}")
+                    raise ValueError(
+                        f"action {spec.name!r} is declared by {by_name[spec.name][1]} and {modname}"
+                    )
                 by_name[spec.name] = (spec, modname)
             self._by_name = by_name
             self._specs = tuple(s for s, _ in by_name.values())

@@ -53,8 +53,11 @@ _STEM = re.compile(r"[A-Za-z0-9_.-]+")
 
 def is_plain_stem(session_id: object) -> bool:
     """A file stem that cannot leave the sessions folder and is not hidden or ``_``-reserved."""
-    return (isinstance(session_id, str) and _STEM.fullmatch(session_id) is not None
-            and not session_id.startswith((".", "_")))
+    return (
+        isinstance(session_id, str)
+        and _STEM.fullmatch(session_id) is not None
+        and not session_id.startswith((".", "_"))
+    )
 
 
 def _no_action_line(status: dict) -> str:
@@ -63,12 +66,16 @@ def _no_action_line(status: dict) -> str:
         return f"nothing to do: {status['session_id']}.json has no .bak"
     flag = status_flag(status)
     if flag:
-        return (f"nothing to do: decision no_action ({flag}: {FLAG_EXPLANATIONS[flag]}); "
-                f"live {live} messages, bak {bak} messages")
+        return (
+            f"nothing to do: decision no_action ({flag}: {FLAG_EXPLANATIONS[flag]}); "
+            f"live {live} messages, bak {bak} messages"
+        )
     if bak < 0:
         return f"nothing to do: the .bak is unreadable (live {live} messages)"
-    return (f"nothing to do: decision no_action, the .bak ({bak} messages) is not larger than the "
-            f"live file ({live})")
+    return (
+        f"nothing to do: decision no_action, the .bak ({bak} messages) is not larger than the "
+        f"live file ({live})"
+    )
 
 
 def _live_warning(data: bytes | None, name: str) -> str | None:
@@ -87,8 +94,10 @@ def _plan_orphan(ctx: RepairContext, sid: str, p: Plan) -> bool:
     if blocker is not None:
         p.summary.append(f"nothing to do: {sid}.json is missing and its backup is not restored: {blocker}")
         return False
-    p.warnings.append(f"{sid} is not in _index.json until the index is rebuilt; run rebuild-index "
-                      "afterwards (hermes' startup recovery rebuilds it after a restore)")
+    p.warnings.append(
+        f"{sid} is not in _index.json until the index is rebuilt; run rebuild-index "
+        "afterwards (hermes' startup recovery rebuilds it after a restore)"
+    )
     return True
 
 
@@ -99,16 +108,27 @@ def _add_change(ctx: RepairContext, sid: str, status: dict, p: Plan) -> None:
     if bak_raw is None:
         p.refusal = f"{bak_path_for(live).name} disappeared while planning"
         return
-    p.changes.append(FileChange(path=live, before=live_raw.data if live_raw else None, after=bak_raw.data,
-                                fingerprint=live_raw.fingerprint if live_raw else None))
+    p.changes.append(
+        FileChange(
+            path=live,
+            before=live_raw.data if live_raw else None,
+            after=bak_raw.data,
+            fingerprint=live_raw.fingerprint if live_raw else None,
+        )
+    )
     if live_raw is None:
-        p.summary.append(f"create {live.name} from {live.name}.bak ({status['bak_messages']} messages); "
-                         "the .bak is kept")
+        p.summary.append(
+            f"create {live.name} from {live.name}.bak ({status['bak_messages']} messages); the .bak is kept"
+        )
         return
-    p.summary.append(f"replace {live.name} ({status['live_messages']} messages) with {live.name}.bak "
-                     f"({status['bak_messages']} messages); the .bak is kept")
-    p.warnings.append(f"the current {live.name} is replaced; hermes keeps no copy of it, the inspector "
-                      "keeps a private backup")
+    p.summary.append(
+        f"replace {live.name} ({status['live_messages']} messages) with {live.name}.bak "
+        f"({status['bak_messages']} messages); the .bak is kept"
+    )
+    p.warnings.append(
+        f"the current {live.name} is replaced; hermes keeps no copy of it, the inspector "
+        "keeps a private backup"
+    )
     warning = _live_warning(live_raw.data, live.name)
     if warning:
         p.warnings.append(warning)
@@ -140,8 +160,9 @@ def plan(ctx: RepairContext, session_id: str | None) -> Plan:
     p.result = {**status, "restored": would_restore and p.refusal is None}
     if not would_restore and not p.summary:
         missing = not live.exists() and status["recommend"] == "no_backup"
-        p.summary.append(f"nothing to do: neither {live.name} nor its .bak exists" if missing
-                         else _no_action_line(status))
+        p.summary.append(
+            f"nothing to do: neither {live.name} nor its .bak exists" if missing else _no_action_line(status)
+        )
     return p
 
 

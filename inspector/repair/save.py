@@ -66,8 +66,9 @@ def _change(ctx: SaveContext, path: Path, after: bytes | None) -> FileChange | N
     before = raw.data if raw is not None else None
     if before == after:
         return None
-    return FileChange(path=path, before=before, after=after,
-                      fingerprint=raw.fingerprint if raw is not None else None)
+    return FileChange(
+        path=path, before=before, after=after, fingerprint=raw.fingerprint if raw is not None else None
+    )
 
 
 def sidecar_names(session_dir: Path, *, sort: bool = True) -> list[str]:
@@ -164,16 +165,24 @@ def rebuild_index_from_sidecars(
     except IndexSortError as exc:
         raise IndexRebuildError(f"a sidecar's updated_at cannot be sorted with the others ({exc})") from exc
     except UnicodeEncodeError as exc:
-        raise IndexRebuildError(f"a sidecar holds text that cannot be written as UTF-8 ({exc.reason}: "
-                                f"{exc.object[max(0, exc.start - 20):exc.end + 20]!r})") from exc
+        raise IndexRebuildError(
+            f"a sidecar holds text that cannot be written as UTF-8 ({exc.reason}: "
+            f"{exc.object[max(0, exc.start - 20) : exc.end + 20]!r})"
+        ) from exc
     return RebuiltIndex(out, [str(r["session_id"]) for r in final])
 
 
 PARALLEL_ROWS_MIN = 512  # fewer sidecars than this: the rows are made in this process only
 
 
-def _rows_of(ctx: SaveContext, paths: list[Path], data_for: Callable[[Path], bytes | None],
-             observe: Callable[[Path, dict], None] | None, skipped: list[str], recovery: bool) -> list[dict]:
+def _rows_of(
+    ctx: SaveContext,
+    paths: list[Path],
+    data_for: Callable[[Path], bytes | None],
+    observe: Callable[[Path, dict], None] | None,
+    skipped: list[str],
+    recovery: bool,
+) -> list[dict]:
     """The ``compact()`` rows of ``paths``, in order (``skipped`` gets a line per file left out);
     IndexRebuildError at the first file hermes' rebuild stops at."""
     resolve = PathResolver(ctx.cwd)
@@ -184,8 +193,10 @@ def _rows_of(ctx: SaveContext, paths: list[Path], data_for: Callable[[Path], byt
             try:
                 data = ctx.snapshot.read_transient(path)
             except OSError as exc:  # a folder named *.json or an unreadable file: hermes skips it too
-                skipped.append(f"{path.name} cannot be read ({exc.strerror or exc}): left out of the index, "
-                               "as hermes does")
+                skipped.append(
+                    f"{path.name} cannot be read ({exc.strerror or exc}): left out of the index, "
+                    "as hermes does"
+                )
                 continue
             if data is None:
                 continue
@@ -195,8 +206,14 @@ def _rows_of(ctx: SaveContext, paths: list[Path], data_for: Callable[[Path], byt
     return rows
 
 
-def _rows_in_two(ctx: SaveContext, paths: list[Path], data_for: Callable[[Path], bytes | None],
-                 observe: Callable[[Path, dict], None] | None, skipped: list[str], recovery: bool) -> list[dict]:
+def _rows_in_two(
+    ctx: SaveContext,
+    paths: list[Path],
+    data_for: Callable[[Path], bytes | None],
+    observe: Callable[[Path, dict], None] | None,
+    skipped: list[str],
+    recovery: bool,
+) -> list[dict]:
     """:func:`_rows_of`, the second half of ``paths`` made by a forked copy of this process while
     this one makes the first (reading and parsing 10,000 sidecars is most of a rebuild), where
     forking is safe and ``observe`` (if any) can be split: an observer with ``fresh()`` (an
@@ -245,8 +262,15 @@ def _rows_in_two(ctx: SaveContext, paths: list[Path], data_for: Callable[[Path],
     return mine + rows
 
 
-def _index_row(ctx: SaveContext, path: Path, data: bytes, resolve: PathResolver,
-               observe: Callable[[Path, dict], None] | None, skipped: list[str], recovery: bool) -> dict | None:
+def _index_row(
+    ctx: SaveContext,
+    path: Path,
+    data: bytes,
+    resolve: PathResolver,
+    observe: Callable[[Path, dict], None] | None,
+    skipped: list[str],
+    recovery: bool,
+) -> dict | None:
     """One sidecar's ``compact()`` row for a full rebuild; None when hermes leaves it out."""
     try:
         obj = parse_sidecar_exact(data)
@@ -265,15 +289,24 @@ def _index_row(ctx: SaveContext, path: Path, data: bytes, resolve: PathResolver,
         return compact(sess)
     except (ValueError, TypeError, OSError, OverflowError, RuntimeError, RecursionError) as exc:
         if recovery:
-            raise IndexRebuildError(f"{path.name}: hermes cannot load it or make its index row "
-                                    f"({type(exc).__name__}: {exc}), and its recovery rebuild stops there") from exc
-        skipped.append(f"{path.name} cannot be loaded (hermes cannot load it: {exc}): left out of the index, "
-                       "as hermes does")
+            raise IndexRebuildError(
+                f"{path.name}: hermes cannot load it or make its index row "
+                f"({type(exc).__name__}: {exc}), and its recovery rebuild stops there"
+            ) from exc
+        skipped.append(
+            f"{path.name} cannot be loaded (hermes cannot load it: {exc}): left out of the index, "
+            "as hermes does"
+        )
         return None
 
 
-def rebuilt_index_bytes(ctx: SaveContext, overrides: dict[Path, bytes] | None = None,
-                        skipped: list[str] | None = None, *, recovery: bool = True) -> bytes:
+def rebuilt_index_bytes(
+    ctx: SaveContext,
+    overrides: dict[Path, bytes] | None = None,
+    skipped: list[str] | None = None,
+    *,
+    recovery: bool = True,
+) -> bytes:
     """The bytes of :func:`rebuild_index_from_sidecars`."""
     return rebuild_index_from_sidecars(ctx, overrides, skipped, recovery=recovery).data
 
@@ -353,9 +386,9 @@ def _tombstone_after(data: bytes | None, sid: str, cap: int) -> tuple[bool, byte
         return False, data
 
 
-
-def _index_after(ctx: SaveContext, session: LoadedSession, path: Path, new_bytes: bytes,
-                 index_data: bytes | None) -> bytes:
+def _index_after(
+    ctx: SaveContext, session: LoadedSession, path: Path, new_bytes: bytes, index_data: bytes | None
+) -> bytes:
     """``_write_session_index(updates=[session])``: the fast path over the existing index; where
     the index is missing or the fast path raises, the full rebuild in the folder's own order
     (which raises :class:`IndexRebuildError` where hermes' save would raise)."""
@@ -393,8 +426,11 @@ def save_session(
     changes: list[FileChange] = []
     existing_count = count_messages_in_bytes(existing) if existing is not None else 0
     incoming = len(data["messages"])
-    if existing is not None and existing_count > 0 and incoming == 0 and (
-        data.get("active_stream_id") or data.get("pending_user_message")
+    if (
+        existing is not None
+        and existing_count > 0
+        and incoming == 0
+        and (data.get("active_stream_id") or data.get("pending_user_message"))
     ):
         return []
     if existing is not None and existing_count > incoming:

@@ -30,8 +30,12 @@ class SessionSource:
 def load_session_for_repair(ctx: RepairContext, session_id: str) -> SessionSource:
     """Read ``<sid>.json`` through the snapshot; refuse unsafe ids and unusable sidecars."""
     if not is_safe_session_id(session_id):
-        return SessionSource(Path(), None, None,
-                             f"unsafe session id {session_id!r}: only letters, digits, '_' and '-' are allowed")
+        return SessionSource(
+            Path(),
+            None,
+            None,
+            f"unsafe session id {session_id!r}: only letters, digits, '_' and '-' are allowed",
+        )
     path = ctx.session_dir / f"{session_id}.json"
     try:
         raw = ctx.snapshot.read(path)
@@ -46,22 +50,31 @@ def load_session_for_repair(ctx: RepairContext, session_id: str) -> SessionSourc
     if loaded.odd_lists:
         # hermes keeps such a value as it is (``value or []``) and its repair works on it; the
         # inspector reads it as [] and would write a different file
-        return SessionSource(path, raw, None, f"{path.name} holds {' and '.join(loaded.odd_lists)} that "
-                             f"{'is' if len(loaded.odd_lists) == 1 else 'are'} not a list: not repaired")
+        return SessionSource(
+            path,
+            raw,
+            None,
+            f"{path.name} holds {' and '.join(loaded.odd_lists)} that "
+            f"{'is' if len(loaded.odd_lists) == 1 else 'are'} not a list: not repaired",
+        )
     if loaded.collapsed_partials:
         # hermes' Session.load drops them and immediately re-saves the file (leaving a .bak) before
         # the repair runs: a write during the load that the inspector does not reproduce
-        return SessionSource(path, raw, None,
-                             f"{path.name} holds adjacent duplicate partial replies; hermes rewrites the file "
-                             "when it loads it (keeping the first of each, and a .bak), before any repair. "
-                             "Open the session in hermes-webui once, then repair it")
+        return SessionSource(
+            path,
+            raw,
+            None,
+            f"{path.name} holds adjacent duplicate partial replies; hermes rewrites the file "
+            "when it loads it (keeping the first of each, and a .bak), before any repair. "
+            "Open the session in hermes-webui once, then repair it",
+        )
     inner = loaded.data.get("session_id")
     if not inner:
-        return SessionSource(path, raw, None,
-                             f"{path.name} has no session_id (hermes would invent a random one)")
+        return SessionSource(
+            path, raw, None, f"{path.name} has no session_id (hermes would invent a random one)"
+        )
     if inner != session_id:
-        return SessionSource(path, raw, None,
-                             f"{path.name} names session {inner!r}, not {session_id!r}")
+        return SessionSource(path, raw, None, f"{path.name} names session {inner!r}, not {session_id!r}")
     try:
         working = copy.deepcopy(loaded.data)
     except RecursionError:

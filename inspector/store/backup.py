@@ -107,8 +107,12 @@ def _clear_sentinel(live: dict, bak: dict) -> bool:
     if exact_empty:
         return True
     messages = live.get("messages")
-    return (isinstance(messages, list) and len(messages) > 0
-            and live.get("truncation_watermark") == 0.0 and live.get("truncation_boundary") == 0.0)
+    return (
+        isinstance(messages, list)
+        and len(messages) > 0
+        and live.get("truncation_watermark") == 0.0
+        and live.get("truncation_boundary") == 0.0
+    )
 
 
 def _records_intentional_compress(live: dict) -> bool:
@@ -153,10 +157,12 @@ def is_compaction_marker(message: Any) -> bool:
         return False
     first = _typed_parts_text(message.get("content", "")).lower().lstrip()
     synthetic = bool(message.get("_compressed_summary"))
-    if not (first.startswith("[context compaction")
-            or (synthetic and first.startswith("context compaction"))
-            or first.startswith("[your active task list was preserved across context compression]")
-            or first.startswith("[session arc summary")):
+    if not (
+        first.startswith("[context compaction")
+        or (synthetic and first.startswith("context compaction"))
+        or first.startswith("[your active task list was preserved across context compression]")
+        or first.startswith("[session arc summary")
+    ):
         return False
     text = _plain_text(message.get("content")).lower().lstrip()
     return text.startswith("[context compaction") or text.startswith("context compaction")

@@ -76,15 +76,24 @@ SMALL_FILE_BYTES = 64 << 10  # webui.ctl.env, webui.pid and the like: a few line
 
 
 def _size_text(n: int) -> str:
-    return f"{n / (1 << 30):.1f} GB" if n >= 1 << 30 else f"{n / (1 << 20):.1f} MB" if n >= 1 << 20 else f"{n} bytes"
+    return (
+        f"{n / (1 << 30):.1f} GB"
+        if n >= 1 << 30
+        else f"{n / (1 << 20):.1f} MB"
+        if n >= 1 << 20
+        else f"{n} bytes"
+    )
 
 
 class TooLargeToLoad(OSError):
     """A file larger than the reader's limit: not loaded (``strerror`` says so in words)."""
 
     def __init__(self, path: Path | str, size: int, limit: int) -> None:
-        super().__init__(errno.EFBIG, f"too large to load safely ({_size_text(size)}; the limit is "
-                                      f"{_size_text(limit)})", str(path))
+        super().__init__(
+            errno.EFBIG,
+            f"too large to load safely ({_size_text(size)}; the limit is {_size_text(limit)})",
+            str(path),
+        )
         self.size = size
         self.limit = limit
 
@@ -113,8 +122,9 @@ def open_regular(path: Path | str, *, follow_links: bool = True) -> tuple[int, o
     return fd, st
 
 
-def read_regular(path: Path, max_bytes: int | None = MAX_FILE_BYTES, *,
-                 follow_links: bool = True) -> tuple[bytes, os.stat_result]:
+def read_regular(
+    path: Path, max_bytes: int | None = MAX_FILE_BYTES, *, follow_links: bool = True
+) -> tuple[bytes, os.stat_result]:
     """Bytes and stat of a regular file of at most ``max_bytes``. FileNotFoundError when absent.
 
     The one way the inspector reads a file it did not write. Opened non-blocking and checked

@@ -122,17 +122,40 @@ def compact(session: LoadedSession) -> dict:
         "updated_at": d["updated_at"],
         "last_message_at": last_message_at(d, messages),
     }
-    for key in ("pinned", "archived", "project_id", "profile", "input_tokens", "output_tokens",
-                "estimated_cost", "cache_read_tokens", "cache_write_tokens"):
+    for key in (
+        "pinned",
+        "archived",
+        "project_id",
+        "profile",
+        "input_tokens",
+        "output_tokens",
+        "estimated_cost",
+        "cache_read_tokens",
+        "cache_write_tokens",
+    ):
         row[key] = d[key]
     row["cache_hit_percent"] = cache_hit_percent(d)
-    for key in ("personality", "compression_anchor_visible_idx", "compression_anchor_message_key",
-                "compression_anchor_summary", "pre_compression_snapshot", "context_engine",
-                "compression_anchor_engine", "compression_anchor_mode", "compression_anchor_details",
-                "context_engine_state", "context_length", "threshold_tokens", "last_prompt_tokens",
-                "post_compression_context_tokens_estimate", "compression_recovery",
-                "recommended_recovery_action", "gateway_routing", "gateway_routing_history",
-                "manual_title"):
+    for key in (
+        "personality",
+        "compression_anchor_visible_idx",
+        "compression_anchor_message_key",
+        "compression_anchor_summary",
+        "pre_compression_snapshot",
+        "context_engine",
+        "compression_anchor_engine",
+        "compression_anchor_mode",
+        "compression_anchor_details",
+        "context_engine_state",
+        "context_length",
+        "threshold_tokens",
+        "last_prompt_tokens",
+        "post_compression_context_tokens_estimate",
+        "compression_recovery",
+        "recommended_recovery_action",
+        "gateway_routing",
+        "gateway_routing_history",
+        "manual_title",
+    ):
         row[key] = d[key]
     if d.get("parent_session_id"):
         row["parent_session_id"] = d["parent_session_id"]
@@ -149,9 +172,19 @@ def compact(session: LoadedSession) -> dict:
     row["active_stream_id"] = d["active_stream_id"]
     row["pending_user_message"] = d["pending_user_message"]
     row["has_pending_user_message"] = bool(d["pending_user_message"])
-    for key in ("is_cli_session", "source_tag", "raw_source", "session_source", "source_label",
-                "read_only", "enabled_toolsets", "composer_draft", "process_wakeup_pause",
-                "share_token", "share_created_at"):
+    for key in (
+        "is_cli_session",
+        "source_tag",
+        "raw_source",
+        "session_source",
+        "source_label",
+        "read_only",
+        "enabled_toolsets",
+        "composer_draft",
+        "process_wakeup_pause",
+        "share_token",
+        "share_created_at",
+    ):
         row[key] = d[key]
     row["is_streaming"] = False
     return row
@@ -244,8 +277,6 @@ def index_path(session_dir: Path) -> Path:
 
 
 # ---------------------------------------------------------------- rows straight from parsed sidecars
-
-
 
 
 class PathResolver:

@@ -112,19 +112,24 @@ def _file_pieces(path: Path, max_line: int) -> Iterator[tuple[int, bytes]]:
             cut = chunk.rfind(b"\n")
             if pending_size + (len(chunk) if cut < 0 else chunk.find(b"\n") + 1) > max_line:
                 limit = f"{max_line >> 20} MB" if max_line >= 1 << 20 else f"{max_line} bytes"
-                raise JournalTooLarge(f"the line at byte {offset} is longer than {limit}: too large to load safely")
+                raise JournalTooLarge(
+                    f"the line at byte {offset} is longer than {limit}: too large to load safely"
+                )
             if cut < 0:
                 pending.append(chunk)
                 pending_size += len(chunk)
                 continue
-            piece = b"".join([*pending, chunk[:cut + 1]])
+            piece = b"".join([*pending, chunk[: cut + 1]])
             yield offset, piece
             offset += len(piece)
-            pending, pending_size = ([chunk[cut + 1:]], len(chunk) - cut - 1) if cut + 1 < len(chunk) else ([], 0)
+            pending, pending_size = (
+                ([chunk[cut + 1 :]], len(chunk) - cut - 1) if cut + 1 < len(chunk) else ([], 0)
+            )
 
 
-def _records_of(pieces: Iterable[tuple[int, Any]], *,
-                exact_values: bool = True) -> Iterator[tuple[int, str, dict | None]]:
+def _records_of(
+    pieces: Iterable[tuple[int, Any]], *, exact_values: bool = True
+) -> Iterator[tuple[int, str, dict | None]]:
     """:func:`_records` over ``(offset, bytes)`` pieces that each end after a ``\n`` (or at the end).
 
     With ``exact_values=False`` every line goes to orjson first, without the scan of each piece
@@ -136,8 +141,9 @@ def _records_of(pieces: Iterable[tuple[int, Any]], *,
         try:
             text = str(piece, "utf-8")
         except UnicodeDecodeError as exc:
-            raise JournalUnreadable(f"not valid UTF-8 at byte {start + exc.start}: "
-                                    "the whole journal is unreadable") from exc
+            raise JournalUnreadable(
+                f"not valid UTF-8 at byte {start + exc.start}: the whole journal is unreadable"
+            ) from exc
         safe = not exact_values or orjson_safe(bytes(piece) if isinstance(piece, memoryview) else piece)
         for line in text.splitlines():
             number += 1
@@ -191,7 +197,9 @@ class StreamedJournal:
     first_malformed: int | None
 
 
-def stream_summary(path: Path, session_id: str, run_id: str, max_line: int = MAX_LINE_BYTES) -> StreamedJournal:
+def stream_summary(
+    path: Path, session_id: str, run_id: str, max_line: int = MAX_LINE_BYTES
+) -> StreamedJournal:
     """:func:`run_summary` and the dropped-line count of a journal of any size, in the memory of one
     piece (or one line): for a journal too large to load whole. Raises JournalUnreadable (invalid
     UTF-8), JournalTooLarge (a line over ``max_line``) and OSError."""
@@ -294,12 +302,24 @@ def list_runs(session_dir: Path, session_id: str, *, strict: bool = False) -> li
 # hermes' compact writer puts these in every terminal record / output event (the spaced forms
 # are a writer's other than hermes'; any of them only sends the journal to the full parse).
 _TERMINAL_FLAGS = (b'"terminal":true', b'"terminal": true')
-_OUTPUT_NEEDLES = tuple(f'"event":{sep}"{name}"'.encode() for sep in ("", " ")
-                        for name in ("token", "reasoning", "interim_assistant", "tool"))
+_OUTPUT_NEEDLES = tuple(
+    f'"event":{sep}"{name}"'.encode()
+    for sep in ("", " ")
+    for name in ("token", "reasoning", "interim_assistant", "tool")
+)
 
 
-_OTHER_LINE_BREAKS = (b"\r", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\xc2\x85", b"\xe2\x80\xa8",
-                      b"\xe2\x80\xa9")  # where str.splitlines() also splits (hermes' reader)
+_OTHER_LINE_BREAKS = (
+    b"\r",
+    b"\x0b",
+    b"\x0c",
+    b"\x1c",
+    b"\x1d",
+    b"\x1e",
+    b"\xc2\x85",
+    b"\xe2\x80\xa8",
+    b"\xe2\x80\xa9",
+)  # where str.splitlines() also splits (hermes' reader)
 
 
 def open_run_facts(data: bytes) -> dict:
@@ -317,7 +337,7 @@ def open_run_facts(data: bytes) -> dict:
         while at >= 0:
             start = data.rfind(b"\n", 0, at) + 1
             end = data.find(b"\n", at)
-            line = data[start:len(data) if end < 0 else end].rstrip(b"\r")
+            line = data[start : len(data) if end < 0 else end].rstrip(b"\r")
             if any(sep in line for sep in _OTHER_LINE_BREAKS):
                 return {"open": _open_by_full_parse(data)}  # hermes' reader cuts this line elsewhere
             try:

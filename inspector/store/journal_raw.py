@@ -52,14 +52,29 @@ except ImportError:  # pragma: no cover - orjson is a declared dependency
 # "\r" counts only when it is not the CR of a CRLF line end.
 _TEARING = re.compile("\r(?!\n)|[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 _CHAR_NAMES = {
-    "\r": "a bare CR", "\x0b": "\\v", "\x0c": "\\f", "\x1c": "\\x1c", "\x1d": "\\x1d",
-    "\x1e": "\\x1e", "\x85": "U+0085", "\u2028": "U+2028", "\u2029": "U+2029",
+    "\r": "a bare CR",
+    "\x0b": "\\v",
+    "\x0c": "\\f",
+    "\x1c": "\\x1c",
+    "\x1d": "\\x1d",
+    "\x1e": "\\x1e",
+    "\x85": "U+0085",
+    "\u2028": "U+2028",
+    "\u2029": "U+2029",
 }
 # The same characters in UTF-8, found with single-byte searches (memchr speed; a multi-byte
 # search is ten times slower): the last byte of each, and the bytes that must precede it.
 # In valid UTF-8 a lead byte is never a continuation byte, so "\xc2\x85" is always U+0085.
-_TEARING_BYTES = ((b"\x0b", b""), (b"\x0c", b""), (b"\x1c", b""), (b"\x1d", b""), (b"\x1e", b""),
-                  (b"\x85", b"\xc2"), (b"\xa8", b"\xe2\x80"), (b"\xa9", b"\xe2\x80"))
+_TEARING_BYTES = (
+    (b"\x0b", b""),
+    (b"\x0c", b""),
+    (b"\x1c", b""),
+    (b"\x1d", b""),
+    (b"\x1e", b""),
+    (b"\x85", b"\xc2"),
+    (b"\xa8", b"\xe2\x80"),
+    (b"\xa9", b"\xe2\x80"),
+)
 _LONG_DIGITS = re.compile(rb"[0-9]{19}")
 # orjson nests up to 1,024 levels, the stdlib (hermes' parser) until the interpreter's recursion
 # limit: a line that might be nested that deep is parsed by the stdlib only.
@@ -97,13 +112,13 @@ def _tearing_offsets(data: bytes) -> list[int]:
     for probe, lead in _TEARING_BYTES:
         pos = find(probe)
         while pos >= 0:
-            if not lead or (pos >= len(lead) and data[pos - len(lead):pos] == lead):
+            if not lead or (pos >= len(lead) and data[pos - len(lead) : pos] == lead):
                 hits.append(pos)
             pos = find(probe, pos + 1)
     if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
         pos = find(b"\r")
         while pos >= 0:
-            if data[pos + 1:pos + 2] != b"\n":
+            if data[pos + 1 : pos + 2] != b"\n":
                 hits.append(pos)
             pos = find(b"\r", pos + 1)
     return hits
@@ -146,9 +161,15 @@ def _describe_tear(text: str, events: list[dict]) -> str:
     chars = sorted({_CHAR_NAMES[m.group()] for m in _TEARING.finditer(text)})
     pieces = text.splitlines()
     skipped = sum(1 for p in pieces if p.strip()) - len(events)
-    how = f"{len(events)} read as events, {skipped} skipped as malformed" if events else "all skipped as malformed"
-    return (f"split apart by an invisible line-break character ({', '.join(chars)}) that hermes reads as a "
-            f"line end, into {len(pieces)} pieces ({how})")
+    how = (
+        f"{len(events)} read as events, {skipped} skipped as malformed"
+        if events
+        else "all skipped as malformed"
+    )
+    return (
+        f"split apart by an invisible line-break character ({', '.join(chars)}) that hermes reads as a "
+        f"line end, into {len(pieces)} pieces ({how})"
+    )
 
 
 @dataclass(frozen=True)
@@ -243,8 +264,15 @@ class RawJournal:
     computed up front.
     """
 
-    def __init__(self, data: bytes, *, session_id: str | None = None, run_id: str | None = None,
-                 path: Path | None = None, index: JournalIndex | None = None):
+    def __init__(
+        self,
+        data: bytes,
+        *,
+        session_id: str | None = None,
+        run_id: str | None = None,
+        path: Path | None = None,
+        index: JournalIndex | None = None,
+    ):
         self.data = data
         self.path = path
         self.session_id = session_id
@@ -287,14 +315,16 @@ class RawJournal:
         """The whole-file index, once computed (:meth:`index`) or given."""
         return self._index
 
-    def index(self, check: Callable[[], None] = lambda: None,
-              events: list[tuple[int, dict]] | None = None) -> JournalIndex:
+    def index(
+        self, check: Callable[[], None] = lambda: None, events: list[tuple[int, dict]] | None = None
+    ) -> JournalIndex:
         """Index every line now (one pass); ``events`` collects ``(line, event)`` for every event
         hermes reads. Afterwards no line needs another one to be looked at."""
         if self._index is not None and events is None:
             return self._index
-        index = index_journal(self.data, session_id=self.session_id, run_id=self.run_id, check=check,
-                              events=events)
+        index = index_journal(
+            self.data, session_id=self.session_id, run_id=self.run_id, check=check, events=events
+        )
         self._adopt(index)
         return index
 
@@ -369,12 +399,22 @@ class RawJournal:
         value, error = _parse(body)
         dropped, notes, events = self._hermes_verdict(i, start, stop, body, value, error)
         anomalies = notes + self._record_anomalies(i, value) if dropped is None else notes
-        return RawLine(index=i, number=i + 1, offset=start, length=stop - start, data=body,
-                       value=value, parse_error=error, dropped=dropped, anomalies=tuple(anomalies),
-                       hermes_events=tuple(events))
+        return RawLine(
+            index=i,
+            number=i + 1,
+            offset=start,
+            length=stop - start,
+            data=body,
+            value=value,
+            parse_error=error,
+            dropped=dropped,
+            anomalies=tuple(anomalies),
+            hermes_events=tuple(events),
+        )
 
-    def _hermes_verdict(self, i: int, start: int, stop: int, body: bytes, value: Any,
-                        error: str | None) -> tuple[str | None, list[str], list[dict]]:
+    def _hermes_verdict(
+        self, i: int, start: int, stop: int, body: bytes, value: Any, error: str | None
+    ) -> tuple[str | None, list[str], list[dict]]:
         notes: list[str] = []
         last_without_newline = i == len(self) - 1 and not self.ends_with_newline
         if body.endswith(b"\r"):
@@ -415,7 +455,7 @@ class RawJournal:
         if self.session_id is not None and session_id != self.session_id:
             out.append(f"session_id {session_id!r} does not match the folder {self.session_id!r}")
         if value.get("event_id") != f"{run_id}:{seq}":
-            out.append(f"event_id {value.get('event_id')!r} is not \"<run_id>:<seq>\"")
+            out.append(f'event_id {value.get("event_id")!r} is not "<run_id>:<seq>"')
         if value.get("event") != value.get("type"):
             out.append(f"event {value.get('event')!r} differs from type {value.get('type')!r}")
         if bool(value.get("terminal")) != (value.get("terminal_state") is not None):
@@ -485,9 +525,15 @@ def _long_digit_offsets(data: bytes) -> list[int]:
     return found
 
 
-def index_journal(data: bytes, *, session_id: str | None = None, run_id: str | None = None,
-                  check: Callable[[], None] = lambda: None, events: list[tuple[int, dict]] | None = None,
-                  digest: bool = False) -> JournalIndex:
+def index_journal(
+    data: bytes,
+    *,
+    session_id: str | None = None,
+    run_id: str | None = None,
+    check: Callable[[], None] = lambda: None,
+    events: list[tuple[int, dict]] | None = None,
+    digest: bool = False,
+) -> JournalIndex:
     """One pass over a journal: every line's verdict, the seq checks and the counts.
 
     Each line is parsed once (orjson where it reads exactly what the stdlib reads, which also
@@ -586,7 +632,9 @@ def index_journal(data: bytes, *, session_id: str | None = None, run_id: str | N
             seen = first.get(seq)
             if seen is None:
                 first[seq] = line
-            if seen is not None or not (seq == prev + 1 if type(prev) is int else prev is not _START or seq == 1):
+            if seen is not None or not (
+                seq == prev + 1 if type(prev) is int else prev is not _START or seq == 1
+            ):
                 notes = _seq_order_notes(line, seq, seen, prev)
                 if notes:
                     seq_notes[line] = tuple(notes)
@@ -594,13 +642,16 @@ def index_journal(data: bytes, *, session_id: str | None = None, run_id: str | N
         prev = seq
         if not noted:
             # the negation of every check of RawJournal._record_anomalies, in the same terms
-            noted = not (type(seq) is int and seq >= 1
-                         and (run_id is None or rid == run_id)
-                         and (session_id is None or sid == session_id)
-                         and eid == f"{rid}:{seq}"
-                         and name == kind
-                         and bool(terminal) == (state is not None)
-                         and type(payload) is dict)
+            noted = not (
+                type(seq) is int
+                and seq >= 1
+                and (run_id is None or rid == run_id)
+                and (session_id is None or sid == session_id)
+                and eid == f"{rid}:{seq}"
+                and name == kind
+                and bool(terminal) == (state is not None)
+                and type(payload) is dict
+            )
         n_odd += noted
         if noted:
             flagged.append(line)
@@ -621,16 +672,33 @@ def index_journal(data: bytes, *, session_id: str | None = None, run_id: str | N
         kinds, codes, flagged = bytearray(len(starts)), {}, array("q", range(len(starts)))
         n_events = n_torn = 0
         n_dropped = len(starts)
-        n_odd = sum(1 for body in data.split(b"\n")[:len(starts)] if body.endswith(b"\r"))
+        n_odd = sum(1 for body in data.split(b"\n")[: len(starts)] if body.endswith(b"\r"))
         if starts and not ends_with_newline and not data.endswith(b"\r"):
             n_odd += 1
         if events is not None:
             del events[:]
-    stats = {"lines": len(starts), "events": n_events, "dropped": n_dropped, "torn": n_torn, "anomalous": n_odd}
-    return JournalIndex(size=len(data), starts=starts, unreadable=unreadable, bad_byte_offset=bad,
-                        torn=frozenset(torn), seq_notes=seq_notes, stats=stats, last_time=last_time,
-                        digest=hashlib.sha1(data, usedforsecurity=False).digest() if digest else None,
-                        kinds=bytes(kinds), event_names=tuple(codes), flagged=flagged, kind_counts=dict(Counter(kinds)))
+    stats = {
+        "lines": len(starts),
+        "events": n_events,
+        "dropped": n_dropped,
+        "torn": n_torn,
+        "anomalous": n_odd,
+    }
+    return JournalIndex(
+        size=len(data),
+        starts=starts,
+        unreadable=unreadable,
+        bad_byte_offset=bad,
+        torn=frozenset(torn),
+        seq_notes=seq_notes,
+        stats=stats,
+        last_time=last_time,
+        digest=hashlib.sha1(data, usedforsecurity=False).digest() if digest else None,
+        kinds=bytes(kinds),
+        event_names=tuple(codes),
+        flagged=flagged,
+        kind_counts=dict(Counter(kinds)),
+    )
 
 
 NO_EVENT_NAME = "(no event name)"
@@ -640,7 +708,13 @@ _MAX_CODES = 255
 
 def _event_code(codes: dict[str, int], name: Any) -> int:
     """The code of an event name new to :func:`index_journal` (names that are not text share one)."""
-    key = name if type(name) is str else NO_EVENT_NAME if name is None else f"(event name not text: {_json_type(name)})"
+    key = (
+        name
+        if type(name) is str
+        else NO_EVENT_NAME
+        if name is None
+        else f"(event name not text: {_json_type(name)})"
+    )
     code = codes.get(key)
     if code is None:
         if len(codes) >= _MAX_CODES - 1:
@@ -650,8 +724,18 @@ def _event_code(codes: dict[str, int], name: Any) -> int:
 
 
 _NOTHING = object()
-_FIELD_NAMES = ("seq", "run_id", "session_id", "event_id", "event", "type", "terminal", "terminal_state", "payload",
-                "created_at")
+_FIELD_NAMES = (
+    "seq",
+    "run_id",
+    "session_id",
+    "event_id",
+    "event",
+    "type",
+    "terminal",
+    "terminal_state",
+    "payload",
+    "created_at",
+)
 _fields = itemgetter(*_FIELD_NAMES)  # all of a record's checked fields in one C call
 _PIECE_BYTES = 1 << 22
 
@@ -765,7 +849,9 @@ def _streamed_listing(session_id: str, run_id: str, path: Path, size: int) -> Ru
         streamed = stream_summary(path, session_id, run_id)
     except (JournalUnreadable, OSError) as exc:  # JournalTooLarge included: its message says so
         return RunListing(run_id, path, size, None, 0, str(exc), is_valid_journal_id(run_id))
-    return RunListing(run_id, path, size, streamed.summary, streamed.malformed, None, is_valid_journal_id(run_id))
+    return RunListing(
+        run_id, path, size, streamed.summary, streamed.malformed, None, is_valid_journal_id(run_id)
+    )
 
 
 def list_session_runs(session_dir: Path, session_id: str) -> list[RunListing]:
@@ -786,6 +872,15 @@ def list_session_runs(session_dir: Path, session_id: str) -> list[RunListing]:
         except JournalUnreadable as exc:
             out.append(RunListing(run_id, path, len(data), None, 0, str(exc), is_valid_journal_id(run_id)))
             continue
-        out.append(RunListing(run_id, path, len(data), run_summary(session_id, run_id, parsed.events),
-                              len(parsed.malformed), None, is_valid_journal_id(run_id)))
+        out.append(
+            RunListing(
+                run_id,
+                path,
+                len(data),
+                run_summary(session_id, run_id, parsed.events),
+                len(parsed.malformed),
+                None,
+                is_valid_journal_id(run_id),
+            )
+        )
     return out

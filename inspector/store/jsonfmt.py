@@ -162,10 +162,12 @@ def _orjson_escapes_like_stdlib() -> bool:
         if _orjson is not None and _c_encode_str is not None:
             try:
                 text = _every_code_point()
-                sample = {"k\n\"": ["\u2028\x7f\x00é", {}, [], {"a": [1, -2, 18446744073709551615, True, None, {}]}]}
-                ok = (_orjson.dumps(text) == _c_encode_str(text).encode("utf-8")
-                      and _orjson.dumps(sample, option=_orjson.OPT_INDENT_2)
-                      == json.dumps(sample, ensure_ascii=False, indent=2).encode("utf-8"))
+                sample = {
+                    'k\n"': ["\u2028\x7f\x00é", {}, [], {"a": [1, -2, 18446744073709551615, True, None, {}]}]
+                }
+                ok = _orjson.dumps(text) == _c_encode_str(text).encode("utf-8") and _orjson.dumps(
+                    sample, option=_orjson.OPT_INDENT_2
+                ) == json.dumps(sample, ensure_ascii=False, indent=2).encode("utf-8")
             except Exception:  # noqa: BLE001 - any surprise: never use orjson to write
                 ok = False
         _ORJSON_ESCAPES_OK = ok
@@ -281,8 +283,13 @@ def dumps_pretty_fast(obj: Any) -> bytes:
     encoders; whatever cannot be (another type, a non-``str`` key, too deep, a lone surrogate)
     goes through ``json.dumps``.
     """
-    if (not STDLIB_INDENT_IN_C and type(obj) in (dict, list) and obj and _orjson is not None
-            and _orjson_escapes_like_stdlib()):
+    if (
+        not STDLIB_INDENT_IN_C
+        and type(obj) in (dict, list)
+        and obj
+        and _orjson is not None
+        and _orjson_escapes_like_stdlib()
+    ):
         out: list[bytes] = []
         try:
             _emit_bytes(obj, 1, out)
@@ -359,6 +366,7 @@ def _orjson_depth_limit_is_known() -> bool:
     (checked once per process: :func:`_orjson_loads_within` relies on it)."""
     global _ORJSON_DEPTH_CHECKED
     if _ORJSON_DEPTH_CHECKED is None:
+
         def parses(text: bytes) -> bool:
             try:
                 _orjson.loads(text)
@@ -369,8 +377,10 @@ def _orjson_depth_limit_is_known() -> bool:
         n = _ORJSON_MAX_DEPTH
         _ORJSON_DEPTH_CHECKED = (
             _orjson is not None
-            and parses(b"[" * (n - 1) + b"{}" + b"]" * (n - 1)) and not parses(b"[" * n + b"{}" + b"]" * n)
-            and parses(b'{"a":' * n + b"1" + b"}" * n) and not parses(b'{"a":' * (n + 1) + b"1" + b"}" * (n + 1))
+            and parses(b"[" * (n - 1) + b"{}" + b"]" * (n - 1))
+            and not parses(b"[" * n + b"{}" + b"]" * n)
+            and parses(b'{"a":' * n + b"1" + b"}" * n)
+            and not parses(b'{"a":' * (n + 1) + b"1" + b"}" * (n + 1))
         )
     return _ORJSON_DEPTH_CHECKED
 

@@ -49,8 +49,19 @@ _KINDS = (SIDECAR, JOURNAL, INDEX, TURN, STATE_DB, OPEN_RUN)
 
 # The metadata keys the catalogue and the session list read from a sidecar (see SessionRow); the
 # rest of a sidecar's ~60 metadata keys would only cost time and memory in every scan.
-CATALOGUE_META = frozenset({"session_id", "title", "profile", "updated_at", "created_at", "pending_started_at",
-                            "message_count", "active_stream_id", "pending_user_message"})
+CATALOGUE_META = frozenset(
+    {
+        "session_id",
+        "title",
+        "profile",
+        "updated_at",
+        "created_at",
+        "pending_started_at",
+        "message_count",
+        "active_stream_id",
+        "pending_user_message",
+    }
+)
 
 
 def cache_dir() -> Path:
@@ -104,8 +115,12 @@ class FactCache:
     def get(self, kind: str, path: str, st: os.stat_result) -> dict | None:
         self._seen[kind].add(path)
         entry = self.entries[kind].get(path)
-        if (isinstance(entry, list) and len(entry) == 2 and entry[0] == stat_key(st)
-                and isinstance(entry[1], dict)):
+        if (
+            isinstance(entry, list)
+            and len(entry) == 2
+            and entry[0] == stat_key(st)
+            and isinstance(entry[1], dict)
+        ):
             return entry[1]
         return None
 
@@ -126,8 +141,9 @@ class FactCache:
             return entry[1]
         return None
 
-    def put_for(self, kind: str, path: str, stats: list[os.stat_result | None], facts: dict,
-                read_started_ns: int) -> None:
+    def put_for(
+        self, kind: str, path: str, stats: list[os.stat_result | None], facts: dict, read_started_ns: int
+    ) -> None:
         """:meth:`put` for facts derived from several files (``stats`` taken before reading them)."""
         self._seen[kind].add(path)
         if any(st is not None and st.st_ctime_ns >= read_started_ns - RACY_WINDOW_NS for st in stats):
@@ -172,10 +188,11 @@ class FactCache:
 
     def _write(self) -> None:
         try:
-            text = json.dumps({"version": CACHE_VERSION, **self.entries}, ensure_ascii=True,
-                              separators=(",", ":"))
+            text = json.dumps(
+                {"version": CACHE_VERSION, **self.entries}, ensure_ascii=True, separators=(",", ":")
+            )
             if not has_long_digit_run(text.encode("ascii")):  # said up front: the load skips the check
-                text = _EXACT_PREFIX.decode("ascii") + text[len(_PLAIN_PREFIX):]
+                text = _EXACT_PREFIX.decode("ascii") + text[len(_PLAIN_PREFIX) :]
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             fd, tmp = tempfile.mkstemp(prefix=".scan-", dir=self.path.parent)
             try:
@@ -231,10 +248,16 @@ def user_texts_of(payload: Any) -> tuple[list[str] | None, str | None]:
     try:
         iterator = iter(messages)
     except TypeError:
-        return None, (f"the sidecar's messages is a {type(messages).__name__}, "
-                      "not a list (hermes fails on it)")
-    return sorted({str(m.get("content") or "").strip() for m in iterator
-                   if isinstance(m, dict) and m.get("role") == "user"}), None
+        return None, (
+            f"the sidecar's messages is a {type(messages).__name__}, not a list (hermes fails on it)"
+        )
+    return sorted(
+        {
+            str(m.get("content") or "").strip()
+            for m in iterator
+            if isinstance(m, dict) and m.get("role") == "user"
+        }
+    ), None
 
 
 try:  # orjson only parses; see jsonfmt.fast_loads for when its values equal the stdlib's
@@ -244,7 +267,7 @@ except ImportError:  # pragma: no cover - orjson is a declared dependency
 
 # orjson keeps integers in [-2**63, 2**64) exact and turns those beyond into floats (the stdlib
 # keeps them as ints): a kept float this large may have been such an integer.
-_INT_AS_FLOAT = float(2 ** 63)
+_INT_AS_FLOAT = float(2**63)
 
 
 def may_be_coerced(value: Any) -> bool:
@@ -354,8 +377,9 @@ def _facts_of(obj: Any, data: bytes, want_texts: bool) -> dict:
     return facts
 
 
-def cached_file_facts(cache: FactCache | None, kind: str, key: str, path: Path,
-                      derive: Callable[[bytes], dict]) -> dict | None:
+def cached_file_facts(
+    cache: FactCache | None, kind: str, key: str, path: Path, derive: Callable[[bytes], dict]
+) -> dict | None:
     """``derive(the file's bytes)``, answered by ``cache`` while the file's identity is unchanged
     (and stored there otherwise); None when the file does not exist. Other OSErrors propagate."""
     started = time.time_ns()
@@ -396,8 +420,15 @@ def _read_sidecars(dir_str: str, names: list[tuple[str, bool]]) -> list[tuple]:
         try:
             data, st = read_regular(Path(os.path.join(dir_str, name)))
         except OSError as exc:
-            out.append((name, {"error": None, "meta": {}, "marker": None, "count": -1}, None,
-                        f"cannot read: {exc.strerror or exc}", started))
+            out.append(
+                (
+                    name,
+                    {"error": None, "meta": {}, "marker": None, "count": -1},
+                    None,
+                    f"cannot read: {exc.strerror or exc}",
+                    started,
+                )
+            )
             continue
         out.append((name, sidecar_facts(data, want_texts=want_texts), st, None, started))
     return out
@@ -459,7 +490,9 @@ class SessionDirScan:
 
     # -- sidecars
 
-    def sidecar(self, name: str, *, want_texts: bool = False) -> tuple[dict, os.stat_result | None, str | None]:
+    def sidecar(
+        self, name: str, *, want_texts: bool = False
+    ) -> tuple[dict, os.stat_result | None, str | None]:
         """(facts, stat, read error) of ``<session_dir>/<name>``, read and parsed at most once."""
         got = self._facts.get(name)
         if got is not None and (not want_texts or "texts" in got[0]):
@@ -627,8 +660,13 @@ class SessionDirScan:
         """:func:`~inspector.store.turn_journal.shard_audit_facts` of one turn-journal shard, None
         when it does not exist. Raises TurnJournalError (hermes' failure) when it cannot be read."""
         try:
-            return cached_file_facts(self.cache, TURN, f"{TURN_JOURNAL_DIR}/{path.name}", path,
-                                     lambda data: shard_audit_facts(data, path.name))
+            return cached_file_facts(
+                self.cache,
+                TURN,
+                f"{TURN_JOURNAL_DIR}/{path.name}",
+                path,
+                lambda data: shard_audit_facts(data, path.name),
+            )
         except OSError as exc:
             raise TurnJournalError(f"turn journal {path.name} cannot be read: {exc}") from exc
 
@@ -644,5 +682,12 @@ class SessionDirScan:
         return self._shards.get(sid, [])
 
 
-__all__ = ["FactCache", "SessionDirScan", "NotARegularFile", "sidecar_facts", "cache_dir", "RACY_WINDOW_NS",
-           "CATALOGUE_META"]
+__all__ = [
+    "FactCache",
+    "SessionDirScan",
+    "NotARegularFile",
+    "sidecar_facts",
+    "cache_dir",
+    "RACY_WINDOW_NS",
+    "CATALOGUE_META",
+]

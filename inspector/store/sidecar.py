@@ -100,12 +100,22 @@ SAVED_KEYS = META_KEYS + ("message_count", "anchor_scene_index") + BULK_KEYS + E
 
 _CONTAINER_DEFAULTS = tuple((k, d) for k, d in _META_DEFAULTS if isinstance(d, (list, dict)))
 _BOOL_KEYS = (
-    "pinned", "archived", "pre_compression_snapshot", "llm_title_generated", "manual_title",
-    "is_cli_session", "read_only",
+    "pinned",
+    "archived",
+    "pre_compression_snapshot",
+    "llm_title_generated",
+    "manual_title",
+    "is_cli_session",
+    "read_only",
 )
 _ZERO_IF_FALSY = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
-_DICT_KEYS = ("compression_anchor_details", "context_engine_state", "compression_recovery", "composer_draft",
-              "process_wakeup_pause")
+_DICT_KEYS = (
+    "compression_anchor_details",
+    "context_engine_state",
+    "compression_recovery",
+    "composer_draft",
+    "process_wakeup_pause",
+)
 
 
 class SidecarError(ValueError):
@@ -180,8 +190,15 @@ def _partial_signature(msg: dict) -> tuple:
             args = json.dumps(call.get("args") or {}, ensure_ascii=False, sort_keys=True, default=str)
         except Exception:  # noqa: BLE001 - hermes falls back to str() on any failure
             args = str(call.get("args") or "")
-        tools.append((str(call.get("name") or ""), args, bool(call.get("done", False)),
-                      bool(call.get("is_error", False)), str(call.get("preview") or call.get("snippet") or "")))
+        tools.append(
+            (
+                str(call.get("name") or ""),
+                args,
+                bool(call.get("done", False)),
+                bool(call.get("is_error", False)),
+                str(call.get("preview") or call.get("snippet") or ""),
+            )
+        )
     return (str(msg.get("content") or "").strip(), str(msg.get("reasoning") or "").strip(), tuple(tools))
 
 
@@ -230,8 +247,14 @@ class LoadedSession:
         return self.data["session_id"]
 
 
-def load_session(raw: dict, *, now: float, cwd: Path, resolve: Callable[[str], str] | None = None,
-                 dropped_keys: bool = True) -> LoadedSession:
+def load_session(
+    raw: dict,
+    *,
+    now: float,
+    cwd: Path,
+    resolve: Callable[[str], str] | None = None,
+    dropped_keys: bool = True,
+) -> LoadedSession:
     """Build the in-memory session hermes would build from a parsed sidecar dict.
 
     ``resolve`` resolves a workspace path (default: :func:`resolve_path` against ``cwd``; an index
@@ -273,8 +296,10 @@ def load_session(raw: dict, *, now: float, cwd: Path, resolve: Callable[[str], s
     data["pending_attachments"] = data["pending_attachments"] or []
     data["worktree_branch"] = str(data["worktree_branch"]) if data["worktree_branch"] else None
     if resolve is None:
+
         def resolve(value: str) -> str:
             return resolve_path(value, cwd)
+
     # A missing workspace is hermes' DEFAULT_WORKSPACE (machine-dependent); taken here as "".
     ws = raw["workspace"] if "workspace" in raw else ""
     data["workspace"] = resolve(_path_value(ws, "workspace"))
@@ -295,8 +320,14 @@ def load_session(raw: dict, *, now: float, cwd: Path, resolve: Callable[[str], s
     count_hint = _metadata_count(raw)
     dropped = [k for k in raw if k not in SAVED_KEYS] if dropped_keys else []
     odd_lists = ("messages",) if odd is not None else ()
-    return LoadedSession(data=data, count_hint=count_hint, dropped_keys=dropped, odd_messages=odd,
-                         collapsed_partials=collapsed, odd_lists=odd_lists)
+    return LoadedSession(
+        data=data,
+        count_hint=count_hint,
+        dropped_keys=dropped,
+        odd_messages=odd,
+        collapsed_partials=collapsed,
+        odd_lists=odd_lists,
+    )
 
 
 def sidecar_paths(session_dir: Path) -> list[Path]:
@@ -417,7 +448,13 @@ def _json_kind(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, (int, float)):
         return f"the number {value!r}"
-    return "a list" if isinstance(value, list) else "an object" if isinstance(value, dict) else type(value).__name__
+    return (
+        "a list"
+        if isinstance(value, list)
+        else "an object"
+        if isinstance(value, dict)
+        else type(value).__name__
+    )
 
 
 def path_field_problem(raw: Mapping[str, Any]) -> str | None:
@@ -444,6 +481,8 @@ def path_field_problem(raw: Mapping[str, Any]) -> str | None:
             try:
                 Path(value).expanduser()
             except RuntimeError:
-                return (f"its {key} {value.split('/', 1)[0]!r} names a user this machine does not know "
-                        "(hermes' Session() raises RuntimeError)")
+                return (
+                    f"its {key} {value.split('/', 1)[0]!r} names a user this machine does not know "
+                    "(hermes' Session() raises RuntimeError)"
+                )
     return None

@@ -68,14 +68,27 @@ _RECOVERY_SESSION_COLUMNS: tuple[tuple[str, str], ...] = (
     ("worktree_created_at", "NULL"),
 )
 _TRANSCRIPT_OPTIONAL = (
-    "timestamp", "tool_calls", "tool_call_id", "tool_name", "reasoning", "reasoning_content",
-    "reasoning_details", "finish_reason", "display_kind",
+    "timestamp",
+    "tool_calls",
+    "tool_call_id",
+    "tool_name",
+    "reasoning",
+    "reasoning_content",
+    "reasoning_details",
+    "finish_reason",
+    "display_kind",
 )
 _JSON_COLUMNS = frozenset({"tool_calls", "reasoning_details"})
 # Columns the recovery materializer ignores; counted so a preview can say what is lost.
 DROPPED_BY_MATERIALIZER = (
-    "tool_calls", "tool_call_id", "tool_name", "reasoning", "reasoning_content", "reasoning_details",
-    "codex_reasoning_items", "codex_message_items",
+    "tool_calls",
+    "tool_call_id",
+    "tool_name",
+    "reasoning",
+    "reasoning_content",
+    "reasoning_details",
+    "codex_reasoning_items",
+    "codex_message_items",
 )
 
 
@@ -91,26 +104,36 @@ def describe_sqlite_error(exc: BaseException, path: Path | str) -> str:
     text = str(exc)
     low = text.lower()
     if "locked" in low or "busy" in low:
-        return (f"{path} is locked by another process (the agent is probably writing to it); "
-                "try again in a moment")
+        return (
+            f"{path} is locked by another process (the agent is probably writing to it); "
+            "try again in a moment"
+        )
     if "malformed" in low:
-        return (f"{path} is damaged (database disk image is malformed); the inspector does not read "
-                "a damaged database and will not try to repair it")
+        return (
+            f"{path} is damaged (database disk image is malformed); the inspector does not read "
+            "a damaged database and will not try to repair it"
+        )
     if "not a database" in low or "encrypted" in low:
         return f"{path} is not an SQLite database (it looks encrypted or is not a state.db at all)"
     if "unable to open" in low:
         return f"{path} cannot be opened (missing, a folder, or permission denied)"
     if "readonly" in low or "read-only" in low:
-        return (f"{path} cannot be read read-only: SQLite needs its -wal/-shm side files and the "
-                "folder is not writable")
+        return (
+            f"{path} cannot be read read-only: SQLite needs its -wal/-shm side files and the "
+            "folder is not writable"
+        )
     if "disk i/o" in low:
         return f"{path}: transient disk I/O error (the agent may be resetting its WAL); try again"
     if "interrupted" in low:
-        return (f"{path}: a query ran longer than {QUERY_DEADLINE:g} s and was stopped (a damaged or hostile "
-                "state.db, e.g. a view where a table belongs); nothing was read from it")
+        return (
+            f"{path}: a query ran longer than {QUERY_DEADLINE:g} s and was stopped (a damaged or hostile "
+            "state.db, e.g. a view where a table belongs); nothing was read from it"
+        )
     if "too big" in low:
-        return (f"{path} holds a value larger than {MAX_VALUE_BYTES >> 20} MB: too large to load safely; "
-                "nothing was read from it")
+        return (
+            f"{path} holds a value larger than {MAX_VALUE_BYTES >> 20} MB: too large to load safely; "
+            "nothing was read from it"
+        )
     if "no such table" in low or "no such column" in low:
         return f"{path} does not have the expected tables/columns ({text}): an older or foreign schema"
     return f"{path} could not be read: {text}"
@@ -130,10 +153,14 @@ def _check_side_files(path: Path) -> None:
         except FileNotFoundError:
             continue
         except OSError as exc:
-            raise StateDbError(f"{side} cannot be examined ({exc.strerror or exc}); the database is not opened") from exc
+            raise StateDbError(
+                f"{side} cannot be examined ({exc.strerror or exc}); the database is not opened"
+            ) from exc
         if not stat.S_ISREG(st.st_mode):
-            raise StateDbError(f"{side} is not a regular file (a FIFO, device or folder): SQLite would block or "
-                               "read it, so the database is not opened")
+            raise StateDbError(
+                f"{side} is not a regular file (a FIFO, device or folder): SQLite would block or "
+                "read it, so the database is not opened"
+            )
 
 
 def open_readonly(path: Path | str, timeout: float | None = None) -> GuardedConnection:
@@ -186,11 +213,17 @@ def not_plain_tables(conn: sqlite3.Connection) -> dict[str, str]:
     """``{name: what it is}`` for each of :data:`CORE_TABLES` that exists but is not a plain table:
     a view, a virtual table, or a table with virtual generated columns (computed on each read)."""
     out: dict[str, str] = {}
-    rows = conn.execute("SELECT name, type, sql FROM sqlite_master WHERE name IN (?, ?)", CORE_TABLES).fetchall()
+    rows = conn.execute(
+        "SELECT name, type, sql FROM sqlite_master WHERE name IN (?, ?)", CORE_TABLES
+    ).fetchall()
     for name, kind, sql in rows:
         if kind == "view":
             out[name] = "a view (a query), not a table"
-        elif kind == "table" and isinstance(sql, str) and sql.lstrip()[:20].upper().startswith("CREATE VIRTUAL"):
+        elif (
+            kind == "table"
+            and isinstance(sql, str)
+            and sql.lstrip()[:20].upper().startswith("CREATE VIRTUAL")
+        ):
             out[name] = "a virtual table, not a table"
         elif kind == "table":
             hidden = [r[1] for r in conn.execute(f"PRAGMA table_xinfo({name})").fetchall() if r[6] == 2]
@@ -203,8 +236,10 @@ def _require_plain_tables(conn: sqlite3.Connection, path: Path | str) -> None:
     odd = not_plain_tables(conn)
     if odd:
         what = "; ".join(f"{name} is {kind}" for name, kind in sorted(odd.items()))
-        raise StateDbError(f"{Path(path).name}: {what} as hermes makes it; nothing is read from this database "
-                           f"({path}: a hostile or foreign schema can make any query endless)")
+        raise StateDbError(
+            f"{Path(path).name}: {what} as hermes makes it; nothing is read from this database "
+            f"({path}: a hostile or foreign schema can make any query endless)"
+        )
 
 
 def lenient_text(data: bytes) -> str:
@@ -319,7 +354,7 @@ def decode_content(value: Any) -> Any:
     if not isinstance(value, str) or not value.startswith(CONTENT_JSON_PREFIX):
         return value
     try:
-        return _loads_maybe_twice(value[len(CONTENT_JSON_PREFIX):])
+        return _loads_maybe_twice(value[len(CONTENT_JSON_PREFIX) :])
     except (ValueError, RecursionError):
         return value
 
@@ -337,8 +372,17 @@ def decode_json_column(value: Any) -> Any:
 # ---------------------------------------------------------------- catalogue
 
 
-_CATALOGUE_FIELDS = ("id", "source", "title", "model", "started_at", "parent_session_id", "message_count",
-                     "profile_name", "last_activity_at")
+_CATALOGUE_FIELDS = (
+    "id",
+    "source",
+    "title",
+    "model",
+    "started_at",
+    "parent_session_id",
+    "message_count",
+    "profile_name",
+    "last_activity_at",
+)
 
 
 def _col(columns: tuple[str, ...], name: str, prefix: str = "s.") -> str:
@@ -353,8 +397,10 @@ def _catalogue_sql(schema: StateDbSchema, one_id: bool) -> str:
         if one_id:
             where = (where + " AND" if where else "WHERE") + " session_id = ?"
         last = "MAX(timestamp)" if "timestamp" in mc else "NULL"
-        join = (f"LEFT JOIN (SELECT session_id, COUNT(*) AS n, {last} AS last_ts FROM messages {where} "
-                "GROUP BY session_id) m ON m.session_id = s.id")
+        join = (
+            f"LEFT JOIN (SELECT session_id, COUNT(*) AS n, {last} AS last_ts FROM messages {where} "
+            "GROUP BY session_id) m ON m.session_id = s.id"
+        )
         counts = "COALESCE(m.n, 0) AS n, m.last_ts AS last_ts"
     else:
         join, counts = "", "NULL AS n, NULL AS last_ts"
@@ -517,17 +563,25 @@ def search_text(
             schema = _read_schema(conn, path)
             titles: list[dict] = []
             if schema.has_sessions and "title" in schema.session_columns:
-                rows = _fetchall(conn, "SELECT id, title FROM sessions WHERE title LIKE ? ESCAPE '\\' "
-                                       "ORDER BY id LIMIT ?", (pattern, limit))
+                rows = _fetchall(
+                    conn,
+                    "SELECT id, title FROM sessions WHERE title LIKE ? ESCAPE '\\' ORDER BY id LIMIT ?",
+                    (pattern, limit),
+                )
                 titles = [{"session_id": r[0], "title": r[1]} for r in rows]
             messages: list[dict] = []
             if schema.has_transcripts:
                 order = "id" if "id" in schema.message_columns else "rowid"
-                rows = _fetchall(conn, f"SELECT session_id, {order}, role, content FROM messages "
-                                       f"WHERE content LIKE ? ESCAPE '\\' ORDER BY {order} LIMIT ?",
-                                 (pattern, limit))
-                messages = [{"session_id": r[0], "id": r[1], "role": r[2], "content": decode_content(r[3])}
-                            for r in rows]
+                rows = _fetchall(
+                    conn,
+                    f"SELECT session_id, {order}, role, content FROM messages "
+                    f"WHERE content LIKE ? ESCAPE '\\' ORDER BY {order} LIMIT ?",
+                    (pattern, limit),
+                )
+                messages = [
+                    {"session_id": r[0], "id": r[1], "role": r[2], "content": decode_content(r[3])}
+                    for r in rows
+                ]
     except sqlite3.Error as exc:
         raise StateDbError(describe_sqlite_error(exc, path)) from exc
     return titles, messages
@@ -568,8 +622,9 @@ class SessionRowsReader:
 
 
 @contextlib.contextmanager
-def _session_reader(path: Path | str, timeout: float | None,
-                    reader: SessionRowsReader | None) -> Iterator[tuple[sqlite3.Connection, StateDbSchema]]:
+def _session_reader(
+    path: Path | str, timeout: float | None, reader: SessionRowsReader | None
+) -> Iterator[tuple[sqlite3.Connection, StateDbSchema]]:
     """(connection, schema): ``reader``'s, or of a connection opened (and closed) for one query."""
     if reader is not None:
         with reader.reading() as got:
@@ -579,8 +634,9 @@ def _session_reader(path: Path | str, timeout: float | None,
         yield conn, _read_schema(conn, path)
 
 
-def dropped_field_counts(path: Path | str, session_id: str, timeout: float | None = None,
-                         reader: SessionRowsReader | None = None) -> dict[str, int]:
+def dropped_field_counts(
+    path: Path | str, session_id: str, timeout: float | None = None, reader: SessionRowsReader | None = None
+) -> dict[str, int]:
     """How many of a session's rows carry data hermes' recovery materializer drops.
 
     Keys: each column of :data:`DROPPED_BY_MATERIALIZER` that exists, plus ``inactive`` (rows
@@ -593,8 +649,11 @@ def dropped_field_counts(path: Path | str, session_id: str, timeout: float | Non
             mc = schema.message_columns
             if not schema.has_transcripts:
                 return {}
-            parts = {c: f"SUM(CASE WHEN {c} IS NOT NULL AND {c} != '' THEN 1 ELSE 0 END)"
-                     for c in DROPPED_BY_MATERIALIZER if c in mc}
+            parts = {
+                c: f"SUM(CASE WHEN {c} IS NOT NULL AND {c} != '' THEN 1 ELSE 0 END)"
+                for c in DROPPED_BY_MATERIALIZER
+                if c in mc
+            }
             if "active" in mc:
                 parts["inactive"] = "SUM(CASE WHEN active = 0 THEN 1 ELSE 0 END)"
             parts["json_content"] = (
@@ -607,8 +666,9 @@ def dropped_field_counts(path: Path | str, session_id: str, timeout: float | Non
     return {key: int(value or 0) for key, value in zip(parts, row, strict=True)}
 
 
-def materialization_defects(path: Path | str, session_id: str, timeout: float | None = None,
-                            reader: SessionRowsReader | None = None) -> list[dict]:
+def materialization_defects(
+    path: Path | str, session_id: str, timeout: float | None = None, reader: SessionRowsReader | None = None
+) -> list[dict]:
     """Rows of a session that hermes' recovery materializer shows wrongly, in its row order.
 
     One dict per affected row: ``index`` (its position in the materialized ``messages``, the
@@ -626,8 +686,10 @@ def materialization_defects(path: Path | str, session_id: str, timeout: float | 
                 return []
             order = "timestamp, id" if {"timestamp", "id"} <= mc else "rowid"
             extra = [c if c in mc else f"NULL AS {c}" for c in ("tool_calls", "active", "compacted")]
-            sql = (f"SELECT role, content, {', '.join(extra)} FROM messages WHERE session_id = ? "
-                   f"ORDER BY {order}")
+            sql = (
+                f"SELECT role, content, {', '.join(extra)} FROM messages WHERE session_id = ? "
+                f"ORDER BY {order}"
+            )
             rows = _fetchall(conn, sql, (session_id,))  # a non-UTF-8 text value does not fail the query
     except sqlite3.Error as exc:
         raise StateDbError(describe_sqlite_error(exc, path)) from exc
@@ -663,10 +725,14 @@ def _tool_name(call: Any) -> str:
 
 
 def _hermes_sessions_sql(session_cols: set[str]) -> str:
-    exprs = [name if name in session_cols else f"{fallback} AS {name}"
-             for name, fallback in _RECOVERY_SESSION_COLUMNS]
-    return (f"SELECT id, source, {', '.join(exprs)} FROM sessions WHERE source = 'webui' "
-            "ORDER BY COALESCE(started_at, 0) DESC")
+    exprs = [
+        name if name in session_cols else f"{fallback} AS {name}"
+        for name, fallback in _RECOVERY_SESSION_COLUMNS
+    ]
+    return (
+        f"SELECT id, source, {', '.join(exprs)} FROM sessions WHERE source = 'webui' "
+        "ORDER BY COALESCE(started_at, 0) DESC"
+    )
 
 
 def _hermes_messages(conn: sqlite3.Connection, message_cols: set[str], sid: str) -> list[dict]:
@@ -749,11 +815,15 @@ def read_missing_sidecar_rows(
     if state_db_path is None or not Path(state_db_path).exists():
         return []
     if sidecar_exists is None:
+
         def sidecar_exists(sid: str) -> bool:
             return (Path(session_dir) / f"{sid}.json").exists()
+
     if is_tombstoned is None:
+
         def is_tombstoned(sid: str) -> bool:
             return is_durably_tombstoned(Path(session_dir), sid)
+
     try:
         with closing(open_readonly(state_db_path, HERMES_TIMEOUT if timeout is None else timeout)) as conn:
             return _hermes_rows(conn, include_empty, sidecar_exists, is_tombstoned)
@@ -811,7 +881,10 @@ class SessionPresence:
             return True
         try:
             self._conn.restart_deadline()
-            return self._conn.execute("select 1 from sessions where id = ? limit 1", (session_id,)).fetchone() is not None
+            return (
+                self._conn.execute("select 1 from sessions where id = ? limit 1", (session_id,)).fetchone()
+                is not None
+            )
         except Exception:  # fail open, as hermes does
             return True
 

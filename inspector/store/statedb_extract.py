@@ -45,8 +45,12 @@ class Extract:
     left_out: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
-        return {"sessions": self.sessions, "rows": self.rows, "tables_left_empty": self.empty_tables,
-                "left_out": self.left_out}
+        return {
+            "sessions": self.sessions,
+            "rows": self.rows,
+            "tables_left_empty": self.empty_tables,
+            "left_out": self.left_out,
+        }
 
 
 def _quote(name: str) -> str:
@@ -54,7 +58,7 @@ def _quote(name: str) -> str:
 
 
 def _is_shadow(name: str, virtual: set[str]) -> bool:
-    return any(name.startswith(v) and name[len(v):] in _SHADOW_SUFFIXES for v in virtual)
+    return any(name.startswith(v) and name[len(v) :] in _SHADOW_SUFFIXES for v in virtual)
 
 
 def _is_virtual(sql: str) -> bool:
@@ -69,8 +73,9 @@ def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
     return [r[1] for r in conn.execute(f"PRAGMA table_info({_quote(table)})").fetchall()]
 
 
-def _copy_rows(src: sqlite3.Connection, dst: sqlite3.Connection, table: str, where: str | None,
-               ids: list[str]) -> int:
+def _copy_rows(
+    src: sqlite3.Connection, dst: sqlite3.Connection, table: str, where: str | None, ids: list[str]
+) -> int:
     cols = _columns(src, table)
     if not cols:
         return 0
@@ -83,9 +88,10 @@ def _copy_rows(src: sqlite3.Connection, dst: sqlite3.Connection, table: str, whe
         dst.executemany(insert, rows)
         return len(rows)
     for i in range(0, len(ids), _CHUNK):
-        chunk = ids[i:i + _CHUNK]
-        rows = src.execute(f"{select} WHERE {_quote(where)} IN ({', '.join('?' * len(chunk))}) ORDER BY rowid",
-                           chunk).fetchall()
+        chunk = ids[i : i + _CHUNK]
+        rows = src.execute(
+            f"{select} WHERE {_quote(where)} IN ({', '.join('?' * len(chunk))}) ORDER BY rowid", chunk
+        ).fetchall()
         dst.executemany(insert, rows)
         copied += len(rows)
     return copied
@@ -116,12 +122,19 @@ def extract_sessions(source: Path, dest: Path, session_ids: list[str]) -> Extrac
             master = src.execute(
                 "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY rowid"
             ).fetchall()
-            versions = (src.execute("PRAGMA user_version").fetchone()[0],
-                        src.execute("PRAGMA application_id").fetchone()[0])
+            versions = (
+                src.execute("PRAGMA user_version").fetchone()[0],
+                src.execute("PRAGMA application_id").fetchone()[0],
+            )
             virtual = {name for kind, name, _t, sql in master if kind == "table" and _is_virtual(sql)}
-            tables = [name for kind, name, _t, sql in master
-                      if kind == "table" and name not in virtual and not name.startswith("sqlite_")
-                      and not _is_shadow(name, virtual)]
+            tables = [
+                name
+                for kind, name, _t, sql in master
+                if kind == "table"
+                and name not in virtual
+                and not name.startswith("sqlite_")
+                and not _is_shadow(name, virtual)
+            ]
             filters = {t: _table_filter(src, t) for t in tables}
             with closing(sqlite3.connect(f"file:{dest.as_posix()}?mode=rwc", uri=True)) as dst:
                 _build(src, dst, master, virtual, tables, filters, ids, result)

@@ -83,8 +83,9 @@ def turn_journal_session_ids(session_dir: Path, scan=None) -> list[str]:
 def shard_paths(session_dir: Path, session_id: str, scan=None) -> list[Path]:
     """The shards hermes merges for one id: ``<sid>~*.jsonl`` (sorted) then legacy ``<sid>.jsonl``."""
     if not is_valid_turn_journal_id(session_id):
-        raise TurnJournalError(f"invalid session_id: turn journal name {session_id!r} "
-                               "(hermes accepts only A-Z a-z 0-9 _ . -)")
+        raise TurnJournalError(
+            f"invalid session_id: turn journal name {session_id!r} (hermes accepts only A-Z a-z 0-9 _ . -)"
+        )
     sid = str(session_id).strip()
     jdir = journal_dir(session_dir)
     if scan is not None:
@@ -122,8 +123,9 @@ def _parse_shard(data: bytes, name: str, journal: TurnJournal) -> None:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise TurnJournalError(f"turn journal {name} is not valid UTF-8 (byte {exc.start}); "
-                               "hermes fails reading it") from exc
+        raise TurnJournalError(
+            f"turn journal {name} is not valid UTF-8 (byte {exc.start}); hermes fails reading it"
+        ) from exc
     safe = orjson_safe(data)  # checked once for the whole shard
     for line_no, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
@@ -195,8 +197,9 @@ def _strict_ts(event: dict) -> float:
     try:
         return float(value)
     except (ValueError, TypeError, OverflowError) as exc:
-        raise TurnJournalError(f"turn {event.get('turn_id')!r}: created_at {value!r} is not a number "
-                               "(hermes fails on it)") from exc
+        raise TurnJournalError(
+            f"turn {event.get('turn_id')!r}: created_at {value!r} is not a number (hermes fails on it)"
+        ) from exc
 
 
 def latest_turn_events(events: list[dict]) -> dict[str, dict]:
@@ -232,8 +235,9 @@ def user_message_texts(sidecar: bytes | None) -> set[str]:
     try:
         iterator = iter(messages)
     except TypeError as exc:
-        raise TurnJournalError(f"the sidecar's messages is a {type(messages).__name__}, "
-                               "not a list (hermes fails on it)") from exc
+        raise TurnJournalError(
+            f"the sidecar's messages is a {type(messages).__name__}, not a list (hermes fails on it)"
+        ) from exc
     return {
         str(m.get("content") or "").strip()
         for m in iterator

@@ -63,7 +63,11 @@ class HermesChild:
         self.log = open(scratch / "hermes-stderr.log", "ab")
         self.proc = subprocess.Popen(
             [python or os.environ.get("HERMES_WEBUI_PYTHON") or sys.executable, str(HERMES_SIDE)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, env=env, cwd=str(scratch),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            env=env,
+            cwd=str(scratch),
         )
         ready = self._read()
         if not ready.get("ready"):
@@ -109,9 +113,9 @@ def _restore(pristine: Path, home: Path) -> None:
 class Outcome:
     seed: int
     action: str
-    verdict: str            # "same" | "both refuse" | "known refusal" | "mismatch" | "harness"
-    detail: str = ""        # the mismatch class (one line, no seed-specific values)
-    info: str = ""          # seed-specific detail for the reproduction
+    verdict: str  # "same" | "both refuse" | "known refusal" | "mismatch" | "harness"
+    detail: str = ""  # the mismatch class (one line, no seed-specific values)
+    info: str = ""  # seed-specific detail for the reproduction
 
 
 def _run_inspector(case: Case, home: Path) -> tuple[int, dict]:
@@ -120,8 +124,20 @@ def _run_inspector(case: Case, home: Path) -> tuple[int, dict]:
     if case.action == "audit":
         argv = ["audit", "--home", str(home), "--json"]
     else:
-        argv = ["repair", case.session_id or "--all", "--action", case.action, "--home", str(home), "--write",
-                "--now", repr(case.now), "--server-started-at", repr(case.server_started_at), "--json"]
+        argv = [
+            "repair",
+            case.session_id or "--all",
+            "--action",
+            case.action,
+            "--home",
+            str(home),
+            "--write",
+            "--now",
+            repr(case.now),
+            "--server-started-at",
+            repr(case.server_started_at),
+            "--json",
+        ]
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         code = main(argv)
@@ -154,8 +170,12 @@ def _json_diff(a: bytes | None, b: bytes | None) -> str:
         x, y = json.loads(a), json.loads(b)
     except ValueError:
         return "bytes differ (not JSON)"
-    if x == y or (isinstance(x, list) and isinstance(y, list) and len(x) == len(y) and
-                  sorted(map(json.dumps, x)) == sorted(map(json.dumps, y))):
+    if x == y or (
+        isinstance(x, list)
+        and isinstance(y, list)
+        and len(x) == len(y)
+        and sorted(map(json.dumps, x)) == sorted(map(json.dumps, y))
+    ):
         return "same values, different order/format" if x != y else "same values, different bytes"
     if isinstance(x, list) and isinstance(y, list):
         if len(x) != len(y):
@@ -190,13 +210,20 @@ def run_case(case: Case, child: HermesChild, work: Path) -> Outcome:
     home.mkdir(parents=True)
     built = child.ask(build_request(case, home))
     if "error" in built:
-        return Outcome(case.seed, case.action, "harness", "hermes could not build the home",
-                       built["error"])
+        return Outcome(case.seed, case.action, "harness", "hermes could not build the home", built["error"])
     finish_home(case, home)
     shutil.copytree(home, pristine, symlinks=True)
     before = snapshot(home)
-    answer = child.ask({"op": "act", "home": str(home), "action": case.action, "session_id": case.session_id,
-                        "now": case.now, "server_started_at": case.server_started_at})
+    answer = child.ask(
+        {
+            "op": "act",
+            "home": str(home),
+            "action": case.action,
+            "session_id": case.session_id,
+            "now": case.now,
+            "server_started_at": case.server_started_at,
+        }
+    )
     if "error" in answer:
         return Outcome(case.seed, case.action, "harness", "hermes child failed", answer["error"])
     after_h = snapshot(home)
@@ -204,7 +231,9 @@ def run_case(case: Case, child: HermesChild, work: Path) -> Outcome:
     # quick parses must give hermes' own parse of each
     quick = parse_mismatches(before) + parse_mismatches(after_h)
     if quick:
-        return Outcome(case.seed, case.action, "mismatch", "a quick parse differs from hermes' parse", quick[0])
+        return Outcome(
+            case.seed, case.action, "mismatch", "a quick parse differs from hermes' parse", quick[0]
+        )
     _restore(pristine, home)
     code, report = _run_inspector(case, home)
     after_i = snapshot(home)
@@ -215,8 +244,9 @@ def _refusals(report: dict) -> list[str]:
     return [p["refusal"] for p in report.get("plans", []) if p.get("refusal")]
 
 
-def _compare(case: Case, before: dict, answer: dict, after_h: dict, code: int, report: dict,
-             after_i: dict) -> Outcome:
+def _compare(
+    case: Case, before: dict, answer: dict, after_h: dict, code: int, report: dict, after_i: dict
+) -> Outcome:
     act = case.action
     if act == "audit":
         if "raised" in answer:
@@ -234,8 +264,14 @@ def _compare(case: Case, before: dict, answer: dict, after_h: dict, code: int, r
             # the inspector found nothing to do; hermes raised (e.g. no such session) and wrote nothing?
             if after_h == before:
                 return Outcome(case.seed, act, "both refuse", "", answer["raised"])
-        return Outcome(case.seed, act, "mismatch", f"hermes raised ({answer['raised'].split(':')[0]}), "
-                       "the inspector " + ("wrote" if wrote_i else "did not refuse"), answer["raised"])
+        return Outcome(
+            case.seed,
+            act,
+            "mismatch",
+            f"hermes raised ({answer['raised'].split(':')[0]}), "
+            "the inspector " + ("wrote" if wrote_i else "did not refuse"),
+            answer["raised"],
+        )
     if refused and not wrote_i:
         if any(KNOWN_REFUSAL in r for r in refused):
             return Outcome(case.seed, act, "known refusal", "", refused[0][:200])
@@ -244,14 +280,24 @@ def _compare(case: Case, before: dict, answer: dict, after_h: dict, code: int, r
         if answer.get("inner"):  # hermes' writer raised part-way and the caller swallowed it
             return Outcome(case.seed, act, "both refuse", "", answer["inner"][0])
         changed = sorted(k for k in set(after_h) | set(before) if after_h.get(k) != before.get(k))
-        return Outcome(case.seed, act, "mismatch", "the inspector refused, hermes wrote "
-                       + ", ".join(sorted({_kind(k) for k in changed})), refused[0][:300])
+        return Outcome(
+            case.seed,
+            act,
+            "mismatch",
+            "the inspector refused, hermes wrote " + ", ".join(sorted({_kind(k) for k in changed})),
+            refused[0][:300],
+        )
     if after_h == after_i:
         return Outcome(case.seed, act, "same")
     diffs = sorted(k for k in set(after_h) | set(after_i) if after_h.get(k) != after_i.get(k))
     first = diffs[0]
-    return Outcome(case.seed, act, "mismatch", f"{_kind(first)}: {_json_diff(after_h.get(first), after_i.get(first))}",
-                   "files: " + ", ".join(diffs[:5]))
+    return Outcome(
+        case.seed,
+        act,
+        "mismatch",
+        f"{_kind(first)}: {_json_diff(after_h.get(first), after_i.get(first))}",
+        "files: " + ", ".join(diffs[:5]),
+    )
 
 
 def run_seed(seed: int, child: HermesChild, work: Path) -> Outcome:
@@ -259,5 +305,10 @@ def run_seed(seed: int, child: HermesChild, work: Path) -> Outcome:
     try:
         return run_case(case, child, work)
     except Exception as exc:  # noqa: BLE001 - an inspector crash is a finding, reported with its seed
-        return Outcome(seed, case.action, "mismatch", f"inspector raised {type(exc).__name__}",
-                       f"{type(exc).__name__}: {exc}")
+        return Outcome(
+            seed,
+            case.action,
+            "mismatch",
+            f"inspector raised {type(exc).__name__}",
+            f"{type(exc).__name__}: {exc}",
+        )

@@ -40,6 +40,7 @@ def _import_hermes():
     import api.run_journal as run_journal
     import api.session_recovery as recovery
     import api.turn_journal as turn_journal
+
     return config, models, run_journal, recovery, turn_journal
 
 
@@ -75,11 +76,19 @@ def _point_at(home: Path) -> Path:
     MODELS._PERSISTED_SESSION_IDS_CACHE = (None, None, frozenset())
     MODELS.SESSIONS.clear()
     MODELS._JOURNAL_RETRY_LOCKS.clear()
-    for name in ("STREAMS", "CANCEL_FLAGS", "AGENT_INSTANCES", "STREAM_PARTIAL_TEXT", "ACTIVE_RUNS",
-                 "SESSION_AGENT_LOCKS"):
+    for name in (
+        "STREAMS",
+        "CANCEL_FLAGS",
+        "AGENT_INSTANCES",
+        "STREAM_PARTIAL_TEXT",
+        "ACTIVE_RUNS",
+        "SESSION_AGENT_LOCKS",
+    ):
         getattr(CONFIG, name).clear()
-    for module, names in ((MODELS, ("_LEGACY_SIDECAR_FACTS", "_SIDECAR_METADATA_CACHE")),
-                          (RUN_JOURNAL, ("_SEQ_CACHE", "_SUMMARY_CACHE"))):
+    for module, names in (
+        (MODELS, ("_LEGACY_SIDECAR_FACTS", "_SIDECAR_METADATA_CACHE")),
+        (RUN_JOURNAL, ("_SEQ_CACHE", "_SUMMARY_CACHE")),
+    ):
         for name in names:
             cache = getattr(module, name, None)
             if hasattr(cache, "clear"):
@@ -110,8 +119,9 @@ def _build(req: dict) -> dict:
                     setattr(s, key, value)
                 s.save(touch_updated_at=False, skip_index=step.get("skip_index", False))
         for ev in req["journals"]:
-            RUN_JOURNAL.append_run_event(ev["session_id"], ev["run_id"], ev["event"], ev["payload"],
-                                         created_at=ev["created_at"])
+            RUN_JOURNAL.append_run_event(
+                ev["session_id"], ev["run_id"], ev["event"], ev["payload"], created_at=ev["created_at"]
+            )
         for sid, event in req.get("turn_events", []):
             TURN_JOURNAL.append_turn_journal_event(sid, event)
         for sid in req.get("deleted", []):
@@ -145,8 +155,12 @@ def _act(req: dict) -> dict:
             session = MODELS.Session.load(sid)
             core = _profile_home(home, session.profile) / "sessions" / f"session_{sid}.json"
             result = MODELS._apply_core_sync_or_error_marker(
-                session, core, stream_id_for_recheck=session.active_stream_id,
-                require_stream_dead=True, touch_updated_at=True)
+                session,
+                core,
+                stream_id_for_recheck=session.active_stream_id,
+                require_stream_dead=True,
+                touch_updated_at=True,
+            )
         elif action == "materialize":
             result = RECOVERY.recover_missing_sidecars_from_state_db(sessions, state_db)
             if int(result.get("materialized") or 0) > 0:
@@ -166,8 +180,11 @@ def _act(req: dict) -> dict:
         else:
             return {"error": f"unknown action {action!r}"}
     except Exception as exc:  # noqa: BLE001 - reported to the parent as data
-        return {"raised": f"{type(exc).__name__}: {exc}", "trace": traceback.format_exc(limit=4),
-                "inner": list(_INNER_RAISES)}
+        return {
+            "raised": f"{type(exc).__name__}: {exc}",
+            "trace": traceback.format_exc(limit=4),
+            "inner": list(_INNER_RAISES),
+        }
     finally:
         _thaw()
         os.chdir("/")

@@ -28,16 +28,54 @@ ACTIONS = ("recover-journal", "repair-interrupted", "materialize", "restore-back
 ACTION_WEIGHTS = (5, 5, 2, 2, 2, 1)
 
 TEXTS = (
-    "hello", "Summarise README.md", "写一个快速排序", "こんにちは世界", "🙂 emoji 👍🏽 flags 🇳🇱",
-    "line\u2028separator", "para\u2029sep", "tab\there", "quote \" and \\ backslash", "ünïcödé ß",
-    "", "   ", "a" * 300, "```python\nprint(1)\n```", "\u0000nul", "زبان فارسی", "mixed 中文 and English",
+    "hello",
+    "Summarise README.md",
+    "写一个快速排序",
+    "こんにちは世界",
+    "🙂 emoji 👍🏽 flags 🇳🇱",
+    "line\u2028separator",
+    "para\u2029sep",
+    "tab\there",
+    'quote " and \\ backslash',
+    "ünïcödé ß",
+    "",
+    "   ",
+    "a" * 300,
+    "```python\nprint(1)\n```",
+    "\u0000nul",
+    "زبان فارسی",
+    "mixed 中文 and English",
 )
 # token/cost counters as real homes hold them: ints, floats, numeric strings, null, junk
-COUNTERS = (0, 0, 1, 7, 120, 2210, 48213, 10**6, 12.9, 0.4, 3.0, "15", "7.5", " 42 ", "", "abc", None,
-            True, False, -5, 2**63, 1e16)
+COUNTERS = (
+    0,
+    0,
+    1,
+    7,
+    120,
+    2210,
+    48213,
+    10**6,
+    12.9,
+    0.4,
+    3.0,
+    "15",
+    "7.5",
+    " 42 ",
+    "",
+    "abc",
+    None,
+    True,
+    False,
+    -5,
+    2**63,
+    1e16,
+)
 COSTS = (None, 0, 0.0, 0.0123, 1.5, "0.02", "n/a", 7)
-INTERRUPTED_RETRY = ("**Response interrupted.**\n\nThe live response stream stopped before this turn finished. "
-                     "Recovering the partial output from the run journal — reload this session to retry.")
+INTERRUPTED_RETRY = (
+    "**Response interrupted.**\n\nThe live response stream stopped before this turn finished. "
+    "Recovering the partial output from the run journal — reload this session to retry."
+)
 RETRY_CAP = 12
 GIVEUP = 24 * 3600
 
@@ -50,17 +88,17 @@ class Case:
     build_clock: float
     action: str
     session_id: str | None
-    sessions: list[dict] = field(default_factory=list)      # hermes_side "build" sessions
-    journals: list[dict] = field(default_factory=list)      # append_run_event calls
-    sidecar_edits: dict[str, str] = field(default_factory=dict)   # sid -> odd-JSON edit name
+    sessions: list[dict] = field(default_factory=list)  # hermes_side "build" sessions
+    journals: list[dict] = field(default_factory=list)  # append_run_event calls
+    sidecar_edits: dict[str, str] = field(default_factory=dict)  # sid -> odd-JSON edit name
     journal_damage: list[tuple[str, str, str]] = field(default_factory=list)  # (sid, run, kind)
-    index_state: str = "hermes"                              # hermes | missing | torn | not-list | ...
-    core: list[dict] = field(default_factory=list)          # core transcripts to write
+    index_state: str = "hermes"  # hermes | missing | torn | not-list | ...
+    core: list[dict] = field(default_factory=list)  # core transcripts to write
     turn_events: list[tuple[str, dict]] = field(default_factory=list)  # append_turn_journal_event calls
-    deleted: list[str] = field(default_factory=list)        # hermes' deleted-session tombstone
-    pruned: list[str] = field(default_factory=list)         # hermes' zero-message-orphan tombstone
+    deleted: list[str] = field(default_factory=list)  # hermes' deleted-session tombstone
+    pruned: list[str] = field(default_factory=list)  # hermes' zero-message-orphan tombstone
     file_edits: list[tuple[str, str]] = field(default_factory=list)  # (sid, orphan-bak | torn-live | id-copy)
-    state_rows: list[dict] = field(default_factory=list)    # agent state.db session rows
+    state_rows: list[dict] = field(default_factory=list)  # agent state.db session rows
     notes: list[str] = field(default_factory=list)
 
 
@@ -80,7 +118,9 @@ def _message(rng: random.Random, role: str, base: float) -> dict:
     if value is not None:
         msg[key] = value
     if role == "user" and rng.random() < 0.15:
-        msg["attachments"] = [{"name": rng.choice(("a.png", "報告.pdf")), "path": "/tmp/x", "size": rng.randint(1, 9999)}]
+        msg["attachments"] = [
+            {"name": rng.choice(("a.png", "報告.pdf")), "path": "/tmp/x", "size": rng.randint(1, 9999)}
+        ]
     if role == "assistant" and rng.random() < 0.2:
         msg["reasoning"] = rng.choice(TEXTS)
     if role == "assistant" and rng.random() < 0.1:
@@ -109,20 +149,31 @@ def _journal(rng: random.Random, sid: str, run: str, start: float, case: Case, t
         if kind in ("token", "reasoning"):
             payload: dict[str, Any] = {"text": rng.choice(TEXTS)}
         elif kind == "tool":
-            payload = {"name": "terminal", "preview": "ls", "args": {"command": rng.choice(("ls", "wc -l 表"))}}
+            payload = {
+                "name": "terminal",
+                "preview": "ls",
+                "args": {"command": rng.choice(("ls", "wc -l 表"))},
+            }
         elif kind == "tool_complete":
             payload = {"name": "terminal", "duration": 1.2, "is_error": rng.random() < 0.2}
         else:
             payload = {"input_tokens": rng.choice(COUNTERS[:8]), "output_tokens": rng.randint(0, 900)}
-        case.journals.append({"session_id": sid, "run_id": run, "event": kind, "payload": payload, "created_at": t})
+        case.journals.append(
+            {"session_id": sid, "run_id": run, "event": kind, "payload": payload, "created_at": t}
+        )
     if terminal:
         end = rng.choice(("stream_end", "done", "apperror", "cancel"))
         payload = {"session_id": sid}
         if end == "apperror":
-            payload = {"message": rng.choice(("Gateway API server returned HTTP 502", "The model returned an empty response")),
-                       "type": rng.choice(("gateway_error", "empty_response"))}
-        case.journals.append({"session_id": sid, "run_id": run, "event": end, "payload": payload,
-                              "created_at": t + 1})
+            payload = {
+                "message": rng.choice(
+                    ("Gateway API server returned HTTP 502", "The model returned an empty response")
+                ),
+                "type": rng.choice(("gateway_error", "empty_response")),
+            }
+        case.journals.append(
+            {"session_id": sid, "run_id": run, "event": end, "payload": payload, "created_at": t + 1}
+        )
 
 
 def _session(rng: random.Random, case: Case, sid: str, role: str, updated_pool: list[float]) -> dict:
@@ -131,7 +182,8 @@ def _session(rng: random.Random, case: Case, sid: str, role: str, updated_pool: 
     n = rng.randint(0, 7)
     messages = _transcript(rng, n, base)
     init: dict[str, Any] = {
-        "session_id": sid, "title": rng.choice(TEXTS + ("Untitled",)),
+        "session_id": sid,
+        "title": rng.choice(TEXTS + ("Untitled",)),
         "workspace": rng.choice(("", "", "/tmp", "~", "proj/sub", "/tmp/../tmp")),
         "model": rng.choice(("openai/gpt-5", "anthropic/claude-sonnet-4.6", "")),
         "model_provider": rng.choice((None, "OpenRouter ", "", "anthropic")),
@@ -139,9 +191,12 @@ def _session(rng: random.Random, case: Case, sid: str, role: str, updated_pool: 
         "updated_at": rng.choice(updated_pool),
         "messages": messages,
         "profile": rng.choice((None, None, "default", "work")),
-        "pinned": rng.random() < 0.1, "archived": rng.random() < 0.05,
-        "input_tokens": rng.choice(COUNTERS), "output_tokens": rng.choice(COUNTERS),
-        "cache_read_tokens": rng.choice(COUNTERS), "cache_write_tokens": rng.choice(COUNTERS),
+        "pinned": rng.random() < 0.1,
+        "archived": rng.random() < 0.05,
+        "input_tokens": rng.choice(COUNTERS),
+        "output_tokens": rng.choice(COUNTERS),
+        "cache_read_tokens": rng.choice(COUNTERS),
+        "cache_write_tokens": rng.choice(COUNTERS),
         "estimated_cost": rng.choice(COSTS),
     }
     if rng.random() < 0.1:
@@ -171,31 +226,60 @@ def _session(rng: random.Random, case: Case, sid: str, role: str, updated_pool: 
     if role == "repair-interrupted":
         run = _hex(rng, 32)
         init["active_stream_id"] = rng.choice((run, run, None))
-        init["pending_user_message"] = rng.choice(TEXTS[:6] + ("[IMPORTANT: Background process proc_1 completed (exit_code=0).\nOutput:\nok]",))
-        init["pending_started_at"] = rng.choice((case.server_started_at - rng.randint(1, 900),
-                                                 case.server_started_at + rng.randint(1, 900), None,
-                                                 str(case.server_started_at - 5), int(case.server_started_at) + 3))
+        init["pending_user_message"] = rng.choice(
+            TEXTS[:6] + ("[IMPORTANT: Background process proc_1 completed (exit_code=0).\nOutput:\nok]",)
+        )
+        init["pending_started_at"] = rng.choice(
+            (
+                case.server_started_at - rng.randint(1, 900),
+                case.server_started_at + rng.randint(1, 900),
+                None,
+                str(case.server_started_at - 5),
+                int(case.server_started_at) + 3,
+            )
+        )
         init["pending_user_source"] = rng.choice((None, None, "process_wakeup"))
         if rng.random() < 0.2:
             init["pending_attachments"] = [{"name": "a.png", "path": "/tmp/a.png"}]
         if rng.random() < 0.2:
             init["messages"] = []
             if rng.random() < 0.6:
-                case.core.append({"sid": sid, "profile": init["profile"],
-                                  "messages": _transcript(rng, rng.randint(1, 4), base)
-                                  + [{"role": "user", "content": init["pending_user_message"], "timestamp": base + 9}]})
+                case.core.append(
+                    {
+                        "sid": sid,
+                        "profile": init["profile"],
+                        "messages": _transcript(rng, rng.randint(1, 4), base)
+                        + [{"role": "user", "content": init["pending_user_message"], "timestamp": base + 9}],
+                    }
+                )
         if rng.random() < 0.7:
-            _journal(rng, sid, run, float(init["pending_started_at"] or base) + 1, case, terminal=rng.random() < 0.4)
+            _journal(
+                rng,
+                sid,
+                run,
+                float(init["pending_started_at"] or base) + 1,
+                case,
+                terminal=rng.random() < 0.4,
+            )
     if role == "recover-journal":
         run = _hex(rng, 32)
         first_seen = case.now - rng.choice((GIVEUP - 5, GIVEUP + 5, GIVEUP, 60, 3600, GIVEUP * 2))
-        marker = {"role": "assistant", "content": INTERRUPTED_RETRY, "timestamp": int(first_seen), "_error": True,
-                  "type": "interrupted", "interruption_cause": rng.choice(("process_restart", "lost_worker_bookkeeping")),
-                  "_pending_journal_recovery": True, "_journal_retry_stream_id": run,
-                  "_journal_retry_attempts": rng.choice((0, 1, RETRY_CAP - 2, RETRY_CAP - 1, RETRY_CAP, "3")),
-                  "_journal_retry_first_seen_ts": rng.choice((first_seen, int(first_seen), None))}
-        msgs = list(init["messages"]) + [{"role": "user", "content": rng.choice(TEXTS[:5]), "timestamp": base + 20,
-                                          "_recovered": True}, marker]
+        marker = {
+            "role": "assistant",
+            "content": INTERRUPTED_RETRY,
+            "timestamp": int(first_seen),
+            "_error": True,
+            "type": "interrupted",
+            "interruption_cause": rng.choice(("process_restart", "lost_worker_bookkeeping")),
+            "_pending_journal_recovery": True,
+            "_journal_retry_stream_id": run,
+            "_journal_retry_attempts": rng.choice((0, 1, RETRY_CAP - 2, RETRY_CAP - 1, RETRY_CAP, "3")),
+            "_journal_retry_first_seen_ts": rng.choice((first_seen, int(first_seen), None)),
+        }
+        msgs = list(init["messages"]) + [
+            {"role": "user", "content": rng.choice(TEXTS[:5]), "timestamp": base + 20, "_recovered": True},
+            marker,
+        ]
         if rng.random() < 0.2:  # a later turn below the marker
             msgs += [{"role": "user", "content": "next", "timestamp": base + 40}]
         init["messages"] = msgs
@@ -209,10 +293,28 @@ def _session(rng: random.Random, case: Case, sid: str, role: str, updated_pool: 
     return {"sid": sid, "saves": saves}
 
 
-ODD_EDITS = ("unknown-keys", "reorder", "duplicate-key", "nan-cost", "huge-int", "compact-json",
-             "string-updated-at", "surrogate-title", "null-workspace", "string-message-count", "float-ts",
-             "messages-not-list", "tool-calls-not-list", "self-key", "infinite-counter",
-             "list-content-partial", "huge-ts", "bool-updated-at", "title-not-text", "text-created-at")
+ODD_EDITS = (
+    "unknown-keys",
+    "reorder",
+    "duplicate-key",
+    "nan-cost",
+    "huge-int",
+    "compact-json",
+    "string-updated-at",
+    "surrogate-title",
+    "null-workspace",
+    "string-message-count",
+    "float-ts",
+    "messages-not-list",
+    "tool-calls-not-list",
+    "self-key",
+    "infinite-counter",
+    "list-content-partial",
+    "huge-ts",
+    "bool-updated-at",
+    "title-not-text",
+    "text-created-at",
+)
 
 
 def make_case(seed: int) -> Case:
@@ -221,8 +323,14 @@ def make_case(seed: int) -> Case:
     now = 1779000000.0 + rng.randint(0, 5_000_000) + rng.choice((0.0, 0.5, 0.125))
     started = now - rng.choice((30, 600, 7200))
     action = rng.choices(ACTIONS, ACTION_WEIGHTS)[0]
-    case = Case(seed=seed, now=now, server_started_at=started, build_clock=now - rng.randint(1, 300),
-                action=action, session_id=None)
+    case = Case(
+        seed=seed,
+        now=now,
+        server_started_at=started,
+        build_clock=now - rng.randint(1, 300),
+        action=action,
+        session_id=None,
+    )
     pool = [now - rng.randint(1000, 90000) for _ in range(rng.randint(1, 4))]  # few values: ties
     pool += [float(int(pool[0])), int(pool[0])]
     n = rng.randint(0, 5)
@@ -252,9 +360,21 @@ def make_case(seed: int) -> Case:
     for sid in sids:
         if rng.random() < 0.07:
             case.file_edits.append((sid, rng.choice(("orphan-bak", "torn-live", "id-copy"))))
-    case.index_state = rng.choice(("hermes",) * 6 + ("missing", "torn", "not-list", "row-not-object",
-                                                     "ghost-row", "duplicate-row", "empty-list",
-                                                     "odd-updated-at", "unhashable-id", "no-id-row"))
+    case.index_state = rng.choice(
+        ("hermes",) * 6
+        + (
+            "missing",
+            "torn",
+            "not-list",
+            "row-not-object",
+            "ghost-row",
+            "duplicate-row",
+            "empty-list",
+            "odd-updated-at",
+            "unhashable-id",
+            "no-id-row",
+        )
+    )
     if action in ("materialize", "audit") or rng.random() < 0.2:
         case.state_rows = _state_rows(rng, now, sids)
     return case
@@ -265,28 +385,61 @@ def _turns(rng: random.Random, case: Case, sid: str) -> None:
     turn = "20260526T1020" + str(rng.randint(10, 59)) + "Z-" + _hex(rng, 12)
     stream = _hex(rng, 32)
     t = case.now - rng.randint(100, 100000)
-    case.turn_events.append((sid, {"event": "submitted", "turn_id": turn, "stream_id": stream, "role": "user",
-                                   "content": rng.choice(TEXTS), "attachments": [], "workspace": "/tmp",
-                                   "model": "openai/gpt-5", "model_provider": "openai", "created_at": t}))
+    case.turn_events.append(
+        (
+            sid,
+            {
+                "event": "submitted",
+                "turn_id": turn,
+                "stream_id": stream,
+                "role": "user",
+                "content": rng.choice(TEXTS),
+                "attachments": [],
+                "workspace": "/tmp",
+                "model": "openai/gpt-5",
+                "model_provider": "openai",
+                "created_at": t,
+            },
+        )
+    )
     for name in ("worker_started", rng.choice(("completed", "interrupted", "failed", None))):
         if name and rng.random() < 0.7:
             t += 1.5
-            case.turn_events.append((sid, {"event": name, "turn_id": turn, "stream_id": stream, "created_at": t}))
+            case.turn_events.append(
+                (sid, {"event": name, "turn_id": turn, "stream_id": stream, "created_at": t})
+            )
 
 
 def _state_rows(rng: random.Random, now: float, sids: list[str]) -> list[dict]:
     rows = []
     for _ in range(rng.randint(0, 4)):
         sid = rng.choice((_hex(rng, 12), "2026" + _hex(rng, 8)))
-        rows.append({"id": sid, "source": rng.choice(("webui", "webui", "cli", "telegram")),
-                     "title": rng.choice((None, "DB title " + _hex(rng, 4), "東京")),
-                     "started_at": now - rng.randint(1000, 100000), "messages": rng.randint(0, 4),
-                     "input_tokens": rng.choice((0, 10, 5000)), "cache_read_tokens": rng.choice((0, 0, 800)),
-                     "cwd": rng.choice((None, "/tmp", ""))})
+        rows.append(
+            {
+                "id": sid,
+                "source": rng.choice(("webui", "webui", "cli", "telegram")),
+                "title": rng.choice((None, "DB title " + _hex(rng, 4), "東京")),
+                "started_at": now - rng.randint(1000, 100000),
+                "messages": rng.randint(0, 4),
+                "input_tokens": rng.choice((0, 10, 5000)),
+                "cache_read_tokens": rng.choice((0, 0, 800)),
+                "cwd": rng.choice((None, "/tmp", "")),
+            }
+        )
     for sid in sids[:2]:
         if rng.random() < 0.3:  # a row whose sidecar exists
-            rows.append({"id": sid, "source": "webui", "title": None, "started_at": now - 5000, "messages": 2,
-                         "input_tokens": 0, "cache_read_tokens": 0, "cwd": None})
+            rows.append(
+                {
+                    "id": sid,
+                    "source": "webui",
+                    "title": None,
+                    "started_at": now - 5000,
+                    "messages": 2,
+                    "input_tokens": 0,
+                    "cache_read_tokens": 0,
+                    "cwd": None,
+                }
+            )
     return rows
 
 
@@ -312,8 +465,14 @@ def _edit_sidecar(path: Path, kind: str) -> None:
     elif kind == "string-message-count":
         obj["message_count"] = str(obj.get("message_count", 0))
     elif kind == "list-content-partial":
-        obj.setdefault("messages", []).append({"role": "assistant", "_partial": True, "timestamp": 5.0,
-                                               "content": [{"type": "text", "text": " "}, {"type": "image"}, " "]})
+        obj.setdefault("messages", []).append(
+            {
+                "role": "assistant",
+                "_partial": True,
+                "timestamp": 5.0,
+                "content": [{"type": "text", "text": " "}, {"type": "image"}, " "],
+            }
+        )
     elif kind == "huge-ts":
         obj.setdefault("messages", []).append({"role": "user", "content": "x", "_ts": 10**400})
     elif kind == "bool-updated-at":
@@ -414,12 +573,24 @@ def write_state_db(path: Path, rows: list[dict]) -> None:
         title = row["title"]
         if title is not None and conn.execute("SELECT 1 FROM sessions WHERE title=?", (title,)).fetchone():
             title = None
-        b.session(id=row["id"], source=row["source"], title=title, model="openai/gpt-5",
-                  started_at=row["started_at"], input_tokens=row["input_tokens"],
-                  cache_read_tokens=row["cache_read_tokens"], cwd=row["cwd"], last_activity_at=row["started_at"] + 9)
+        b.session(
+            id=row["id"],
+            source=row["source"],
+            title=title,
+            model="openai/gpt-5",
+            started_at=row["started_at"],
+            input_tokens=row["input_tokens"],
+            cache_read_tokens=row["cache_read_tokens"],
+            cwd=row["cwd"],
+            last_activity_at=row["started_at"] + 9,
+        )
         for i in range(row["messages"]):
-            b.message(row["id"], "user" if i % 2 == 0 else "assistant", f"m{i} {TEXTS[i % len(TEXTS)]}",
-                      row["started_at"] + i)
+            b.message(
+                row["id"],
+                "user" if i % 2 == 0 else "assistant",
+                f"m{i} {TEXTS[i % len(TEXTS)]}",
+                row["started_at"] + i,
+            )
     conn.execute("COMMIT")
     conn.close()
 
@@ -452,8 +623,9 @@ def finish_home(case: Case, home: Path) -> None:
     if rng.random() < 0.05:
         name = rng.choice(("_deleted_webui_sessions.json", "_pruned_webui_orphans.json"))
         ids = [rng.choice([s["sid"] for s in case.sessions] or ["x"]), " padded ", "", 7, None]
-        (sessions / name).write_text(json.dumps(rng.choice(({"version": 1, "ids": ids}, {"ids": "x"}, [1], {}))),
-                                     encoding="utf-8")
+        (sessions / name).write_text(
+            json.dumps(rng.choice(({"version": 1, "ids": ids}, {"ids": "x"}, [1], {}))), encoding="utf-8"
+        )
     if case.index_state != "hermes":
         _edit_index(sessions / "_index.json", case.index_state, rng)
     for core in case.core:
@@ -461,14 +633,27 @@ def finish_home(case: Case, home: Path) -> None:
         base = home if not profile or profile == "default" else home / "profiles" / profile
         path = base / "sessions" / f"session_{core['sid']}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"session_id": core["sid"], "platform": "webui", "messages": core["messages"]},
-                                   ensure_ascii=False, indent=2), encoding="utf-8")
+        path.write_text(
+            json.dumps(
+                {"session_id": core["sid"], "platform": "webui", "messages": core["messages"]},
+                ensure_ascii=False,
+                indent=2,
+            ),
+            encoding="utf-8",
+        )
     if case.state_rows:
         write_state_db(home / "state.db", case.state_rows)
 
 
 def build_request(case: Case, home: Path) -> dict:
     """The hermes child's ``build`` request for this case."""
-    return {"op": "build", "home": str(home), "clock": case.build_clock,
-            "sessions": case.sessions, "journals": case.journals, "turn_events": case.turn_events,
-            "deleted": case.deleted, "pruned": case.pruned}
+    return {
+        "op": "build",
+        "home": str(home),
+        "clock": case.build_clock,
+        "sessions": case.sessions,
+        "journals": case.journals,
+        "turn_events": case.turn_events,
+        "deleted": case.deleted,
+        "pruned": case.pruned,
+    }

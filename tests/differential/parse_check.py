@@ -73,8 +73,11 @@ def parse_mismatches(files: dict[str, bytes]) -> list[str]:
     out = []
     for rel, data in sorted(files.items()):
         name = rel.rsplit("/", 1)[-1]
-        if "/" not in rel.removeprefix("webui/sessions/") and name.endswith((".json", ".json.bak")) \
-                and not name.startswith("_"):
+        if (
+            "/" not in rel.removeprefix("webui/sessions/")
+            and name.endswith((".json", ".json.bak"))
+            and not name.startswith("_")
+        ):
             for want in (False, True):
                 quick, hermes = sidecar_facts(data, want_texts=want), hermes_sidecar_facts(data, want)
                 if not _same(quick, hermes):

@@ -38,7 +38,9 @@ def _worker(args: tuple[list[int], str, str | None]) -> list[tuple]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tests.differential.run", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.differential.run", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("--seeds", type=int, default=200, help="how many seeds (from --start)")
     parser.add_argument("--start", type=int, default=0)
     parser.add_argument("--seed-list", type=int, nargs="*", help="exactly these seeds")
@@ -50,10 +52,12 @@ def main(argv: list[str] | None = None) -> int:
     from tests.differential.harness import hermes_src
 
     if hermes_src() is None:
-        print("HERMES_WEBUI_SRC is not set to a hermes-webui checkout: nothing to compare with", file=sys.stderr)
+        print(
+            "HERMES_WEBUI_SRC is not set to a hermes-webui checkout: nothing to compare with", file=sys.stderr
+        )
         return 2
     seeds = args.seed_list if args.seed_list else list(range(args.start, args.start + args.seeds))
-    chunks = [seeds[i:i + args.chunk] for i in range(0, len(seeds), args.chunk)]
+    chunks = [seeds[i : i + args.chunk] for i in range(0, len(seeds), args.chunk)]
     started = time.monotonic()
     results: list[tuple] = []
     with tempfile.TemporaryDirectory(prefix="hermes-diff-") as tmp:
@@ -75,10 +79,16 @@ def main(argv: list[str] | None = None) -> int:
             classes[(r[1], r[3])].append(r)
     for (action, detail), rows in sorted(classes.items(), key=lambda kv: -len(kv[1])):
         first = rows[0]
-        print(f"MISMATCH {len(rows):5d} x  {action}: {detail}  (reproduce: --seed-list {first[0]}; {first[4][:200]})")
+        print(
+            f"MISMATCH {len(rows):5d} x  {action}: {detail}  (reproduce: --seed-list {first[0]}; {first[4][:200]})"
+        )
     actions = Counter(r[1] for r in results)
-    print(f"{len(results)} seeds in {elapsed:.0f} s: " + ", ".join(f"{k} {v}" for k, v in sorted(verdicts.items()))
-          + "; actions: " + ", ".join(f"{k} {v}" for k, v in sorted(actions.items())))
+    print(
+        f"{len(results)} seeds in {elapsed:.0f} s: "
+        + ", ".join(f"{k} {v}" for k, v in sorted(verdicts.items()))
+        + "; actions: "
+        + ", ".join(f"{k} {v}" for k, v in sorted(actions.items()))
+    )
     return 1 if classes else 0
 
 

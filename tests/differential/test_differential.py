@@ -13,7 +13,9 @@ from tests.differential.homes import ACTIONS, make_case
 
 SEEDS = range(24)
 
-needs_hermes = pytest.mark.skipif(hermes_src() is None, reason="HERMES_WEBUI_SRC is not set to a hermes-webui checkout")
+needs_hermes = pytest.mark.skipif(
+    hermes_src() is None, reason="HERMES_WEBUI_SRC is not set to a hermes-webui checkout"
+)
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +34,9 @@ def _private_write_log(tmp_path, monkeypatch):
 @pytest.mark.parametrize("seed", SEEDS)
 def test_the_inspector_writes_what_hermes_writes(seed: int, child: HermesChild, tmp_path) -> None:
     outcome = run_seed(seed, child, tmp_path / "work")
-    assert outcome.verdict in ("same", "both refuse", "known refusal"), f"seed {seed} ({outcome.action}): {outcome.detail} {outcome.info}"
+    assert outcome.verdict in ("same", "both refuse", "known refusal"), (
+        f"seed {seed} ({outcome.action}): {outcome.detail} {outcome.info}"
+    )
 
 
 def test_the_seeds_cover_every_action() -> None:

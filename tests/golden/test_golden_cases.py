@@ -31,10 +31,21 @@ def test_golden_case(case_dir: Path, tmp_path: Path) -> None:
         assert files_of(home) == before, "the audit wrote to the home"
         return
     target = case["session_id"] or "--all"
-    code, out = run_main([
-        "repair", target, "--action", case["action"], "--home", str(home), "--write",
-        "--now", repr(case["now"]), "--server-started-at", repr(case["server_started_at"]),
-    ])
+    code, out = run_main(
+        [
+            "repair",
+            target,
+            "--action",
+            case["action"],
+            "--home",
+            str(home),
+            "--write",
+            "--now",
+            repr(case["now"]),
+            "--server-started-at",
+            repr(case["server_started_at"]),
+        ]
+    )
     assert code == 0, out
     after = files_of(home)
     placeholders = {"{HERMES_HOME}": json.dumps(str(home))[1:-1]}

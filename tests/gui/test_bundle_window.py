@@ -73,8 +73,12 @@ def test_a_kit_for_a_changed_chat_is_shown_refused(qtbot, window, demo, demo_hom
     qtbot.waitUntil(lambda: window.home is not None and window.home.bundle is not None, timeout=10_000)
     window.select_session(sid)
     wait_settled(qtbot, window)
-    qtbot.waitUntil(lambda: isinstance(window.plans, dict) and "recover-journal" in window.plans, timeout=10_000)
-    window.support.save_kit(window.plans["recover-journal"], window.home, window.plans["recover-journal"].clock, kit)
+    qtbot.waitUntil(
+        lambda: isinstance(window.plans, dict) and "recover-journal" in window.plans, timeout=10_000
+    )
+    window.support.save_kit(
+        window.plans["recover-journal"], window.home, window.plans["recover-journal"].clock, kit
+    )
     qtbot.waitUntil(kit.exists, timeout=10_000)
     open_home(qtbot, window, demo_home, select=sid)
     sidecar = demo.session_dir / f"{sid}.json"
@@ -116,8 +120,9 @@ def app_state(qapp):
     app.setApplicationName(saved[2])
 
 
-def test_home_option_opens_a_bundle_in_the_window_and_removes_it_after(qtbot, tmp_path, demo, demo_home,
-                                                                       monkeypatch, app_state):
+def test_home_option_opens_a_bundle_in_the_window_and_removes_it_after(
+    qtbot, tmp_path, demo, demo_home, monkeypatch, app_state
+):
     import argparse
     import tempfile
 
@@ -133,8 +138,9 @@ def test_home_option_opens_a_bundle_in_the_window_and_removes_it_after(qtbot, tm
     bundle = tmp_path / "support.tar.gz"
     make_bundle(demo_home, [sid], bundle)
     shot = tmp_path / "shot.png"
-    args = argparse.Namespace(home=str(bundle), state_dir=None, state_db=None, demo=False,
-                              screenshot=str(shot), select=sid)
+    args = argparse.Namespace(
+        home=str(bundle), state_dir=None, state_db=None, demo=False, screenshot=str(shot), select=sid
+    )
     assert run_app(args, settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)) == 0
     assert QImage(str(shot)).width() == 1500
     assert [p for p in scratch.iterdir() if p.name.startswith("hermes-inspector-bundle-")] == []
@@ -147,7 +153,8 @@ def test_home_option_with_a_hostile_bundle_says_why_and_opens_nothing(qtbot, tmp
 
     bad = tmp_path / "bad.tar.gz"
     bad.write_bytes(b"\x1f\x8b\x08\x00 not really gzip")
-    args = argparse.Namespace(home=str(bad), state_dir=None, state_db=None, demo=False, screenshot=None,
-                              select=None)
+    args = argparse.Namespace(
+        home=str(bad), state_dir=None, state_db=None, demo=False, screenshot=None, select=None
+    )
     assert run_app(args) == 2
     assert "not a readable .tar.gz" in capsys.readouterr().err

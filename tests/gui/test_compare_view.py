@@ -29,7 +29,9 @@ def test_a_healthy_chat_holds_the_same_messages_in_the_sidecar_and_state_db(qtbo
     assert not compare.next.isEnabled()  # no difference to go to
 
 
-def test_without_state_db_messages_or_a_bak_the_buttons_are_disabled_and_say_why(qtbot, window, demo, demo_home):
+def test_without_state_db_messages_or_a_bak_the_buttons_are_disabled_and_say_why(
+    qtbot, window, demo, demo_home
+):
     compare = _open_compare(qtbot, window, demo_home, demo.sessions["empty_orphan_row"])
     assert not compare.with_state_db.isEnabled() and not compare.with_bak.isEnabled()
     assert compare.state_db_reason.isVisible() and compare.bak_reason.isVisible()
@@ -38,13 +40,17 @@ def test_without_state_db_messages_or_a_bak_the_buttons_are_disabled_and_say_why
     assert compare.summary.text() == "Nothing to compare the sidecar with."
 
 
-def test_the_bak_compared_with_the_live_sidecar_and_moving_between_differences(qtbot, window, demo, demo_home):
+def test_the_bak_compared_with_the_live_sidecar_and_moving_between_differences(
+    qtbot, window, demo, demo_home
+):
     compare = _open_compare(qtbot, window, demo_home, demo.sessions["shrunken"])
     assert compare.with_bak.isEnabled() and not compare.bak_reason.isVisible()
     compare.with_bak.click()
     # the .bak is the copy compared with: the live sidecar lost 4 of its 6 messages
-    qtbot.waitUntil(lambda: compare.alignment() is not None and compare.alignment().right.name == "backup (.bak)",
-                    timeout=10_000)
+    qtbot.waitUntil(
+        lambda: compare.alignment() is not None and compare.alignment().right.name == "backup (.bak)",
+        timeout=10_000,
+    )
     assert compare.choice() == "bak"
     counts = compare.alignment().counts()
     assert counts[ONLY_RIGHT] == 4 and counts[SAME] == 2
@@ -73,8 +79,10 @@ def test_a_corrupt_bak_says_so_in_words_in_the_compare_tab_and_the_transcript(qt
     bak.write_bytes(b'{"messages": [{"role": "user", "content": "cut he')
     compare = _open_compare(qtbot, window, demo_home, sid)
     compare.with_bak.click()
-    qtbot.waitUntil(lambda: compare.alignment() is not None and compare.alignment().right.name == "backup (.bak)",
-                    timeout=10_000)
+    qtbot.waitUntil(
+        lambda: compare.alignment() is not None and compare.alignment().right.name == "backup (.bak)",
+        timeout=10_000,
+    )
     assert compare.summary.text().startswith("The backup (.bak) cannot be read as a chat: not valid JSON")
     assert compare.summary.text().endswith("The sidecar has 2 messages.")
     assert {compare.model.row(r).kind for r in range(compare.model.rowCount())} == {ONLY_LEFT}
@@ -95,8 +103,11 @@ def test_a_readable_bak_shows_as_a_read_only_transcript(qtbot, window, demo, dem
 
 
 def _detail(sidecar: list, rows: list) -> SessionDetail:
-    return SessionDetail("s1", sidecar={"messages": sidecar},
-                         state_db=[StateDbView("default", __import__("pathlib").Path("state.db"), {"id": "s1"}, rows)])
+    return SessionDetail(
+        "s1",
+        sidecar={"messages": sidecar},
+        state_db=[StateDbView("default", __import__("pathlib").Path("state.db"), {"id": "s1"}, rows)],
+    )
 
 
 def test_rows_are_coloured_by_kind_and_say_it_in_words(qtbot) -> None:
@@ -105,15 +116,24 @@ def test_rows_are_coloured_by_kind_and_say_it_in_words(qtbot) -> None:
     view.show()
     user = {"role": "user", "content": "hello"}
     with qtbot.waitSignal(view.compared, timeout=5_000):
-        view.set_data(SessionData(_detail([user, {"role": "assistant", "content": "hi"}],
-                                          [user, {"role": "assistant", "content": "hi there"},
-                                           {"role": "user", "content": "more"}]), []))
+        view.set_data(
+            SessionData(
+                _detail(
+                    [user, {"role": "assistant", "content": "hi"}],
+                    [user, {"role": "assistant", "content": "hi there"}, {"role": "user", "content": "more"}],
+                ),
+                [],
+            )
+        )
     model: AlignmentModel = view.model
     kinds = [model.row(r).kind for r in range(model.rowCount())]
     assert kinds == [SAME, DIFFERS, ONLY_RIGHT]
     assert model.index(1, Column.KIND).data() == "differs: text"
     assert model.index(2, Column.KIND).data() == "only in state.db [default]"
     assert model.index(2, Column.LEFT).data() == "—"
-    assert model.index(0, Column.LEFT).data(__import__("PySide6.QtCore").QtCore.Qt.ItemDataRole.BackgroundRole) is None
+    assert (
+        model.index(0, Column.LEFT).data(__import__("PySide6.QtCore").QtCore.Qt.ItemDataRole.BackgroundRole)
+        is None
+    )
     assert kind_colour(ONLY_LEFT) is not None and kind_colour(SAME) is None
     assert view.current_position() == 1  # the first difference is selected

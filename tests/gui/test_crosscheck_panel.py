@@ -38,20 +38,24 @@ def test_same_bytes_are_announced_with_the_version(qtbot, window, demo, demo_hom
     _, dialog = _preview_restore(qtbot, window, demo, demo_home, settings, fake)
     panel = dialog.crosscheck
     qtbot.waitUntil(lambda: panel.result is not None, timeout=CHECK_TIMEOUT_MS)
-    assert panel.status.text().startswith("Same bytes as your hermes-webui (version 0.53.1 (api/_scm_version.py))")
+    assert panel.status.text().startswith(
+        "Same bytes as your hermes-webui (version 0.53.1 (api/_scm_version.py))"
+    )
     assert not panel.write_button.isVisible()
     assert dialog.crosscheck_diffs == []
 
 
-def test_a_difference_is_shown_and_hermes_result_is_written_safely(qtbot, window, demo, demo_home, settings,
-                                                                    tmp_path):
+def test_a_difference_is_shown_and_hermes_result_is_written_safely(
+    qtbot, window, demo, demo_home, settings, tmp_path
+):
     fake = write_fake_hermes(tmp_path / "hermes", "different")
     sid, dialog = _preview_restore(qtbot, window, demo, demo_home, settings, fake)
     panel = dialog.crosscheck
     qtbot.waitUntil(lambda: panel.result is not None, timeout=CHECK_TIMEOUT_MS)
     assert panel.status.text().startswith("Different from your hermes-webui")
     assert [dialog.tabs.tabText(dialog.tabs.indexOf(v)) for v in dialog.crosscheck_diffs] == [
-        f"hermes-webui differs: {sid}.json"]
+        f"hermes-webui differs: {sid}.json"
+    ]
     assert '+  "title": "(restored) ' in dialog.crosscheck_diffs[0].toPlainText()
     assert panel.write_button.isVisible() and panel.write_button.isEnabled()
 
@@ -81,8 +85,9 @@ def test_without_a_hermes_webui_the_line_offers_to_choose_one(qtbot, window, dem
     assert dialog.write_button.isEnabled(), "the inspector's own plan can still be written"
 
 
-def test_a_hanging_hermes_never_blocks_the_window_and_closing_stops_it(qtbot, window, demo, demo_home, settings,
-                                                                        tmp_path):
+def test_a_hanging_hermes_never_blocks_the_window_and_closing_stops_it(
+    qtbot, window, demo, demo_home, settings, tmp_path
+):
     fake = write_fake_hermes(tmp_path / "hermes", "hangs")
     _, dialog = _preview_restore(qtbot, window, demo, demo_home, settings, fake)
     panel = dialog.crosscheck

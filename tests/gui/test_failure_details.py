@@ -54,8 +54,12 @@ def test_a_child_process_traceback_reaches_the_details(qtbot, runner, caplog) ->
     caplog.set_level(logging.ERROR, logger="inspector")
     failures = []
     runner.failure.connect(lambda *a: failures.append(a))
-    runner.start("catalogue", lambda token, progress: pool.run_job(_boom, check=token.check),
-                 lambda v: None, on_error=lambda m: None)
+    runner.start(
+        "catalogue",
+        lambda token, progress: pool.run_job(_boom, check=token.check),
+        lambda v: None,
+        on_error=lambda m: None,
+    )
     qtbot.waitUntil(lambda: bool(failures), timeout=30_000)
     (_, message, details) = failures[0]
     assert message == "boom in the child"
@@ -126,8 +130,10 @@ def test_qt_messages_become_log_records(caplog) -> None:
     handler(QtMsgType.QtDebugMsg, None, "a debug line")
     handler(QtMsgType.QtWarningMsg, None, "This plugin does not support propagateSizeHints()")
     got = [(r.name, r.levelno, r.getMessage()) for r in caplog.records if r.name == "inspector.qt"]
-    assert got == [("inspector.qt", logging.WARNING, "[qt.text.font] a font is missing"),
-                   ("inspector.qt", logging.DEBUG, "a debug line")]
+    assert got == [
+        ("inspector.qt", logging.WARNING, "[qt.text.font] a font is missing"),
+        ("inspector.qt", logging.DEBUG, "a debug line"),
+    ]
 
 
 def _logs_a_failure_in_the_child(check):
@@ -170,4 +176,8 @@ def test_a_planner_failure_keeps_its_traceback_for_the_details(qtbot, window, de
     assert back == failure and back.details == failure.details
     window.repairs._on_plans({"restore-backup": back})
     label, message, details = window.failure_details.last
-    assert message == "the planner broke" and details == failure.details and not window.failure_details.isHidden()
+    assert (
+        message == "the planner broke"
+        and details == failure.details
+        and not window.failure_details.isHidden()
+    )

@@ -21,7 +21,9 @@ def test_ctrl_shift_f_opens_the_bar_and_return_finds_in_the_transcript(qtbot, wi
     _activate(qtbot, window)
     bar = window.view.find_bar
     assert bar.isHidden()
-    qtbot.keyClick(window, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    qtbot.keyClick(
+        window, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+    )
     assert bar.isVisible() and bar.edit.hasFocus() and bar.target.currentIndex() == FindBar.TRANSCRIPT
     qtbot.keyClicks(bar.edit, "pyyaml")
     qtbot.keyClick(bar.edit, Qt.Key.Key_Return)
@@ -64,7 +66,9 @@ def test_the_journal_target_selects_the_matching_line_and_goes_round(qtbot, wind
     matching = [r for r in range(journal.model.rowCount()) if b"api/models.py" in journal.model.line(r).data]
     assert 1 < len(matching) < 6
     # each Next goes to the following matching line, from the last one round to the first
-    assert all(b == matching[(matching.index(a) + 1) % len(matching)] for a, b in zip(hits, hits[1:], strict=False))
+    assert all(
+        b == matching[(matching.index(a) + 1) % len(matching)] for a, b in zip(hits, hits[1:], strict=False)
+    )
     assert set(hits) == set(matching)
     assert bar.find_previous()
     assert b"api/models.py" in journal.model.line(journal.table.currentIndex().row()).data

@@ -81,13 +81,16 @@ def test_a_chat_only_state_db_has_is_said_once_not_twice(qtbot, window, demo, de
     sid = demo.sessions["state_only"]
     open_home(qtbot, window, demo_home, select=sid)
     _planned(qtbot, window)
-    kinds = [f.kind for f in merge_findings(window.data.detail.findings, list(window.model.row_for(sid).findings))]
+    kinds = [
+        f.kind for f in merge_findings(window.data.detail.findings, list(window.model.row_for(sid).findings))
+    ]
     assert kinds.count("state_db_missing_sidecar") == 1 and "sidecar_missing" not in kinds
     lines = [w.sentence() for w in window.view.findings.words]
     assert sum("file is missing" in line for line in lines) == 1, lines
     assert any(f"press “{ACTIONS['materialize']}”" in line for line in lines)
-    assert window.model.row_for(sid).health == worst(merge_findings(window.data.detail.findings,
-                                                                    list(window.model.row_for(sid).findings)))
+    assert window.model.row_for(sid).health == worst(
+        merge_findings(window.data.detail.findings, list(window.model.row_for(sid).findings))
+    )
 
 
 def test_an_empty_chat_only_state_db_has_is_said_once(qtbot, window, demo, demo_home):
@@ -96,7 +99,9 @@ def test_an_empty_chat_only_state_db_has_is_said_once(qtbot, window, demo, demo_
     sid = demo.sessions["empty_orphan_row"]
     open_home(qtbot, window, demo_home, select=sid)
     _planned(qtbot, window)
-    kinds = [f.kind for f in merge_findings(window.data.detail.findings, list(window.model.row_for(sid).findings))]
+    kinds = [
+        f.kind for f in merge_findings(window.data.detail.findings, list(window.model.row_for(sid).findings))
+    ]
     assert "state_db_orphan_webui_row" in kinds and "sidecar_missing" not in kinds
     (line,) = [w.sentence() for w in window.view.findings.words]
     assert "nothing to press" in line
@@ -108,7 +113,9 @@ def test_a_chat_of_the_agent_itself_is_not_called_a_missing_webui_file(qtbot, wi
     sid = demo.sessions["cli_only"]
     open_home(qtbot, window, demo_home, select=sid)
     _planned(qtbot, window)
-    kinds = [f.kind for f in merge_findings(window.data.detail.findings, list(window.model.row_for(sid).findings))]
+    kinds = [
+        f.kind for f in merge_findings(window.data.detail.findings, list(window.model.row_for(sid).findings))
+    ]
     assert kinds == ["agent_only_chat"]
     (line,) = [w.sentence() for w in window.view.findings.words]
     assert line.startswith("A chat of the agent itself") and "nothing to press" in line

@@ -34,9 +34,21 @@ def _write(tmp: Path, name: str, before: bytes, after: bytes, when: float) -> Wr
     backup = tmp / "state" / "backups" / name / f"{name}.json"
     backup.parent.mkdir(parents=True, exist_ok=True)
     backup.write_bytes(before)
-    return WriteRecord(write_id=f"w-{name}", time=when, action="restore-backup", session_id=name,
-                       files=[{"kind": "sidecar", "path": str(target), "sha256_before": _sha(before),
-                               "sha256_after": _sha(after), "backup": str(backup)}])
+    return WriteRecord(
+        write_id=f"w-{name}",
+        time=when,
+        action="restore-backup",
+        session_id=name,
+        files=[
+            {
+                "kind": "sidecar",
+                "path": str(target),
+                "sha256_before": _sha(before),
+                "sha256_after": _sha(after),
+                "backup": str(backup),
+            }
+        ],
+    )
 
 
 def _lines(prefix: str, n: int) -> bytes:
@@ -44,8 +56,9 @@ def _lines(prefix: str, n: int) -> bytes:
 
 
 def _dialog(qtbot, records, tmp_path, runner=None) -> HistoryDialog:
-    dialog = HistoryDialog(records, str(tmp_path / "state" / "writes.jsonl"), str(tmp_path / "state" / "backups"),
-                           runner=runner)
+    dialog = HistoryDialog(
+        records, str(tmp_path / "state" / "writes.jsonl"), str(tmp_path / "state" / "backups"), runner=runner
+    )
     qtbot.addWidget(dialog)
     return dialog
 

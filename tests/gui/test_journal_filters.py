@@ -24,10 +24,22 @@ TYPES = ("token", "tool", "token", "reasoning", "tool_complete")
 
 
 def _record(seq: int, event: str) -> str:
-    return json.dumps({"version": 1, "event_id": f"{RUN}:{seq}", "seq": seq, "run_id": RUN, "session_id": SID,
-                       "event": event, "type": event, "created_at": 1_700_000_000 + seq, "terminal": False,
-                       "terminal_state": None, "payload": {"text": f"w{seq}", "name": "terminal"}},
-                      separators=(",", ":"))
+    return json.dumps(
+        {
+            "version": 1,
+            "event_id": f"{RUN}:{seq}",
+            "seq": seq,
+            "run_id": RUN,
+            "session_id": SID,
+            "event": event,
+            "type": event,
+            "created_at": 1_700_000_000 + seq,
+            "terminal": False,
+            "terminal_state": None,
+            "payload": {"text": f"w{seq}", "name": "terminal"},
+        },
+        separators=(",", ":"),
+    )
 
 
 def _data(events: int, bad: tuple[int, ...] = ()) -> bytes:
@@ -42,8 +54,13 @@ def _run(data: bytes, links: RunLinks | None = None) -> RunData:
     path = Path("/nowhere/_run_journal") / SID / f"{RUN}.jsonl"
     index = index_journal(data, session_id=SID, run_id=RUN)
     raw = RawJournal(data, session_id=SID, run_id=RUN, path=path, index=index)
-    run = RunData(RunInfo(RUN, path, len(data), {"event_count": len(raw), "last_seq": len(raw),
-                                                 "terminal_state": "running"}), raw=raw, links=links or RunLinks())
+    run = RunData(
+        RunInfo(
+            RUN, path, len(data), {"event_count": len(raw), "last_seq": len(raw), "terminal_state": "running"}
+        ),
+        raw=raw,
+        links=links or RunLinks(),
+    )
     run.dropped_lines = index.stats["dropped"]
     run.odd_lines = index.stats["anomalous"]
     return run
@@ -58,8 +75,10 @@ def _view(qtbot, runner: TaskRunner | None = None) -> JournalView:
 
 
 def _shown_events(view: JournalView) -> list[str]:
-    return [view.model.line(r).value.get("event") if view.model.line(r).is_event else "(dropped)"
-            for r in range(view.model.rowCount())]
+    return [
+        view.model.line(r).value.get("event") if view.model.line(r).is_event else "(dropped)"
+        for r in range(view.model.rowCount())
+    ]
 
 
 def _pick(view: JournalView, event: str) -> None:
@@ -120,8 +139,12 @@ def test_a_message_whose_events_the_filter_hides_says_so(qtbot) -> None:
     links = RunLinks(message_to_events={0: [0]}, event_to_message={0: 0})
     data = _data(20)
     view = _view(qtbot)
-    view.set_data(SessionData(SessionDetail(SID, sidecar={"messages": [{"role": "assistant", "content": "w"}]}),
-                              [_run(data, links)]))
+    view.set_data(
+        SessionData(
+            SessionDetail(SID, sidecar={"messages": [{"role": "assistant", "content": "w"}]}),
+            [_run(data, links)],
+        )
+    )
     _pick(view, "tool")  # line 0 is a "token" line
     view.highlight_message(0)
     assert view.filter_note.text() == "the filter hides the events of the selected message"
@@ -132,8 +155,11 @@ def test_the_find_bar_in_the_journal_skips_the_lines_the_filter_hides(qtbot, win
     open_home(qtbot, window, demo_home, select=demo.sessions["lost_response"])
     journal = window.view.journal
     qtbot.waitUntil(lambda: journal.model.rowCount() > 0 and journal.event_filter.isEnabled(), timeout=10_000)
-    everywhere = {journal.model.line(r).value.get("event") for r in range(journal.model.rowCount())
-                  if b"api/models.py" in journal.model.line(r).data}
+    everywhere = {
+        journal.model.line(r).value.get("event")
+        for r in range(journal.model.rowCount())
+        if b"api/models.py" in journal.model.line(r).data
+    }
     assert {"tool", "tool_complete"} <= everywhere  # the text is in more than one type of event
     with qtbot.waitSignal(journal.filtered, timeout=10_000):
         _pick(journal, "tool_complete")
@@ -204,6 +230,16 @@ def test_a_reload_of_the_same_session_keeps_the_filter(qtbot) -> None:
     grown = _run(_data(45))  # the journal grew meanwhile
     view.set_data(SessionData(SessionDetail(SID, sidecar={"messages": []}), [grown]))
     assert view.event_filter.currentData() == "reasoning"
-    assert [view.model.line(r).index for r in range(view.model.rowCount())] == [3, 8, 13, 18, 23, 28, 33, 38, 43]
+    assert [view.model.line(r).index for r in range(view.model.rowCount())] == [
+        3,
+        8,
+        13,
+        18,
+        23,
+        28,
+        33,
+        38,
+        43,
+    ]
     assert view.current_line() == 13
     assert view.filter_note.text() == "showing 9 of 45 lines"

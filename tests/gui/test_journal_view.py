@@ -18,9 +18,19 @@ SID, RUN = "a1b2c3d4e5f6", "7c8b4108d52b4aba9af362d3a54f47ac"
 def _data(events: int, bad_line: int | None = None) -> bytes:
     lines = []
     for seq in range(1, events + 1):
-        rec = {"version": 1, "event_id": f"{RUN}:{seq}", "seq": seq, "run_id": RUN, "session_id": SID,
-               "event": "token", "type": "token", "created_at": 1_700_000_000 + seq, "terminal": False,
-               "terminal_state": None, "payload": {"text": f"w{seq}"}}
+        rec = {
+            "version": 1,
+            "event_id": f"{RUN}:{seq}",
+            "seq": seq,
+            "run_id": RUN,
+            "session_id": SID,
+            "event": "token",
+            "type": "token",
+            "created_at": 1_700_000_000 + seq,
+            "terminal": False,
+            "terminal_state": None,
+            "payload": {"text": f"w{seq}"},
+        }
         lines.append(json.dumps(rec, separators=(",", ":")))
     if bad_line is not None:
         lines[bad_line] = "not json"
@@ -29,10 +39,16 @@ def _data(events: int, bad_line: int | None = None) -> bytes:
 
 def _run(data: bytes, links: RunLinks | None = None) -> RunData:
     path = Path("/nowhere/_run_journal") / SID / f"{RUN}.jsonl"
-    raw = RawJournal(data, session_id=SID, run_id=RUN, path=path, index=index_journal(data, session_id=SID,
-                                                                                      run_id=RUN))
-    run = RunData(RunInfo(RUN, path, len(data), {"event_count": len(raw), "last_seq": len(raw),
-                                                 "terminal_state": "running"}), raw=raw, links=links or RunLinks())
+    raw = RawJournal(
+        data, session_id=SID, run_id=RUN, path=path, index=index_journal(data, session_id=SID, run_id=RUN)
+    )
+    run = RunData(
+        RunInfo(
+            RUN, path, len(data), {"event_count": len(raw), "last_seq": len(raw), "terminal_state": "running"}
+        ),
+        raw=raw,
+        links=links or RunLinks(),
+    )
     run.dropped_lines = raw.stats()["dropped"]
     run.odd_lines = raw.stats()["anomalous"]
     return run
@@ -67,7 +83,9 @@ def test_a_transcript_row_scrolls_the_journal_to_its_events(qtbot) -> None:
     for row in (17_000, 17_001):
         links.add(row, 0)
     messages = [{"role": "assistant", "content": "w17001w17002", "_recovered_stream_id": RUN}]
-    view.set_data(SessionData(SessionDetail(SID, sidecar={"messages": messages}), [_run(_data(20_000), links)]))
+    view.set_data(
+        SessionData(SessionDetail(SID, sidecar={"messages": messages}), [_run(_data(20_000), links)])
+    )
     assert view.highlight_message(0) == [17_000, 17_001]
     assert view.model.highlighted() == {17_000, 17_001}
     assert _top_row(view) == 17_000
@@ -87,8 +105,12 @@ def test_dropped_lines_stay_in_place_with_the_reason(qtbot) -> None:
 def test_the_session_takes_over_a_fully_shown_glance_without_losing_the_place(qtbot) -> None:
     view = _view(qtbot)
     data = _data(20_000)
-    head = RawJournal(data[:data.index(b"\n", 50_000) + 1], session_id=SID, run_id=RUN,
-                      path=Path("/nowhere/_run_journal") / SID / f"{RUN}.jsonl")
+    head = RawJournal(
+        data[: data.index(b"\n", 50_000) + 1],
+        session_id=SID,
+        run_id=RUN,
+        path=Path("/nowhere/_run_journal") / SID / f"{RUN}.jsonl",
+    )
     first = RunData(RunInfo(RUN, head.path, len(data), None), raw=head)
     view.show_glance(JournalGlance(SID, first, 100))
     assert view.model.rowCount() == 100 and "showing its first 100 lines" in view.status.text()

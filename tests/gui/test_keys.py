@@ -84,8 +84,11 @@ def test_ctrl_z_asks_before_undoing_a_write_of_another_session(qtbot, window, de
     qtbot.waitUntil(lambda: window.last_write is not None, timeout=10_000)
     wait_settled(qtbot, window)
     written = files_under(demo.home)
-    other = next(window.model.index(r, 0).data(SESSION_ID_ROLE) for r in range(window.model.rowCount())
-                 if window.model.index(r, 0).data(SESSION_ID_ROLE) != sid)
+    other = next(
+        window.model.index(r, 0).data(SESSION_ID_ROLE)
+        for r in range(window.model.rowCount())
+        if window.model.index(r, 0).data(SESSION_ID_ROLE) != sid
+    )
     window.select_session(other)
     wait_settled(qtbot, window)
     asked = []
@@ -96,7 +99,11 @@ def test_ctrl_z_asks_before_undoing_a_write_of_another_session(qtbot, window, de
 
     monkeypatch.setattr(QMessageBox, "question", answer)
     assert window.undo_last() is False
-    assert len(asked) == 1 and ACTIONS["recover-journal"] in asked[0] and window.model.row_for(sid).title in asked[0]
+    assert (
+        len(asked) == 1
+        and ACTIONS["recover-journal"] in asked[0]
+        and window.model.row_for(sid).title in asked[0]
+    )
     assert files_under(demo.home) == written and window.last_write is not None
     monkeypatch.setattr(QMessageBox, "question", lambda *a: QMessageBox.StandardButton.Yes)
     assert window.undo_last() is True
@@ -154,7 +161,9 @@ def test_f1_lists_every_shortcut_of_the_window(qtbot, window):
     """Rule: F1 / Help ▸ Keyboard Shortcuts lists every key the menus have (read from the actions)."""
     _activate(qtbot, window)
     qtbot.keyClick(window, Qt.Key.Key_F1)
-    dialog = next(w for w in QApplication.topLevelWidgets() if w.objectName() == "ShortcutsDialog" and w.isVisible())
+    dialog = next(
+        w for w in QApplication.topLevelWidgets() if w.objectName() == "ShortcutsDialog" and w.isVisible()
+    )
     rows = dialog.rows()
     keys = {k for k, _ in rows}
     for action in window.repair_actions.values():
@@ -166,7 +175,9 @@ def test_f1_lists_every_shortcut_of_the_window(qtbot, window):
 def test_about_names_the_version_the_hermes_release_and_the_licence(qtbot, window):
     dialog = window.show_about()
     text = dialog.text.text()
-    assert version() in text and HERMES_WEBUI_COMMIT in text and HERMES_WEBUI_RELEASE in text and "MIT" in text
+    assert (
+        version() in text and HERMES_WEBUI_COMMIT in text and HERMES_WEBUI_RELEASE in text and "MIT" in text
+    )
     dialog.reject()
 
 
@@ -197,7 +208,9 @@ def test_help_using_the_window_shows_the_readme_guide_in_words(qtbot, window):
     (action,) = [a for a in window.menuBar().actions() if a.text() == "&Help"][0].menu().actions()[1:2]
     assert action.text() == "&Using the Window"
     action.trigger()
-    dialog = next(w for w in QApplication.topLevelWidgets() if w.objectName() == "GuideDialog" and w.isVisible())
+    dialog = next(
+        w for w in QApplication.topLevelWidgets() if w.objectName() == "GuideDialog" and w.isVisible()
+    )
     text = dialog.text.toPlainText()
     assert text.startswith("Using the window") and "Rebuild from state.db" in text and "Ctrl+Z" in text
     assert "![" not in dialog.text.toMarkdown() and "docs/" not in text

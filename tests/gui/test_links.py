@@ -57,11 +57,21 @@ def test_rows_of_another_run_are_not_linked():
 
 
 def test_gateway_error_rows_link_by_event_id():
-    messages = [{"role": "user", "content": "hi"},
-                {"role": "assistant", "content": "boom", "_error": True, "_recovered_from_run_journal": True,
-                 "_recovered_stream_id": "r1", "_recovered_event_id": "r1:2"}]
-    events = [(0, {"event": "token", "seq": 1, "event_id": "r1:1", "payload": {"text": "x"}}),
-              (1, {"event": "apperror", "seq": 2, "event_id": "r1:2", "payload": {}})]
+    messages = [
+        {"role": "user", "content": "hi"},
+        {
+            "role": "assistant",
+            "content": "boom",
+            "_error": True,
+            "_recovered_from_run_journal": True,
+            "_recovered_stream_id": "r1",
+            "_recovered_event_id": "r1:2",
+        },
+    ]
+    events = [
+        (0, {"event": "token", "seq": 1, "event_id": "r1:1", "payload": {"text": "x"}}),
+        (1, {"event": "apperror", "seq": 2, "event_id": "r1:2", "payload": {}}),
+    ]
     links = link_run(messages, [], "r1", events)
     assert links.event_to_message[1] == 1
 
@@ -102,5 +112,3 @@ def test_plans_enable_only_what_applies(demo, demo_home):
 def test_first_needing_attention_prefers_recoverable_journal_output(demo, demo_home):
     cat = load_catalogue(demo_home, now=time.time())
     assert first_needing_attention(demo_home, cat) == demo.sessions["lost_response"]
-
-

@@ -73,7 +73,8 @@ def test_session_model_filters_and_still_passes_the_model_tester(qtmodeltester, 
     assert model.row_for(demo.sessions["healthy"]) is not None  # filtered out, still known
     assert model.position(demo.sessions["healthy"]) is None
     assert len(model.rows()) == everyone and [r.session_id for r in model.shown_rows()] == [
-        demo.sessions["healthy_work"]]
+        demo.sessions["healthy_work"]
+    ]
     qtmodeltester.check(model, force_py=True)  # (watches the model from here on)
     model.set_profile(None)
     assert model.rowCount() == everyone
@@ -146,8 +147,9 @@ def test_one_call_per_painted_cell_gives_what_data_gives(qtbot, demo_home):
 def test_journal_model_answers_a_painted_cell_in_one_call_as_data_does(qtbot, demo):
     sid = demo.sessions["stale_pending"]
     path = next((demo.session_dir / "_run_journal" / sid).glob("*.jsonl"))
-    model, asked = _painted(qtbot, JournalEventsModel, lambda m: m.set_journal(RawJournal.from_path(path)),
-                            size=(1200, 600))
+    model, asked = _painted(
+        qtbot, JournalEventsModel, lambda m: m.set_journal(RawJournal.from_path(path)), size=(1200, 600)
+    )
     assert len(asked) >= model.columnCount() * model.rowCount()
     given = _assert_as_data_gives(model, asked)
     assert Qt.ItemDataRole.BackgroundRole in given  # the dropped lines' colour came through the span
@@ -213,10 +215,14 @@ def test_records_model_passes_the_model_tester(qtmodeltester, demo_home, demo):
 
 def test_history_model_passes_the_model_tester(qtmodeltester):
     model = HistoryModel()
-    model.set_records([
-        WriteRecord("20260101T000000-aaaa", 1.0, "recover-journal", "abc", [{"path": "/x", "kind": "modify"}]),
-        WriteRecord("20260101T000001-bbbb", 2.0, "undo:recover-journal", "abc", []),
-    ])
+    model.set_records(
+        [
+            WriteRecord(
+                "20260101T000000-aaaa", 1.0, "recover-journal", "abc", [{"path": "/x", "kind": "modify"}]
+            ),
+            WriteRecord("20260101T000001-bbbb", 2.0, "undo:recover-journal", "abc", []),
+        ]
+    )
     assert model.index(0, 1).data() == "20260101T000001-bbbb"  # newest first
     # the repair's label, as its button says it; the action's name is on hover
     assert model.index(0, 3).data() == "Undo of Recover journal output"
@@ -246,7 +252,9 @@ def test_sorting_keeps_persistent_indexes_on_their_rows_and_survives_updates(qtm
 def test_prepared_rows_sort_exactly_as_the_model_sorts(demo_home):
     from inspector.load import load_catalogue
 
-    rows = [ListRow.of(r) for r in load_catalogue(demo_home, now=time.time()).rows.values()]  # as the child sends them
+    rows = [
+        ListRow.of(r) for r in load_catalogue(demo_home, now=time.time()).rows.values()
+    ]  # as the child sends them
     for column in range(len(Column.HEADERS)):
         for order in (Qt.SortOrder.AscendingOrder, Qt.SortOrder.DescendingOrder):
             model = SessionTableModel()

@@ -68,6 +68,8 @@ def test_the_preview_fits_the_screen_of_a_narrow_window(qtbot, window, demo, dem
     qtbot.waitUntil(preview.isVisible, timeout=5_000)
     free = preview.screen().availableGeometry()
     assert free.contains(preview.frameGeometry()), (free, preview.frameGeometry())
-    assert preview.write_button.isVisible() and preview.write_button.visibleRegion().boundingRect().width() > 0
+    assert (
+        preview.write_button.isVisible() and preview.write_button.visibleRegion().boundingRect().width() > 0
+    )
     preview.reject()
     wait_settled(qtbot, window)

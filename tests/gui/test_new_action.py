@@ -73,8 +73,9 @@ def test_a_new_module_answers_findings(one_new_module) -> None:
     assert hermes.action == NAME
 
 
-def test_a_new_module_is_a_button_a_menu_entry_and_a_planned_repair(one_new_module, qtbot, settings,
-                                                                     demo, demo_home) -> None:
+def test_a_new_module_is_a_button_a_menu_entry_and_a_planned_repair(
+    one_new_module, qtbot, settings, demo, demo_home
+) -> None:
     """Rule: the window has a button and a Repair menu entry for the new action, with the next
     shortcut (the existing ones keep theirs), its finding says which button to press, and the
     session view plans it."""

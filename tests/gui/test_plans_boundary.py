@@ -67,5 +67,8 @@ def test_a_cancelled_plannings_kept_plans_are_dropped(qtbot, window, demo, demo_
     window.repairs.start_planning()  # cancels the first on the "plans" channel
     _planned(qtbot, window)
     qtbot.waitUntil(lambda: not kept._kept(first), timeout=10_000)
-    assert all(kept.batch_of(p.handle) == window.repairs._batches[-1]
-               for p in window.plans.values() if isinstance(p, PlanSummary))
+    assert all(
+        kept.batch_of(p.handle) == window.repairs._batches[-1]
+        for p in window.plans.values()
+        if isinstance(p, PlanSummary)
+    )

@@ -42,10 +42,20 @@ def test_a_huge_change_is_summarised_by_message_not_listed_as_every_line(qtbot, 
     from inspector.plan import FileChange, Plan
 
     n = 20_000
-    after = json.dumps({"messages": [{"role": "user" if i % 2 == 0 else "assistant",
-                                      "content": f"message {i}\n" + "word " * 40} for i in range(n)]}, indent=2)
-    plan = Plan(action="rebuild-from-state-db", session_id="abc123def456",
-                changes=[FileChange(Path("/nowhere/abc123def456.json"), b'{"messages": []}', after.encode())])
+    after = json.dumps(
+        {
+            "messages": [
+                {"role": "user" if i % 2 == 0 else "assistant", "content": f"message {i}\n" + "word " * 40}
+                for i in range(n)
+            ]
+        },
+        indent=2,
+    )
+    plan = Plan(
+        action="rebuild-from-state-db",
+        session_id="abc123def456",
+        changes=[FileChange(Path("/nowhere/abc123def456.json"), b'{"messages": []}', after.encode())],
+    )
     started = _time.perf_counter()
     dialog = PreviewDialog(plan)
     qtbot.addWidget(dialog)
@@ -55,7 +65,11 @@ def test_a_huge_change_is_summarised_by_message_not_listed_as_every_line(qtbot, 
     text = view.text.toPlainText()
     assert text.startswith(f"abc123def456.json: Messages: {n} added.")
     assert f"… and {n - SHOWN_CHANGES:,} more changed messages ({n - SHOWN_CHANGES:,} added)" in text
-    assert "message 0\n" in text and f"message {SHOWN_CHANGES - 1}\n" in text and f"message {SHOWN_CHANGES}\n" not in text
+    assert (
+        "message 0\n" in text
+        and f"message {SHOWN_CHANGES - 1}\n" in text
+        and f"message {SHOWN_CHANGES}\n" not in text
+    )
     assert view.text.document().blockCount() < 10 * SHOWN_CHANGES  # not one block per diff line of the file
     assert len(view.positions) == SHOWN_CHANGES and view.go(-1) == 0
     assert took < 10, took  # generous for a loaded machine: the 20,000 messages are not all laid out

@@ -26,7 +26,9 @@ def test_the_problem_column_says_the_worst_finding_in_words(qtbot, window, demo,
     assert not window.table.isColumnHidden(Column.PROBLEM)
 
 
-def test_the_legend_names_every_colour_and_optional_columns_come_back_from_the_header(qtbot, window, demo_home):
+def test_the_legend_names_every_colour_and_optional_columns_come_back_from_the_header(
+    qtbot, window, demo_home
+):
     open_home(qtbot, window, demo_home)
     legend = window.list_panel.findChild(QWidget, "HealthLegend")
     words = [w.text() for w in legend.findChildren(QLabel) if w.text()]

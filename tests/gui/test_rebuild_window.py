@@ -25,7 +25,9 @@ def test_the_torn_chat_is_rebuilt_from_state_db_and_undone(qtbot, window, demo, 
     qtbot.mouseClick(dialog.write_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: window.last_write is not None, timeout=10_000)
     wait_settled(qtbot, window)
-    qtbot.waitUntil(lambda: window.data is not None and window.data.detail.sidecar_error is None, timeout=10_000)
+    qtbot.waitUntil(
+        lambda: window.data is not None and window.data.detail.sidecar_error is None, timeout=10_000
+    )
     assert [m["role"] for m in window.data.detail.messages] == ["user", "assistant", "user", "assistant"]
     row = window.model.row_for(sid)
     assert row.health != "error", [(f.kind, f.message) for f in row.findings]
@@ -41,8 +43,15 @@ def test_with_a_readable_bak_the_window_offers_restore_from_backup_first(qtbot, 
     import json
 
     sid = demo.sessions["corrupt"]
-    (demo.session_dir / f"{sid}.json.bak").write_text(json.dumps(
-        {"session_id": sid, "title": "Release notes for v0.52", "messages": [{"role": "user", "content": "hi"}]}))
+    (demo.session_dir / f"{sid}.json.bak").write_text(
+        json.dumps(
+            {
+                "session_id": sid,
+                "title": "Release notes for v0.52",
+                "messages": [{"role": "user", "content": "hi"}],
+            }
+        )
+    )
     open_home(qtbot, window, demo_home, select=sid)
     restore = window.view.findings.buttons["restore-backup"]
     qtbot.waitUntil(restore.isEnabled, timeout=20_000)

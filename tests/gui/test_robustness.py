@@ -25,7 +25,9 @@ def test_a_corrupt_sidecar_is_shown_with_its_error(qtbot, window, demo, demo_hom
     open_home(qtbot, window, demo_home, select=sid)
     view = window.view
     # in plain words on the line (issue 16), hermes' technical message on hover
-    lines = [w for w in view.findings.findChildren(type(view.header.title)) if w.objectName() == "FindingLine"]
+    lines = [
+        w for w in view.findings.findChildren(type(view.header.title)) if w.objectName() == "FindingLine"
+    ]
     assert "The chat's file is damaged and hermes cannot open it" in " ".join(w.text() for w in lines)
     assert any("hermes cannot load this sidecar" in w.parentWidget().toolTip() for w in lines)
     # The transcript falls back to the copy that can be read: the chat's state.db rows.
@@ -43,10 +45,14 @@ def test_an_unreadable_state_db_is_a_finding_not_a_crash(qtbot, window, demo, de
     demo.state_db.write_bytes(b"this is not an SQLite database, just text " * 100)
     sid = demo.sessions["healthy"]
     open_home(qtbot, window, demo_home, select=sid)
-    assert "state.db" in window.state_db_banner.text() and not window.state_db_banner.isHidden()  # issue 16: a banner
+    assert (
+        "state.db" in window.state_db_banner.text() and not window.state_db_banner.isHidden()
+    )  # issue 16: a banner
     assert window.model.rowCount() > 0
     assert window.view.transcript.plain_text().strip()  # the sidecar still shows
-    sources = [window.view.transcript.source.itemText(i) for i in range(window.view.transcript.source.count())]
+    sources = [
+        window.view.transcript.source.itemText(i) for i in range(window.view.transcript.source.count())
+    ]
     if any("error" in s for s in sources):
         window.view.transcript.source.setCurrentIndex(next(i for i, s in enumerate(sources) if "error" in s))
         assert "state.db cannot be read" in window.view.transcript.plain_text()
@@ -59,15 +65,27 @@ def _big_journal_session(demo, events: int) -> tuple[str, str]:
     data = json.loads((demo.session_dir / f"{src_sid}.json").read_text(encoding="utf-8"))
     data["session_id"] = sid
     data["title"] = "A very long run"
-    (demo.session_dir / f"{sid}.json").write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
+    (demo.session_dir / f"{sid}.json").write_text(
+        json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8"
+    )
     folder = demo.session_dir / "_run_journal" / sid
     folder.mkdir(parents=True)
     now = time.time()
     lines = []
     for seq in range(1, events + 1):
-        rec = {"version": 1, "event_id": f"{run}:{seq}", "seq": seq, "run_id": run, "session_id": sid,
-               "event": "token", "type": "token", "created_at": now + seq / 1000, "terminal": False,
-               "terminal_state": None, "payload": {"text": f"word{seq} "}}
+        rec = {
+            "version": 1,
+            "event_id": f"{run}:{seq}",
+            "seq": seq,
+            "run_id": run,
+            "session_id": sid,
+            "event": "token",
+            "type": "token",
+            "created_at": now + seq / 1000,
+            "terminal": False,
+            "terminal_state": None,
+            "payload": {"text": f"word{seq} "},
+        }
         lines.append(json.dumps(rec, separators=(",", ":")))
     (folder / f"{run}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     shutil.rmtree(demo.session_dir / "_run_journal" / src_sid, ignore_errors=True)
@@ -120,8 +138,10 @@ def test_a_missing_home_opens_an_empty_window_with_the_reason(qtbot, window, tmp
 
 
 def test_a_long_transcript_renders_the_newest_messages_first(qtbot):
-    messages = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"message number {i}", "timestamp": i + 1}
-                for i in range(3 * RENDER_WINDOW)]
+    messages = [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": f"message number {i}", "timestamp": i + 1}
+        for i in range(3 * RENDER_WINDOW)
+    ]
     view = TranscriptView()
     qtbot.addWidget(view)
     view.set_data(SessionData(SessionDetail("long", sidecar={"messages": messages}), []))
@@ -136,10 +156,22 @@ def test_a_long_transcript_renders_the_newest_messages_first(qtbot):
 def test_a_long_transcript_is_shown_over_several_turns_with_the_same_result(qtbot, monkeypatch):
     from inspector.gui import transcript_view
 
-    messages = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"message number {i}", "timestamp": i + 1,
-                 "reasoning": "why" if i % 3 == 0 else None} for i in range(3 * RENDER_WINDOW)]
-    data = SessionData(SessionDetail("long", sidecar={"messages": messages, "active_stream_id": "s",
-                                                      "pending_user_message": "still running"}), [])
+    messages = [
+        {
+            "role": "user" if i % 2 == 0 else "assistant",
+            "content": f"message number {i}",
+            "timestamp": i + 1,
+            "reasoning": "why" if i % 3 == 0 else None,
+        }
+        for i in range(3 * RENDER_WINDOW)
+    ]
+    data = SessionData(
+        SessionDetail(
+            "long",
+            sidecar={"messages": messages, "active_stream_id": "s", "pending_user_message": "still running"},
+        ),
+        [],
+    )
 
     def shown(budget_s: float, wait: bool) -> tuple:
         monkeypatch.setattr(transcript_view, "TURN_BUDGET_S", budget_s)
@@ -163,14 +195,27 @@ def test_a_long_transcript_is_shown_over_several_turns_with_the_same_result(qtbo
 
 
 def _reasoning_transcript(count: int) -> SessionData:
-    messages = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"message number {i}\nline two",
-                 "timestamp": i + 1, "reasoning": f"why {i} " * (i % 7 + 1) if i % 3 == 0 else None}
-                for i in range(count)]
-    return SessionData(SessionDetail("long", sidecar={"messages": messages, "active_stream_id": "s",
-                                                      "pending_user_message": "still running"}), [])
+    messages = [
+        {
+            "role": "user" if i % 2 == 0 else "assistant",
+            "content": f"message number {i}\nline two",
+            "timestamp": i + 1,
+            "reasoning": f"why {i} " * (i % 7 + 1) if i % 3 == 0 else None,
+        }
+        for i in range(count)
+    ]
+    return SessionData(
+        SessionDetail(
+            "long",
+            sidecar={"messages": messages, "active_stream_id": "s", "pending_user_message": "still running"},
+        ),
+        [],
+    )
 
 
-def _rendered(qtbot, data: SessionData, *, show_all: bool, expanded: set[int], checked: bool) -> TranscriptView:
+def _rendered(
+    qtbot, data: SessionData, *, show_all: bool, expanded: set[int], checked: bool
+) -> TranscriptView:
     """A transcript rendered whole, in one go, in the given state: what an in-place change must equal."""
     view = TranscriptView()
     qtbot.addWidget(view)

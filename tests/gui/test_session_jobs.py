@@ -51,8 +51,11 @@ def _spin(marker, check):
 
 
 def _job_files() -> set[str]:
-    return {name for folder in (pool.SHM, tempfile.gettempdir())
-            for name in glob.glob(os.path.join(folder, "hermes-inspector-job-*"))}
+    return {
+        name
+        for folder in (pool.SHM, tempfile.gettempdir())
+        for name in glob.glob(os.path.join(folder, "hermes-inspector-job-*"))
+    }
 
 
 def test_a_job_runs_in_a_child_and_hands_back_its_result() -> None:
@@ -141,10 +144,19 @@ def _piecewise_value():
     rows = [{"i": i, "text": "t" * (i % 50), "shared": shared, "f": i / 3} for i in range(20_000)]
     sub = _Rows(rows[:5000])
     sub.positions = {r["i"]: n for n, r in enumerate(sub)}
-    return {"rows": rows, "blob": os.urandom(3 << 20), "nested": [[[]]], "float": 1e-300,
-            "node": _Node("root", [_Node(f"c{i}", [], {"k": rows[i]}) for i in range(3000)], {"s": shared}),
-            "slotted": _Slotted(rows[:10], "b" * 5000), "custom": _Custom(rows[:4000]), "sub": sub,
-            "tuple": tuple(rows[100:4100]), "set": frozenset(range(10_000)), "big_text": "é" * 3_000_000}
+    return {
+        "rows": rows,
+        "blob": os.urandom(3 << 20),
+        "nested": [[[]]],
+        "float": 1e-300,
+        "node": _Node("root", [_Node(f"c{i}", [], {"k": rows[i]}) for i in range(3000)], {"s": shared}),
+        "slotted": _Slotted(rows[:10], "b" * 5000),
+        "custom": _Custom(rows[:4000]),
+        "sub": sub,
+        "tuple": tuple(rows[100:4100]),
+        "set": frozenset(range(10_000)),
+        "big_text": "é" * 3_000_000,
+    }
 
 
 def test_a_result_pickled_in_pieces_loads_as_pickle_loads_it() -> None:
@@ -253,7 +265,9 @@ class _Holder:
 def test_classes_and_functions_in_a_result_are_pickled_by_name() -> None:
     value = {"kinds": [_Node, _Holder, os.path.join, len] * 40, "holder": _Holder({"node": _Holder})}
     back = pool.loads_pieces(pool.pickle_pieces(value))
-    assert back["kinds"][:4] == [_Node, _Holder, os.path.join, len] and back["holder"].kinds == {"node": _Holder}
+    assert back["kinds"][:4] == [_Node, _Holder, os.path.join, len] and back["holder"].kinds == {
+        "node": _Holder
+    }
 
 
 def test_finish_runs_every_step_and_resume_chains() -> None:
@@ -272,9 +286,19 @@ def test_finish_runs_every_step_and_resume_chains() -> None:
 def _journal(path: Path, sid: str, run: str, events: int) -> bytes:
     lines = []
     for seq in range(1, events + 1):
-        rec = {"version": 1, "event_id": f"{run}:{seq}", "seq": seq, "run_id": run, "session_id": sid,
-               "event": "token", "type": "token", "created_at": 1_700_000_000 + seq / 1000, "terminal": False,
-               "terminal_state": None, "payload": {"text": f"word{seq} "}}
+        rec = {
+            "version": 1,
+            "event_id": f"{run}:{seq}",
+            "seq": seq,
+            "run_id": run,
+            "session_id": sid,
+            "event": "token",
+            "type": "token",
+            "created_at": 1_700_000_000 + seq / 1000,
+            "terminal": False,
+            "terminal_state": None,
+            "payload": {"text": f"word{seq} "},
+        }
         lines.append(json.dumps(rec, separators=(",", ":")))
     data = ("\n".join(lines) + "\n").encode()
     path.write_bytes(data)
@@ -284,8 +308,12 @@ def _journal(path: Path, sid: str, run: str, events: int) -> bytes:
 def _same(a, b) -> None:
     assert [r.run_id for r in a.runs] == [r.run_id for r in b.runs]
     for x, y in zip(a.runs, b.runs, strict=True):
-        assert (x.dropped_lines, x.odd_lines, x.last_time, x.raw_error) == \
-               (y.dropped_lines, y.odd_lines, y.last_time, y.raw_error)
+        assert (x.dropped_lines, x.odd_lines, x.last_time, x.raw_error) == (
+            y.dropped_lines,
+            y.odd_lines,
+            y.last_time,
+            y.raw_error,
+        )
         assert x.links == y.links
         assert (x.raw is None) == (y.raw is None)
         if x.raw is not None:
@@ -391,8 +419,16 @@ def test_a_file_prefix_behaves_as_the_bytes_it_stands_for(tmp_path):
     path.write_bytes(data + b" and more written later")
     prefix = job_session.FilePrefix(path, len(data))
     assert len(prefix) == len(data)
-    for key in (slice(0, 5), slice(3, None), slice(None, -4), slice(-10, -2), slice(5, 2), slice(0, 10_000),
-                slice(None, None, 2), slice(None, None, -1)):
+    for key in (
+        slice(0, 5),
+        slice(3, None),
+        slice(None, -4),
+        slice(-10, -2),
+        slice(5, 2),
+        slice(0, 10_000),
+        slice(None, None, 2),
+        slice(None, None, -1),
+    ):
         assert prefix[key] == data[key], key
     assert [prefix[i] for i in (0, 5, -1, -len(data))] == [data[i] for i in (0, 5, -1, -len(data))]
     with pytest.raises(IndexError):
@@ -403,7 +439,7 @@ def test_a_file_prefix_behaves_as_the_bytes_it_stands_for(tmp_path):
     assert prefix.count(b"\n") == data.count(b"\n")
     assert pickle.loads(pickle.dumps(prefix)) == data and type(pickle.loads(pickle.dumps(prefix))) is bytes
     assert prefix.digest() == hashlib.sha1(data).digest()
-    short = job_session.FilePrefix(path, 10 ** 9)  # never past the end of the file
+    short = job_session.FilePrefix(path, 10**9)  # never past the end of the file
     assert len(short) == path.stat().st_size
     with pytest.raises(OSError):
         job_session.FilePrefix(tmp_path, 10)  # a folder is not a journal
@@ -450,7 +486,7 @@ def test_an_unchanged_settled_journal_is_not_hashed_again_in_the_window(tmp_path
     monkeypatch.setattr(job_session.FilePrefix, "digest", lambda self: hashed.append(1) or real(self))
     raw = job_session.index_whole_journal(path)  # written a moment ago: could hide a rewrite, so hashed
     assert raw.data == data and hashed == [1]
-    monkeypatch.setattr(job_session, "RACY_WINDOW_NS", -10**18)  # as if written long ago
+    monkeypatch.setattr(job_session, "RACY_WINDOW_NS", -(10**18))  # as if written long ago
     raw = job_session.index_whole_journal(path)
     assert raw.data == data and hashed == [1]  # same device, inode, size and times: not hashed again
     assert raw.line(len(raw) - 1).value["seq"] == 2_000
@@ -461,7 +497,7 @@ def test_a_journal_appended_while_it_is_indexed_is_hashed_and_kept(tmp_path, mon
     path = tmp_path / "_run_journal" / sid / f"{run}.jsonl"
     path.parent.mkdir(parents=True)
     data = _journal(path, sid, run, 2_000)
-    monkeypatch.setattr(job_session, "RACY_WINDOW_NS", -10**18)
+    monkeypatch.setattr(job_session, "RACY_WINDOW_NS", -(10**18))
     real_start = pool.start_job
 
     def start_then_append(*args, **kwargs):

@@ -55,8 +55,9 @@ def test_recover_journal_output_end_to_end(qtbot, window, demo, demo_home):
     assert WriteLog.default().find(window.last_write) is not None
 
     # The view refreshed: the recovered rows are in the transcript, with their badge.
-    qtbot.waitUntil(lambda: "Let me look at the open PRs first." in window.view.transcript.plain_text(),
-                    timeout=10_000)
+    qtbot.waitUntil(
+        lambda: "Let me look at the open PRs first." in window.view.transcript.plain_text(), timeout=10_000
+    )
     text = window.view.transcript.plain_text()
     assert "from run journal" in text
     assert "Two open PRs touch `api/models.py`" in text
@@ -65,13 +66,22 @@ def test_recover_journal_output_end_to_end(qtbot, window, demo, demo_home):
 
     # A recovered row highlights the events it came from, and an event shows its row.
     messages = window.data.detail.messages
-    first = next(i for i, m in enumerate(messages) if m.get("content") == "Let me look at the open PRs first.")
+    first = next(
+        i for i, m in enumerate(messages) if m.get("content") == "Let me look at the open PRs first."
+    )
     window.view.transcript.select_message(first)
     highlighted = sorted(journal.model.highlighted())
-    assert [journal.model.index(r, EventColumn.EVENT).data() for r in highlighted] == ["reasoning", "token", "tool",
-                                                                                       "tool_complete"]
-    last_token = max(r for r in range(journal.model.rowCount())
-                     if journal.model.index(r, EventColumn.EVENT).data() == "token")
+    assert [journal.model.index(r, EventColumn.EVENT).data() for r in highlighted] == [
+        "reasoning",
+        "token",
+        "tool",
+        "tool_complete",
+    ]
+    last_token = max(
+        r
+        for r in range(journal.model.rowCount())
+        if journal.model.index(r, EventColumn.EVENT).data() == "token"
+    )
     journal.select_row(last_token)
     assert window.view.transcript.highlighted_messages() == {first + 1}
     assert f"became transcript row #{first + 1}" in journal.detail.toPlainText()

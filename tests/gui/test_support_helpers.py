@@ -45,10 +45,22 @@ def test_choose_file_opens_from_the_home_folder_and_hands_on_the_path(qtbot, mon
 def test_choose_file_saves_under_the_suggested_name_in_the_home_folder(qtbot, monkeypatch, tmp_path):
     dialogs = _patch(monkeypatch, str(tmp_path / "out.tar.gz"))
     got = []
-    choose_file(None, "Save Support Bundle", "Support bundles (*.tar.gz)", got.append, save_as="hermes-support-x.tar.gz")
+    choose_file(
+        None,
+        "Save Support Bundle",
+        "Support bundles (*.tar.gz)",
+        got.append,
+        save_as="hermes-support-x.tar.gz",
+    )
     assert got == [tmp_path / "out.tar.gz"]
-    assert dialogs.asked == [("save", "Save Support Bundle", str(Path.home() / "hermes-support-x.tar.gz"),
-                              "Support bundles (*.tar.gz)")]
+    assert dialogs.asked == [
+        (
+            "save",
+            "Save Support Bundle",
+            str(Path.home() / "hermes-support-x.tar.gz"),
+            "Support bundles (*.tar.gz)",
+        )
+    ]
 
 
 def test_a_cancelled_file_dialog_does_nothing(qtbot, monkeypatch):

@@ -58,8 +58,9 @@ def _highlighted(document) -> set[str]:
     return out
 
 
-def test_light_dark_switch_repaints_transcript_journal_raw_and_compare(qtbot, window, demo, demo_home,
-                                                                        restore_palette):
+def test_light_dark_switch_repaints_transcript_journal_raw_and_compare(
+    qtbot, window, demo, demo_home, restore_palette
+):
     _switch(dark=False)
     light = colours()
     open_home(qtbot, window, demo_home, select=demo.sessions["stale_pending"])  # dropped journal lines
@@ -77,8 +78,9 @@ def test_light_dark_switch_repaints_transcript_journal_raw_and_compare(qtbot, wi
     _switch(dark=True)
     dark = colours()
     assert dark.role_user != light.role_user
-    qtbot.waitUntil(lambda: dark.role_user.name() in _foregrounds(view.transcript.browser.document()),
-                    timeout=10_000)
+    qtbot.waitUntil(
+        lambda: dark.role_user.name() in _foregrounds(view.transcript.browser.document()), timeout=10_000
+    )
     assert light.role_user.name() not in _foregrounds(view.transcript.browser.document())
     dark_muted = view.transcript._muted().name()
     assert dark_muted != light_muted and dark_muted in _foregrounds(view.transcript.browser.document())
@@ -87,7 +89,9 @@ def test_light_dark_switch_repaints_transcript_journal_raw_and_compare(qtbot, wi
     assert cell.data(Qt.ItemDataRole.BackgroundRole).color() == dark.dropped_background
     raw_colours = _highlighted(view.raw.json.document())
     assert dark.json_key.name() in raw_colours and light.json_key.name() not in raw_colours
-    only = next(r for r in range(view.compare.model.rowCount()) if view.compare.model.row(r).kind == ONLY_RIGHT)
+    only = next(
+        r for r in range(view.compare.model.rowCount()) if view.compare.model.row(r).kind == ONLY_RIGHT
+    )
     wash = view.compare.model.index(only, CompareColumn.RIGHT).data(Qt.ItemDataRole.BackgroundRole).color()
     assert wash == kind_colour(ONLY_RIGHT) and wash.rgb() == dark.added.rgb()
 

@@ -35,8 +35,10 @@ def test_html_and_script_in_a_message_are_literal_text(qtbot, window, demo, demo
 def test_the_transcript_browser_never_loads_resources(qtbot):
     browser = SafeTextBrowser()
     qtbot.addWidget(browser)
-    assert browser.loadResource(QTextDocument.ResourceType.ImageResource.value,
-                                QUrl("http://example.com/x.png")) is None
+    assert (
+        browser.loadResource(QTextDocument.ResourceType.ImageResource.value, QUrl("http://example.com/x.png"))
+        is None
+    )
     assert not browser.openExternalLinks() and not browser.openLinks()
     browser.setSource(QUrl("http://example.com/"))
     assert browser.source().isEmpty()

@@ -84,12 +84,14 @@ def app_state(qapp):
     app.setApplicationName(saved[2])
 
 
-def test_no_home_named_and_none_at_the_default_place_starts_on_the_welcome_page(qtbot, tmp_path, monkeypatch,
-                                                                                app_state):
+def test_no_home_named_and_none_at_the_default_place_starts_on_the_welcome_page(
+    qtbot, tmp_path, monkeypatch, app_state
+):
     monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.hermes
     shot = tmp_path / "welcome.png"
-    args = argparse.Namespace(home=None, state_dir=None, state_db=None, demo=False, screenshot=str(shot),
-                              select=None)
+    args = argparse.Namespace(
+        home=None, state_dir=None, state_db=None, demo=False, screenshot=str(shot), select=None
+    )
     assert run_app(args) == 0
     assert QImage(str(shot)).width() == 1500
     assert not (tmp_path / ".hermes").exists()

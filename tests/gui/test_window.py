@@ -144,8 +144,9 @@ def test_a_filter_that_hides_the_shown_session_says_so(qtbot, window, demo, demo
     window.attention.setChecked(True)
     assert not window.hidden_notice.isHidden()
     title = window.model.row_for(sid).title
-    assert window.hidden_label.text() == (f"The chat shown on the right, “{title}”, is not in this list: "
-                                          "Needs attention hides it.")
+    assert window.hidden_label.text() == (
+        f"The chat shown on the right, “{title}”, is not in this list: Needs attention hides it."
+    )
     window.search.setText("zzz no such words")
     assert "the search and Needs attention hide it." in window.hidden_label.text()
     window.show_all_button.click()
@@ -227,7 +228,9 @@ def test_the_shown_session_reloads_when_its_journal_grows(qtbot, window, demo, d
     qtbot.waitUntil(lambda: journal.model.rowCount() == rows + 1, timeout=10_000)
 
 
-def test_a_chat_the_agent_is_writing_in_state_db_updates_without_f5(qtbot, window, demo, demo_home, monkeypatch):
+def test_a_chat_the_agent_is_writing_in_state_db_updates_without_f5(
+    qtbot, window, demo, demo_home, monkeypatch
+):
     """Issue 16: state.db (and its -wal) is watched like the sessions folder; the window's own
     read-only reads of it do not set the watch off."""
     import sqlite3
@@ -243,8 +246,10 @@ def test_a_chat_the_agent_is_writing_in_state_db_updates_without_f5(qtbot, windo
     assert refreshes == []  # reading the database is not a change
     before = window.model.row_for(sid).state_db_messages
     with sqlite3.connect(demo.home / "state.db") as conn:  # the agent writes one more message in place
-        conn.execute("INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, 'user', 'one more', ?)",
-                     (sid, time.time()))
+        conn.execute(
+            "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, 'user', 'one more', ?)",
+            (sid, time.time()),
+        )
     qtbot.waitUntil(lambda: window.model.row_for(sid).state_db_messages == before + 1, timeout=15_000)
     assert refreshes
 
@@ -296,8 +301,14 @@ def test_the_window_paints_on_its_own_thread_unless_the_user_says_otherwise(monk
 
 def test_screenshot_option_saves_a_picture_of_the_loaded_window(qtbot, tmp_path, demo):
     shot = tmp_path / "shot.png"
-    args = argparse.Namespace(home=str(demo.home), state_dir=None, state_db=None, demo=False,
-                              screenshot=str(shot), select=demo.sessions["stale_pending"])
+    args = argparse.Namespace(
+        home=str(demo.home),
+        state_dir=None,
+        state_db=None,
+        demo=False,
+        screenshot=str(shot),
+        select=demo.sessions["stale_pending"],
+    )
     settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
     assert run_app(args, settings=settings) == 0
     image = QImage(str(shot))
@@ -306,8 +317,9 @@ def test_screenshot_option_saves_a_picture_of_the_loaded_window(qtbot, tmp_path,
 
 def test_demo_screenshot_option_builds_a_demo_home(qtbot, tmp_path):
     shot = tmp_path / "demo.png"
-    args = argparse.Namespace(home=None, state_dir=None, state_db=None, demo=True, screenshot=str(shot),
-                              select=None)
+    args = argparse.Namespace(
+        home=None, state_dir=None, state_db=None, demo=True, screenshot=str(shot), select=None
+    )
     started = time.time()
     assert run_app(args) == 0
     assert QImage(str(shot)).width() == 1500
@@ -348,8 +360,9 @@ def test_switching_to_a_dark_palette_redraws_with_dark_colours(qtbot, window, de
     assert not is_dark()
 
 
-def test_first_rows_show_before_the_health_check_ends_and_keep_the_selection(qtbot, window, demo_home,
-                                                                              monkeypatch):
+def test_first_rows_show_before_the_health_check_ends_and_keep_the_selection(
+    qtbot, window, demo_home, monkeypatch
+):
     import threading
 
     from inspector.gui import load_controller
@@ -400,10 +413,13 @@ def test_an_unreadable_state_db_is_a_banner_that_says_what_is_missing(qtbot, win
     text = banner.text()
     assert text.startswith(f"The agent's database {demo.home / 'state.db'} cannot be read: ")
     assert "chats that live only in the agent's database are not listed" in text
-    assert text.splitlines()[0].endswith("cannot be read: it is not an SQLite database "
-                                         "(it looks encrypted or is not a state.db at all)")
+    assert text.splitlines()[0].endswith(
+        "cannot be read: it is not an SQLite database (it looks encrypted or is not a state.db at all)"
+    )
     assert "state.db" not in window.home_label.text().split("\n", 1)[-1]  # said once, in the banner
-    window.open_home(locate_home(build_demo_home(demo.home.parent / "other", now=time.time()).home, None, None),
-                     remember=False)
+    window.open_home(
+        locate_home(build_demo_home(demo.home.parent / "other", now=time.time()).home, None, None),
+        remember=False,
+    )
     wait_settled(qtbot, window)
     assert banner.isHidden()

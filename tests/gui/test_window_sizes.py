@@ -26,4 +26,5 @@ SPLIT_MODULES = ("main_window.py", "session_view.py", "load_controller.py", "rep
 def test_each_part_of_the_window_stays_under_the_limit(name):
     lines = (GUI / name).read_text(encoding="utf-8").count("\n")
     assert 50 < lines <= MAX_LINES, (  # (more than 50: a real part, not an empty shell)
-        f"gui/{name} has {lines} lines (limit {MAX_LINES}): move one of its jobs to a module of its own")
+        f"gui/{name} has {lines} lines (limit {MAX_LINES}): move one of its jobs to a module of its own"
+    )

@@ -27,7 +27,10 @@ def _texts(root: QWidget) -> list[str]:
     """What the user reads in ``root``: visible labels, buttons and combo box entries."""
     out = []
     for w in root.findChildren(QLabel):
-        if w.isVisibleTo(root) and w.objectName() not in ("HeaderTitle", "PendingBanner"):  # the chat's own words
+        if w.isVisibleTo(root) and w.objectName() not in (
+            "HeaderTitle",
+            "PendingBanner",
+        ):  # the chat's own words
             out.append(w.text())
     out += [b.text() for b in root.findChildren(QAbstractButton) if b.isVisibleTo(root)]
     for box in root.findChildren(QComboBox):
@@ -49,11 +52,16 @@ def test_no_jargon_or_command_line_advice_in_any_state_of_the_demo(qtbot, window
         sid = window.model.index(r, 0).data(SESSION_ID_ROLE)
         window.select_session(sid)
         wait_settled(qtbot, window)
-        qtbot.waitUntil(lambda: window.plans is not None and not window.runner.is_busy("plans"), timeout=20_000)
+        qtbot.waitUntil(
+            lambda: window.plans is not None and not window.runner.is_busy("plans"), timeout=20_000
+        )
         cells = [window.model.index(r, c).data() or "" for c in range(window.model.columnCount())]
         journal = window.view.journal.model
-        reasons = [journal.index(j, EventColumn.PAYLOAD).data() or "" for j in range(journal.rowCount())
-                   if journal.line(j) is not None and journal.line(j).dropped]
+        reasons = [
+            journal.index(j, EventColumn.PAYLOAD).data() or ""
+            for j in range(journal.rowCount())
+            if journal.line(j) is not None and journal.line(j).dropped
+        ]
         _check(_texts(window) + cells + reasons + [w.sentence() for w in window.view.findings.words], sid)
         all_reasons += reasons
     assert any("invisible line-break character" in r for r in all_reasons)  # the demo's torn record was read
@@ -62,13 +70,17 @@ def test_no_jargon_or_command_line_advice_in_any_state_of_the_demo(qtbot, window
 def test_the_previews_of_the_demos_repairs_are_in_words(qtbot, window, demo, demo_home):
     for name, action in (("lost_response", "recover-journal"), ("corrupt", REBUILD), ("stale_pending", None)):
         open_home(qtbot, window, demo_home, select=demo.sessions[name])
-        qtbot.waitUntil(lambda: window.plans is not None and not window.runner.is_busy("plans"), timeout=20_000)
+        qtbot.waitUntil(
+            lambda: window.plans is not None and not window.runner.is_busy("plans"), timeout=20_000
+        )
         if action is None:
             action = next(a for a, b in window.view.findings.buttons.items() if b.isEnabled())
         dialog = window.preview_action(action)
         qtbot.waitUntil(dialog.isVisible, timeout=5000)
         if dialog.crosscheck is not None:  # its line says how the check with hermes-webui went
-            qtbot.waitUntil(lambda d=dialog: not d.crosscheck.status.text().startswith("Checking"), timeout=60_000)
+            qtbot.waitUntil(
+                lambda d=dialog: not d.crosscheck.status.text().startswith("Checking"), timeout=60_000
+            )
         _check(_texts(dialog), f"the preview of {action}")
         dialog.reject()
         wait_settled(qtbot, window)

@@ -30,7 +30,9 @@ def _steps(log: list, name: str, n: int, value):
 
 def test_a_plain_result_comes_back_on_the_gui_thread(qtbot, runner) -> None:
     got = []
-    runner.start("a", lambda token, progress: threading.get_ident(), lambda v: got.append((v, threading.get_ident())))
+    runner.start(
+        "a", lambda token, progress: threading.get_ident(), lambda v: got.append((v, threading.get_ident()))
+    )
     qtbot.waitUntil(lambda: bool(got), timeout=5000)
     worker, gui = got[0]
     assert gui == threading.get_ident() and worker != gui

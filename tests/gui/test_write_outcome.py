@@ -33,8 +33,9 @@ def _press_write(qtbot, window):
     return plan
 
 
-def test_a_write_whose_log_could_not_be_finished_is_not_called_nothing_written(qtbot, window, demo, demo_home,
-                                                                              monkeypatch):
+def test_a_write_whose_log_could_not_be_finished_is_not_called_nothing_written(
+    qtbot, window, demo, demo_home, monkeypatch
+):
     sid = demo.sessions["lost_response"]
     open_home(qtbot, window, demo_home, select=sid)
     sidecar = demo.session_dir / f"{sid}.json"
@@ -47,15 +48,23 @@ def test_a_write_whose_log_could_not_be_finished_is_not_called_nothing_written(q
 
     monkeypatch.setattr(WriteLog, "append", append)
     plan = _press_write(qtbot, window)
-    qtbot.waitUntil(lambda: window.statusBar().currentMessage().startswith(
-        "Written: every file was written, but the write log could not be marked complete"), timeout=10_000)
+    qtbot.waitUntil(
+        lambda: (
+            window.statusBar()
+            .currentMessage()
+            .startswith("Written: every file was written, but the write log could not be marked complete")
+        ),
+        timeout=10_000,
+    )
     message = window.statusBar().currentMessage()
     assert "Nothing was written" not in message and "hermes-inspector undo" in message
     wait_settled(qtbot, window)
     assert [c.path for c in plan.changes] == [sidecar] and sidecar.read_bytes() == plan.changes[0].after
     (rec,) = WriteLog.default().records()
     assert not rec.complete
-    assert window.last_write == rec.write_id and window.undo_button.isVisible()  # the undo it names is one click
+    assert (
+        window.last_write == rec.write_id and window.undo_button.isVisible()
+    )  # the undo it names is one click
 
 
 def test_a_save_by_hermes_during_the_write_is_reported_and_kept(qtbot, window, demo, demo_home, monkeypatch):
@@ -74,8 +83,10 @@ def test_a_save_by_hermes_during_the_write_is_reported_and_kept(qtbot, window, d
 
     monkeypatch.setattr(planmod, "_swap", swap)
     _press_write(qtbot, window)
-    qtbot.waitUntil(lambda: "hermes-webui saved this session during the write" in window.statusBar().currentMessage(),
-                    timeout=10_000)
+    qtbot.waitUntil(
+        lambda: "hermes-webui saved this session during the write" in window.statusBar().currentMessage(),
+        timeout=10_000,
+    )
     assert window.statusBar().currentMessage().startswith("Nothing was written:")
     wait_settled(qtbot, window)
     assert sidecar.read_bytes() == saved

@@ -30,17 +30,27 @@ from tests.conftest import GOLDEN, copy_tree, files_of, run_main
 
 SRC = os.environ.get("HERMES_WEBUI_SRC")
 CHILD = Path(__file__).with_name("hermes_child.py")
-CASES = [c for c in sorted(GOLDEN.iterdir()) if (c / "case.json").is_file()
-         and json.loads((c / "case.json").read_text(encoding="utf-8"))["action"] in ("recover-journal",
-                                                                                   "repair-interrupted")]
+CASES = [
+    c
+    for c in sorted(GOLDEN.iterdir())
+    if (c / "case.json").is_file()
+    and json.loads((c / "case.json").read_text(encoding="utf-8"))["action"]
+    in ("recover-journal", "repair-interrupted")
+]
 # Where hermes, opening the home today, gives up on (or never reads) journal output that is on disk.
 # Worked out from each case's description: a marker armed months ago that hermes demotes after
 # 24 hours (01-04, 08, 10, 12: their journals hold text), against 05 (no journal), 06/07 (no
 # output), 09 (a gateway error hermes does recover), 11 (invalid UTF-8: unreadable for hermes and
 # the inspector alike) and 13-20 (the stale pending turn, repaired today with the journal read).
-GIVEN_UP_WITH_OUTPUT = {"01-promote-tokens-tool", "02-reasoning-only", "03-tool-first-anchor",
-                        "04-rows-after-marker", "08-giveup-after-24h", "10-truncated-last-line",
-                        "12-u2028-in-token"}
+GIVEN_UP_WITH_OUTPUT = {
+    "01-promote-tokens-tool",
+    "02-reasoning-only",
+    "03-tool-first-anchor",
+    "04-rows-after-marker",
+    "08-giveup-after-24h",
+    "10-truncated-last-line",
+    "12-u2028-in-token",
+}
 
 pytestmark = pytest.mark.skipif(not SRC, reason="HERMES_WEBUI_SRC is not set (a hermes-webui checkout)")
 
@@ -49,7 +59,9 @@ def _hermes(home: Path, sids: list[str], *, audit: bool = False) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in ("HERMES_WEBUI_STATE_DIR", "HERMES_CONFIG_PATH")}
     env["HERMES_HOME"] = str(home)
     args = [sys.executable, str(CHILD), str(SRC)] + (["--audit"] if audit else []) + sids
-    done = subprocess.run(args, env=env, cwd=str(home), capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run(
+        args, env=env, cwd=str(home), capture_output=True, text=True, timeout=120, check=False
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout)
 
@@ -60,8 +72,9 @@ def test_hermes_opens_recovered_sessions_unchanged(case_dir: Path, tmp_path: Pat
     home = copy_tree(case_dir / "before", tmp_path / "home")
     today = _hermes(home, [sid])[sid]
     assert "error" not in today, today
-    code, out = run_main(["repair", "--all", "--action", "recover-from-journal", "--home", str(home),
-                            "--write", "--json"])
+    code, out = run_main(
+        ["repair", "--all", "--action", "recover-from-journal", "--home", str(home), "--write", "--json"]
+    )
     assert code == 0, out
     report = json.loads(out)
     written = sorted({w["session_id"] for w in report.get("written", []) if "error" not in w})
@@ -69,7 +82,9 @@ def test_hermes_opens_recovered_sessions_unchanged(case_dir: Path, tmp_path: Pat
         assert written == [], f"{case_dir.name}: nothing is missing, yet the step wrote {written}"
         return
     assert written == [sid]
-    assert all(p["summary"][0].startswith("inspector step, not a hermes-webui repair") for p in report["plans"])
+    assert all(
+        p["summary"][0].startswith("inspector step, not a hermes-webui repair") for p in report["plans"]
+    )
     check = copy_tree(home, tmp_path / "check")
     sessions = check / "webui" / "sessions"
     before = files_of(sessions)

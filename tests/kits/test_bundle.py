@@ -48,8 +48,12 @@ def _sidecar_ids(home: Path) -> list[str]:
 @pytest.fixture
 def mixed_home(tmp_path: Path) -> Path:
     home = copy_tree(MIXED, tmp_path / "home")
-    for name, text in ((".env", "OPENAI_API_KEY=secret\n"), ("config.yaml", "model: x\n"),
-                       ("auth.json", '{"token": "secret"}'), ("webui.pid", "1\n")):
+    for name, text in (
+        (".env", "OPENAI_API_KEY=secret\n"),
+        ("config.yaml", "model: x\n"),
+        ("auth.json", '{"token": "secret"}'),
+        ("webui.pid", "1\n"),
+    ):
         (home / name).write_text(text)
     return home
 
@@ -81,8 +85,10 @@ def test_manifest_lists_every_file_with_size_and_sha256(mixed_home: Path, tmp_pa
         members = {i.name: tar.extractfile(i).read() for i in tar.getmembers() if i.isfile()}
     assert json.loads(members.pop("manifest.json")) == m
     import hashlib
+
     assert {f["path"]: (f["size"], f["sha256"]) for f in m["files"]} == {
-        n: (len(d), hashlib.sha256(d).hexdigest()) for n, d in members.items()}
+        n: (len(d), hashlib.sha256(d).hexdigest()) for n, d in members.items()
+    }
 
 
 def test_index_in_a_bundle_holds_only_the_chosen_rows(mixed_home: Path, tmp_path: Path) -> None:
@@ -98,13 +104,15 @@ def test_index_in_a_bundle_holds_only_the_chosen_rows(mixed_home: Path, tmp_path
 def agent_db_home(tmp_path: Path) -> Path:
     home = tmp_path / "agent-home"
     (home / "webui" / "sessions").mkdir(parents=True)
-    subprocess.run([sys.executable, str(MAKE_STATE_DB), str(home / "state.db")], check=True,
-                   capture_output=True)
+    subprocess.run(
+        [sys.executable, str(MAKE_STATE_DB), str(home / "state.db")], check=True, capture_output=True
+    )
     return home
 
 
 def test_state_db_extract_holds_only_the_chosen_sessions_and_passes_integrity_check(
-        agent_db_home: Path, tmp_path: Path) -> None:
+    agent_db_home: Path, tmp_path: Path
+) -> None:
     with sqlite3.connect(agent_db_home / "state.db") as c:
         all_ids = [r[0] for r in c.execute("SELECT id FROM sessions ORDER BY id")]
         tables = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type='table'")}
@@ -122,22 +130,29 @@ def test_state_db_extract_holds_only_the_chosen_sessions_and_passes_integrity_ch
         assert got_tables == tables, "the extract keeps the same schema"
 
 
-def test_state_db_extract_search_index_covers_only_the_copied_rows(agent_db_home: Path, tmp_path: Path) -> None:
+def test_state_db_extract_search_index_covers_only_the_copied_rows(
+    agent_db_home: Path, tmp_path: Path
+) -> None:
     with sqlite3.connect(agent_db_home / "state.db") as c:
         if not c.execute("SELECT 1 FROM sqlite_master WHERE name='messages_fts'").fetchone():
             pytest.skip("this SQLite has no FTS5")
-        sid = c.execute("SELECT session_id FROM messages GROUP BY session_id ORDER BY COUNT(*) DESC").fetchone()[0]
+        sid = c.execute(
+            "SELECT session_id FROM messages GROUP BY session_id ORDER BY COUNT(*) DESC"
+        ).fetchone()[0]
         n = c.execute("SELECT COUNT(*) FROM messages WHERE session_id = ?", (sid,)).fetchone()[0]
     out = tmp_path / "b.tar.gz"
     make_bundle(locate_home(agent_db_home), [sid], out)
-    with open_bundle(out) as opened, sqlite3.connect(f"{(opened.home.base / 'state.db').as_uri()}?mode=ro",
-                                                    uri=True) as c:
+    with (
+        open_bundle(out) as opened,
+        sqlite3.connect(f"{(opened.home.base / 'state.db').as_uri()}?mode=ro", uri=True) as c,
+    ):
         indexed = c.execute("SELECT COUNT(*) FROM messages_fts_docsize").fetchone()[0]
     assert 0 < indexed <= n
 
 
-def test_an_opened_bundle_is_read_only_and_removed_on_close(mixed_home: Path, tmp_path: Path,
-                                                            _private_tmp: Path) -> None:
+def test_an_opened_bundle_is_read_only_and_removed_on_close(
+    mixed_home: Path, tmp_path: Path, _private_tmp: Path
+) -> None:
     out = tmp_path / "b.tar.gz"
     make_bundle(locate_home(mixed_home), _sidecar_ids(mixed_home), out)
     opened = open_bundle(out)
@@ -151,7 +166,9 @@ def test_an_opened_bundle_is_read_only_and_removed_on_close(mixed_home: Path, tm
     assert list(_private_tmp.iterdir()) == []
 
 
-def test_every_read_command_takes_a_bundle_as_home(mixed_home: Path, tmp_path: Path, _private_tmp: Path) -> None:
+def test_every_read_command_takes_a_bundle_as_home(
+    mixed_home: Path, tmp_path: Path, _private_tmp: Path
+) -> None:
     ids = _sidecar_ids(mixed_home)
     out = tmp_path / "b.tar.gz"
     make_bundle(locate_home(mixed_home), ids, out)
@@ -186,8 +203,9 @@ def test_an_existing_output_file_is_never_overwritten(mixed_home: Path, tmp_path
 def _tar(path: Path, members: list[tuple[tarfile.TarInfo, bytes | None]], manifest: bool = True) -> Path:
     with tarfile.open(path, "w:gz") as tar:
         if manifest:
-            data = json.dumps({"format": "hermes-inspector-support-bundle", "format_version": 1,
-                               "files": [], "home": {}}).encode()
+            data = json.dumps(
+                {"format": "hermes-inspector-support-bundle", "format_version": 1, "files": [], "home": {}}
+            ).encode()
             info = tarfile.TarInfo("manifest.json")
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
@@ -218,15 +236,19 @@ HOSTILE = {
     "dotdot": ([_file("state/../../escaped.json")], "climbs out"),
     "absolute": ([_file("/tmp/escaped-by-bundle.json")], "absolute"),
     "symlink": ([_link("state/sessions/x.json", "/etc/passwd", tarfile.SYMTYPE)], "link"),
-    "hardlink": ([_file("state/sessions/a.json"), _link("state/sessions/b.json", "/etc/passwd", tarfile.LNKTYPE)],
-                 "link"),
+    "hardlink": (
+        [_file("state/sessions/a.json"), _link("state/sessions/b.json", "/etc/passwd", tarfile.LNKTYPE)],
+        "link",
+    ),
     "device": ([_device("state/sessions/null.json")], "device"),
     "outside-roots": ([_file("elsewhere/x.json")], "outside manifest.json"),
 }
 
 
 @pytest.mark.parametrize("name", sorted(HOSTILE))
-def test_hostile_bundle_is_refused_and_nothing_is_written(name: str, tmp_path: Path, _private_tmp: Path) -> None:
+def test_hostile_bundle_is_refused_and_nothing_is_written(
+    name: str, tmp_path: Path, _private_tmp: Path
+) -> None:
     members, words = HOSTILE[name]
     bundle = _tar(tmp_path / f"{name}.tar.gz", members)
     before = sorted(p.name for p in tmp_path.iterdir())
@@ -246,15 +268,18 @@ def test_bundle_with_a_10_gb_sparse_member_is_refused(tmp_path: Path, _private_t
     with open(src / "home" / "state.db", "wb") as fh:
         fh.truncate(10 * 1024**3)
     bundle = tmp_path / "sparse.tar.gz"
-    subprocess.run(["tar", "-S", "-czf", str(bundle), "-C", str(src), "manifest.json", "home/state.db"],
-                   check=True)
+    subprocess.run(
+        ["tar", "-S", "-czf", str(bundle), "-C", str(src), "manifest.json", "home/state.db"], check=True
+    )
     assert bundle.stat().st_size < 10 * 1024**2
     with pytest.raises(BundleError, match="sparse|bytes"):
         open_bundle(bundle)
     assert list(_private_tmp.iterdir()) == []
 
 
-def test_bundle_with_an_oversized_member_is_refused_before_reading_it(tmp_path: Path, _private_tmp: Path) -> None:
+def test_bundle_with_an_oversized_member_is_refused_before_reading_it(
+    tmp_path: Path, _private_tmp: Path
+) -> None:
     info = tarfile.TarInfo("home/state.db")
     info.size = 10 * 1024**3
     raw = io.BytesIO()
@@ -262,6 +287,7 @@ def test_bundle_with_an_oversized_member_is_refused_before_reading_it(tmp_path: 
         tar.addfile(info)  # a header that promises 10 GB, with no data behind it
     bundle = tmp_path / "big.tar.gz"
     import gzip
+
     bundle.write_bytes(gzip.compress(raw.getvalue()))
     with pytest.raises(BundleError, match="more than a bundle member may be"):
         open_bundle(bundle)
@@ -269,8 +295,9 @@ def test_bundle_with_an_oversized_member_is_refused_before_reading_it(tmp_path: 
 
 
 @pytest.mark.parametrize("damage", ["garbage", "truncated"])
-def test_corrupt_gzip_is_refused_with_a_clear_message(damage: str, mixed_home: Path, tmp_path: Path,
-                                                      _private_tmp: Path, capsys) -> None:
+def test_corrupt_gzip_is_refused_with_a_clear_message(
+    damage: str, mixed_home: Path, tmp_path: Path, _private_tmp: Path, capsys
+) -> None:
     good = tmp_path / "good.tar.gz"
     make_bundle(locate_home(mixed_home), _sidecar_ids(mixed_home), good)
     bad = tmp_path / "bad.tar.gz"
@@ -282,7 +309,9 @@ def test_corrupt_gzip_is_refused_with_a_clear_message(damage: str, mixed_home: P
     assert list(_private_tmp.iterdir()) == []
 
 
-def test_a_file_not_matching_the_manifest_is_refused(mixed_home: Path, tmp_path: Path, _private_tmp: Path) -> None:
+def test_a_file_not_matching_the_manifest_is_refused(
+    mixed_home: Path, tmp_path: Path, _private_tmp: Path
+) -> None:
     good = tmp_path / "good.tar.gz"
     make_bundle(locate_home(mixed_home), _sidecar_ids(mixed_home)[:1], good)
     with tarfile.open(good, "r:gz") as tar:
@@ -303,16 +332,22 @@ def test_a_bundle_of_every_session_reads_like_the_home(mixed_home: Path, tmp_pat
     """The same list and the same hermes audit verdicts, paths aside: the bundle holds what they read."""
     out = tmp_path / "b.tar.gz"
     assert run_main(["bundle", "--all", "--home", str(mixed_home), "-o", str(out)])[0] == 0
-    home_list, bundle_list = run_main(["list", "--home", str(mixed_home)])[1], run_main(["list", "--home", str(out)])[1]
+    home_list, bundle_list = (
+        run_main(["list", "--home", str(mixed_home)])[1],
+        run_main(["list", "--home", str(out)])[1],
+    )
     assert home_list == bundle_list
     home_audit = json.loads(run_main(["audit", "--home", str(mixed_home), "--json"])[1])
     bundle_audit = json.loads(run_main(["audit", "--home", str(out), "--json"])[1])
     assert (home_audit["status"], home_audit["summary"]) == (bundle_audit["status"], bundle_audit["summary"])
-    assert [i.get("session_id") for i in home_audit["items"]] == [i.get("session_id") for i in bundle_audit["items"]]
+    assert [i.get("session_id") for i in home_audit["items"]] == [
+        i.get("session_id") for i in bundle_audit["items"]
+    ]
 
 
-def test_a_file_changed_between_the_summary_and_the_write_stops_the_bundle(mixed_home: Path, tmp_path: Path,
-                                                                            monkeypatch) -> None:
+def test_a_file_changed_between_the_summary_and_the_write_stops_the_bundle(
+    mixed_home: Path, tmp_path: Path, monkeypatch
+) -> None:
     import inspector.bundle as bundle_mod
 
     monkeypatch.setattr(bundle_mod, "KEEP_IN_MEMORY", 0)  # every plain file is read again when written
@@ -326,8 +361,9 @@ def test_a_file_changed_between_the_summary_and_the_write_stops_the_bundle(mixed
     assert not out.exists() and not any(p.name.startswith(".b.tar.gz") for p in tmp_path.iterdir())
 
 
-def test_manifest_names_the_hermes_webui_version_when_ctl_sh_recorded_its_checkout(mixed_home: Path,
-                                                                                  tmp_path: Path) -> None:
+def test_manifest_names_the_hermes_webui_version_when_ctl_sh_recorded_its_checkout(
+    mixed_home: Path, tmp_path: Path
+) -> None:
     repo = tmp_path / "hermes-webui"
     (repo / "api").mkdir(parents=True)
     (repo / "api" / "_version.py").write_text('__version__ = "exp-v0.52.262"\n')

@@ -15,8 +15,12 @@ import pytest
 from inspector.cli import close_bundles
 from tests.conftest import GOLDEN, copy_tree, files_of, run_main
 
-CASES = sorted(p for p in GOLDEN.iterdir() if (p / "case.json").is_file()
-               and json.loads((p / "case.json").read_text(encoding="utf-8"))["action"] != "audit")
+CASES = sorted(
+    p
+    for p in GOLDEN.iterdir()
+    if (p / "case.json").is_file()
+    and json.loads((p / "case.json").read_text(encoding="utf-8"))["action"] != "audit"
+)
 
 
 @pytest.fixture(autouse=True)
@@ -37,8 +41,19 @@ def test_kit_applied_leaves_the_bytes_of_repair_write(case_dir: Path, tmp_path: 
     code, out = run_main(["bundle", *([sid] if sid else ["--all"]), "--home", str(home), "-o", str(bundle)])
     assert code == 0, out
     assert files_of(home) == before, "making a bundle wrote to the home"
-    code, out = run_main(["repair", sid or "--all", "--action", case["action"], "--home", str(bundle), *clock,
-                      "--kit-out", str(kit)])
+    code, out = run_main(
+        [
+            "repair",
+            sid or "--all",
+            "--action",
+            case["action"],
+            "--home",
+            str(bundle),
+            *clock,
+            "--kit-out",
+            str(kit),
+        ]
+    )
     if not (case["changed"] or case["created"] or case["deleted"]):  # hermes changes nothing here
         assert code == 1 and "nothing to put in a kit" in out and not kit.exists(), out
         return
@@ -54,7 +69,8 @@ def test_kit_applied_leaves_the_bytes_of_repair_write(case_dir: Path, tmp_path: 
     code, out = run_main(["undo", write_id])
     assert code == 0, out
     assert files_of(home) == before
-    code, out = run_main(["repair", sid or "--all", "--action", case["action"], "--home", str(home), *clock,
-                      "--write"])
+    code, out = run_main(
+        ["repair", sid or "--all", "--action", case["action"], "--home", str(home), *clock, "--write"]
+    )
     assert code == 0, out
     assert by_kit == files_of(home)

@@ -31,8 +31,9 @@ def made(tmp_path: Path) -> tuple[Path, Path]:
     home = copy_tree(CASE / "before", tmp_path / "home")
     bundle, kit = tmp_path / "b.tar.gz", tmp_path / "kit.json"
     assert run_main(["bundle", SID, "--home", str(home), "-o", str(bundle)])[0] == 0
-    code, out = run_main(["repair", SID, "--action", "recover-journal", "--home", str(bundle), *CLOCK,
-                      "--kit-out", str(kit)])
+    code, out = run_main(
+        ["repair", SID, "--action", "recover-journal", "--home", str(bundle), *CLOCK, "--kit-out", str(kit)]
+    )
     assert code == 0, out
     return home, kit
 
@@ -53,7 +54,9 @@ def test_kit_holds_action_clock_fingerprints_after_bytes_and_preview(made) -> No
     assert (kit.clock.now, kit.clock.server_started_at) == (1779237765.0, 1779237651.5)
     sidecar = next(f for f in kit.files if f.path == f"sessions/{SID}.json")
     assert sidecar.root == "state" and sidecar.after is not None
-    assert sidecar.sha256_before == sha256_hex((CASE / "before" / "webui" / "sessions" / f"{SID}.json").read_bytes())
+    assert sidecar.sha256_before == sha256_hex(
+        (CASE / "before" / "webui" / "sessions" / f"{SID}.json").read_bytes()
+    )
     assert sidecar.after == (CASE / "after" / "webui" / "sessions" / f"{SID}.json").read_bytes()
     assert "--- a/" in kit.body["preview"] and kit.body["bundle"]["sessions"] == [SID]
 
@@ -129,8 +132,21 @@ def test_a_kit_is_refused_inside_a_bundle(made, tmp_path: Path, capsys) -> None:
 
 def test_kit_out_outside_a_bundle_is_refused(tmp_path: Path, capsys) -> None:
     home = copy_tree(CASE / "before", tmp_path / "home")
-    assert main(["repair", SID, "--action", "recover-journal", "--home", str(home),
-                 "--kit-out", str(tmp_path / "k.json")]) == 2
+    assert (
+        main(
+            [
+                "repair",
+                SID,
+                "--action",
+                "recover-journal",
+                "--home",
+                str(home),
+                "--kit-out",
+                str(tmp_path / "k.json"),
+            ]
+        )
+        == 2
+    )
     assert "support bundle" in capsys.readouterr().err
     assert not (tmp_path / "k.json").exists()
 
@@ -144,6 +160,7 @@ def test_what_is_not_a_kit_is_refused(text: bytes) -> None:
 def test_a_kit_whose_bytes_do_not_match_their_fingerprint_is_refused(made) -> None:
     _home, kit = made
     import base64
+
     _rewrite(kit, lambda b: b["files"][0].update(after_b64=base64.b64encode(b"{}").decode()), rehash=True)
     with pytest.raises(KitError, match="do not match their sha256"):
         load_kit(kit)
@@ -165,7 +182,9 @@ def test_a_kit_applies_where_the_live_index_also_drops_a_stale_row(tmp_path: Pat
     index.write_text(json.dumps(rows, ensure_ascii=False, indent=2), encoding="utf-8")
     bundle, kit = tmp_path / "b.tar.gz", tmp_path / "kit.json"
     assert run_main(["bundle", sid, "--home", str(demo.home), "-o", str(bundle)])[0] == 0
-    code, out = run_main(["repair", sid, "--action", "recover-journal", "--home", str(bundle), "--kit-out", str(kit)])
+    code, out = run_main(
+        ["repair", sid, "--action", "recover-journal", "--home", str(bundle), "--kit-out", str(kit)]
+    )
     assert code == 0, out
     assert "_index.json" not in out  # the bundle's own index does not change
     code, out = run_main(["apply-kit", str(kit), "--home", str(demo.home), "--write"])
@@ -175,7 +194,20 @@ def test_a_kit_applies_where_the_live_index_also_drops_a_stale_row(tmp_path: Pat
     write_id = out.split("Undo with: hermes-inspector undo ")[1].split()[0]
     assert run_main(["undo", write_id])[0] == 0
     clock = load_kit(kit).clock
-    code, out = run_main(["repair", sid, "--action", "recover-journal", "--home", str(demo.home), "--write",
-                      "--now", repr(clock.now), "--server-started-at", repr(clock.server_started_at)])
+    code, out = run_main(
+        [
+            "repair",
+            sid,
+            "--action",
+            "recover-journal",
+            "--home",
+            str(demo.home),
+            "--write",
+            "--now",
+            repr(clock.now),
+            "--server-started-at",
+            repr(clock.server_started_at),
+        ]
+    )
     assert code == 0, out
     assert files_of(demo.home) == by_kit

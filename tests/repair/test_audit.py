@@ -41,8 +41,12 @@ def test_audit_reports_repairable_orphan_backup_when_state_db_has_session(tmp_pa
     report = audit_session_recovery(tmp_path, tmp_path / "state.db")
     assert report["status"] == "warn"
     assert report["items"][0] == {
-        "session_id": "orphan_sid", "kind": "orphan_backup", "category": "repairable",
-        "recommendation": "restore_from_bak", "live_messages": -1, "bak_messages": 1,
+        "session_id": "orphan_sid",
+        "kind": "orphan_backup",
+        "category": "repairable",
+        "recommendation": "restore_from_bak",
+        "live_messages": -1,
+        "bak_messages": 1,
     }
 
 
@@ -83,9 +87,16 @@ def test_malformed_orphan_backup_is_checked_first(tmp_path):
     (tmp_path / "bad.json.bak").write_bytes(b"not json")
     write_json(tmp_path / "_deleted_webui_sessions.json", {"version": 1, "ids": ["bad"]})
     report = audit_session_recovery(tmp_path, None)
-    assert report["items"] == [{"session_id": "bad", "kind": "malformed_orphan_backup",
-                                "category": "unsafe_to_repair", "recommendation": "manual_review",
-                                "live_messages": -1, "bak_messages": -1}]
+    assert report["items"] == [
+        {
+            "session_id": "bad",
+            "kind": "malformed_orphan_backup",
+            "category": "unsafe_to_repair",
+            "recommendation": "manual_review",
+            "live_messages": -1,
+            "bak_messages": -1,
+        }
+    ]
 
 
 def test_audit_reports_index_drift(tmp_path):
@@ -94,17 +105,32 @@ def test_audit_reports_index_drift(tmp_path):
     report = audit_session_recovery(tmp_path, None)
     assert report["summary"] == {"ok": 1, "repairable": 2, "unsafe_to_repair": 0}
     assert report["items"] == [
-        {"session_id": "ghost", "kind": "index_missing_file", "category": "repairable",
-         "recommendation": "rebuild_index", "live_messages": -1, "bak_messages": -1},
-        {"session_id": "live", "kind": "index_missing_entry", "category": "repairable",
-         "recommendation": "rebuild_index", "live_messages": 3, "bak_messages": -1},
+        {
+            "session_id": "ghost",
+            "kind": "index_missing_file",
+            "category": "repairable",
+            "recommendation": "rebuild_index",
+            "live_messages": -1,
+            "bak_messages": -1,
+        },
+        {
+            "session_id": "live",
+            "kind": "index_missing_entry",
+            "category": "repairable",
+            "recommendation": "rebuild_index",
+            "live_messages": 3,
+            "bak_messages": -1,
+        },
     ]
 
 
 def test_no_index_file_means_no_index_drift(tmp_path):
     write_json(tmp_path / "live.json", sidecar("live", 1))
     assert audit_session_recovery(tmp_path, None) == {
-        "status": "ok", "summary": {"ok": 1, "repairable": 0, "unsafe_to_repair": 0}, "items": []}
+        "status": "ok",
+        "summary": {"ok": 1, "repairable": 0, "unsafe_to_repair": 0},
+        "items": [],
+    }
 
 
 @pytest.mark.parametrize("raw", [b"{", b"{}", b'"x"', b'[{"session_id": 7}, "junk"]'])
@@ -112,8 +138,10 @@ def test_unreadable_or_non_list_index_makes_every_live_file_missing(tmp_path, ra
     write_json(tmp_path / "a.json", sidecar("a", 1))
     write_json(tmp_path / "b.json", sidecar("b", 2))
     (tmp_path / "_index.json").write_bytes(raw)
-    assert _kinds(audit_session_recovery(tmp_path, None)) == [("a", "index_missing_entry"),
-                                                               ("b", "index_missing_entry")]
+    assert _kinds(audit_session_recovery(tmp_path, None)) == [
+        ("a", "index_missing_entry"),
+        ("b", "index_missing_entry"),
+    ]
 
 
 def test_summary_ok_counts_live_sidecar_files_even_with_findings(tmp_path):
@@ -124,8 +152,14 @@ def test_summary_ok_counts_live_sidecar_files_even_with_findings(tmp_path):
     _index(tmp_path, "healthy", "shrunk", "torn")
     report = audit_session_recovery(tmp_path, None)
     assert report["summary"] == {"ok": 3, "repairable": 1, "unsafe_to_repair": 0}
-    assert report["items"][0] == {"session_id": "shrunk", "kind": "shrunken_live", "category": "repairable",
-                                  "recommendation": "restore_from_bak", "live_messages": 1, "bak_messages": 4}
+    assert report["items"][0] == {
+        "session_id": "shrunk",
+        "kind": "shrunken_live",
+        "category": "repairable",
+        "recommendation": "restore_from_bak",
+        "live_messages": 1,
+        "bak_messages": 4,
+    }
 
 
 def test_malformed_live_with_readable_bak_is_shrunken_live(tmp_path):
@@ -157,8 +191,10 @@ def test_audit_reports_state_db_row_missing_sidecar(tmp_path):
     sid = seed_state_db(tmp_path / "state.db")
     report = audit_session_recovery(tmp_path, state_db_path=tmp_path / "state.db")
     assert any(
-        item["session_id"] == sid and item["kind"] == "state_db_missing_sidecar"
-        and item["category"] == "repairable" and item["recommendation"] == "materialize_from_state_db"
+        item["session_id"] == sid
+        and item["kind"] == "state_db_missing_sidecar"
+        and item["category"] == "repairable"
+        and item["recommendation"] == "materialize_from_state_db"
         for item in report["items"]
     )
 
@@ -167,8 +203,10 @@ def test_empty_state_db_webui_row_is_unsafe_not_materialized(tmp_path):
     sid = seed_state_db(tmp_path / "state.db", sid="empty_state_row", messages=0)
     audit = audit_session_recovery(tmp_path, state_db_path=tmp_path / "state.db")
     assert any(
-        item["session_id"] == sid and item["kind"] == "state_db_orphan_webui_row"
-        and item["category"] == "unsafe_to_repair" and item["recommendation"] == "manual_review"
+        item["session_id"] == sid
+        and item["kind"] == "state_db_orphan_webui_row"
+        and item["category"] == "unsafe_to_repair"
+        and item["recommendation"] == "manual_review"
         for item in audit["items"]
     )
     assert not any(i["session_id"] == sid and i["kind"] == "state_db_missing_sidecar" for i in audit["items"])
@@ -184,9 +222,16 @@ def test_audit_reports_deleted_webui_tombstone_is_unsafe(tmp_path):
     sid = seed_state_db(tmp_path / "state.db", sid="deleted_001")
     write_json(tmp_path / "_deleted_webui_sessions.json", {"version": 1, "ids": [sid]})
     report = audit_session_recovery(tmp_path, tmp_path / "state.db")
-    assert report["items"] == [{"session_id": sid, "kind": "state_db_deleted_webui_tombstone",
-                                "category": "unsafe_to_repair", "recommendation": "deleted_session_skipped",
-                                "live_messages": -1, "bak_messages": -1}]
+    assert report["items"] == [
+        {
+            "session_id": sid,
+            "kind": "state_db_deleted_webui_tombstone",
+            "category": "unsafe_to_repair",
+            "recommendation": "deleted_session_skipped",
+            "live_messages": -1,
+            "bak_messages": -1,
+        }
+    ]
     assert report["status"] == "needs_manual_review"
 
 
@@ -195,9 +240,16 @@ def test_audit_no_double_count_when_bak_and_state_db_row_both_survive(tmp_path):
     write_json(tmp_path / f"{sid}.json.bak", sidecar(sid, 3))
     write_json(tmp_path / "_deleted_webui_sessions.json", {"version": 1, "ids": [sid]})
     report = audit_session_recovery(tmp_path, tmp_path / "state.db")
-    assert report["items"] == [{"session_id": sid, "kind": "state_db_deleted_webui_tombstone",
-                                "category": "unsafe_to_repair", "recommendation": "deleted_session_skipped",
-                                "live_messages": -1, "bak_messages": 3}]
+    assert report["items"] == [
+        {
+            "session_id": sid,
+            "kind": "state_db_deleted_webui_tombstone",
+            "category": "unsafe_to_repair",
+            "recommendation": "deleted_session_skipped",
+            "live_messages": -1,
+            "bak_messages": 3,
+        }
+    ]
 
 
 def test_audit_skips_index_missing_file_when_durable_delete_tombstone_survives(tmp_path):
@@ -211,7 +263,8 @@ def test_audit_skips_index_missing_file_for_tombstoned_state_rows(tmp_path):
     _index(tmp_path, "gone")
     write_json(tmp_path / "_deleted_webui_sessions.json", {"version": 1, "ids": ["gone"]})
     assert _kinds(audit_session_recovery(tmp_path, tmp_path / "state.db")) == [
-        ("gone", "state_db_deleted_webui_tombstone")]
+        ("gone", "state_db_deleted_webui_tombstone")
+    ]
 
 
 def test_audit_skips_orphan_backup_when_durable_delete_tombstone_survives(tmp_path):
@@ -227,29 +280,49 @@ def test_index_entry_alone_does_not_block_recovery(tmp_path):
     write_json(tmp_path / f"{sid}.json.bak", sidecar(sid, 3))
     _index(tmp_path, sid)
     assert _kinds(audit_session_recovery(tmp_path, tmp_path / "state.db")) == [
-        (sid, "orphan_backup"), (sid, "index_missing_file"), (sid, "state_db_missing_sidecar")]
+        (sid, "orphan_backup"),
+        (sid, "index_missing_file"),
+        (sid, "state_db_missing_sidecar"),
+    ]
 
 
 def test_unstripped_state_db_id_is_reported_raw(tmp_path):
-    custom_state_db(tmp_path / "s.db", "CREATE TABLE sessions (id TEXT, source TEXT)",
-                    "CREATE TABLE messages (session_id TEXT, role TEXT, content TEXT)",
-                    [{"id": " padded ", "source": "webui"}], [{"session_id": "padded", "role": "user", "content": "x"}])
-    assert _kinds(audit_session_recovery(tmp_path, tmp_path / "s.db")) == [(" padded ", "state_db_missing_sidecar")]
+    custom_state_db(
+        tmp_path / "s.db",
+        "CREATE TABLE sessions (id TEXT, source TEXT)",
+        "CREATE TABLE messages (session_id TEXT, role TEXT, content TEXT)",
+        [{"id": " padded ", "source": "webui"}],
+        [{"session_id": "padded", "role": "user", "content": "x"}],
+    )
+    assert _kinds(audit_session_recovery(tmp_path, tmp_path / "s.db")) == [
+        (" padded ", "state_db_missing_sidecar")
+    ]
 
 
 def test_state_rows_follow_started_at_descending(tmp_path):
-    custom_state_db(tmp_path / "s.db", "CREATE TABLE sessions (id TEXT, source TEXT, started_at REAL)",
-                    "CREATE TABLE messages (session_id TEXT, role TEXT, content TEXT)",
-                    [{"id": "old", "source": "webui", "started_at": 1.0},
-                     {"id": "new", "source": "webui", "started_at": 2.0}],
-                    [{"session_id": "old", "role": "user", "content": "x"}])
+    custom_state_db(
+        tmp_path / "s.db",
+        "CREATE TABLE sessions (id TEXT, source TEXT, started_at REAL)",
+        "CREATE TABLE messages (session_id TEXT, role TEXT, content TEXT)",
+        [
+            {"id": "old", "source": "webui", "started_at": 1.0},
+            {"id": "new", "source": "webui", "started_at": 2.0},
+        ],
+        [{"session_id": "old", "role": "user", "content": "x"}],
+    )
     assert _kinds(audit_session_recovery(tmp_path, tmp_path / "s.db")) == [
-        ("new", "state_db_orphan_webui_row"), ("old", "state_db_missing_sidecar")]
+        ("new", "state_db_orphan_webui_row"),
+        ("old", "state_db_missing_sidecar"),
+    ]
 
 
 def test_missing_messages_table_makes_every_missing_row_an_orphan(tmp_path):
-    custom_state_db(tmp_path / "s.db", "CREATE TABLE sessions (id TEXT, source TEXT)", None,
-                    [{"id": "a", "source": "webui"}])
+    custom_state_db(
+        tmp_path / "s.db",
+        "CREATE TABLE sessions (id TEXT, source TEXT)",
+        None,
+        [{"id": "a", "source": "webui"}],
+    )
     assert _kinds(audit_session_recovery(tmp_path, tmp_path / "s.db")) == [("a", "state_db_orphan_webui_row")]
 
 
@@ -261,7 +334,11 @@ def test_sessions_without_source_column_give_no_state_items(tmp_path):
 def test_missing_session_dir_is_ok_even_with_materializable_rows(tmp_path):
     seed_state_db(tmp_path / "state.db")
     report = audit_session_recovery(tmp_path / "missing", tmp_path / "state.db")
-    assert report == {"status": "ok", "summary": {"ok": 0, "repairable": 0, "unsafe_to_repair": 0}, "items": []}
+    assert report == {
+        "status": "ok",
+        "summary": {"ok": 0, "repairable": 0, "unsafe_to_repair": 0},
+        "items": [],
+    }
     assert not (tmp_path / "missing").exists()
 
 
@@ -271,48 +348,76 @@ def test_missing_session_dir_is_ok_even_with_materializable_rows(tmp_path):
 def test_audit_reports_pending_turn_journal_entry_when_user_message_absent(tmp_path):
     write_json(tmp_path / "sess.json", sidecar("sess", 2))
     _index(tmp_path, "sess")
-    _journal(tmp_path, "sess~4242.jsonl",
-             {"event": "submitted", "turn_id": "turn-1", "content": "lost prompt", "created_at": 10.0})
-    assert audit_session_recovery(tmp_path, None)["items"] == [{
-        "session_id": "sess", "kind": "turn_journal_pending_turn", "category": "repairable",
-        "recommendation": "audit_only_pending_turn_journal", "live_messages": 2, "bak_messages": -1,
-        "turn_id": "turn-1", "event": "submitted",
-    }]
+    _journal(
+        tmp_path,
+        "sess~4242.jsonl",
+        {"event": "submitted", "turn_id": "turn-1", "content": "lost prompt", "created_at": 10.0},
+    )
+    assert audit_session_recovery(tmp_path, None)["items"] == [
+        {
+            "session_id": "sess",
+            "kind": "turn_journal_pending_turn",
+            "category": "repairable",
+            "recommendation": "audit_only_pending_turn_journal",
+            "live_messages": 2,
+            "bak_messages": -1,
+            "turn_id": "turn-1",
+            "event": "submitted",
+        }
+    ]
 
 
 def test_audit_ignores_completed_or_already_materialized_turn_journal_entry(tmp_path):
-    write_json(tmp_path / "sess.json", {"session_id": "sess", "messages": [{"role": "user", "content": "saved"}]})
+    write_json(
+        tmp_path / "sess.json", {"session_id": "sess", "messages": [{"role": "user", "content": "saved"}]}
+    )
     _index(tmp_path, "sess")
-    _journal(tmp_path, "sess~1.jsonl",
-             {"event": "submitted", "turn_id": "t1", "content": "done", "created_at": 1.0},
-             {"event": "completed", "turn_id": "t1", "created_at": 2.0},
-             {"event": "submitted", "turn_id": "t2", "content": " saved ", "created_at": 3.0},
-             {"event": "submitted", "turn_id": "t3", "content": "stopped", "created_at": 4.0},
-             {"event": "interrupted", "turn_id": "t3", "created_at": 5.0})
+    _journal(
+        tmp_path,
+        "sess~1.jsonl",
+        {"event": "submitted", "turn_id": "t1", "content": "done", "created_at": 1.0},
+        {"event": "completed", "turn_id": "t1", "created_at": 2.0},
+        {"event": "submitted", "turn_id": "t2", "content": " saved ", "created_at": 3.0},
+        {"event": "submitted", "turn_id": "t3", "content": "stopped", "created_at": 4.0},
+        {"event": "interrupted", "turn_id": "t3", "created_at": 5.0},
+    )
     assert audit_session_recovery(tmp_path, None)["items"] == []
 
 
 def test_turn_whose_latest_event_is_worker_started_is_not_reported(tmp_path):
-    _journal(tmp_path, "s.jsonl",
-             {"event": "submitted", "turn_id": "t1", "content": "hello", "created_at": 1.0},
-             {"event": "worker_started", "turn_id": "t1", "created_at": 2.0})
+    _journal(
+        tmp_path,
+        "s.jsonl",
+        {"event": "submitted", "turn_id": "t1", "content": "hello", "created_at": 1.0},
+        {"event": "worker_started", "turn_id": "t1", "created_at": 2.0},
+    )
     assert audit_session_recovery(tmp_path, None)["items"] == []
 
 
 def test_journal_for_missing_sidecar_reports_minus_one_and_sorts_turns(tmp_path):
-    _journal(tmp_path, "gone~1.jsonl",
-             {"event": "submitted", "turn_id": "b", "content": "two", "created_at": 1.0},
-             {"event": "submitted", "turn_id": "a", "content": "one", "created_at": 2.0})
-    _journal(tmp_path, "alpha~1.jsonl", {"event": "submitted", "turn_id": "z", "content": "x", "created_at": 1.0})
+    _journal(
+        tmp_path,
+        "gone~1.jsonl",
+        {"event": "submitted", "turn_id": "b", "content": "two", "created_at": 1.0},
+        {"event": "submitted", "turn_id": "a", "content": "one", "created_at": 2.0},
+    )
+    _journal(
+        tmp_path, "alpha~1.jsonl", {"event": "submitted", "turn_id": "z", "content": "x", "created_at": 1.0}
+    )
     report = audit_session_recovery(tmp_path, None)
     assert [(i["session_id"], i["turn_id"], i["live_messages"]) for i in report["items"]] == [
-        ("alpha", "z", -1), ("gone", "a", -1), ("gone", "b", -1)]
+        ("alpha", "z", -1),
+        ("gone", "a", -1),
+        ("gone", "b", -1),
+    ]
 
 
 def test_invalid_journal_name_makes_hermes_audit_fail_but_keeps_a_partial_report(tmp_path):
     write_json(tmp_path / "live.json", sidecar("live", 1))
     _index(tmp_path, "live", "ghost")
-    _journal(tmp_path, "bad name~1.jsonl", {"event": "submitted", "turn_id": "t", "content": "x", "created_at": 1})
+    _journal(
+        tmp_path, "bad name~1.jsonl", {"event": "submitted", "turn_id": "t", "content": "x", "created_at": 1}
+    )
     _journal(tmp_path, "zed~1.jsonl", {"event": "submitted", "turn_id": "t", "content": "y", "created_at": 1})
     with pytest.raises(HermesAuditError, match="invalid session_id") as info:
         audit_session_recovery(tmp_path, None)
@@ -322,10 +427,13 @@ def test_invalid_journal_name_makes_hermes_audit_fail_but_keeps_a_partial_report
     assert partial["status"] == "warn" and len(info.value.errors) == 1
 
 
-@pytest.mark.parametrize("payload", [
-    b'{"event": "submitted", "turn_id": "t", "content": "x", "created_at": 1}\n\xe2\x82',
-    b'{"event": "submitted", "turn_id": "t", "created_at": 1}\n{"event": "x", "turn_id": "t", "created_at": "soon"}\n',
-])
+@pytest.mark.parametrize(
+    "payload",
+    [
+        b'{"event": "submitted", "turn_id": "t", "content": "x", "created_at": 1}\n\xe2\x82',
+        b'{"event": "submitted", "turn_id": "t", "created_at": 1}\n{"event": "x", "turn_id": "t", "created_at": "soon"}\n',
+    ],
+)
 def test_journals_hermes_cannot_read_raise_hermes_audit_error(tmp_path, payload):
     path = tmp_path / "_turn_journal" / "s~1.jsonl"
     path.parent.mkdir()
@@ -349,8 +457,10 @@ def test_audit_matches_hermes_on_the_example_fixture():
     expected = json.loads((RECOVERY / "example" / "audit_report.json").read_text(encoding="utf-8"))
     got = audit_session_recovery(RECOVERY / "example" / "sessions_before", RECOVERY / "example" / "state.db")
     assert got == expected
-    assert json.dumps(got, sort_keys=True) == (RECOVERY / "example" / "cli_audit_stdout.json").read_text(
-        encoding="utf-8").strip()
+    assert (
+        json.dumps(got, sort_keys=True)
+        == (RECOVERY / "example" / "cli_audit_stdout.json").read_text(encoding="utf-8").strip()
+    )
 
 
 def test_audit_matches_hermes_on_the_extended_schema_fixture(tmp_path):
@@ -369,12 +479,28 @@ def test_audit_is_read_only(tmp_path):
 
 
 @settings(max_examples=100, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(files=st.dictionaries(
-    st.sampled_from(["a.json", "a.json.bak", "b.json.bak", "_index.json", "_deleted_webui_sessions.json"]),
-    st.one_of(st.binary(max_size=40),
-              st.sampled_from([b"[]", b"{}", b'{"messages": []}', b'{"messages": [1]}', b'[{"session_id": "a"}]',
-                               b'{"version": 1, "ids": ["b"]}', b'{"messages": 3}'])),
-    max_size=5))
+@given(
+    files=st.dictionaries(
+        st.sampled_from(
+            ["a.json", "a.json.bak", "b.json.bak", "_index.json", "_deleted_webui_sessions.json"]
+        ),
+        st.one_of(
+            st.binary(max_size=40),
+            st.sampled_from(
+                [
+                    b"[]",
+                    b"{}",
+                    b'{"messages": []}',
+                    b'{"messages": [1]}',
+                    b'[{"session_id": "a"}]',
+                    b'{"version": 1, "ids": ["b"]}',
+                    b'{"messages": 3}',
+                ]
+            ),
+        ),
+        max_size=5,
+    )
+)
 def test_audit_never_fails_on_arbitrary_sidecars_backups_index_or_tombstone(tmp_path, files):
     for old in tmp_path.iterdir():
         old.unlink()

@@ -57,10 +57,26 @@ def _kinds(findings) -> list[str]:
 
 def _journal_line(sid: str, run: str, seq: int, event: str, payload: dict, created_at: float) -> str:
     terminal = event in ("done", "stream_end")
-    return json.dumps({"version": 1, "event_id": f"{run}:{seq}", "seq": seq, "run_id": run, "session_id": sid,
-                       "event": event, "type": event, "created_at": created_at, "terminal": terminal,
-                       "terminal_state": "completed" if terminal else None, "payload": payload},
-                      separators=(",", ":"), ensure_ascii=False) + "\n"
+    return (
+        json.dumps(
+            {
+                "version": 1,
+                "event_id": f"{run}:{seq}",
+                "seq": seq,
+                "run_id": run,
+                "session_id": sid,
+                "event": event,
+                "type": event,
+                "created_at": created_at,
+                "terminal": terminal,
+                "terminal_state": "completed" if terminal else None,
+                "payload": payload,
+            },
+            separators=(",", ":"),
+            ensure_ascii=False,
+        )
+        + "\n"
+    )
 
 
 # ---------------------------------------------------------------- give-up (golden 08)
@@ -92,12 +108,19 @@ def test_giveup_recover_puts_the_text_above_the_marker(tmp_path: Path) -> None:
     after = _sidecar(home, S08)
     assert after["messages"][:3] == before["messages"][:3]
     assert after["messages"][3] == {
-        "role": "assistant", "content": PLAN_TEXT, "timestamp": 1779340003,
-        "_recovered_from_run_journal": True, "_recovered_stream_id": RUN08,
+        "role": "assistant",
+        "content": PLAN_TEXT,
+        "timestamp": 1779340003,
+        "_recovered_from_run_journal": True,
+        "_recovered_stream_id": RUN08,
     }
     assert after["messages"][4] == {
-        "role": "assistant", "content": RECOVERED_WORDING, "timestamp": 1779340070, "_error": True,
-        "type": "interrupted", "interruption_cause": "lost_worker_bookkeeping",
+        "role": "assistant",
+        "content": RECOVERED_WORDING,
+        "timestamp": 1779340070,
+        "_error": True,
+        "type": "interrupted",
+        "interruption_cause": "lost_worker_bookkeeping",
     }
     assert after["message_count"] == 5
     assert after["updated_at"] == before["updated_at"] == 1779340070.0  # saved without touching it
@@ -147,15 +170,21 @@ def test_attempt_cap_then_tokens_arrive_are_brought_back(tmp_path: Path) -> None
     (folder / f"{late}.jsonl").write_text(
         _journal_line(S07, late, 1, "metering", {"tokens": 12}, 1779330401.0)
         + _journal_line(S07, late, 2, "token", {"text": "Blockers: "}, 1779330402.5)
-        + _journal_line(S07, late, 3, "token", {"text": "the SSO review is waiting on security."}, 1779330403.0),
-        encoding="utf-8")
+        + _journal_line(
+            S07, late, 3, "token", {"text": "the SSO review is waiting on security."}, 1779330403.0
+        ),
+        encoding="utf-8",
+    )
     finding = from_journal.session_finding(make_ctx(home, 1779331300.0), S07)
     assert finding is not None and late in finding.message
     assert "48 characters in 1 row, from 2 journaled output events" in finding.message
     apply(from_journal.plan(make_ctx(home, 1779331300.0), S07), tmp_path)
     messages = _sidecar(home, S07)["messages"]
     assert [m["content"] for m in messages[2:]] == [
-        "Add a section on blockers.", "Blockers: the SSO review is waiting on security.", RECOVERED_WORDING]
+        "Add a section on blockers.",
+        "Blockers: the SSO review is waiting on security.",
+        RECOVERED_WORDING,
+    ]
     assert messages[3]["timestamp"] == 1779330402 and messages[3]["_recovered_stream_id"] == late
 
 
@@ -168,8 +197,10 @@ def test_reasoning_and_tool_journal_equals_hermes_promotion(tmp_path: Path) -> N
     home = tmp_path / "home"
     folder = home / "webui" / "sessions" / "_run_journal" / sid
     folder.mkdir(parents=True)
-    shutil.copyfile(FIXTURES / "journal" / "session_after_repair_pending_retry.json",
-                    home / "webui" / "sessions" / f"{sid}.json")
+    shutil.copyfile(
+        FIXTURES / "journal" / "session_after_repair_pending_retry.json",
+        home / "webui" / "sessions" / f"{sid}.json",
+    )
     shutil.copyfile(FIXTURES / "journal" / "run_journal_example.jsonl", folder / f"{run}.jsonl")
     now = 1796016395.0 + 86400 + 1
     finding = from_journal.session_finding(make_ctx(home, now), sid)
@@ -216,14 +247,31 @@ def test_rows_go_to_their_own_turn_when_later_turns_follow(tmp_path: Path) -> No
     later_reply = {"role": "assistant", "content": "Script below.", "timestamp": 1779341010}
     data["messages"] += [later_user, later_reply]
     data["context_messages"] += [later_user, later_reply]
-    data["tool_calls"] = [{"name": "write_file", "preview": "migrate.py", "snippet": "migrate.py", "tid": "t1",
-                           "assistant_msg_idx": 5, "args": {}, "done": True}]
+    data["tool_calls"] = [
+        {
+            "name": "write_file",
+            "preview": "migrate.py",
+            "snippet": "migrate.py",
+            "tid": "t1",
+            "assistant_msg_idx": 5,
+            "args": {},
+            "done": True,
+        }
+    ]
     data["message_count"] = len(data["messages"])
     path.write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
     journal = home / "webui" / "sessions" / "_run_journal" / S08 / f"{RUN08}.jsonl"
     with journal.open("a", encoding="utf-8") as fh:
-        fh.write(_journal_line(S08, RUN08, 3, "tool", {"name": "terminal", "preview": "psql -c '\\d users'",
-                                                        "args": {"command": "psql"}}, 1779340005.0))
+        fh.write(
+            _journal_line(
+                S08,
+                RUN08,
+                3,
+                "tool",
+                {"name": "terminal", "preview": "psql -c '\\d users'", "args": {"command": "psql"}},
+                1779340005.0,
+            )
+        )
     plan = from_journal.plan(make_ctx(home, NOW), S08)
     assert any("later turns follow this one" in line for line in plan.summary)
     apply(plan, tmp_path)
@@ -231,13 +279,22 @@ def test_rows_go_to_their_own_turn_when_later_turns_follow(tmp_path: Path) -> No
     assert [m["content"] for m in after["messages"]] == [
         "We need to move the users table to Postgres.",
         "Understood. Do you want a plan or the migration script?",
-        "A plan first, please.", PLAN_TEXT, RECOVERED_WORDING, "Then write the script.", "Script below."]
+        "A plan first, please.",
+        PLAN_TEXT,
+        RECOVERED_WORDING,
+        "Then write the script.",
+        "Script below.",
+    ]
     cards = {c["name"]: c["assistant_msg_idx"] for c in after["tool_calls"]}
     assert cards == {"write_file": 6, "terminal": 3}  # each card still points at its own row
     assert [m["content"] for m in after["context_messages"]] == [
         "We need to move the users table to Postgres.",
         "Understood. Do you want a plan or the migration script?",
-        "A plan first, please.", PLAN_TEXT, "Then write the script.", "Script below."]
+        "A plan first, please.",
+        PLAN_TEXT,
+        "Then write the script.",
+        "Script below.",
+    ]
 
 
 # ---------------------------------------------------------------- the demo home
@@ -250,7 +307,9 @@ def test_demo_given_up_session_shows_the_finding_and_the_button_applies(tmp_path
     from inspector.home import locate_home
     from inspector.present.session_data import ACTIONS, plan_applies, plan_session_actions
 
-    demo = build_demo_home(tmp_path / "demo", now=time.time())  # as --demo builds it: the views use the real clock
+    demo = build_demo_home(
+        tmp_path / "demo", now=time.time()
+    )  # as --demo builds it: the views use the real clock
     home = locate_home(home=demo.home, env={})
     sid = demo.sessions["given_up"]
     detail = load_detail(home, sid)
@@ -275,8 +334,10 @@ def test_turn_without_marker_gets_its_rows_at_its_end_and_no_marker(tmp_path: Pa
     finding = from_journal.session_finding(make_ctx(home, NOW), S08)
     assert finding is not None and "the turn has no interrupted marker" in finding.message
     plan = from_journal.plan(make_ctx(home, NOW), S08)
-    assert any("at the end of its turn (row 3); the turn has no marker and none is added" in line
-               for line in plan.summary)
+    assert any(
+        "at the end of its turn (row 3); the turn has no marker and none is added" in line
+        for line in plan.summary
+    )
     apply(plan, tmp_path)
     messages = _sidecar(home, S08)["messages"]
     assert [m["content"] for m in messages[2:]] == ["A plan first, please.", PLAN_TEXT]

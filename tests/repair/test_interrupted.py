@@ -43,9 +43,15 @@ def write_sidecar(home: Path, raw: dict) -> Path:
 
 def stale(messages: list | None = None, **fields) -> dict:
     """A session whose stream died with a pending user turn."""
-    raw = {"session_id": SID, "title": "Test Session", "messages": messages or [],
-           "pending_user_message": "Hello hermes", "active_stream_id": S, "pending_attachments": [],
-           "pending_started_at": NOW - 120}
+    raw = {
+        "session_id": SID,
+        "title": "Test Session",
+        "messages": messages or [],
+        "pending_user_message": "Hello hermes",
+        "active_stream_id": S,
+        "pending_attachments": [],
+        "pending_started_at": NOW - 120,
+    }
     raw.update(fields)
     return raw
 
@@ -56,11 +62,26 @@ def write_journal(home: Path, events: list[tuple[str, dict]], *, sid: str = SID,
     path.parent.mkdir(parents=True, exist_ok=True)
     out = b""
     for seq, (event, payload) in enumerate(events, start=1):
-        terminal = {"done": "completed", "stream_end": "completed", "cancel": "interrupted-by-user",
-                    "apperror": "errored", "error": "errored"}.get(event)
-        rec = {"version": 1, "event_id": f"{run}:{seq}", "seq": seq, "run_id": run, "session_id": sid,
-               "event": event, "type": event, "created_at": NOW - 100 + seq, "terminal": terminal is not None,
-               "terminal_state": terminal, "payload": payload}
+        terminal = {
+            "done": "completed",
+            "stream_end": "completed",
+            "cancel": "interrupted-by-user",
+            "apperror": "errored",
+            "error": "errored",
+        }.get(event)
+        rec = {
+            "version": 1,
+            "event_id": f"{run}:{seq}",
+            "seq": seq,
+            "run_id": run,
+            "session_id": sid,
+            "event": event,
+            "type": event,
+            "created_at": NOW - 100 + seq,
+            "terminal": terminal is not None,
+            "terminal_state": terminal,
+            "payload": payload,
+        }
         out += json.dumps(rec, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
     path.write_bytes(out)
     return path
@@ -135,22 +156,37 @@ def test_sidecar_naming_another_session_is_refused(home: Path) -> None:
 
 def test_pending_message_is_recovered_as_a_user_turn(home: Path, tmp_path: Path) -> None:
     started = NOW - 60.7
-    write_sidecar(home, stale(pending_user_message="My important question", pending_started_at=started,
-                              pending_attachments=[{"type": "image", "name": "photo.png"}]))
+    write_sidecar(
+        home,
+        stale(
+            pending_user_message="My important question",
+            pending_started_at=started,
+            pending_attachments=[{"type": "image", "name": "photo.png"}],
+        ),
+    )
     plan, data = repair(home, tmp_path)
     assert plan.result == {"hermes_return": True}
     (user,) = [m for m in data["messages"] if m["role"] == "user"]
-    assert user == {"role": "user", "content": "My important question", "timestamp": int(started),
-                    "_recovered": True, "attachments": [{"type": "image", "name": "photo.png"}]}
+    assert user == {
+        "role": "user",
+        "content": "My important question",
+        "timestamp": int(started),
+        "_recovered": True,
+        "attachments": [{"type": "image", "name": "photo.png"}],
+    }
     assert data["context_messages"] == [user]
 
 
 def test_pending_fields_are_cleared_including_the_source(home: Path, tmp_path: Path) -> None:
-    write_sidecar(home, stale(pending_user_source="process_wakeup",
-                              pending_attachments=[{"name": "a"}]))
+    write_sidecar(home, stale(pending_user_source="process_wakeup", pending_attachments=[{"name": "a"}]))
     _, data = repair(home, tmp_path)
-    assert (data["pending_user_message"], data["pending_attachments"], data["pending_started_at"],
-            data["active_stream_id"], data["pending_user_source"]) == (None, [], None, None, None)
+    assert (
+        data["pending_user_message"],
+        data["pending_attachments"],
+        data["pending_started_at"],
+        data["active_stream_id"],
+        data["pending_user_source"],
+    ) == (None, [], None, None, None)
     assert data["updated_at"] == NOW
 
 
@@ -176,16 +212,22 @@ def test_without_a_stream_id_the_marker_says_no_output(home: Path, tmp_path: Pat
     plan, data = repair(home, tmp_path, started=NOW - 3600)
     (marker,) = markers(data)
     assert marker["interruption_cause"] == "unknown" and "_pending_journal_recovery" not in marker
-    assert marker["content"].endswith("The user message above was preserved, but no agent output was recovered.")
+    assert marker["content"].endswith(
+        "The user message above was preserved, but no agent output was recovered."
+    )
     assert any("active_stream_id" in w for w in plan.warnings)
 
 
-@pytest.mark.parametrize(("server_started", "cause", "evidence"), [
-    (NOW - 60, "process_restart", "started after this turn began"),
-    (NOW - 3600, "lost_worker_bookkeeping", "worker bookkeeping no longer had an active run"),
-])
-def test_marker_cause_distinguishes_restart_from_lost_bookkeeping(home: Path, tmp_path: Path,
-                                                                   server_started, cause, evidence) -> None:
+@pytest.mark.parametrize(
+    ("server_started", "cause", "evidence"),
+    [
+        (NOW - 60, "process_restart", "started after this turn began"),
+        (NOW - 3600, "lost_worker_bookkeeping", "worker bookkeeping no longer had an active run"),
+    ],
+)
+def test_marker_cause_distinguishes_restart_from_lost_bookkeeping(
+    home: Path, tmp_path: Path, server_started, cause, evidence
+) -> None:
     write_sidecar(home, stale(pending_started_at=NOW - 120))
     _, data = repair(home, tmp_path, started=server_started)
     (marker,) = markers(data)
@@ -196,22 +238,37 @@ def test_marker_cause_distinguishes_restart_from_lost_bookkeeping(home: Path, tm
 # ---------------------------------------------------------------- branch A: messages present
 
 
-HISTORY = [{"role": "user", "content": "Earlier", "timestamp": 10},
-           {"role": "assistant", "content": "Earlier answer", "timestamp": 11}]
+HISTORY = [
+    {"role": "user", "content": "Earlier", "timestamp": 10},
+    {"role": "assistant", "content": "Earlier answer", "timestamp": 11},
+]
 
 
 def test_journaled_output_is_recovered_before_the_marker(home: Path, tmp_path: Path) -> None:
     write_sidecar(home, stale(list(HISTORY)))
-    write_journal(home, [("reasoning", {"text": "Think."}), ("token", {"text": "Partial "}),
-                         ("token", {"text": "answer."}),
-                         ("tool", {"name": "terminal", "preview": "ls", "args": {"command": "ls"}}),
-                         ("tool_complete", {"name": "terminal", "duration": 0.5, "is_error": False})])
+    write_journal(
+        home,
+        [
+            ("reasoning", {"text": "Think."}),
+            ("token", {"text": "Partial "}),
+            ("token", {"text": "answer."}),
+            ("tool", {"name": "terminal", "preview": "ls", "args": {"command": "ls"}}),
+            ("tool_complete", {"name": "terminal", "duration": 0.5, "is_error": False}),
+        ],
+    )
     plan, data = repair(home, tmp_path)
-    roles = [(m["role"], m.get("_recovered"), m.get("_recovered_from_run_journal"), m.get("type"))
-             for m in data["messages"][2:]]
-    assert roles == [("user", True, None, None), ("assistant", None, True, None),
-                     ("assistant", None, None, "interrupted")]
-    assert data["messages"][3]["content"] == "Partial answer." and data["messages"][3]["reasoning"] == "Think."
+    roles = [
+        (m["role"], m.get("_recovered"), m.get("_recovered_from_run_journal"), m.get("type"))
+        for m in data["messages"][2:]
+    ]
+    assert roles == [
+        ("user", True, None, None),
+        ("assistant", None, True, None),
+        ("assistant", None, None, "interrupted"),
+    ]
+    assert (
+        data["messages"][3]["content"] == "Partial answer." and data["messages"][3]["reasoning"] == "Think."
+    )
     (marker,) = markers(data)
     assert "recovered from the run journal" in marker["content"] and "_pending_journal_recovery" not in marker
     assert data["tool_calls"][0]["assistant_msg_idx"] == 3 and data["tool_calls"][0]["done"] is True
@@ -219,9 +276,13 @@ def test_journaled_output_is_recovered_before_the_marker(home: Path, tmp_path: P
     assert any("1 recovered assistant row and 1 tool card" in line for line in plan.summary)
 
 
-def test_repeated_prompt_from_history_does_not_suppress_the_recovered_turn(home: Path, tmp_path: Path) -> None:
-    history = [{"role": "user", "content": "Continue", "timestamp": 5},
-               {"role": "assistant", "content": "ok", "timestamp": 6}]
+def test_repeated_prompt_from_history_does_not_suppress_the_recovered_turn(
+    home: Path, tmp_path: Path
+) -> None:
+    history = [
+        {"role": "user", "content": "Continue", "timestamp": 5},
+        {"role": "assistant", "content": "ok", "timestamp": 6},
+    ]
     write_sidecar(home, stale(history, pending_user_message="Continue"))
     _, data = repair(home, tmp_path)
     assert [m["content"] for m in data["messages"] if m["role"] == "user"] == ["Continue", "Continue"]
@@ -255,7 +316,9 @@ def test_completed_journal_of_another_run_is_not_trusted(home: Path, tmp_path: P
     assert len(markers(data)) == 1
 
 
-def test_tail_with_the_prompt_text_but_another_timestamp_is_not_duplicated(home: Path, tmp_path: Path) -> None:
+def test_tail_with_the_prompt_text_but_another_timestamp_is_not_duplicated(
+    home: Path, tmp_path: Path
+) -> None:
     """Branch A2, text match without the exact checkpoint (hermes' ``_message_matches_pending_text``):
     the last row holds the pending prompt's text (spacing aside) with another timestamp. The
     transcript keeps it once; only the model context gets the recovered turn, as its own row."""
@@ -264,8 +327,10 @@ def test_tail_with_the_prompt_text_but_another_timestamp_is_not_duplicated(home:
     plan, data = repair(home, tmp_path)
     (marker,) = markers(data)
     assert data["messages"] == HISTORY + [tail, marker]
-    assert data["context_messages"] == HISTORY + [tail, {"role": "user", "content": "Hello hermes",
-                                                          "timestamp": int(NOW - 120), "_recovered": True}]
+    assert data["context_messages"] == HISTORY + [
+        tail,
+        {"role": "user", "content": "Hello hermes", "timestamp": int(NOW - 120), "_recovered": True},
+    ]
     assert "only the model context gets the recovered user turn" in " ".join(plan.summary)
 
 
@@ -279,11 +344,15 @@ def test_tail_with_other_text_gets_the_recovered_row(home: Path, tmp_path: Path)
     assert data["context_messages"] == HISTORY + [recovered]
 
 
-def test_completed_journal_with_the_prompt_in_an_earlier_user_row_adds_no_row(home: Path, tmp_path: Path) -> None:
+def test_completed_journal_with_the_prompt_in_an_earlier_user_row_adds_no_row(
+    home: Path, tmp_path: Path
+) -> None:
     """Branch A1: the newest *user* row (not the last row) text-matches the prompt
     (``_latest_user_matches_pending_text``): no recovered row, the journal's answer appended."""
-    history = [{"role": "user", "content": "Hello hermes", "timestamp": 50},
-               {"role": "assistant", "content": "Partial", "timestamp": 51}]
+    history = [
+        {"role": "user", "content": "Hello hermes", "timestamp": 50},
+        {"role": "assistant", "content": "Partial", "timestamp": 51},
+    ]
     write_sidecar(home, stale(history))
     write_journal(home, [("token", {"text": "Final answer."}), ("done", {}), ("stream_end", {})])
     plan, data = repair(home, tmp_path)
@@ -300,8 +369,10 @@ def test_a_tail_from_another_source_is_not_the_checkpoint(home: Path, tmp_path: 
     _, data = repair(home, tmp_path)
     (marker,) = markers(data)
     assert data["messages"] == HISTORY + [tail, marker]
-    assert data["context_messages"] == HISTORY + [tail, {"role": "user", "content": "Hello hermes",
-                                                          "timestamp": int(NOW - 120), "_recovered": True}]
+    assert data["context_messages"] == HISTORY + [
+        tail,
+        {"role": "user", "content": "Hello hermes", "timestamp": int(NOW - 120), "_recovered": True},
+    ]
 
 
 def test_a_tail_from_the_pending_source_is_the_checkpoint(home: Path, tmp_path: Path) -> None:
@@ -333,8 +404,9 @@ def test_a_text_matched_tail_the_model_never_saw_seeds_an_empty_context(home: Pa
     _, data = repair(home, tmp_path)
     (marker,) = markers(data)
     assert data["messages"] == [tail, marker]
-    assert data["context_messages"] == [{"role": "user", "content": "Hello hermes", "timestamp": int(NOW - 120),
-                                         "_recovered": True}]
+    assert data["context_messages"] == [
+        {"role": "user", "content": "Hello hermes", "timestamp": int(NOW - 120), "_recovered": True}
+    ]
 
 
 def test_completed_journal_without_any_user_row_restores_the_prompt(home: Path, tmp_path: Path) -> None:
@@ -344,7 +416,10 @@ def test_completed_journal_without_any_user_row_restores_the_prompt(home: Path, 
     write_journal(home, [("token", {"text": "Final answer."}), ("done", {}), ("stream_end", {})])
     _, data = repair(home, tmp_path)
     assert [(m["role"], m["content"]) for m in data["messages"]] == [
-        ("assistant", "Welcome"), ("user", "Hello hermes"), ("assistant", "Final answer.")]
+        ("assistant", "Welcome"),
+        ("user", "Hello hermes"),
+        ("assistant", "Final answer."),
+    ]
     assert markers(data) == []
 
 
@@ -369,7 +444,9 @@ def test_core_sync_follows_the_profile(home: Path, tmp_path: Path) -> None:
 
 
 def test_core_sync_recovers_visible_journal_output(home: Path, tmp_path: Path) -> None:
-    write_core(home, [{"role": "user", "content": "Earlier"}, {"role": "assistant", "content": "Earlier answer"}])
+    write_core(
+        home, [{"role": "user", "content": "Earlier"}, {"role": "assistant", "content": "Earlier answer"}]
+    )
     write_sidecar(home, stale())
     write_journal(home, [("token", {"text": "New partial output."})])
     _, data = repair(home, tmp_path)
@@ -379,12 +456,22 @@ def test_core_sync_recovers_visible_journal_output(home: Path, tmp_path: Path) -
 
 
 def test_core_sync_does_not_duplicate_output_already_in_core(home: Path, tmp_path: Path) -> None:
-    write_core(home, [{"role": "user", "content": "Hello hermes"},
-                      {"role": "assistant", "content": "Answer already in the core transcript."}],
-               tool_calls=[{"name": "terminal", "preview": "ls"}])
+    write_core(
+        home,
+        [
+            {"role": "user", "content": "Hello hermes"},
+            {"role": "assistant", "content": "Answer already in the core transcript."},
+        ],
+        tool_calls=[{"name": "terminal", "preview": "ls"}],
+    )
     write_sidecar(home, stale())
-    write_journal(home, [("token", {"text": "Answer already in the core transcript."}),
-                         ("tool", {"name": "terminal", "preview": "ls"})])
+    write_journal(
+        home,
+        [
+            ("token", {"text": "Answer already in the core transcript."}),
+            ("tool", {"name": "terminal", "preview": "ls"}),
+        ],
+    )
     _, data = repair(home, tmp_path)
     contents = [m["content"] for m in data["messages"]]
     assert contents.count("Answer already in the core transcript.") == 1
@@ -411,22 +498,29 @@ def test_core_sync_whitespace_token_quirk(home: Path, tmp_path: Path) -> None:
     assert any("whitespace-only tokens" in w for w in plan.warnings)
 
 
-@pytest.mark.parametrize("core_body", [{"messages": []}, {}, {"messages": None}],
-                         ids=["empty-messages", "no-messages-key", "null-messages"])
+@pytest.mark.parametrize(
+    "core_body",
+    [{"messages": []}, {}, {"messages": None}],
+    ids=["empty-messages", "no-messages-key", "null-messages"],
+)
 def test_core_transcript_without_messages_takes_branch_c(home: Path, tmp_path: Path, core_body: dict) -> None:
     """hermes: ``core.get('messages', [])`` falsy -> the core is ignored (branch C): the pending
     prompt comes back as a recovered row, an armed marker follows, the core's token counts are
     not taken."""
     path = home / "sessions" / f"session_{SID}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({**core_body, "input_tokens": 99, "tool_calls": [{"name": "x"}]}), encoding="utf-8")
+    path.write_text(
+        json.dumps({**core_body, "input_tokens": 99, "tool_calls": [{"name": "x"}]}), encoding="utf-8"
+    )
     write_sidecar(home, stale())
     plan, data = repair(home, tmp_path)
     (marker,) = markers(data)
     recovered = {"role": "user", "content": "Hello hermes", "timestamp": int(NOW - 120), "_recovered": True}
     assert data["messages"] == [recovered, marker] and marker["_pending_journal_recovery"] is True
     assert (data["input_tokens"], data["tool_calls"]) == (0, [])
-    assert any("the chat was empty and the agent has no core transcript" in line for line in plan.summary)  # branch C
+    assert any(
+        "the chat was empty and the agent has no core transcript" in line for line in plan.summary
+    )  # branch C
     assert not any("drops the pending prompt" in w for w in plan.warnings)
 
 
@@ -450,11 +544,29 @@ def test_core_transcript_is_ignored_when_messages_exist(home: Path, tmp_path: Pa
 
 
 def _gateway_error_journal(home: Path) -> None:
-    embedded = {"session_id": SID, "messages": [{"role": "user", "content": "Hello hermes"},
-                                                {"role": "assistant", "content": "**Error:** 502", "_error": True}]}
-    write_journal(home, [("token", {"text": "Working on it."}),
-                         ("apperror", {"message": "502", "type": "error", "session": embedded,
-                                       "session_id": SID, "terminal_session_persisted": False})])
+    embedded = {
+        "session_id": SID,
+        "messages": [
+            {"role": "user", "content": "Hello hermes"},
+            {"role": "assistant", "content": "**Error:** 502", "_error": True},
+        ],
+    }
+    write_journal(
+        home,
+        [
+            ("token", {"text": "Working on it."}),
+            (
+                "apperror",
+                {
+                    "message": "502",
+                    "type": "error",
+                    "session": embedded,
+                    "session_id": SID,
+                    "terminal_session_persisted": False,
+                },
+            ),
+        ],
+    )
 
 
 @pytest.mark.parametrize("shape", ["non_empty", "core", "empty"])
@@ -465,7 +577,11 @@ def test_gateway_terminal_error_keeps_turn_identity_and_order(home: Path, tmp_pa
     _gateway_error_journal(home)
     _, data = repair(home, tmp_path)
     tail = [(m["role"], m["content"]) for m in data["messages"][-3:]]
-    assert tail == [("user", "Hello hermes"), ("assistant", "Working on it."), ("assistant", "**Error:** 502")]
+    assert tail == [
+        ("user", "Hello hermes"),
+        ("assistant", "Working on it."),
+        ("assistant", "**Error:** 502"),
+    ]
     assert data["messages"][-1]["_recovered_event_id"] == f"{S}:2"
     assert markers(data) == []
 
@@ -504,24 +620,49 @@ def test_eligible_lists_dead_stream_sessions(home: Path) -> None:
     assert interrupted.eligible(ctx_for(home)) == [SID]
 
 
-_value = st.one_of(st.none(), st.booleans(), st.integers(-2, 2), st.floats(allow_nan=False, allow_infinity=False),
-                   st.text(max_size=5), st.lists(st.integers(), max_size=2))
-_message = st.one_of(_value, st.dictionaries(st.sampled_from(["role", "content", "timestamp", "_error",
-                                                               "attachments", "_source", "_recovered"]),
-                                             st.one_of(_value, st.sampled_from(["user", "assistant"])),
-                                             max_size=5))
+_value = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-2, 2),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=5),
+    st.lists(st.integers(), max_size=2),
+)
+_message = st.one_of(
+    _value,
+    st.dictionaries(
+        st.sampled_from(["role", "content", "timestamp", "_error", "attachments", "_source", "_recovered"]),
+        st.one_of(_value, st.sampled_from(["user", "assistant"])),
+        max_size=5,
+    ),
+)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(messages=st.lists(_message, max_size=4), pending=_value, source=_value, attachments=_value,
-       started=_value, stream=st.one_of(st.none(), st.just(S), st.text(max_size=4)), core=st.booleans(),
-       context=st.one_of(_value, st.lists(_message, max_size=2)))
-def test_planner_never_raises(tmp_path_factory, messages, pending, source, attachments, started, stream, core,
-                              context) -> None:
+@given(
+    messages=st.lists(_message, max_size=4),
+    pending=_value,
+    source=_value,
+    attachments=_value,
+    started=_value,
+    stream=st.one_of(st.none(), st.just(S), st.text(max_size=4)),
+    core=st.booleans(),
+    context=st.one_of(_value, st.lists(_message, max_size=2)),
+)
+def test_planner_never_raises(
+    tmp_path_factory, messages, pending, source, attachments, started, stream, core, context
+) -> None:
     home = tmp_path_factory.mktemp("h")
-    raw = {"session_id": SID, "messages": messages, "pending_user_message": pending,
-           "pending_user_source": source, "pending_attachments": attachments, "pending_started_at": started,
-           "active_stream_id": stream, "context_messages": context}
+    raw = {
+        "session_id": SID,
+        "messages": messages,
+        "pending_user_message": pending,
+        "pending_user_source": source,
+        "pending_attachments": attachments,
+        "pending_started_at": started,
+        "active_stream_id": stream,
+        "context_messages": context,
+    }
     path = home / "webui" / "sessions" / f"{SID}.json"
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps(raw), encoding="utf-8")
@@ -556,26 +697,41 @@ def test_no_pending_message_says_so_in_words(home: Path, tmp_path: Path) -> None
     """Rule: a session without a pending prompt gets exactly one line and no change."""
     write_sidecar(home, stale([], pending_user_message=None))
     plan, _ = repair(home, tmp_path)
-    assert plan.summary == ["nothing to repair: the session has no pending user message"] and plan.changes == []
+    assert (
+        plan.summary == ["nothing to repair: the session has no pending user message"] and plan.changes == []
+    )
 
 
 def test_branch_b_dates_the_recovered_prompt_like_the_other_branches(home: Path, tmp_path: Path) -> None:
     """Rule: in branch B (core transcript) the prompt re-appended before visible journal output is a
     recovered user row dated at pending_started_at, as in branches A and C."""
-    write_core(home, [{"role": "user", "content": "Earlier"}, {"role": "assistant", "content": "Earlier answer"}])
+    write_core(
+        home, [{"role": "user", "content": "Earlier"}, {"role": "assistant", "content": "Earlier answer"}]
+    )
     write_sidecar(home, stale())
     write_journal(home, [("token", {"text": "New partial output."})])
     _, data = repair(home, tmp_path)
-    assert data["messages"][2] == {"role": "user", "content": "Hello hermes", "timestamp": int(NOW - 120),
-                                   "_recovered": True}
+    assert data["messages"][2] == {
+        "role": "user",
+        "content": "Hello hermes",
+        "timestamp": int(NOW - 120),
+        "_recovered": True,
+    }
 
 
 def test_branch_c_does_not_dedupe_journal_cards_against_the_sidecar(home: Path, tmp_path: Path) -> None:
     """Rule: branch C recovers the journal without the dedupe pass (hermes' dedupe_existing=False
     there): a tool card the sidecar already lists is added again, tagged as recovered."""
     write_sidecar(home, stale([], tool_calls=[{"name": "terminal", "preview": "ls"}]))
-    write_journal(home, [("tool", {"name": "terminal", "preview": "ls", "args": {"command": "ls"}}),
-                         ("tool_complete", {"name": "terminal", "duration": 0.5, "is_error": False})])
+    write_journal(
+        home,
+        [
+            ("tool", {"name": "terminal", "preview": "ls", "args": {"command": "ls"}}),
+            ("tool_complete", {"name": "terminal", "duration": 0.5, "is_error": False}),
+        ],
+    )
     _, data = repair(home, tmp_path)
     assert [(c["name"], c["preview"], c.get("_recovered_from_run_journal")) for c in data["tool_calls"]] == [
-        ("terminal", "ls", None), ("terminal", "ls", True)]
+        ("terminal", "ls", None),
+        ("terminal", "ls", True),
+    ]

@@ -21,7 +21,8 @@ from tests.conftest import GOLDEN, copy_tree
 
 PLANNERS = {"recover-journal": promote, "repair-interrupted": interrupted}
 CASES = sorted(
-    p for p in GOLDEN.iterdir()
+    p
+    for p in GOLDEN.iterdir()
     if (p / "case.json").is_file()
     and json.loads((p / "case.json").read_text(encoding="utf-8"))["action"] in PLANNERS
 )
@@ -30,8 +31,9 @@ CASES = sorted(
 def _plan_case(case_dir: Path, home_dir: Path):
     case = json.loads((case_dir / "case.json").read_text(encoding="utf-8"))
     home = copy_tree(case_dir / "before", home_dir)
-    ctx = RepairContext(home=locate_home(home, env={}), clock=Clock(case["now"], case["server_started_at"]),
-                        cwd=home)
+    ctx = RepairContext(
+        home=locate_home(home, env={}), clock=Clock(case["now"], case["server_started_at"]), cwd=home
+    )
     return case, home, PLANNERS[case["action"]].plan(ctx, case["session_id"])
 
 

@@ -44,14 +44,30 @@ S = "stream_partial_work"
 NOW = 1_800_000_000.0
 
 
-def line(seq, event: str, payload: dict | None = None, *, created_at: float = 1000.0, sid: str = SID,
-         run: str = S) -> bytes:
+def line(
+    seq, event: str, payload: dict | None = None, *, created_at: float = 1000.0, sid: str = SID, run: str = S
+) -> bytes:
     """One record as hermes' append_run_event writes it."""
-    terminal = {"done": "completed", "stream_end": "completed", "cancel": "interrupted-by-user",
-                "apperror": "errored", "error": "errored"}.get(event)
-    obj = {"version": 1, "event_id": f"{run}:{seq}", "seq": seq, "run_id": run, "session_id": sid,
-           "event": event, "type": event, "created_at": float(created_at), "terminal": terminal is not None,
-           "terminal_state": terminal, "payload": payload if payload is not None else {}}
+    terminal = {
+        "done": "completed",
+        "stream_end": "completed",
+        "cancel": "interrupted-by-user",
+        "apperror": "errored",
+        "error": "errored",
+    }.get(event)
+    obj = {
+        "version": 1,
+        "event_id": f"{run}:{seq}",
+        "seq": seq,
+        "run_id": run,
+        "session_id": sid,
+        "event": event,
+        "type": event,
+        "created_at": float(created_at),
+        "terminal": terminal is not None,
+        "terminal_state": terminal,
+        "payload": payload if payload is not None else {},
+    }
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
 
 
@@ -114,7 +130,9 @@ def test_checkpoint_match_needs_text_timestamp_source_and_attachments() -> None:
 
 def test_projection_drops_reasoning_errors_and_empty_rows() -> None:
     assert context_projection({"role": "assistant", "content": "x", "reasoning": "r"}) == {
-        "role": "assistant", "content": "x"}
+        "role": "assistant",
+        "content": "x",
+    }
     assert context_projection({"role": "assistant", "content": "x", "_error": True}) is None
     assert context_projection({"role": "assistant", "content": "  "}) is None
     assert context_projection({"role": "tool", "content": "", "tool_call_id": "c"}) is not None
@@ -125,17 +143,28 @@ def test_projection_of_reasoning_only_structured_content() -> None:
     assert context_projection({"role": "assistant", "content": parts}) is None
     calls = [{"id": "c1"}]
     assert context_projection({"role": "assistant", "content": parts, "tool_calls": calls}) == {
-        "role": "assistant", "content": "", "tool_calls": calls}
+        "role": "assistant",
+        "content": "",
+        "tool_calls": calls,
+    }
 
 
 def test_empty_context_is_seeded_from_every_message_without_dedupe() -> None:
-    session = make_session([
-        {"role": "user", "content": "First check"}, {"role": "assistant", "content": "Same status."},
-        {"role": "user", "content": "Second check"}, {"role": "assistant", "content": "Same status."},
-    ])
+    session = make_session(
+        [
+            {"role": "user", "content": "First check"},
+            {"role": "assistant", "content": "Same status."},
+            {"role": "user", "content": "Second check"},
+            {"role": "assistant", "content": "Same status."},
+        ]
+    )
     append_to_context(session, {"role": "assistant", "content": "Same status."})
     assert [m["content"] for m in session["context_messages"]] == [
-        "First check", "Same status.", "Second check", "Same status."]
+        "First check",
+        "Same status.",
+        "Second check",
+        "Same status.",
+    ]
 
 
 def test_context_skips_rows_already_among_the_last_eight() -> None:
@@ -149,14 +178,17 @@ def test_context_skips_rows_already_among_the_last_eight() -> None:
 # ---------------------------------------------------------------- marker
 
 
-@pytest.mark.parametrize(("started", "server", "stream", "cause"), [
-    (100.0, 200.0, "s", "process_restart"),
-    (300.0, 200.0, "s", "lost_worker_bookkeeping"),
-    (None, 200.0, "s", "lost_worker_bookkeeping"),
-    ("not a number", 200.0, None, "unknown"),
-    (300.0, 200.0, None, "unknown"),
-    ("150", 200.0, None, "process_restart"),
-])
+@pytest.mark.parametrize(
+    ("started", "server", "stream", "cause"),
+    [
+        (100.0, 200.0, "s", "process_restart"),
+        (300.0, 200.0, "s", "lost_worker_bookkeeping"),
+        (None, 200.0, "s", "lost_worker_bookkeeping"),
+        ("not a number", 200.0, None, "unknown"),
+        (300.0, 200.0, None, "unknown"),
+        ("150", 200.0, None, "process_restart"),
+    ],
+)
 def test_cause_classification(started, server, stream, cause) -> None:
     assert classify_cause(stream, started, server) == cause
 
@@ -175,9 +207,11 @@ def test_markers_never_claim_a_restart_as_fact_or_a_draft() -> None:
 def test_marker_wordings() -> None:
     clock = Clock(NOW, NOW + 10)
     restart = interrupted_marker(clock, recovered_output=True, stream_id="s", pending_started_at=NOW - 1)
-    assert restart["content"] == (MARKER_HEAD + CAUSE_EVIDENCE["process_restart"] + " The partial output above "
-                                  "was recovered from the run journal, but the interrupted agent process could "
-                                  "not continue.")
+    assert restart["content"] == (
+        MARKER_HEAD + CAUSE_EVIDENCE["process_restart"] + " The partial output above "
+        "was recovered from the run journal, but the interrupted agent process could "
+        "not continue."
+    )
     assert RECOVERED_WORDING.endswith("could not continue.") and "Evidence" not in RECOVERED_WORDING
     assert NEUTRAL_WORDING.endswith("Partial output may have been lost.")
 
@@ -200,9 +234,13 @@ def test_retry_hook_variants() -> None:
 
 
 def test_recovered_turn_key_order_source_and_attachments() -> None:
-    session = make_session([{"role": "user", "content": "x", "timestamp": 1}], pending_user_message="Go",
-                           pending_user_source="fork", pending_attachments=[{"name": "a.png"}],
-                           truncation_watermark=5.5)
+    session = make_session(
+        [{"role": "user", "content": "x", "timestamp": 1}],
+        pending_user_message="Go",
+        pending_user_source="fork",
+        pending_attachments=[{"name": "a.png"}],
+        truncation_watermark=5.5,
+    )
     row = append_recovered_pending_turn(session, timestamp=42)
     assert list(row) == ["role", "content", "timestamp", "_recovered", "_source", "attachments"]
     assert row["attachments"] == [{"name": "a.png"}] and session["truncation_watermark"] == 42
@@ -211,9 +249,15 @@ def test_recovered_turn_key_order_source_and_attachments() -> None:
 
 def test_wakeup_meta_is_derived_from_the_completion_prompt() -> None:
     text = "[IMPORTANT: Background process proc_1 completed (exit_code=2).\nCommand: make\nOutput:\nboom"
-    assert wakeup_display_meta(text) == {"type": "completion", "task_id": "proc_1", "command": "make",
-                                         "exit_code": 2}
-    watch = '[IMPORTANT: Background process p matched watch pattern "ERR.*".\nCommand: tail\nMatched output:\n'
+    assert wakeup_display_meta(text) == {
+        "type": "completion",
+        "task_id": "proc_1",
+        "command": "make",
+        "exit_code": 2,
+    }
+    watch = (
+        '[IMPORTANT: Background process p matched watch pattern "ERR.*".\nCommand: tail\nMatched output:\n'
+    )
     assert wakeup_display_meta(watch)["pattern"] == "ERR.*"
     assert wakeup_display_meta("hello") is None
 
@@ -224,20 +268,38 @@ def test_wakeup_meta_is_derived_from_the_completion_prompt() -> None:
 def test_tokens_merge_and_tools_become_cards(journal: Journal) -> None:
     journal.append("token", {"text": "  Hello"}, created_at=1001.5).append("token", {"text": " world  "})
     journal.append("token", {"text": "!"})
-    journal.append("tool", {"name": "terminal", "preview": "ls", "args": {
-        "timeout": 60, "flag": True, "none": None, "items": [1, "a"], "extra": "dropped"}})
-    journal.append("tool_complete", {"name": "terminal", "preview": "a b", "duration": 1.2, "is_error": "false"})
+    journal.append(
+        "tool",
+        {
+            "name": "terminal",
+            "preview": "ls",
+            "args": {"timeout": 60, "flag": True, "none": None, "items": [1, "a"], "extra": "dropped"},
+        },
+    )
+    journal.append(
+        "tool_complete", {"name": "terminal", "preview": "a b", "duration": 1.2, "is_error": "false"}
+    )
     session = make_session([{"role": "user", "content": "q"}])
     report = materialize(session, journal, dedupe=False)
     assert report.recovered
     row = session["messages"][1]
-    assert row == {"role": "assistant", "content": "Hello world  !", "timestamp": 1001,
-                   "_recovered_from_run_journal": True, "_recovered_stream_id": S}
+    assert row == {
+        "role": "assistant",
+        "content": "Hello world  !",
+        "timestamp": 1001,
+        "_recovered_from_run_journal": True,
+        "_recovered_stream_id": S,
+    }
     (card,) = session["tool_calls"]
     assert card["args"] == {"timeout": "60", "flag": "True", "none": "None", "items": "[1, 'a']"}
     assert card["tid"] == "journal-4" and card["assistant_msg_idx"] == 1
     assert (card["preview"], card["snippet"], card["done"], card["duration"], card["is_error"]) == (
-        "a b", "a b", True, 1.2, True)  # "false" is truthy in hermes
+        "a b",
+        "a b",
+        True,
+        1.2,
+        True,
+    )  # "false" is truthy in hermes
     assert report.truthy_is_error == [("terminal", "false")]
 
 
@@ -252,7 +314,10 @@ def test_reasoning_only_journal_is_display_metadata(journal: Journal) -> None:
     journal.append("reasoning", {"text": "Display-only Thinking."})
     session = make_session([{"role": "user", "content": "Continue", "timestamp": 1234}])
     assert materialize(session, journal).recovered
-    assert session["messages"][-1]["content"] == "" and session["messages"][-1]["reasoning"] == "Display-only Thinking."
+    assert (
+        session["messages"][-1]["content"] == ""
+        and session["messages"][-1]["reasoning"] == "Display-only Thinking."
+    )
     assert [m["content"] for m in session["context_messages"]] == ["Continue"]
     assert "Display-only" not in json.dumps(session["context_messages"])
 
@@ -260,9 +325,10 @@ def test_reasoning_only_journal_is_display_metadata(journal: Journal) -> None:
 def test_reasoning_is_attached_to_matching_text_once(journal: Journal) -> None:
     text = "The visible partial was already restored."
     journal.append("reasoning", {"text": "Backfill once."}).append("token", {"text": text})
-    session = make_session([{"role": "user", "content": "Continue"}, {"role": "assistant", "content": text}],
-                           context_messages=[{"role": "user", "content": "Continue"},
-                                             {"role": "assistant", "content": text}])
+    session = make_session(
+        [{"role": "user", "content": "Continue"}, {"role": "assistant", "content": text}],
+        context_messages=[{"role": "user", "content": "Continue"}, {"role": "assistant", "content": text}],
+    )
     assert materialize(session, journal).recovered
     assert not materialize(session, journal).recovered
     rows = [m for m in session["messages"] if m.get("content") == text]
@@ -273,8 +339,13 @@ def test_reasoning_is_attached_to_matching_text_once(journal: Journal) -> None:
 def test_reasoning_never_claims_text_from_a_prior_turn(journal: Journal) -> None:
     text = "The same sufficiently long partial output appears again."
     journal.append("reasoning", {"text": "Current turn only."}).append("token", {"text": text})
-    session = make_session([{"role": "user", "content": "Earlier"}, {"role": "assistant", "content": text},
-                            {"role": "user", "content": "Current"}])
+    session = make_session(
+        [
+            {"role": "user", "content": "Earlier"},
+            {"role": "assistant", "content": text},
+            {"role": "user", "content": "Current"},
+        ]
+    )
     assert materialize(session, journal).recovered
     assert "reasoning" not in session["messages"][1]
     assert [m.get("reasoning") for m in session["messages"][3:]] == ["Current turn only."]
@@ -283,10 +354,15 @@ def test_reasoning_never_claims_text_from_a_prior_turn(journal: Journal) -> None
 def test_repeated_prompt_uses_the_checkpoint_owner(journal: Journal) -> None:
     text = "The same sufficiently long recovered answer appears."
     journal.append("reasoning", {"text": "Second Continue turn."}).append("token", {"text": text})
-    session = make_session([
-        {"role": "user", "content": "Continue", "timestamp": 1000}, {"role": "assistant", "content": text},
-        {"role": "user", "content": "Continue", "timestamp": 2000, "_recovered": True},
-    ], pending_user_message="Continue", pending_started_at=2000)
+    session = make_session(
+        [
+            {"role": "user", "content": "Continue", "timestamp": 1000},
+            {"role": "assistant", "content": text},
+            {"role": "user", "content": "Continue", "timestamp": 2000, "_recovered": True},
+        ],
+        pending_user_message="Continue",
+        pending_started_at=2000,
+    )
     materialize(session, journal)
     assert "reasoning" not in session["messages"][1]
     assert session["messages"][3]["reasoning"] == "Second Continue turn."
@@ -295,10 +371,15 @@ def test_repeated_prompt_uses_the_checkpoint_owner(journal: Journal) -> None:
 def test_core_row_before_recovered_owner_echo_receives_reasoning(journal: Journal) -> None:
     text = "The core transcript already contains this partial output."
     journal.append("reasoning", {"text": "Attach here."}).append("token", {"text": text})
-    session = make_session([
-        {"role": "user", "content": "Current request", "timestamp": 3000}, {"role": "assistant", "content": text},
-        {"role": "user", "content": "Current request", "timestamp": 3000, "_recovered": True},
-    ], pending_user_message="Current request", pending_started_at=3000)
+    session = make_session(
+        [
+            {"role": "user", "content": "Current request", "timestamp": 3000},
+            {"role": "assistant", "content": text},
+            {"role": "user", "content": "Current request", "timestamp": 3000, "_recovered": True},
+        ],
+        pending_user_message="Current request",
+        pending_started_at=3000,
+    )
     assert materialize(session, journal).recovered
     assert session["messages"][1]["reasoning"] == "Attach here."
     assert len([m for m in session["messages"] if m.get("content") == text]) == 1
@@ -318,12 +399,17 @@ def test_reasoning_only_rows_are_idempotent_and_host_later_tools(journal: Journa
 def test_identical_segments_split_by_a_tool_stay_distinct(journal: Journal) -> None:
     text = "The same sufficiently long process update appears twice."
     journal.append("reasoning", {"text": "First."}).append("token", {"text": text})
-    journal.append("tool", {"name": "terminal", "preview": "split"}).append("tool_complete", {"name": "terminal"})
+    journal.append("tool", {"name": "terminal", "preview": "split"}).append(
+        "tool_complete", {"name": "terminal"}
+    )
     journal.append("reasoning", {"text": "Second."}).append("token", {"text": text})
     session = make_session([{"role": "user", "content": "Check twice"}])
     assert materialize(session, journal).recovered
     assert not materialize(session, journal).recovered
-    assert [m.get("reasoning") for m in session["messages"] if m.get("content") == text] == ["First.", "Second."]
+    assert [m.get("reasoning") for m in session["messages"] if m.get("content") == text] == [
+        "First.",
+        "Second.",
+    ]
 
 
 def test_consecutive_tools_share_one_anchor_and_tool_first_reuses_it(journal: Journal) -> None:
@@ -347,21 +433,36 @@ def test_distinct_streams_get_distinct_anchors(tmp_path: Path) -> None:
 
 def test_tool_before_reasoning_keeps_its_own_anchor(journal: Journal) -> None:
     journal.append("tool", {"name": "terminal", "preview": "first"})
-    session = make_session([
-        {"role": "user", "content": "Keep checking"},
-        {"role": "assistant", "content": "", "_recovered_from_run_journal": True, "_recovered_stream_id": S},
-        {"role": "assistant", "content": "", "reasoning": "Later.", "_recovered_from_run_journal": True,
-         "_recovered_stream_id": S},
-    ])
+    session = make_session(
+        [
+            {"role": "user", "content": "Keep checking"},
+            {
+                "role": "assistant",
+                "content": "",
+                "_recovered_from_run_journal": True,
+                "_recovered_stream_id": S,
+            },
+            {
+                "role": "assistant",
+                "content": "",
+                "reasoning": "Later.",
+                "_recovered_from_run_journal": True,
+                "_recovered_stream_id": S,
+            },
+        ]
+    )
     assert materialize(session, journal).recovered
     assert session["tool_calls"][0]["assistant_msg_idx"] == 1 and "reasoning" not in session["messages"][1]
 
 
 def test_tool_dedupe_is_scoped_by_stream() -> None:
-    session = make_session([], tool_calls=[
-        {"name": "terminal", "preview": "ls  -la", "_recovered_stream_id": "other"},
-        {"name": "read", "snippet": "a.txt"},
-    ])
+    session = make_session(
+        [],
+        tool_calls=[
+            {"name": "terminal", "preview": "ls  -la", "_recovered_stream_id": "other"},
+            {"name": "read", "snippet": "a.txt"},
+        ],
+    )
     assert not tool_card_present(session, "terminal", "ls -la", S)
     assert tool_card_present(session, "terminal", "ls -la", "other")
     assert tool_card_present(session, "read", "a.txt", S)  # untagged cards block recovery
@@ -369,8 +470,13 @@ def test_tool_dedupe_is_scoped_by_stream() -> None:
 
 def test_session_wide_text_dedupe_swallows_short_common_replies(journal: Journal) -> None:
     journal.append("token", {"text": "Done."})
-    session = make_session([{"role": "user", "content": "a"}, {"role": "assistant", "content": "Done."},
-                            {"role": "user", "content": "b"}])
+    session = make_session(
+        [
+            {"role": "user", "content": "a"},
+            {"role": "assistant", "content": "Done."},
+            {"role": "user", "content": "b"},
+        ]
+    )
     report = materialize(session, journal)
     assert not report.recovered and len(session["messages"]) == 3
     assert report.earlier_turn_matches == [(1, "Done.")]
@@ -378,8 +484,10 @@ def test_session_wide_text_dedupe_swallows_short_common_replies(journal: Journal
 
 def test_dedupe_back_fills_a_missing_context_row(journal: Journal) -> None:
     journal.append("token", {"text": "Recovered answer text."})
-    session = make_session([{"role": "user", "content": "q"}, {"role": "assistant", "content": "Recovered answer text."}],
-                           context_messages=[{"role": "user", "content": "q"}])
+    session = make_session(
+        [{"role": "user", "content": "q"}, {"role": "assistant", "content": "Recovered answer text."}],
+        context_messages=[{"role": "user", "content": "q"}],
+    )
     assert not materialize(session, journal).recovered
     assert [m["content"] for m in session["context_messages"]] == ["q", "Recovered answer text."]
 
@@ -418,8 +526,13 @@ def test_invalid_stream_id_reads_as_an_error(tmp_path: Path) -> None:
 
 
 def _apperror(session_messages: list, **payload) -> dict:
-    body = {"message": "boom", "type": "error", "session_id": SID,
-            "session": {"session_id": SID, "messages": session_messages}, "terminal_session_persisted": False}
+    body = {
+        "message": "boom",
+        "type": "error",
+        "session_id": SID,
+        "session": {"session_id": SID, "messages": session_messages},
+        "terminal_session_persisted": False,
+    }
     body.update(payload)
     return body
 
@@ -428,34 +541,45 @@ ERROR_ROW = {"role": "assistant", "content": "**Error:** 502", "_error": True}
 
 
 def test_gateway_error_is_detected_and_appended(journal: Journal) -> None:
-    journal.append("token", {"text": "partial"}).append("apperror", _apperror([{"role": "user", "content": "q"},
-                                                                               ERROR_ROW]))
+    journal.append("token", {"text": "partial"}).append(
+        "apperror", _apperror([{"role": "user", "content": "q"}, ERROR_ROW])
+    )
     found = detect_gateway_terminal_error(SID, S, journal.read())
     assert found is not None and found.event_id == f"{S}:2"
     session = make_session([{"role": "user", "content": "q"}])
     assert materialize_gateway_terminal_error(session, found) == "appended"
-    assert session["messages"][-1] == {**ERROR_ROW, "_recovered_from_run_journal": True,
-                                       "_recovered_stream_id": S, "_recovered_event_id": f"{S}:2"}
+    assert session["messages"][-1] == {
+        **ERROR_ROW,
+        "_recovered_from_run_journal": True,
+        "_recovered_stream_id": S,
+        "_recovered_event_id": f"{S}:2",
+    }
     assert materialize_gateway_terminal_error(session, found) == "present"
 
 
 def test_gateway_error_tags_an_identical_row_of_the_current_turn(journal: Journal) -> None:
     journal.append("apperror", _apperror([{"role": "user", "content": "q"}, ERROR_ROW]))
     session = make_session([{"role": "user", "content": "q"}, dict(ERROR_ROW)], pending_user_message="q")
-    assert materialize_gateway_terminal_error(session, detect_gateway_terminal_error(SID, S, journal.read())) == "tagged"
+    assert (
+        materialize_gateway_terminal_error(session, detect_gateway_terminal_error(SID, S, journal.read()))
+        == "tagged"
+    )
     assert session["messages"][1]["_recovered_event_id"] == f"{S}:1"
     assert len(session["messages"]) == 2
 
 
-@pytest.mark.parametrize("change", [
-    {"session_id": "other"},
-    {"session": {"session_id": "other", "messages": [ERROR_ROW]}},
-    {"session": "not an object"},
-    {"terminal_session_persisted": True, "terminal_session_persisted_session_id": SID},
-    {"session": {"session_id": SID, "messages": [{"role": "user", "content": "q"}]}},
-    {"session": {"session_id": SID, "messages": [{**ERROR_ROW, "_error": 1}]}},
-    {"session": {"session_id": SID, "messages": [{**ERROR_ROW, "content": ""}]}},
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"session_id": "other"},
+        {"session": {"session_id": "other", "messages": [ERROR_ROW]}},
+        {"session": "not an object"},
+        {"terminal_session_persisted": True, "terminal_session_persisted_session_id": SID},
+        {"session": {"session_id": SID, "messages": [{"role": "user", "content": "q"}]}},
+        {"session": {"session_id": SID, "messages": [{**ERROR_ROW, "_error": 1}]}},
+        {"session": {"session_id": SID, "messages": [{**ERROR_ROW, "content": ""}]}},
+    ],
+)
 def test_gateway_error_rejects_foreign_or_malformed_identity(journal: Journal, change: dict) -> None:
     journal.append("apperror", _apperror([ERROR_ROW], **change))
     assert detect_gateway_terminal_error(SID, S, journal.read()) is None
@@ -468,36 +592,82 @@ def test_gateway_error_must_own_the_run(tmp_path: Path) -> None:
     assert detect_gateway_terminal_error(SID, S, j.read()) is None
 
 
-@pytest.mark.parametrize(("later", "found"), [("done", False), ("cancel", False), ("stream_end", True),
-                                              ("token", True)])
-def test_gateway_error_uses_the_authoritative_terminal_event(journal: Journal, later: str, found: bool) -> None:
+@pytest.mark.parametrize(
+    ("later", "found"), [("done", False), ("cancel", False), ("stream_end", True), ("token", True)]
+)
+def test_gateway_error_uses_the_authoritative_terminal_event(
+    journal: Journal, later: str, found: bool
+) -> None:
     journal.append("apperror", _apperror([ERROR_ROW])).append(later, {"text": "x"})
     assert (detect_gateway_terminal_error(SID, S, journal.read()) is not None) is found
 
 
 # ---------------------------------------------------------------- properties
 
-_payload = st.dictionaries(st.sampled_from(["text", "name", "preview", "args", "duration", "is_error",
-                                            "already_streamed", "reasoning", "thinking"]),
-                           st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.text(max_size=6),
-                                     st.lists(st.integers(), max_size=2),
-                                     st.dictionaries(st.text(max_size=3), st.integers(), max_size=2)),
-                           max_size=4)
-_event = st.tuples(st.sampled_from(["token", "reasoning", "interim_assistant", "tool", "tool_complete", "done",
-                                    "stream_end", "apperror", "metering"]), _payload)
+_payload = st.dictionaries(
+    st.sampled_from(
+        [
+            "text",
+            "name",
+            "preview",
+            "args",
+            "duration",
+            "is_error",
+            "already_streamed",
+            "reasoning",
+            "thinking",
+        ]
+    ),
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-5, 5),
+        st.text(max_size=6),
+        st.lists(st.integers(), max_size=2),
+        st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+    ),
+    max_size=4,
+)
+_event = st.tuples(
+    st.sampled_from(
+        [
+            "token",
+            "reasoning",
+            "interim_assistant",
+            "tool",
+            "tool_complete",
+            "done",
+            "stream_end",
+            "apperror",
+            "metering",
+        ]
+    ),
+    _payload,
+)
 _row = st.one_of(
-    st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant", "tool"]),
-                           "content": st.one_of(st.text(max_size=8), st.none())},
-                          optional={"_error": st.booleans(), "reasoning": st.text(max_size=4),
-                                    "_recovered_from_run_journal": st.booleans(),
-                                    "_recovered_stream_id": st.sampled_from([S, "x"]),
-                                    "timestamp": st.integers(0, 3)}),
-    st.integers(), st.none())
+    st.fixed_dictionaries(
+        {
+            "role": st.sampled_from(["user", "assistant", "tool"]),
+            "content": st.one_of(st.text(max_size=8), st.none()),
+        },
+        optional={
+            "_error": st.booleans(),
+            "reasoning": st.text(max_size=4),
+            "_recovered_from_run_journal": st.booleans(),
+            "_recovered_stream_id": st.sampled_from([S, "x"]),
+            "timestamp": st.integers(0, 3),
+        },
+    ),
+    st.integers(),
+    st.none(),
+)
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(_event, max_size=8), st.lists(_row, max_size=5), st.booleans())
-def test_materialization_never_fails_and_is_idempotent_in_size(tmp_path_factory, events, rows, dedupe) -> None:
+def test_materialization_never_fails_and_is_idempotent_in_size(
+    tmp_path_factory, events, rows, dedupe
+) -> None:
     j = Journal(tmp_path_factory.mktemp("j"))
     for name, payload in events:
         j.append(name, payload)

@@ -52,8 +52,13 @@ def _make_dead_stream_session(existing_msgs_count: int = 96) -> dict:
 class RunJournal:
     """Appends records exactly as hermes' ``append_run_event`` writes them."""
 
-    TERMINAL = {"done": "completed", "stream_end": "completed", "cancel": "interrupted-by-user",
-                "apperror": "errored", "error": "errored"}
+    TERMINAL = {
+        "done": "completed",
+        "stream_end": "completed",
+        "cancel": "interrupted-by-user",
+        "apperror": "errored",
+        "error": "errored",
+    }
 
     def __init__(self, session_dir: Path, session_id: str, run_id: str):
         self.path = session_dir / "_run_journal" / session_id / f"{run_id}.jsonl"
@@ -62,9 +67,19 @@ class RunJournal:
     def append(self, event: str, payload: dict, created_at: float) -> None:
         self.seq += 1
         state = self.TERMINAL.get(event)
-        record = {"version": 1, "event_id": f"{self.run_id}:{self.seq}", "seq": self.seq, "run_id": self.run_id,
-                  "session_id": self.session_id, "event": event, "type": event, "created_at": float(created_at),
-                  "terminal": state is not None, "terminal_state": state, "payload": payload}
+        record = {
+            "version": 1,
+            "event_id": f"{self.run_id}:{self.seq}",
+            "seq": self.seq,
+            "run_id": self.run_id,
+            "session_id": self.session_id,
+            "event": event,
+            "type": event,
+            "created_at": float(created_at),
+            "terminal": state is not None,
+            "terminal_state": state,
+            "payload": payload,
+        }
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.path, "ab") as fh:
             fh.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n")
@@ -100,7 +115,8 @@ def test_lost_response_recovered_on_second_read(tmp_path: Path) -> None:
     assert last.get("_error") is True
     assert last.get("type") == "interrupted"
     assert last.get("_pending_journal_recovery") is True, (
-        "the first repair must defer the recovery decision so a later read can self-heal")
+        "the first repair must defer the recovery decision so a later read can self-heal"
+    )
     assert last.get("_journal_retry_stream_id") == STREAM_ID
     assert last.get("_journal_retry_attempts") == 0
     assert isinstance(last.get("_journal_retry_first_seen_ts"), int)
@@ -113,11 +129,18 @@ def test_lost_response_recovered_on_second_read(tmp_path: Path) -> None:
     # ── Stage 2: the journaled events become visible on disk.
     journal = RunJournal(session_dir, SID, STREAM_ID)
     journal.append("token", {"text": "Checking GitHub first."}, PENDING_STARTED_AT + 1.25)
-    journal.append("tool", {"name": "terminal", "preview": "gh pr list --repo nesquena/hermes-webui",
-                            "args": {"command": "gh pr list --repo nesquena/hermes-webui"}},
-                   PENDING_STARTED_AT + 1.5)
-    journal.append("tool_complete", {"name": "terminal", "duration": 1.2, "is_error": False},
-                   PENDING_STARTED_AT + 2.75)
+    journal.append(
+        "tool",
+        {
+            "name": "terminal",
+            "preview": "gh pr list --repo nesquena/hermes-webui",
+            "args": {"command": "gh pr list --repo nesquena/hermes-webui"},
+        },
+        PENDING_STARTED_AT + 1.5,
+    )
+    journal.append(
+        "tool_complete", {"name": "terminal", "duration": 1.2, "is_error": False}, PENDING_STARTED_AT + 2.75
+    )
     journal.append("token", {"text": " The first PR scan completed."}, PENDING_STARTED_AT + 3.0)
 
     # ── Stage 3: the next full read runs the lazy retry.
@@ -131,11 +154,14 @@ def test_lost_response_recovered_on_second_read(tmp_path: Path) -> None:
     contents = [m.get("content", "") for m in s["messages"]]
     # The marker self-healed:
     assert any("recovered from the run journal" in c for c in contents), (
-        "once journaled tokens are readable the marker must promote to the recovered-output wording")
+        "once journaled tokens are readable the marker must promote to the recovered-output wording"
+    )
     assert not any("no agent output was recovered" in c for c in contents)
 
     # The journaled text and tool card sit BEFORE the marker, in chronological order.
-    marker_idx = next(i for i, m in enumerate(s["messages"]) if m.get("type") == "interrupted" and m.get("_error"))
+    marker_idx = next(
+        i for i, m in enumerate(s["messages"]) if m.get("type") == "interrupted" and m.get("_error")
+    )
     recovered_msgs = [m for m in s["messages"][:marker_idx] if m.get("_recovered_from_run_journal") is True]
     assert recovered_msgs, "recovered assistant content must sit above the marker"
     recovered_text = " ".join(m.get("content", "") for m in recovered_msgs)

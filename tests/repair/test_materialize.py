@@ -31,21 +31,63 @@ from tests.recovery_helpers import (
 
 RECOVERY = FIXTURES / "recovery"
 KEYS_48 = [
-    "session_id", "title", "workspace", "message_count", "worktree_path", "worktree_branch",
-    "worktree_repo_root", "worktree_created_at", "model", "model_provider", "created_at", "updated_at",
-    "pinned", "archived", "project_id", "profile", "input_tokens", "output_tokens", "estimated_cost",
-    "personality", "active_stream_id", "pending_user_message", "pending_attachments", "pending_started_at",
-    "compression_anchor_visible_idx", "compression_anchor_message_key", "compression_anchor_summary",
-    "context_length", "threshold_tokens", "last_prompt_tokens", "compression_recovery",
-    "recommended_recovery_action", "compression_recovery_source_session_id", "compression_recovery_action",
-    "gateway_routing", "gateway_routing_history", "llm_title_generated", "parent_session_id", "is_cli_session",
-    "source_tag", "raw_source", "session_source", "source_label", "enabled_toolsets", "composer_draft",
-    "messages", "tool_calls", "_recovered_from_state_db",
+    "session_id",
+    "title",
+    "workspace",
+    "message_count",
+    "worktree_path",
+    "worktree_branch",
+    "worktree_repo_root",
+    "worktree_created_at",
+    "model",
+    "model_provider",
+    "created_at",
+    "updated_at",
+    "pinned",
+    "archived",
+    "project_id",
+    "profile",
+    "input_tokens",
+    "output_tokens",
+    "estimated_cost",
+    "personality",
+    "active_stream_id",
+    "pending_user_message",
+    "pending_attachments",
+    "pending_started_at",
+    "compression_anchor_visible_idx",
+    "compression_anchor_message_key",
+    "compression_anchor_summary",
+    "context_length",
+    "threshold_tokens",
+    "last_prompt_tokens",
+    "compression_recovery",
+    "recommended_recovery_action",
+    "compression_recovery_source_session_id",
+    "compression_recovery_action",
+    "gateway_routing",
+    "gateway_routing_history",
+    "llm_title_generated",
+    "parent_session_id",
+    "is_cli_session",
+    "source_tag",
+    "raw_source",
+    "session_source",
+    "source_label",
+    "enabled_toolsets",
+    "composer_draft",
+    "messages",
+    "tool_calls",
+    "_recovered_from_state_db",
 ]
-SESSIONS_DDL = ("CREATE TABLE sessions (id TEXT PRIMARY KEY, source TEXT, title TEXT, model TEXT, started_at REAL, "
-                "message_count INTEGER, parent_session_id TEXT)")
-MESSAGES_DDL = ("CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT, role TEXT, "
-                "content TEXT, timestamp REAL)")
+SESSIONS_DDL = (
+    "CREATE TABLE sessions (id TEXT PRIMARY KEY, source TEXT, title TEXT, model TEXT, started_at REAL, "
+    "message_count INTEGER, parent_session_id TEXT)"
+)
+MESSAGES_DDL = (
+    "CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT, role TEXT, "
+    "content TEXT, timestamp REAL)"
+)
 
 
 @pytest.fixture
@@ -83,8 +125,9 @@ def test_recover_missing_sidecars_from_state_db_materializes_webui_row(home, tmp
 def test_recover_missing_sidecars_from_state_db_skips_existing_sidecar(home):
     home_path, sessions, db = home
     sid = seed_state_db(db)
-    existing = write_json(sessions / f"{sid}.json",
-                          {"session_id": sid, "messages": [{"role": "user", "content": "keep"}]})
+    existing = write_json(
+        sessions / f"{sid}.json", {"session_id": sid, "messages": [{"role": "user", "content": "keep"}]}
+    )
     plan = _plan(home_path)
     assert plan.result["materialized"] == 0 and plan.changes == []
     assert json.loads(existing.read_text(encoding="utf-8"))["messages"][0]["content"] == "keep"
@@ -100,8 +143,10 @@ def test_recover_missing_sidecars_from_state_db_ignores_subagent_row(home):
 def test_recover_missing_sidecars_from_state_db_ignores_read_only_index_row(home):
     home_path, sessions, db = home
     sid = seed_state_db(db)
-    write_json(sessions / "_index.json", [{"session_id": sid, "is_cli_session": True, "read_only": True,
-                                           "source_tag": "cli"}])
+    write_json(
+        sessions / "_index.json",
+        [{"session_id": sid, "is_cli_session": True, "read_only": True, "source_tag": "cli"}],
+    )
     assert _plan(home_path).result["materialized"] == 1
 
 
@@ -182,8 +227,11 @@ def test_materialize_alone_matches_hermes_on_the_example_fixture(tmp_path):
         assert by_name[name] == (RECOVERY / "example" / "materialized" / name).read_bytes()
     assert any("orphan01.json.bak (3 messages)" in w and "[Q6]" in w for w in plan.warnings)
     apply(plan, tmp_path)
-    listing = sorted(p.relative_to(home_path / "webui" / "sessions").as_posix()
-                     for p in (home_path / "webui" / "sessions").rglob("*") if p.is_file())
+    listing = sorted(
+        p.relative_to(home_path / "webui" / "sessions").as_posix()
+        for p in (home_path / "webui" / "sessions").rglob("*")
+        if p.is_file()
+    )
     assert listing == json.loads((RECOVERY / "example" / "materialize_only_listing_after.json").read_text())
 
 
@@ -191,10 +239,13 @@ def test_materialize_matches_hermes_on_the_extended_schema_fixture(home):
     home_path, sessions, db = home
     db.write_bytes((RECOVERY / "extended_schema" / "state.db").read_bytes())
     plan = _plan(home_path)
-    assert plan.result == json.loads((RECOVERY / "extended_schema" / "recover_missing_sidecars_result.json").read_text())
+    assert plan.result == json.loads(
+        (RECOVERY / "extended_schema" / "recover_missing_sidecars_result.json").read_text()
+    )
     name = "20260510_101500_wtree1.json"
     assert {c.path.name: c.after for c in plan.changes}[name] == (
-        RECOVERY / "extended_schema" / f"materialized_{name}").read_bytes()
+        RECOVERY / "extended_schema" / f"materialized_{name}"
+    ).read_bytes()
     assert any("rewound/compacted" in w for w in plan.warnings)
     assert any("tool_calls" in w and "reasoning" in w for w in plan.warnings)
 
@@ -220,9 +271,19 @@ def test_state_db_recovery_non_worktree_session_unaffected(home):
 
 
 def test_state_db_recovery_zero_message_worktree_row_maps_its_metadata():
-    row = {"id": "wt0", "source": "webui", "title": None, "started_at": 5.0, "message_count": 0,
-           "workspace": "/w", "worktree_path": "/w", "worktree_branch": "b", "worktree_repo_root": "/r",
-           "worktree_created_at": 0, "messages": []}
+    row = {
+        "id": "wt0",
+        "source": "webui",
+        "title": None,
+        "started_at": 5.0,
+        "message_count": 0,
+        "workspace": "/w",
+        "worktree_path": "/w",
+        "worktree_branch": "b",
+        "worktree_repo_root": "/r",
+        "worktree_created_at": 0,
+        "messages": [],
+    }
     payload = state_db_row_to_sidecar(row)
     assert payload["title"] == "Recovered WebUI Session" and payload["model"] == "unknown"
     assert payload["message_count"] == 0 and payload["worktree_branch"] == "b"
@@ -231,9 +292,15 @@ def test_state_db_recovery_zero_message_worktree_row_maps_its_metadata():
 
 
 def test_recovery_child_markers_round_trip_through_the_mapper():
-    row = {"id": "c", "source": " WebUI ", "compression_recovery": {"state": "x"},
-           "recommended_recovery_action": "continue", "compression_recovery_source_session_id": "p",
-           "compression_recovery_action": "fork", "messages": [{"role": "user", "content": "hi"}]}
+    row = {
+        "id": "c",
+        "source": " WebUI ",
+        "compression_recovery": {"state": "x"},
+        "recommended_recovery_action": "continue",
+        "compression_recovery_source_session_id": "p",
+        "compression_recovery_action": "fork",
+        "messages": [{"role": "user", "content": "hi"}],
+    }
     payload = state_db_row_to_sidecar(row)
     assert payload["compression_recovery"] == {"state": "x"}
     assert payload["recommended_recovery_action"] == "continue"
@@ -244,17 +311,27 @@ def test_recovery_child_markers_round_trip_through_the_mapper():
 
 def test_recovery_source_metadata_round_trips_through_the_mapper():
     payload = state_db_row_to_sidecar({"id": "c", "source": " WebUI ", "messages": []})
-    assert (payload["source_tag"], payload["raw_source"], payload["session_source"], payload["source_label"]) == (
-        "webui", "webui", "webui", "WebUI")
+    assert (
+        payload["source_tag"],
+        payload["raw_source"],
+        payload["session_source"],
+        payload["source_label"],
+    ) == ("webui", "webui", "webui", "WebUI")
     assert payload["is_cli_session"] is False and payload["_recovered_from_state_db"] is True
 
 
 def test_parent_session_id_is_copied_as_is(home):
     home_path, sessions, db = home
-    custom_state_db(db, SESSIONS_DDL, MESSAGES_DDL,
-                    [{"id": "a", "source": "webui", "parent_session_id": ""},
-                     {"id": "b", "source": "webui", "parent_session_id": None}],
-                    [{"session_id": s, "role": "user", "content": "x"} for s in ("a", "b")])
+    custom_state_db(
+        db,
+        SESSIONS_DDL,
+        MESSAGES_DDL,
+        [
+            {"id": "a", "source": "webui", "parent_session_id": ""},
+            {"id": "b", "source": "webui", "parent_session_id": None},
+        ],
+        [{"session_id": s, "role": "user", "content": "x"} for s in ("a", "b")],
+    )
     created = _created(_plan(home_path))
     assert created["a.json"]["parent_session_id"] == "" and created["b.json"]["parent_session_id"] is None
 
@@ -264,10 +341,16 @@ def test_parent_session_id_is_copied_as_is(home):
 
 def test_missing_message_count_column_gives_zero_and_a_warning(home):
     home_path, sessions, db = home
-    custom_state_db(db, "CREATE TABLE sessions (id TEXT, source TEXT, started_at REAL)", MESSAGES_DDL,
-                    [{"id": "a", "source": "webui", "started_at": 10.0}],
-                    [{"session_id": "a", "role": "user", "content": "x", "timestamp": 11.0},
-                     {"session_id": "a", "role": "assistant", "content": "y", "timestamp": 12.0}])
+    custom_state_db(
+        db,
+        "CREATE TABLE sessions (id TEXT, source TEXT, started_at REAL)",
+        MESSAGES_DDL,
+        [{"id": "a", "source": "webui", "started_at": 10.0}],
+        [
+            {"session_id": "a", "role": "user", "content": "x", "timestamp": 11.0},
+            {"session_id": "a", "role": "assistant", "content": "y", "timestamp": 12.0},
+        ],
+    )
     plan = _plan(home_path)
     assert _created(plan)["a.json"]["message_count"] == 0
     assert any("no message_count column" in w for w in plan.warnings)
@@ -276,16 +359,25 @@ def test_missing_message_count_column_gives_zero_and_a_warning(home):
 @pytest.mark.parametrize("column_value", [None, 2.5])
 def test_null_or_real_message_count_uses_the_number_of_messages(home, column_value):
     home_path, sessions, db = home
-    custom_state_db(db, SESSIONS_DDL, MESSAGES_DDL,
-                    [{"id": "a", "source": "webui", "message_count": column_value}],
-                    [{"session_id": "a", "role": "user", "content": c} for c in "xyz"])
+    custom_state_db(
+        db,
+        SESSIONS_DDL,
+        MESSAGES_DDL,
+        [{"id": "a", "source": "webui", "message_count": column_value}],
+        [{"session_id": "a", "role": "user", "content": c} for c in "xyz"],
+    )
     assert _created(_plan(home_path))["a.json"]["message_count"] == 3
 
 
 def test_stale_message_count_column_is_copied_and_flagged(home):
     home_path, sessions, db = home
-    custom_state_db(db, SESSIONS_DDL, MESSAGES_DDL, [{"id": "a", "source": "webui", "message_count": 9}],
-                    [{"session_id": "a", "role": "user", "content": "x"}])
+    custom_state_db(
+        db,
+        SESSIONS_DDL,
+        MESSAGES_DDL,
+        [{"id": "a", "source": "webui", "message_count": 9}],
+        [{"session_id": "a", "role": "user", "content": "x"}],
+    )
     plan = _plan(home_path)
     assert _created(plan)["a.json"]["message_count"] == 9
     assert any("copied from state.db as is" in w for w in plan.warnings)
@@ -293,16 +385,22 @@ def test_stale_message_count_column_is_copied_and_flagged(home):
 
 def test_updated_at_and_created_at_rules(home):
     home_path, sessions, db = home
-    custom_state_db(db, SESSIONS_DDL, MESSAGES_DDL, [
-        {"id": "last_null", "source": "webui", "started_at": 50.0},
-        {"id": "no_start", "source": "webui", "started_at": None},
-        {"id": "nothing", "source": "webui", "started_at": None},
-    ], [
-        {"session_id": "last_null", "role": "user", "content": "x", "timestamp": 60.0},
-        {"session_id": "last_null", "role": "assistant", "content": "y", "timestamp": None},
-        {"session_id": "no_start", "role": "user", "content": "x", "timestamp": 70.0},
-        {"session_id": "nothing", "role": "user", "content": "x", "timestamp": None},
-    ])
+    custom_state_db(
+        db,
+        SESSIONS_DDL,
+        MESSAGES_DDL,
+        [
+            {"id": "last_null", "source": "webui", "started_at": 50.0},
+            {"id": "no_start", "source": "webui", "started_at": None},
+            {"id": "nothing", "source": "webui", "started_at": None},
+        ],
+        [
+            {"session_id": "last_null", "role": "user", "content": "x", "timestamp": 60.0},
+            {"session_id": "last_null", "role": "assistant", "content": "y", "timestamp": None},
+            {"session_id": "no_start", "role": "user", "content": "x", "timestamp": 70.0},
+            {"session_id": "nothing", "role": "user", "content": "x", "timestamp": None},
+        ],
+    )
     created = _created(_plan(home_path))
     # NULL timestamps sort first, so last_null's final message is the timestamped one
     assert created["last_null.json"]["messages"][-1] == {"role": "user", "content": "x", "timestamp": 60.0}
@@ -317,8 +415,13 @@ def test_updated_at_and_created_at_rules(home):
 def test_unsafe_ids_are_skipped_with_a_warning_and_safe_rows_still_planned(home, tmp_path):
     home_path, sessions, db = home
     ids = ["../escaped", "a/b", "dots.x", "nul\x00x", "good"]
-    custom_state_db(db, SESSIONS_DDL, MESSAGES_DDL, [{"id": i, "source": "webui"} for i in ids],
-                    [{"session_id": i, "role": "user", "content": "x"} for i in ids])
+    custom_state_db(
+        db,
+        SESSIONS_DDL,
+        MESSAGES_DDL,
+        [{"id": i, "source": "webui"} for i in ids],
+        [{"session_id": i, "role": "user", "content": "x"} for i in ids],
+    )
     plan = _plan(home_path)
     assert plan.refusal is None
     assert sorted(c.path.name for c in plan.changes) == ["_index.json", "good.json"]
@@ -347,16 +450,24 @@ def test_planning_writes_nothing_and_creates_no_folder(tmp_path):
     assert tree(tmp_path) == before
     assert plan.summary[0].startswith("create the sessions folder")  # hermes creates it (Q8)
     apply(plan, tmp_path)
-    assert sorted(p.name for p in (home_path / "webui" / "sessions").iterdir()) == ["_index.json",
-                                                                                  "state_only_001.json"]
+    assert sorted(p.name for p in (home_path / "webui" / "sessions").iterdir()) == [
+        "_index.json",
+        "state_only_001.json",
+    ]
 
 
 def test_rows_that_strip_to_the_same_id_are_materialized_once(home):
     home_path, sessions, db = home
-    custom_state_db(db, SESSIONS_DDL, MESSAGES_DDL,
-                    [{"id": "dup", "source": "webui", "started_at": 2.0},
-                     {"id": " dup ", "source": "webui", "started_at": 1.0}],
-                    [{"session_id": "dup", "role": "user", "content": "x"}])
+    custom_state_db(
+        db,
+        SESSIONS_DDL,
+        MESSAGES_DDL,
+        [
+            {"id": "dup", "source": "webui", "started_at": 2.0},
+            {"id": " dup ", "source": "webui", "started_at": 1.0},
+        ],
+        [{"session_id": "dup", "role": "user", "content": "x"}],
+    )
     plan = _plan(home_path)
     assert [c.path.name for c in plan.changes] == ["dup.json", "_index.json"]
     assert plan.result["scanned"] == 2 and plan.result["materialized"] == 1
@@ -365,8 +476,13 @@ def test_rows_that_strip_to_the_same_id_are_materialized_once(home):
 
 def test_padded_state_db_id_is_written_raw_inside_the_file(home):
     home_path, sessions, db = home
-    custom_state_db(db, SESSIONS_DDL, MESSAGES_DDL, [{"id": " pad ", "source": "webui"}],
-                    [{"session_id": "pad", "role": "user", "content": "x"}])
+    custom_state_db(
+        db,
+        SESSIONS_DDL,
+        MESSAGES_DDL,
+        [{"id": " pad ", "source": "webui"}],
+        [{"session_id": "pad", "role": "user", "content": "x"}],
+    )
     plan = _plan(home_path)
     assert _created(plan)["pad.json"]["session_id"] == " pad "
     assert plan.result["details"] == [{"session_id": "pad", "materialized": True, "messages": 1}]
@@ -408,24 +524,42 @@ def test_agent_store_warnings_name_what_the_mapper_drops(home):
 
 def test_single_session_id_plans_only_that_row(home):
     home_path, sessions, db = home
-    custom_state_db(db, SESSIONS_DDL, MESSAGES_DDL, [{"id": i, "source": "webui"} for i in ("a", "b")],
-                    [{"session_id": i, "role": "user", "content": "x"} for i in ("a", "b")])
+    custom_state_db(
+        db,
+        SESSIONS_DDL,
+        MESSAGES_DDL,
+        [{"id": i, "source": "webui"} for i in ("a", "b")],
+        [{"session_id": i, "role": "user", "content": "x"} for i in ("a", "b")],
+    )
     plan = _plan(home_path, "b")
     assert [c.path.name for c in plan.changes] == ["b.json", "_index.json"]
-    assert plan.result == {"scanned": 1, "materialized": 1,
-                           "details": [{"session_id": "b", "materialized": True, "messages": 1}]}
+    assert plan.result == {
+        "scanned": 1,
+        "materialized": 1,
+        "details": [{"session_id": "b", "materialized": True, "messages": 1}],
+    }
     assert len(json.loads(plan.changes[1].after)) == 1
 
 
-@pytest.mark.parametrize("sid, reason", [
-    ("present", "already exists"), ("gone", "deleted by the user"), ("empty", "no messages"),
-    ("cli", "not a source='webui'"), ("absent", "no session absent"),
-])
+@pytest.mark.parametrize(
+    "sid, reason",
+    [
+        ("present", "already exists"),
+        ("gone", "deleted by the user"),
+        ("empty", "no messages"),
+        ("cli", "not a source='webui'"),
+        ("absent", "no session absent"),
+    ],
+)
 def test_single_session_id_not_eligible_explains_why(home, sid, reason):
     home_path, sessions, db = home
-    custom_state_db(db, SESSIONS_DDL, MESSAGES_DDL,
-                    [{"id": i, "source": "cli" if i == "cli" else "webui"} for i in ("present", "gone", "empty", "cli")],
-                    [{"session_id": i, "role": "user", "content": "x"} for i in ("present", "gone", "cli")])
+    custom_state_db(
+        db,
+        SESSIONS_DDL,
+        MESSAGES_DDL,
+        [{"id": i, "source": "cli" if i == "cli" else "webui"} for i in ("present", "gone", "empty", "cli")],
+        [{"session_id": i, "role": "user", "content": "x"} for i in ("present", "gone", "cli")],
+    )
     write_json(sessions / "present.json", sidecar("present", 1))
     write_json(sessions / "_deleted_webui_sessions.json", {"version": 1, "ids": ["gone"]})
     plan = _plan(home_path, sid)
@@ -480,10 +614,20 @@ def test_eligible_is_home_wide(home):
 
 def test_blob_content_that_hermes_cannot_serialize_is_skipped_with_a_warning(home):
     home_path, sessions, db = home
-    custom_state_db(db, SESSIONS_DDL, MESSAGES_DDL, [{"id": i, "source": "webui"} for i in ("blob", "text")],
-                    [{"session_id": "blob", "role": "user", "content": b"\x00\x01"},
-                     {"session_id": "text", "role": "user", "content": "fine"}])
+    custom_state_db(
+        db,
+        SESSIONS_DDL,
+        MESSAGES_DDL,
+        [{"id": i, "source": "webui"} for i in ("blob", "text")],
+        [
+            {"session_id": "blob", "role": "user", "content": b"\x00\x01"},
+            {"session_id": "text", "role": "user", "content": "fine"},
+        ],
+    )
     plan = _plan(home_path)
     assert [c.path.name for c in plan.changes] == ["text.json", "_index.json"]
-    assert plan.result["details"][0]["session_id"] == "blob" and plan.result["details"][0]["materialized"] is False
+    assert (
+        plan.result["details"][0]["session_id"] == "blob"
+        and plan.result["details"][0]["materialized"] is False
+    )
     assert any("cannot be written as JSON" in w for w in plan.warnings)

@@ -34,10 +34,12 @@ def _home(tmp_path: Path) -> Path:
 def test_defect_rows_in_the_materializer_order(tmp_path: Path) -> None:
     db = _home(tmp_path) / "state.db"
     assert materialization_defects(db, "baec905d4b20") == [
-        {"index": 1, "role": "assistant", "tools": ["search_files"], "defects": ["empty_tool_call"]}]
+        {"index": 1, "role": "assistant", "tools": ["search_files"], "defects": ["empty_tool_call"]}
+    ]
     assert materialization_defects(db, "3bda4cf39d18") == [
         {"index": 0, "role": "user", "defects": ["json_content"]},
-        {"index": 2, "role": "user", "compacted": False, "defects": ["inactive"]}]
+        {"index": 2, "role": "user", "compacted": False, "defects": ["inactive"]},
+    ]
 
 
 def test_preview_names_each_defect_for_its_rows_and_writes_hermes_bytes(tmp_path: Path) -> None:
@@ -48,8 +50,9 @@ def test_preview_names_each_defect_for_its_rows_and_writes_hermes_bytes(tmp_path
     tools, inactive, raw = defects
     assert tools.startswith("baec905d4b20: hermes defect, tool calls stripped: row(s) 1 (search_files) ")
     assert "duplicated empty assistant row" in tools
-    assert inactive.startswith("3bda4cf39d18: hermes defect, superseded messages come back: "
-                               "row(s) 2 (user, taken back) ")
+    assert inactive.startswith(
+        "3bda4cf39d18: hermes defect, superseded messages come back: row(s) 2 (user, taken back) "
+    )
     assert raw.startswith("3bda4cf39d18: hermes defect, encoded content shown raw: row(s) 0 (user) ")
     # The default stays hermes-identical: the bytes of the golden result.
     for change in plan.changes:
@@ -72,15 +75,22 @@ def test_compacted_and_many_rows_are_named_and_counted(tmp_path: Path) -> None:
     db = home / "state.db"
     with sqlite3.connect(db) as conn:
         conn.execute("CREATE TABLE sessions (id TEXT PRIMARY KEY, source TEXT, title TEXT, started_at REAL)")
-        conn.execute("CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id TEXT, role TEXT, content TEXT, "
-                     "timestamp REAL, active INTEGER, compacted INTEGER)")
+        conn.execute(
+            "CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id TEXT, role TEXT, content TEXT, "
+            "timestamp REAL, active INTEGER, compacted INTEGER)"
+        )
         conn.execute("INSERT INTO sessions VALUES ('compacted1', 'webui', 'Long chat', 1.0)")
         rows = [("compacted1", "user", f"old {i}", 10.0 + i, 0, 1) for i in range(14)]
         rows.append(("compacted1", "user", "live", 100.0, 1, 0))
-        conn.executemany("INSERT INTO messages (session_id, role, content, timestamp, active, compacted) "
-                         "VALUES (?, ?, ?, ?, ?, ?)", rows)
+        conn.executemany(
+            "INSERT INTO messages (session_id, role, content, timestamp, active, compacted) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            rows,
+        )
     plan = materialize.plan(make_ctx(home), "compacted1")
     (warning,) = [w for w in plan.warnings if "hermes defect" in w]
-    assert warning.startswith("compacted1: hermes defect, superseded messages come back: row(s) "
-                              "0 (user, archived by compaction), 1 (user, archived by compaction)")
+    assert warning.startswith(
+        "compacted1: hermes defect, superseded messages come back: row(s) "
+        "0 (user, archived by compaction), 1 (user, archived by compaction)"
+    )
     assert "11 (user, archived by compaction) and 2 more have active = 0" in warning

@@ -29,25 +29,42 @@ SID = "retry_sid"
 S = "7c8b4108d52b4aba9af362d3a54f47ac"
 NOW = 1_779_600_000.0
 ARMED = int(NOW) - 300
-PENDING_CONTENT = ("**Response interrupted.**\n\nThe live response stream stopped before this turn finished. "
-                   "Recovering the partial output from the run journal \u2014 reload this session to retry.")
-KEYS = ("_pending_journal_recovery", "_journal_retry_stream_id", "_journal_retry_attempts",
-        "_journal_retry_first_seen_ts")
+PENDING_CONTENT = (
+    "**Response interrupted.**\n\nThe live response stream stopped before this turn finished. "
+    "Recovering the partial output from the run journal \u2014 reload this session to retry."
+)
+KEYS = (
+    "_pending_journal_recovery",
+    "_journal_retry_stream_id",
+    "_journal_retry_attempts",
+    "_journal_retry_first_seen_ts",
+)
 
 
 def pending_marker(*, attempts: int = 0, first_seen: int | None = ARMED, stream: str | None = S) -> dict:
-    marker = {"role": "assistant", "content": PENDING_CONTENT, "timestamp": ARMED, "_error": True,
-              "type": "interrupted", "interruption_cause": "process_restart", "_pending_journal_recovery": True,
-              "_journal_retry_stream_id": stream, "_journal_retry_attempts": attempts,
-              "_journal_retry_first_seen_ts": first_seen}
+    marker = {
+        "role": "assistant",
+        "content": PENDING_CONTENT,
+        "timestamp": ARMED,
+        "_error": True,
+        "type": "interrupted",
+        "interruption_cause": "process_restart",
+        "_pending_journal_recovery": True,
+        "_journal_retry_stream_id": stream,
+        "_journal_retry_attempts": attempts,
+        "_journal_retry_first_seen_ts": first_seen,
+    }
     return marker
 
 
 def base_messages(marker: dict, *after: dict) -> list:
-    return [{"role": "user", "content": "Earlier", "timestamp": 10},
-            {"role": "assistant", "content": "Earlier answer", "timestamp": 11},
-            {"role": "user", "content": "List the PRs", "timestamp": ARMED - 10, "_recovered": True},
-            marker, *after]
+    return [
+        {"role": "user", "content": "Earlier", "timestamp": 10},
+        {"role": "assistant", "content": "Earlier answer", "timestamp": 11},
+        {"role": "user", "content": "List the PRs", "timestamp": ARMED - 10, "_recovered": True},
+        marker,
+        *after,
+    ]
 
 
 def write_sidecar(home: Path, messages: list, **fields) -> None:
@@ -67,11 +84,26 @@ class Journal:
 
     def append(self, event: str, payload: dict | None = None) -> Journal:
         self.seq += 1
-        terminal = {"done": "completed", "stream_end": "completed", "cancel": "interrupted-by-user",
-                    "apperror": "errored", "error": "errored"}.get(event)
-        rec = {"version": 1, "event_id": f"{S}:{self.seq}", "seq": self.seq, "run_id": S, "session_id": SID,
-               "event": event, "type": event, "created_at": float(ARMED - 5 + self.seq),
-               "terminal": terminal is not None, "terminal_state": terminal, "payload": payload or {}}
+        terminal = {
+            "done": "completed",
+            "stream_end": "completed",
+            "cancel": "interrupted-by-user",
+            "apperror": "errored",
+            "error": "errored",
+        }.get(event)
+        rec = {
+            "version": 1,
+            "event_id": f"{S}:{self.seq}",
+            "seq": self.seq,
+            "run_id": S,
+            "session_id": SID,
+            "event": event,
+            "type": event,
+            "created_at": float(ARMED - 5 + self.seq),
+            "terminal": terminal is not None,
+            "terminal_state": terminal,
+            "payload": payload or {},
+        }
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.path, "ab") as fh:
             fh.write(json.dumps(rec, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
@@ -109,37 +141,53 @@ def sidecar_bytes(home: Path) -> bytes:
 def test_lost_response_is_promoted_once_the_journal_is_readable(home: Path, tmp_path: Path) -> None:
     write_sidecar(home, base_messages(pending_marker()))
     Journal(home).append("token", {"text": "Checking GitHub first."}).append(
-        "tool", {"name": "terminal", "preview": "gh pr list", "args": {"command": "gh pr list"}}).append(
-        "tool_complete", {"name": "terminal", "duration": 1.2, "is_error": False}).append(
-        "token", {"text": "Three open PRs."})
+        "tool", {"name": "terminal", "preview": "gh pr list", "args": {"command": "gh pr list"}}
+    ).append("tool_complete", {"name": "terminal", "duration": 1.2, "is_error": False}).append(
+        "token", {"text": "Three open PRs."}
+    )
     plan, data = retry(home, tmp_path)
     assert plan.result == {"hermes_return": True}
     rows = data["messages"]
     assert [m["content"] for m in rows[3:5]] == ["Checking GitHub first.", "Three open PRs."]
     marker = rows[5]
     assert marker["content"] == RECOVERED_WORDING and not any(k in marker for k in KEYS)
-    assert (marker["timestamp"], marker["_error"], marker["interruption_cause"]) == (ARMED, True, "process_restart")
+    assert (marker["timestamp"], marker["_error"], marker["interruption_cause"]) == (
+        ARMED,
+        True,
+        "process_restart",
+    )
     card = data["tool_calls"][0]
-    assert card["assistant_msg_idx"] == 3 and rows[card["assistant_msg_idx"]]["content"] == "Checking GitHub first."
+    assert (
+        card["assistant_msg_idx"] == 3
+        and rows[card["assistant_msg_idx"]]["content"] == "Checking GitHub first."
+    )
     assert data["updated_at"] == NOW - 1000  # saved without touching updated_at
     assert "promotes the marker to the recovered wording" in " ".join(plan.summary)
     assert "adds 2 recovered assistant rows and 1 tool card above the marker" in plan.summary
 
 
 def test_rows_after_the_marker_stay_below_and_the_stale_index_is_reported(home: Path, tmp_path: Path) -> None:
-    later = [{"role": "user", "content": "Hello?", "timestamp": ARMED + 20},
-             {"role": "assistant", "content": "**Error:** x", "timestamp": ARMED + 30, "_error": True}]
+    later = [
+        {"role": "user", "content": "Hello?", "timestamp": ARMED + 20},
+        {"role": "assistant", "content": "**Error:** x", "timestamp": ARMED + 30, "_error": True},
+    ]
     write_sidecar(home, base_messages(pending_marker(), *later))
     Journal(home).append("token", {"text": "Reading first."}).append("tool", {"name": "read", "preview": "a"})
     plan, data = retry(home, tmp_path)
     assert [m["content"] for m in data["messages"][3:]] == [
-        "Reading first.", RECOVERED_WORDING, "Hello?", "**Error:** x"]
+        "Reading first.",
+        RECOVERED_WORDING,
+        "Hello?",
+        "**Error:** x",
+    ]
     assert data["tool_calls"][0]["assistant_msg_idx"] == 6  # hermes' stale index (quirk 1)
     assert any("stale index" in w for w in plan.warnings)
 
 
 def test_reasoning_only_journal_promotes(home: Path, tmp_path: Path) -> None:
-    write_sidecar(home, base_messages(pending_marker()), context_messages=[{"role": "user", "content": "Earlier"}])
+    write_sidecar(
+        home, base_messages(pending_marker()), context_messages=[{"role": "user", "content": "Earlier"}]
+    )
     Journal(home).append("reasoning", {"text": "Only thinking."})
     _, data = retry(home, tmp_path)
     assert data["messages"][3]["reasoning"] == "Only thinking." and data["messages"][3]["content"] == ""
@@ -148,10 +196,17 @@ def test_reasoning_only_journal_promotes(home: Path, tmp_path: Path) -> None:
 
 def test_late_gateway_terminal_error_replaces_the_pending_marker(home: Path, tmp_path: Path) -> None:
     write_sidecar(home, base_messages(pending_marker()))
-    embedded = {"session_id": SID, "messages": [{"role": "user", "content": "List the PRs"},
-                                                {"role": "assistant", "content": "**Error:** 502", "_error": True}]}
+    embedded = {
+        "session_id": SID,
+        "messages": [
+            {"role": "user", "content": "List the PRs"},
+            {"role": "assistant", "content": "**Error:** 502", "_error": True},
+        ],
+    }
     Journal(home).append("token", {"text": "Starting."}).append(
-        "apperror", {"type": "error", "session": embedded, "session_id": SID, "terminal_session_persisted": False})
+        "apperror",
+        {"type": "error", "session": embedded, "session_id": SID, "terminal_session_persisted": False},
+    )
     plan, data = retry(home, tmp_path)
     assert plan.result == {"hermes_return": True}
     assert [m["content"] for m in data["messages"][3:]] == ["Starting.", "**Error:** 502"]
@@ -284,8 +339,13 @@ def test_session_wide_dedupe_quirk_is_reported(home: Path, tmp_path: Path) -> No
 
 
 def test_legacy_marker_without_the_flag_is_never_touched(home: Path, tmp_path: Path) -> None:
-    legacy = {"role": "assistant", "content": LEGACY_NO_OUTPUT_WORDING, "timestamp": ARMED, "_error": True,
-              "type": "interrupted"}
+    legacy = {
+        "role": "assistant",
+        "content": LEGACY_NO_OUTPUT_WORDING,
+        "timestamp": ARMED,
+        "_error": True,
+        "type": "interrupted",
+    }
     write_sidecar(home, base_messages(legacy))
     Journal(home).append("token", {"text": "x"})
     plan, _ = retry(home, tmp_path)
@@ -331,8 +391,14 @@ def test_page_cache_race_missing_then_growing_then_readable(home: Path, tmp_path
 def test_eligible_follows_the_detection_rule(home: Path) -> None:
     write_sidecar(home, base_messages(pending_marker()))
     other = home / "webui" / "sessions" / "done_sid.json"
-    data = load_session({"session_id": "done_sid", "messages": base_messages(
-        pending_marker(), {"role": "assistant", "content": "later reply"})}, now=NOW, cwd=home).data
+    data = load_session(
+        {
+            "session_id": "done_sid",
+            "messages": base_messages(pending_marker(), {"role": "assistant", "content": "later reply"}),
+        },
+        now=NOW,
+        cwd=home,
+    ).data
     other.write_bytes(dump_session(data))
     assert promote.eligible(ctx_for(home)) == [SID]
 
@@ -344,23 +410,60 @@ def test_unsafe_and_missing_sessions_are_refused(home: Path) -> None:
 
 # ---------------------------------------------------------------- property
 
-_value = st.one_of(st.none(), st.booleans(), st.integers(-3, 20), st.text(max_size=4),
-                   st.floats(allow_nan=False, allow_infinity=False), st.lists(st.integers(), max_size=2))
+_value = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 20),
+    st.text(max_size=4),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.lists(st.integers(), max_size=2),
+)
 
 
 @settings(max_examples=150, deadline=None)
-@given(attempts=_value, first_seen=_value, stream=st.one_of(_value, st.just(S)), kind=_value,
-       extra=st.lists(st.dictionaries(st.sampled_from(["role", "content", "_error", "_recovered_from_run_journal",
-                                                        "_pending_journal_recovery", "type"]), _value, max_size=4),
-                      max_size=3),
-       events=st.lists(st.tuples(st.sampled_from(["token", "tool", "tool_complete", "reasoning", "done"]),
-                                 st.dictionaries(st.sampled_from(["text", "name", "preview", "args"]), _value,
-                                                 max_size=3)), max_size=4))
+@given(
+    attempts=_value,
+    first_seen=_value,
+    stream=st.one_of(_value, st.just(S)),
+    kind=_value,
+    extra=st.lists(
+        st.dictionaries(
+            st.sampled_from(
+                [
+                    "role",
+                    "content",
+                    "_error",
+                    "_recovered_from_run_journal",
+                    "_pending_journal_recovery",
+                    "type",
+                ]
+            ),
+            _value,
+            max_size=4,
+        ),
+        max_size=3,
+    ),
+    events=st.lists(
+        st.tuples(
+            st.sampled_from(["token", "tool", "tool_complete", "reasoning", "done"]),
+            st.dictionaries(st.sampled_from(["text", "name", "preview", "args"]), _value, max_size=3),
+        ),
+        max_size=4,
+    ),
+)
 def test_planner_never_raises(tmp_path_factory, attempts, first_seen, stream, kind, extra, events) -> None:
     home = tmp_path_factory.mktemp("h")
-    marker = {"role": "assistant", "content": "x", "_error": True, "type": "interrupted",
-              "_pending_journal_recovery": True, "_journal_retry_stream_id": stream,
-              "_journal_retry_attempts": attempts, "_journal_retry_first_seen_ts": first_seen, "kind": kind}
+    marker = {
+        "role": "assistant",
+        "content": "x",
+        "_error": True,
+        "type": "interrupted",
+        "_pending_journal_recovery": True,
+        "_journal_retry_stream_id": stream,
+        "_journal_retry_attempts": attempts,
+        "_journal_retry_first_seen_ts": first_seen,
+        "kind": kind,
+    }
     write_sidecar(home, [{"role": "user", "content": "q"}, marker, *extra])
     journal = Journal(home)
     for name, payload in events:

@@ -88,12 +88,21 @@ def test_a_readable_backup_comes_first(demo):
     home = locate_home(demo.home, None, None)
     sid = demo.sessions["corrupt"]
     bak = demo.session_dir / f"{sid}.json.bak"
-    bak.write_text(json.dumps({"session_id": sid, "title": "Release notes for v0.52",
-                               "messages": [{"role": "user", "content": "hi"}]}))
+    bak.write_text(
+        json.dumps(
+            {
+                "session_id": sid,
+                "title": "Release notes for v0.52",
+                "messages": [{"role": "user", "content": "hi"}],
+            }
+        )
+    )
     p = _plan(home, sid)
     assert not p.changes and p.refusal is None
-    assert p.summary == ["nothing to do: a readable backup with 1 messages exists; Restore from backup "
-                         "(hermes' own repair) comes first"]
+    assert p.summary == [
+        "nothing to do: a readable backup with 1 messages exists; Restore from backup "
+        "(hermes' own repair) comes first"
+    ]
     (finding,) = [f for f in load_detail(home, sid).findings if f.kind == "corrupt_sidecar"]
     assert finding.action == "restore-backup"
 
@@ -110,7 +119,8 @@ def test_the_finding_recommends_the_rebuild_only_when_state_db_has_the_messages(
     assert finding.action is None
     p = _plan(home, "0123456789ab")
     assert not p.changes and p.summary == [
-        "nothing to do: state.db has no WebUI chat with this id (hermes materializes only WebUI rows)"]
+        "nothing to do: state.db has no WebUI chat with this id (hermes materializes only WebUI rows)"
+    ]
 
 
 def test_readable_missing_and_unsafe_sidecars_are_left_alone(demo):
@@ -119,7 +129,8 @@ def test_readable_missing_and_unsafe_sidecars_are_left_alone(demo):
     assert _plan(home, healthy).summary == [f"nothing to do: hermes can load {healthy}.json"]
     only_db = demo.sessions["state_only"]
     assert _plan(home, only_db).summary == [
-        f"nothing to do: {only_db}.json is missing (Materialize from state.db creates it)"]
+        f"nothing to do: {only_db}.json is missing (Materialize from state.db creates it)"
+    ]
     assert "not a safe session id" in _plan(home, "../escape").refusal
     assert registry.REGISTRY.module_name(NAME) == "inspector.repair.rebuild_from_state"
 

@@ -15,7 +15,7 @@ from tests.recovery_helpers import home_dirs, make_ctx, sidecar, write_json
 
 def _both(monkeypatch, home_path):
     """(plan made in one pass, plan made in two halves, whether the copy was forked)."""
-    monkeypatch.setattr(save, "PARALLEL_ROWS_MIN", 10 ** 9)
+    monkeypatch.setattr(save, "PARALLEL_ROWS_MIN", 10**9)
     one = rebuild_index.plan(make_ctx(home_path), None)
     forked = []
     real = save.Forked

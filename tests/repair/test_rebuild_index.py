@@ -39,7 +39,10 @@ def test_rebuilds_index_after_orphan_restore(home, tmp_path):
     apply(restore.plan(make_ctx(home_path), "orphan"), tmp_path)
     plan = rebuild_index.plan(make_ctx(home_path), None)
     assert [r["session_id"] for r in _rows(plan)] == ["orphan"]
-    assert plan.summary == ["rewrite _index.json from the sidecars: 0 rows before, 1 after", "add rows for: orphan"]
+    assert plan.summary == [
+        "rewrite _index.json from the sidecars: 0 rows before, 1 after",
+        "add rows for: orphan",
+    ]
     apply(plan, tmp_path)
     assert audit_session_recovery(sessions, db)["items"] == []
 
@@ -50,8 +53,11 @@ def test_index_holds_only_on_disk_sidecars(home):
     write_json(sessions / "_index.json", [{"session_id": "ghost", "updated_at": 9.0}])
     plan = rebuild_index.plan(make_ctx(home_path), None)
     assert [r["session_id"] for r in _rows(plan)] == ["live"]
-    assert plan.summary == ["rewrite _index.json from the sidecars: 1 rows before, 1 after",
-                            "add rows for: live", "drop rows for: ghost"]
+    assert plan.summary == [
+        "rewrite _index.json from the sidecars: 1 rows before, 1 after",
+        "add rows for: live",
+        "drop rows for: ghost",
+    ]
     assert plan.result == {"rows_before": 1, "rows_after": 1}
 
 
@@ -73,8 +79,10 @@ def test_a_sidecar_holding_a_json_list_stops_hermes_recovery_rebuild_so_it_is_re
     write_json(sessions / "list.json", [])
     plan = rebuild_index.plan(make_ctx(home_path), None)
     assert plan.changes == []
-    assert plan.refusal == ("hermes' index rebuild would fail here, so nothing is written: list.json: hermes' "
-                            "recovery rebuild fails on it (top-level JSON is list, not an object)")
+    assert plan.refusal == (
+        "hermes' index rebuild would fail here, so nothing is written: list.json: hermes' "
+        "recovery rebuild fails on it (top-level JSON is list, not an object)"
+    )
 
 
 def test_internal_id_mismatch_keeps_index_drift_forever(home, tmp_path):

@@ -22,7 +22,12 @@ from tests.conftest import FIXTURES, GOLDEN, copy_tree
 from tests.recovery_helpers import apply, tree
 
 PLANNERS = {"materialize": materialize, "restore-backup": restore}
-CASES = ["21-materialize-seed", "22-materialize-agent-db", "23-restore-shrunken-live", "24-restore-corrupt-live"]
+CASES = [
+    "21-materialize-seed",
+    "22-materialize-agent-db",
+    "23-restore-shrunken-live",
+    "24-restore-corrupt-live",
+]
 
 
 def _case(name: str) -> tuple[Path, dict]:
@@ -91,4 +96,6 @@ def test_repair_safe_sequence_reproduces_hermes_on_the_example_fixture(tmp_path)
     assert audit_session_recovery(sessions, home / "state.db") == expected["after"]
     listing = sorted(p.relative_to(sessions).as_posix() for p in sessions.rglob("*") if p.is_file())
     assert listing == json.loads((example / "repair_safe_listing_after.json").read_text(encoding="utf-8"))
-    assert (sessions / "orphan01.json").read_bytes() == (example / "repair_safe_orphan01_after.json").read_bytes()
+    assert (sessions / "orphan01.json").read_bytes() == (
+        example / "repair_safe_orphan01_after.json"
+    ).read_bytes()

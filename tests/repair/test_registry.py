@@ -29,8 +29,15 @@ def test_every_action_module_declares_a_valid_spec_under_its_own_name() -> None:
 
 def test_button_and_shortcut_order_is_stable() -> None:
     """Rule: the order of the buttons and of Ctrl+1… is the registry's, and stays what users learned."""
-    assert registry.names() == ("recover-journal", "recover-from-journal", "repair-interrupted", "materialize",
-                                "restore-backup", "rebuild-from-state-db", "rebuild-index")
+    assert registry.names() == (
+        "recover-journal",
+        "recover-from-journal",
+        "repair-interrupted",
+        "materialize",
+        "restore-backup",
+        "rebuild-from-state-db",
+        "rebuild-index",
+    )
 
 
 def test_hermes_repairs_name_their_function_and_inspector_steps_none() -> None:
@@ -60,7 +67,9 @@ def test_findings_recommend_what_the_specs_answer() -> None:
     assert action_for("corrupt_sidecar") is None  # nothing to restore from
     assert action_for("corrupt_sidecar", {"bak"}) == "restore-backup"
     assert action_for("corrupt_sidecar", {"state_db_messages"}) == "rebuild-from-state-db"
-    assert action_for("corrupt_sidecar", {"bak", "state_db_messages"}) == "restore-backup"  # hermes' own first
+    assert (
+        action_for("corrupt_sidecar", {"bak", "state_db_messages"}) == "restore-backup"
+    )  # hermes' own first
     for spec in registry.specs():
         for rec in spec.recommendations:
             item = {"kind": "shrunken_live", "recommendation": rec, "session_id": "s"}
@@ -68,8 +77,11 @@ def test_findings_recommend_what_the_specs_answer() -> None:
 
 
 def _string_constants(path: Path) -> set[str]:
-    return {n.value for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-            if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    return {
+        n.value
+        for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(n, ast.Constant) and isinstance(n.value, str)
+    }
 
 
 def test_no_second_list_of_action_names_in_the_code() -> None:

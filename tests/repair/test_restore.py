@@ -45,9 +45,16 @@ def test_recover_all_sessions_on_startup_restores_shrunken_session(home, tmp_pat
     (change,) = plan.changes
     assert change.path == sessions / "shrunk.json" and change.after == bak_bytes
     assert change.before == (sessions / "shrunk.json").read_bytes() and change.fingerprint is not None
-    assert plan.result == {"session_id": "shrunk", "live_messages": 1, "bak_messages": 4, "recommend": "restore",
-                           "restored": True}
-    assert plan.summary == ["replace shrunk.json (1 messages) with shrunk.json.bak (4 messages); the .bak is kept"]
+    assert plan.result == {
+        "session_id": "shrunk",
+        "live_messages": 1,
+        "bak_messages": 4,
+        "recommend": "restore",
+        "restored": True,
+    }
+    assert plan.summary == [
+        "replace shrunk.json (1 messages) with shrunk.json.bak (4 messages); the .bak is kept"
+    ]
     apply(plan, tmp_path)
     assert (sessions / "shrunk.json").read_bytes() == bak_bytes
     assert (sessions / "shrunk.json.bak").read_bytes() == bak_bytes
@@ -106,8 +113,9 @@ def test_recover_all_sessions_on_startup_is_idempotent_no_op_on_clean_state(home
     assert restore.eligible(ctx) == []
     plan = restore.plan(ctx, "s")
     assert plan.changes == [] and plan.is_noop and plan.result["restored"] is False
-    assert plan.summary == ["nothing to do: decision no_action, the .bak (3 messages) is not larger than the "
-                            "live file (3)"]
+    assert plan.summary == [
+        "nothing to do: decision no_action, the .bak (3 messages) is not larger than the live file (3)"
+    ]
 
 
 def test_recover_all_sessions_on_startup_does_not_read_live_files_without_backup(home):
@@ -160,10 +168,19 @@ def test_live_path_that_is_a_folder_is_refused(home):
 
 def test_clear_sentinel_backup_is_not_restored(home):
     home_path, sessions, db = home
-    live = {"session_id": "c", "messages": [], "context_messages": [], "truncation_watermark": 0.0,
-            "truncation_boundary": 0.0, "active_stream_id": None, "pending_user_message": None,
-            "pending_attachments": [], "pending_started_at": None, "pending_user_source": None,
-            "clear_generation": "g2"}
+    live = {
+        "session_id": "c",
+        "messages": [],
+        "context_messages": [],
+        "truncation_watermark": 0.0,
+        "truncation_boundary": 0.0,
+        "active_stream_id": None,
+        "pending_user_message": None,
+        "pending_attachments": [],
+        "pending_started_at": None,
+        "pending_user_source": None,
+        "clear_generation": "g2",
+    }
     write_json(sessions / "c.json", live)
     write_json(sessions / "c.json.bak", sidecar("c", 4))
     before = (sessions / "c.json").read_bytes()

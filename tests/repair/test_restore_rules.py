@@ -17,8 +17,9 @@ def test_an_empty_bak_is_not_larger_not_unreadable(tmp_path):
     write_json(sessions / "e.json.bak", sidecar("e", 0))
     plan = restore.plan(make_ctx(home_path), "e")
     assert plan.changes == []
-    assert plan.summary == ["nothing to do: decision no_action, the .bak (0 messages) is not larger than "
-                            "the live file (2)"]
+    assert plan.summary == [
+        "nothing to do: decision no_action, the .bak (0 messages) is not larger than the live file (2)"
+    ]
 
 
 def test_an_orphan_restore_says_the_index_must_be_rebuilt(tmp_path):
@@ -28,8 +29,10 @@ def test_an_orphan_restore_says_the_index_must_be_rebuilt(tmp_path):
     seed_state_db(db, sid="orphan")
     write_json(sessions / "orphan.json.bak", sidecar("orphan", 3))
     plan = restore.plan(make_ctx(home_path), "orphan")
-    assert plan.warnings == ["orphan is not in _index.json until the index is rebuilt; run rebuild-index "
-                             "afterwards (hermes' startup recovery rebuilds it after a restore)"]
+    assert plan.warnings == [
+        "orphan is not in _index.json until the index is rebuilt; run rebuild-index "
+        "afterwards (hermes' startup recovery rebuilds it after a restore)"
+    ]
 
 
 def test_the_tombstone_the_orphan_decision_reads_is_checked_for_links(tmp_path):
@@ -80,8 +83,9 @@ def test_the_preview_words_of_a_restore(tmp_path):
     write_json(sessions / "m.json.bak", sidecar("m", 2))
     plan = restore.plan(make_ctx(home_path), "m")
     assert plan.summary == ["replace m.json (-1 messages) with m.json.bak (2 messages); the .bak is kept"]
-    assert plan.warnings[0] == ("the current m.json is replaced; hermes keeps no copy of it, the inspector "
-                                "keeps a private backup")
+    assert plan.warnings[0] == (
+        "the current m.json is replaced; hermes keeps no copy of it, the inspector keeps a private backup"
+    )
     assert len(plan.warnings) == 2 and plan.warnings[1].startswith("m.json is unreadable (")
     assert plan.warnings[1].endswith(") and will be overwritten by the backup [Q5]")
 
@@ -92,8 +96,9 @@ def test_a_plan_without_a_session_is_refused_in_words(tmp_path):
     home_path, _, _ = home_dirs(tmp_path)
     plan = restore.plan(make_ctx(home_path), None)
     assert plan.changes == []
-    assert plan.refusal == ("restore-backup works on one session at a time (the CLI's --all plans "
-                            "eligible() ids)")
+    assert plan.refusal == (
+        "restore-backup works on one session at a time (the CLI's --all plans eligible() ids)"
+    )
 
 
 def test_the_files_the_decision_reads_are_checked_for_links(tmp_path):
@@ -119,8 +124,10 @@ def test_a_blocked_orphan_says_only_why(tmp_path):
     write_json(sessions / "deleted.json.bak", sidecar("deleted", 3))
     write_json(sessions / "_deleted_webui_sessions.json", {"version": 1, "ids": ["deleted"]})
     plan = restore.plan(make_ctx(home_path), "deleted")
-    assert plan.summary == ["nothing to do: deleted.json is missing and its backup is not restored: deleted is "
-                            "in _deleted_webui_sessions.json: the user deleted this session"]
+    assert plan.summary == [
+        "nothing to do: deleted.json is missing and its backup is not restored: deleted is "
+        "in _deleted_webui_sessions.json: the user deleted this session"
+    ]
 
 
 def test_a_read_error_while_planning_refuses_the_plan(tmp_path, monkeypatch):
@@ -136,4 +143,7 @@ def test_a_read_error_while_planning_refuses_the_plan(tmp_path, monkeypatch):
     monkeypatch.setattr(restore, "inspect_session_recovery_status", unreadable)
     plan = restore.plan(make_ctx(home_path), "s")
     assert plan.changes == []
-    assert plan.refusal == f"cannot read the session files: [Errno 13] Permission denied: '{sessions / 's.json.bak'}'"
+    assert (
+        plan.refusal
+        == f"cannot read the session files: [Errno 13] Permission denied: '{sessions / 's.json.bak'}'"
+    )

@@ -42,9 +42,15 @@ from inspector.store.sidecar import (
 from tests.recovery_helpers import home_dirs, make_ctx
 
 NOW = 1779900000.0
-SETTINGS = settings(max_examples=60, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
-                                           HealthCheck.data_too_large])
+SETTINGS = settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.data_too_large,
+    ],
+)
 
 
 def _outcome(fn, *args, **kwargs):
@@ -69,10 +75,14 @@ def _ref_row(ctx: SaveContext, path: Path, data: bytes, skipped: list[str], reco
         return compact(load_session(obj, now=ctx.now, cwd=ctx.cwd))
     except (ValueError, TypeError, OSError, OverflowError, RuntimeError, RecursionError) as exc:
         if recovery:
-            raise IndexRebuildError(f"{path.name}: hermes cannot load it or make its index row "
-                                    f"({type(exc).__name__}: {exc}), and its recovery rebuild stops there") from exc
-        skipped.append(f"{path.name} cannot be loaded (hermes cannot load it: {exc}): left out of the index, "
-                       "as hermes does")
+            raise IndexRebuildError(
+                f"{path.name}: hermes cannot load it or make its index row "
+                f"({type(exc).__name__}: {exc}), and its recovery rebuild stops there"
+            ) from exc
+        skipped.append(
+            f"{path.name} cannot be loaded (hermes cannot load it: {exc}): left out of the index, "
+            "as hermes does"
+        )
         return None
 
 
@@ -84,8 +94,11 @@ def ref_rebuilt_index_bytes(ctx: SaveContext, overrides=None, skipped=None, reco
     if recovery:
         paths = sorted(set(sidecar_paths(ctx.session_dir)) | set(overrides))
     else:
-        listed = [ctx.session_dir / e.name for e in os.scandir(ctx.session_dir)
-                  if e.name.endswith(".json") and not e.name.startswith("_")]
+        listed = [
+            ctx.session_dir / e.name
+            for e in os.scandir(ctx.session_dir)
+            if e.name.endswith(".json") and not e.name.startswith("_")
+        ]
         paths = listed + [p for p in overrides if p not in listed]
     rows = []
     for path in paths:
@@ -94,8 +107,10 @@ def ref_rebuilt_index_bytes(ctx: SaveContext, overrides=None, skipped=None, reco
             try:
                 raw = ctx.snapshot.read(path)
             except OSError as exc:
-                skipped.append(f"{path.name} cannot be read ({exc.strerror or exc}): left out of the index, "
-                               "as hermes does")
+                skipped.append(
+                    f"{path.name} cannot be read ({exc.strerror or exc}): left out of the index, "
+                    "as hermes does"
+                )
                 continue
             if raw is None:
                 continue
@@ -112,13 +127,17 @@ def ref_rebuilt_index_bytes(ctx: SaveContext, overrides=None, skipped=None, reco
     try:
         final.sort(key=lambda r: r.get("updated_at", 0), reverse=True)
     except TypeError as exc:
-        raise IndexRebuildError(f"a sidecar's updated_at cannot be sorted with the others "
-                                f"(hermes' index sort by updated_at fails: {exc})") from exc
+        raise IndexRebuildError(
+            f"a sidecar's updated_at cannot be sorted with the others "
+            f"(hermes' index sort by updated_at fails: {exc})"
+        ) from exc
     try:
         return dumps_pretty(final)
     except UnicodeEncodeError as exc:
-        raise IndexRebuildError(f"a sidecar holds text that cannot be written as UTF-8 ({exc.reason}: "
-                                f"{exc.object[max(0, exc.start - 20):exc.end + 20]!r})") from exc
+        raise IndexRebuildError(
+            f"a sidecar holds text that cannot be written as UTF-8 ({exc.reason}: "
+            f"{exc.object[max(0, exc.start - 20) : exc.end + 20]!r})"
+        ) from exc
 
 
 def ref_sidecar_warnings(session_dir: Path, cwd: Path, snapshot: FileSnapshot) -> list[str]:
@@ -134,16 +153,22 @@ def ref_sidecar_warnings(session_dir: Path, cwd: Path, snapshot: FileSnapshot) -
             continue
         sid = obj.get("session_id")
         if not sid:
-            out.append(f"{path.name} has no session_id: hermes would invent a random id for its row; "
-                       "the inspector leaves it out")
+            out.append(
+                f"{path.name} has no session_id: hermes would invent a random id for its row; "
+                "the inspector leaves it out"
+            )
         elif sid != path.stem:
-            out.append(f"{path.name} says session_id {sid!r}: its row is keyed {sid!r}, so the audit keeps "
-                       "reporting index drift for it [Q7]")
+            out.append(
+                f"{path.name} says session_id {sid!r}: its row is keyed {sid!r}, so the audit keeps "
+                "reporting index drift for it [Q7]"
+            )
         if not isinstance(obj.get("workspace"), str) or not obj.get("workspace"):
             empty_ws += 1
     if empty_ws:
-        out.append(f"{empty_ws} sidecar(s) have an empty workspace; their rows get hermes' working "
-                   f"directory ({cwd}) [Q10]")
+        out.append(
+            f"{empty_ws} sidecar(s) have an empty workspace; their rows get hermes' working "
+            f"directory ({cwd}) [Q10]"
+        )
     return out
 
 
@@ -177,8 +202,9 @@ def ref_continuation_sources(session_dir: Path, snapshot: FileSnapshot, sid: str
         rows = loads_bytes(snapshot.data(session_dir / "_index.json") or b"[]")
     except (ValueError, OSError, RecursionError):
         rows = []
-    if isinstance(rows, list) and any(isinstance(r, dict) and r.get("parent_session_id") == sid
-                                      and r.get("session_id") != sid for r in rows):
+    if isinstance(rows, list) and any(
+        isinstance(r, dict) and r.get("parent_session_id") == sid and r.get("session_id") != sid for r in rows
+    ):
         found.append("_index.json")
     needle = f'"parent_session_id": "{sid}"'
     for path in sidecar_paths(session_dir):
@@ -197,29 +223,55 @@ def ref_continuation_sources(session_dir: Path, snapshot: FileSnapshot, sid: str
 # ---------------------------------------------------------------- hostile sessions folders
 
 _text = st.text(max_size=8)
-_scalars = st.one_of(st.none(), st.booleans(), st.integers(min_value=-2**70, max_value=2**70),
-                     st.floats(), _text,
-                     st.sampled_from(["", "~", "a\x00b", "/tmp", "x\ud800y", 7.2e-05, 1e16, 12345678901234567890123]))
-_json = st.recursive(_scalars, lambda c: st.lists(c, max_size=3) | st.dictionaries(_text, c, max_size=3),
-                     max_leaves=10)
+_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(),
+    _text,
+    st.sampled_from(["", "~", "a\x00b", "/tmp", "x\ud800y", 7.2e-05, 1e16, 12345678901234567890123]),
+)
+_json = st.recursive(
+    _scalars, lambda c: st.lists(c, max_size=3) | st.dictionaries(_text, c, max_size=3), max_leaves=10
+)
 _message = st.one_of(
-    st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant", "tool", None])},
-                          optional={"content": _json, "_ts": _scalars, "timestamp": _scalars,
-                                    "_partial": st.booleans()}),
+    st.fixed_dictionaries(
+        {"role": st.sampled_from(["user", "assistant", "tool", None])},
+        optional={"content": _json, "_ts": _scalars, "timestamp": _scalars, "_partial": st.booleans()},
+    ),
     _json,
 )
 _SIDS = ["a", "b", "c", "p"]
-_META = ["title", "workspace", "created_workspace", "model", "updated_at", "created_at", "pinned",
-         "input_tokens", "cache_read_tokens", "estimated_cost", "parent_session_id", "worktree_path",
-         "compression_anchor_details", "gateway_routing", "pending_user_message", "pending_started_at",
-         "message_count", "composer_draft", "compression_recovery_action"]
+_META = [
+    "title",
+    "workspace",
+    "created_workspace",
+    "model",
+    "updated_at",
+    "created_at",
+    "pinned",
+    "input_tokens",
+    "cache_read_tokens",
+    "estimated_cost",
+    "parent_session_id",
+    "worktree_path",
+    "compression_anchor_details",
+    "gateway_routing",
+    "pending_user_message",
+    "pending_started_at",
+    "message_count",
+    "composer_draft",
+    "compression_recovery_action",
+]
 
 
 def _sidecar_obj():
     return st.builds(
         lambda sid, meta, messages: {"session_id": sid, **meta, "messages": messages},
         st.one_of(st.sampled_from(_SIDS), st.sampled_from(["", None, 5, "x"])),
-        st.dictionaries(st.sampled_from(_META), st.one_of(_json, st.sampled_from(["a", "p", "  "])), max_size=8),
+        st.dictionaries(
+            st.sampled_from(_META), st.one_of(_json, st.sampled_from(["a", "p", "  "])), max_size=8
+        ),
         st.one_of(st.lists(_message, max_size=5), _json),
     )
 
@@ -233,26 +285,55 @@ def _encode(obj, style: str) -> bytes:
 _file = st.one_of(
     st.builds(_encode, _sidecar_obj(), st.sampled_from(["pretty", "pretty", "compact"])),
     st.binary(max_size=60),
-    st.sampled_from([b"", b"[]", b"{}", b"null", b'{"session_id": "a", "messages": [NaN]}',
-                     b'{"session_id": "b", "updated_at": Infinity}',
-                     b'{"session_id": "c", "messages": [' + b"[" * 1010 + b"]" * 1010 + b"]}",
-                     b'{"session_id": "c", "messages": [' + b"[" * 300 + b"]" * 300 + b"]}",
-                     b'{"session_id": "a", "input_tokens": 123456789012345678901234, "messages": []}',
-                     b'{"session_id": "a", "title": "\\ud800", "messages": []}',
-                     b'\xef\xbb\xbf{"session_id": "a"}']),
+    st.sampled_from(
+        [
+            b"",
+            b"[]",
+            b"{}",
+            b"null",
+            b'{"session_id": "a", "messages": [NaN]}',
+            b'{"session_id": "b", "updated_at": Infinity}',
+            b'{"session_id": "c", "messages": [' + b"[" * 1010 + b"]" * 1010 + b"]}",
+            b'{"session_id": "c", "messages": [' + b"[" * 300 + b"]" * 300 + b"]}",
+            b'{"session_id": "a", "input_tokens": 123456789012345678901234, "messages": []}',
+            b'{"session_id": "a", "title": "\\ud800", "messages": []}',
+            b'\xef\xbb\xbf{"session_id": "a"}',
+        ]
+    ),
 )
-_NAMES = ["a.json", "b.json", "c.json", "p.json", "x.json", ".json", ".h.json", "_skip.json", "a.JSON",
-          "d.json.bak"]
+_NAMES = [
+    "a.json",
+    "b.json",
+    "c.json",
+    "p.json",
+    "x.json",
+    ".json",
+    ".h.json",
+    "_skip.json",
+    "a.JSON",
+    "d.json.bak",
+]
 _index = st.one_of(
-    st.none(), st.just(b"{}"), st.just(b"[]"), st.just(b"not json"), st.just(b"[1]"),
-    st.lists(st.fixed_dictionaries({"session_id": st.sampled_from(_SIDS + ["gone", ""])},
-                                   optional={"updated_at": _scalars, "parent_session_id": st.sampled_from(_SIDS),
-                                             "title": _text}), max_size=6)
-    .flatmap(lambda rows: st.sampled_from([
-        json.dumps(rows, ensure_ascii=False, indent=2).encode("utf-8", "surrogatepass"),
-        json.dumps(rows).encode("utf-8", "surrogatepass"),
-        json.dumps(rows, ensure_ascii=True).encode(),
-    ])),
+    st.none(),
+    st.just(b"{}"),
+    st.just(b"[]"),
+    st.just(b"not json"),
+    st.just(b"[1]"),
+    st.lists(
+        st.fixed_dictionaries(
+            {"session_id": st.sampled_from(_SIDS + ["gone", ""])},
+            optional={"updated_at": _scalars, "parent_session_id": st.sampled_from(_SIDS), "title": _text},
+        ),
+        max_size=6,
+    ).flatmap(
+        lambda rows: st.sampled_from(
+            [
+                json.dumps(rows, ensure_ascii=False, indent=2).encode("utf-8", "surrogatepass"),
+                json.dumps(rows).encode("utf-8", "surrogatepass"),
+                json.dumps(rows, ensure_ascii=True).encode(),
+            ]
+        )
+    ),
 )
 
 
@@ -275,8 +356,12 @@ def _save_ctx(home: Path) -> SaveContext:
 
 
 @SETTINGS
-@given(files=st.dictionaries(st.sampled_from(_NAMES), _file, max_size=6), index=_index, folder=st.booleans(),
-       override=st.one_of(st.none(), st.tuples(st.sampled_from(["a.json", "n.json"]), _file)))
+@given(
+    files=st.dictionaries(st.sampled_from(_NAMES), _file, max_size=6),
+    index=_index,
+    folder=st.booleans(),
+    override=st.one_of(st.none(), st.tuples(st.sampled_from(["a.json", "n.json"]), _file)),
+)
 def test_index_rebuild_equals_the_reference(files, index, folder, override, tmp_path_factory) -> None:
     home, sessions = _home(tmp_path_factory)
     _populate(sessions, files, index, folder)
@@ -288,8 +373,11 @@ def test_index_rebuild_equals_the_reference(files, index, folder, override, tmp_
     assert (got[0].data if got[0] is not None else None, got[1]) == expected
     assert new_skipped == ref_skipped
     if expected[1] is None:
-        assert got[0].row_ids == [str(r.get("session_id")) for r in json.loads(expected[0])
-                                  if isinstance(r, dict) and r.get("session_id")]
+        assert got[0].row_ids == [
+            str(r.get("session_id"))
+            for r in json.loads(expected[0])
+            if isinstance(r, dict) and r.get("session_id")
+        ]
 
 
 @SETTINGS
@@ -327,8 +415,11 @@ def ref_save_session(ctx: SaveContext, session: LoadedSession, *, touch_updated_
     changes = []
     existing_count = count_messages_in_bytes(existing) if existing is not None else 0
     incoming = len(data["messages"])
-    if existing is not None and existing_count > 0 and incoming == 0 and (
-        data.get("active_stream_id") or data.get("pending_user_message")
+    if (
+        existing is not None
+        and existing_count > 0
+        and incoming == 0
+        and (data.get("active_stream_id") or data.get("pending_user_message"))
     ):
         return []
     if existing is not None and existing_count > incoming:
@@ -339,9 +430,14 @@ def ref_save_session(ctx: SaveContext, session: LoadedSession, *, touch_updated_
 
 
 @SETTINGS
-@given(files=st.dictionaries(st.sampled_from(_NAMES), _file, max_size=6), index=_index,
-       target=st.sampled_from(_SIDS), source=_sidecar_obj(), extra=st.lists(_message, max_size=2),
-       touch=st.booleans())
+@given(
+    files=st.dictionaries(st.sampled_from(_NAMES), _file, max_size=6),
+    index=_index,
+    target=st.sampled_from(_SIDS),
+    source=_sidecar_obj(),
+    extra=st.lists(_message, max_size=2),
+    touch=st.booleans(),
+)
 def test_save_equals_the_reference(files, index, target, source, extra, touch, tmp_path_factory) -> None:
     home, sessions = _home(tmp_path_factory)
     _populate(sessions, files, index, False)
@@ -355,37 +451,56 @@ def test_save_equals_the_reference(files, index, target, source, extra, touch, t
     assert got[1] == expected[1]
     if expected[1] is None:
         written = {name: after for name, after in expected[0]}
-        before = {name: (sessions / name).read_bytes() if (sessions / name).exists() else None for name in written}
+        before = {
+            name: (sessions / name).read_bytes() if (sessions / name).exists() else None for name in written
+        }
         assert {c.path.name: c.after for c in got[0]} == {n: a for n, a in written.items() if a != before[n]}
 
 
 @SETTINGS
-@given(files=st.dictionaries(st.sampled_from(_NAMES), st.one_of(
-    _file,
-    st.builds(lambda pad, sid, sep: (pad + '{"parent_session_id"' + sep + '"' + sid + '"}').encode(),
-              st.sampled_from(["", "x" * 4070, "é" * 2040, "\ufffd" * 1400]), st.sampled_from(_SIDS),
-              st.sampled_from([": ", ":", " : "])),
-    st.builds(lambda sid: b'{"a": "\xff\xfe", "parent_session_id": "' + sid.encode() + b'"}', st.sampled_from(_SIDS)),
-), max_size=6), index=_index, sid=st.sampled_from(_SIDS))
+@given(
+    files=st.dictionaries(
+        st.sampled_from(_NAMES),
+        st.one_of(
+            _file,
+            st.builds(
+                lambda pad, sid, sep: (pad + '{"parent_session_id"' + sep + '"' + sid + '"}').encode(),
+                st.sampled_from(["", "x" * 4070, "é" * 2040, "\ufffd" * 1400]),
+                st.sampled_from(_SIDS),
+                st.sampled_from([": ", ":", " : "]),
+            ),
+            st.builds(
+                lambda sid: b'{"a": "\xff\xfe", "parent_session_id": "' + sid.encode() + b'"}',
+                st.sampled_from(_SIDS),
+            ),
+        ),
+        max_size=6,
+    ),
+    index=_index,
+    sid=st.sampled_from(_SIDS),
+)
 def test_continuation_sources_equal_the_reference(files, index, sid, tmp_path_factory) -> None:
     home, sessions = _home(tmp_path_factory)
     _populate(sessions, files, index, True)
     ctx = make_ctx(home)
     expected = ref_continuation_sources(sessions, FileSnapshot(), sid)
     got = interrupted._continuation_sources(ctx, sid)
-    assert got == expected[:interrupted.MAX_SOURCES_NAMED]
+    assert got == expected[: interrupted.MAX_SOURCES_NAMED]
 
 
-@pytest.mark.parametrize("index", [
-    b'[{"session_id": "k", "parent_session_id": "p"}]',
-    b'[{"session_id": "k", "parent_session_id" :\n "p"}]',
-    b'[{"session_id": "k", "parent_session_id": "\\u0070"}]',
-    b'[{"session_id": "k", "parent\\u005fsession_id": "p"}]',
-    b'[{"session_id": "p", "parent_session_id": "p"}]',
-    b'[{"session_id": "k", "title": "\\"parent_session_id\\": \\"p\\""}]',
-    b'[{"session_id": "k", "nested": {"parent_session_id": "p"}}]',
-    b'[{"session_id": "k", "parent_session_id": "p", "parent_session_id": "q"}]',
-])
+@pytest.mark.parametrize(
+    "index",
+    [
+        b'[{"session_id": "k", "parent_session_id": "p"}]',
+        b'[{"session_id": "k", "parent_session_id" :\n "p"}]',
+        b'[{"session_id": "k", "parent_session_id": "\\u0070"}]',
+        b'[{"session_id": "k", "parent\\u005fsession_id": "p"}]',
+        b'[{"session_id": "p", "parent_session_id": "p"}]',
+        b'[{"session_id": "k", "title": "\\"parent_session_id\\": \\"p\\""}]',
+        b'[{"session_id": "k", "nested": {"parent_session_id": "p"}}]',
+        b'[{"session_id": "k", "parent_session_id": "p", "parent_session_id": "q"}]',
+    ],
+)
 def test_index_continuation_prefilter_never_hides_a_row(index: bytes, tmp_path: Path) -> None:
     home, sessions, _ = home_dirs(tmp_path)
     (sessions / "_index.json").write_bytes(index)
@@ -394,8 +509,20 @@ def test_index_continuation_prefilter_never_hides_a_row(index: bytes, tmp_path: 
 
 
 def test_sidecar_names_match_the_glob(tmp_path: Path) -> None:
-    names = ["a.json", ".json", "..json", ".h.json", "_i.json", "A.JSON", "b.json.bak", "c.jsonx", "d\nx.json",
-             "é.json", "zz.json", "0.json"]
+    names = [
+        "a.json",
+        ".json",
+        "..json",
+        ".h.json",
+        "_i.json",
+        "A.JSON",
+        "b.json.bak",
+        "c.jsonx",
+        "d\nx.json",
+        "é.json",
+        "zz.json",
+        "0.json",
+    ]
     for n in names:
         (tmp_path / n).write_bytes(b"{}")
     (tmp_path / "dir.json").mkdir()

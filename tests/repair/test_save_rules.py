@@ -25,8 +25,10 @@ ORPHANS = "_pruned_webui_orphans.json"
 
 
 def _msgs(n: int) -> list[dict]:
-    return [{"role": "user" if i % 2 == 0 else "assistant", "content": f"m{i}", "timestamp": 100 + i}
-            for i in range(n)]
+    return [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": f"m{i}", "timestamp": 100 + i}
+        for i in range(n)
+    ]
 
 
 @pytest.fixture()
@@ -37,8 +39,15 @@ def sessions(tmp_path: Path) -> Path:
 
 
 def _write(sessions: Path, sid: str = "a", n: int = 2, **extra) -> bytes:
-    raw = {"session_id": sid, "title": "T", "workspace": "/", "created_at": 50, "updated_at": 60,
-           "messages": _msgs(n), **extra}
+    raw = {
+        "session_id": sid,
+        "title": "T",
+        "workspace": "/",
+        "created_at": 50,
+        "updated_at": 60,
+        "messages": _msgs(n),
+        **extra,
+    }
     data = json.dumps(raw).encode()
     (sessions / f"{sid}.json").write_bytes(data)
     return data
@@ -50,7 +59,10 @@ def _load(sessions: Path, sid: str = "a") -> LoadedSession:
 
 def _save(sessions: Path, session: LoadedSession, *, touch: bool = True, skip_index: bool = False) -> dict:
     ctx = SaveContext(session_dir=sessions, snapshot=FileSnapshot(), now=NOW, cwd=sessions)
-    return {c.path.name: c.after for c in save_session(ctx, session, touch_updated_at=touch, skip_index=skip_index)}
+    return {
+        c.path.name: c.after
+        for c in save_session(ctx, session, touch_updated_at=touch, skip_index=skip_index)
+    }
 
 
 # ---------------------------------------------------------------- refusal and guard
@@ -65,10 +77,14 @@ def test_an_unsafe_session_id_is_refused(sessions: Path) -> None:
 
 
 @pytest.mark.parametrize("n", [1, 2])
-@pytest.mark.parametrize("live", [{"active_stream_id": "s1"}, {"pending_user_message": "hi"}],
-                         ids=["active-stream", "pending-message"])
-def test_an_empty_transcript_does_not_overwrite_messages_while_a_turn_is_live(sessions: Path, live: dict,
-                                                                               n: int) -> None:
+@pytest.mark.parametrize(
+    "live",
+    [{"active_stream_id": "s1"}, {"pending_user_message": "hi"}],
+    ids=["active-stream", "pending-message"],
+)
+def test_an_empty_transcript_does_not_overwrite_messages_while_a_turn_is_live(
+    sessions: Path, live: dict, n: int
+) -> None:
     _write(sessions, n=n, **live)
     session = _load(sessions)
     session.data["messages"] = []
@@ -155,10 +171,19 @@ def test_tombstone_ids_are_any_json_value_as_text(sessions: Path) -> None:
     assert json.loads(changes[DELETED]) == {"version": 1, "ids": ["5", "z"]}
 
 
-@pytest.mark.parametrize("body", ['{"ids": ["a", "b"]}', _tomb(["a", "b"], version=2), _tomb(["a", "b"], "x"),
-                                  '{"version": 1, "ids": "a"}', '["a"]', "not json", '{"version": 1}'],
-                         ids=["no-version", "version-2", "version-text", "ids-not-a-list", "not-an-object",
-                              "not-json", "no-ids"])
+@pytest.mark.parametrize(
+    "body",
+    [
+        '{"ids": ["a", "b"]}',
+        _tomb(["a", "b"], version=2),
+        _tomb(["a", "b"], "x"),
+        '{"version": 1, "ids": "a"}',
+        '["a"]',
+        "not json",
+        '{"version": 1}',
+    ],
+    ids=["no-version", "version-2", "version-text", "ids-not-a-list", "not-an-object", "not-json", "no-ids"],
+)
 def test_a_tombstone_hermes_cannot_use_is_left_alone(sessions: Path, body: str) -> None:
     _write(sessions)
     (sessions / DELETED).write_text(body, encoding="utf-8")
@@ -171,7 +196,9 @@ def test_a_tombstone_without_the_id_is_left_alone(sessions: Path) -> None:
     assert DELETED not in _save(sessions, _load(sessions))
 
 
-def test_the_orphan_tombstone_keeps_its_last_500_ids_and_the_deleted_one_its_last_1000(sessions: Path) -> None:
+def test_the_orphan_tombstone_keeps_its_last_500_ids_and_the_deleted_one_its_last_1000(
+    sessions: Path,
+) -> None:
     _write(sessions)
     many = [f"s{i:04d}" for i in range(1200)]
     (sessions / ORPHANS).write_text(_tomb(["a"] + many), encoding="utf-8")

@@ -191,8 +191,9 @@ def _journal_files(session_dir: Path) -> list[Path]:
     return out
 
 
-def inspect_everything(home: Home, ids: Iterable[str] | None = None, *, plans: bool = True,
-                       extra_ids: Iterable[str] = ()) -> Workout:
+def inspect_everything(
+    home: Home, ids: Iterable[str] | None = None, *, plans: bool = True, extra_ids: Iterable[str] = ()
+) -> Workout:
     """Drive every reader, report and planner over ``home``. Any exception is a test failure.
 
     ``ids`` defaults to every id the catalogue lists; ``extra_ids`` are added (ids a user types).
@@ -244,10 +245,14 @@ def apply_then_undo(plan: Plan, log: WriteLog, root: Path) -> None:
     before = tree_state(root)
     rec = apply_plan(plan, log)
     for entry, change in zip(rec.files, plan.changes, strict=True):
-        assert change.path.read_bytes() == change.after if change.after is not None else not change.path.exists()
+        assert (
+            change.path.read_bytes() == change.after if change.after is not None else not change.path.exists()
+        )
         if change.before is not None:
             backup = Path(entry["backup"])
-            assert backup.read_bytes() == change.before, f"backup of {change.path} does not hold its old bytes"
+            assert backup.read_bytes() == change.before, (
+                f"backup of {change.path} does not hold its old bytes"
+            )
             assert stat.S_IMODE(backup.stat().st_mode) == 0o600
     undo_write(rec.write_id, log)
     diff = tree_diff(before, tree_state(root))

@@ -62,9 +62,20 @@ def _journal(d: DemoHome, scenario: str) -> Path:
 
 def _event(d: DemoHome, scenario: str, seq, event: str = "token", payload=None, **extra) -> bytes:
     sid, run = d.sessions[scenario], d.stream_ids[scenario]
-    record = {"version": 1, "event_id": f"{run}:{seq}", "seq": seq, "run_id": run, "session_id": sid,
-              "event": event, "type": event, "created_at": 1_780_000_100.0, "terminal": False,
-              "terminal_state": None, "payload": {"text": "hi"} if payload is None else payload, **extra}
+    record = {
+        "version": 1,
+        "event_id": f"{run}:{seq}",
+        "seq": seq,
+        "run_id": run,
+        "session_id": sid,
+        "event": event,
+        "type": event,
+        "created_at": 1_780_000_100.0,
+        "terminal": False,
+        "terminal_state": None,
+        "payload": {"text": "hi"} if payload is None else payload,
+        **extra,
+    }
     return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
@@ -87,10 +98,16 @@ def _db(d: DemoHome, sql: str, params: tuple | list = ()) -> None:
 
 def _db_session(d: DemoHome, sid: str, messages: list, source: str = "webui") -> None:
     """A state.db session row with messages and no sidecar (materialize looks at it)."""
-    _db(d, "INSERT INTO sessions (id, source, started_at, title, message_count) VALUES (?, ?, ?, ?, ?)",
-        (sid, source, 1_779_999_000.0, f"row {sid!r}", len(messages)))
-    _db(d, "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, ?, ?, ?)",
-        [(sid, role, content, 1_779_999_001.0 + i) for i, (role, content) in enumerate(messages)])
+    _db(
+        d,
+        "INSERT INTO sessions (id, source, started_at, title, message_count) VALUES (?, ?, ?, ?, ?)",
+        (sid, source, 1_779_999_000.0, f"row {sid!r}", len(messages)),
+    )
+    _db(
+        d,
+        "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, ?, ?, ?)",
+        [(sid, role, content, 1_779_999_001.0 + i) for i, (role, content) in enumerate(messages)],
+    )
 
 
 def _replace_db(d: DemoHome, data: bytes) -> None:
@@ -146,6 +163,7 @@ def _sidecar_bytes(scenario: str, data: bytes | Callable[[bytes], bytes]) -> Cal
     def make(d: DemoHome) -> None:
         path = _sidecar(d, scenario)
         path.write_bytes(data(path.read_bytes()) if callable(data) else data)
+
     return make
 
 
@@ -157,6 +175,7 @@ def _big_sidecar(d: DemoHome) -> None:
     def edit(obj: dict) -> None:
         row = {"role": "assistant", "content": "x" * 2000, "timestamp": 1_780_000_000}
         obj["messages"] = [dict(row) for _ in range(5_000)]  # ~10 MB
+
     _edit_sidecar(d, "stale_pending", edit)
 
 
@@ -183,7 +202,11 @@ def _odd_journal_folders(d: DemoHome) -> None:
 
 SIDECARS = [
     Bad("sidecar-truncated", _sidecar_bytes("healthy", lambda b: b[: len(b) // 2]), r"not valid JSON"),
-    Bad("sidecar-corrupt", _sidecar_bytes("lost_response", b'{"session_id": "x", "messages": [}'), r"not valid JSON"),
+    Bad(
+        "sidecar-corrupt",
+        _sidecar_bytes("lost_response", b'{"session_id": "x", "messages": [}'),
+        r"not valid JSON",
+    ),
     Bad("sidecar-empty", _sidecar_bytes("stale_pending", b""), r"not valid JSON"),
     Bad("sidecar-bom", _sidecar_bytes("healthy", lambda b: b"\xef\xbb\xbf" + b), r"BOM"),
     Bad("sidecar-bom-with-backup", _sidecar_bytes("shrunken", lambda b: b"\xef\xbb\xbf" + b), r"BOM"),
@@ -191,80 +214,224 @@ SIDECARS = [
     Bad("sidecar-string", _sidecar_bytes("lost_response", b'"hello"'), r"not an object"),
     Bad("sidecar-null", _sidecar_bytes("stale_pending", b"null"), r"not an object"),
     Bad("sidecar-number", _sidecar_bytes("healthy", b"42"), r"not an object"),
-    Bad("sidecar-invalid-utf8", _sidecar_bytes("healthy", lambda b: b.replace(b"Untitled", b"\xff\xfe") + b"\xc3"),
-        r"UTF-8|utf-8"),
-    Bad("sidecar-deep-nesting", _sidecar_bytes("healthy", _nested(100_000).encode()), r"recursion|nested|not an object"),
-    Bad("sidecar-deep-nesting-with-backup", _sidecar_bytes("shrunken", _nested(100_000).encode()),
-        r"recursion|nested"),
+    Bad(
+        "sidecar-invalid-utf8",
+        _sidecar_bytes("healthy", lambda b: b.replace(b"Untitled", b"\xff\xfe") + b"\xc3"),
+        r"UTF-8|utf-8",
+    ),
+    Bad(
+        "sidecar-deep-nesting",
+        _sidecar_bytes("healthy", _nested(100_000).encode()),
+        r"recursion|nested|not an object",
+    ),
+    Bad(
+        "sidecar-deep-nesting-with-backup",
+        _sidecar_bytes("shrunken", _nested(100_000).encode()),
+        r"recursion|nested",
+    ),
     Bad("sidecar-very-large", _big_sidecar),
-    Bad("sidecar-nan-huge-int-surrogate",
-        _sidecar_bytes("lost_response", lambda b: b.replace(b'"pinned": false', b'"pinned": NaN, "x": 1' + b"0" * 5000
-                                                            + b', "y": "\\ud800", "z": Infinity'))),
-    Bad("sidecar-wrong-types", _set("stale_pending", messages={"0": "x"}, title=["t"], updated_at="yesterday",
-                                    pending_user_message={"a": 1}, active_stream_id=[1], message_count="7",
-                                    tool_calls="none")),
-    Bad("sidecar-message-rows-not-objects", _set("lost_response", messages=["text", 3, None, [], {"role": 5}])),
+    Bad(
+        "sidecar-nan-huge-int-surrogate",
+        _sidecar_bytes(
+            "lost_response",
+            lambda b: b.replace(
+                b'"pinned": false',
+                b'"pinned": NaN, "x": 1' + b"0" * 5000 + b', "y": "\\ud800", "z": Infinity',
+            ),
+        ),
+    ),
+    Bad(
+        "sidecar-wrong-types",
+        _set(
+            "stale_pending",
+            messages={"0": "x"},
+            title=["t"],
+            updated_at="yesterday",
+            pending_user_message={"a": 1},
+            active_stream_id=[1],
+            message_count="7",
+            tool_calls="none",
+        ),
+    ),
+    Bad(
+        "sidecar-message-rows-not-objects", _set("lost_response", messages=["text", 3, None, [], {"role": 5}])
+    ),
     Bad("sidecar-id-mismatch", _set("healthy", session_id="someone_else"), r"someone_else"),
     Bad("sidecar-id-traversal-inside", _set("lost_response", session_id="../../escaped"), r"escaped"),
     Bad("sidecar-id-missing", lambda d: _edit_sidecar(d, "stale_pending", lambda o: o.pop("session_id"))),
     Bad("sidecar-id-number", _set("healthy", session_id=7)),
-    Bad("sidecar-is-a-folder", lambda d: (_sidecar(d, "healthy").unlink(), _sidecar(d, "healthy").mkdir()),
-        r"cannot read|directory|Is a directory"),
+    Bad(
+        "sidecar-is-a-folder",
+        lambda d: (_sidecar(d, "healthy").unlink(), _sidecar(d, "healthy").mkdir()),
+        r"cannot read|directory|Is a directory",
+    ),
     Bad("bak-corrupt", lambda d: _sidecar(d, "shrunken", ".json.bak").write_bytes(b'{"messages": [1, 2')),
     Bad("bak-nested", lambda d: _sidecar(d, "shrunken", ".json.bak").write_bytes(_nested(50_000).encode())),
-    Bad("bak-is-a-folder", lambda d: (_sidecar(d, "shrunken", ".json.bak").unlink(),
-                                      _sidecar(d, "shrunken", ".json.bak").mkdir())),
-    Bad("odd-file-names", lambda d: [
-        (d.session_dir / name).write_bytes(b'{"session_id": "odd", "messages": []}')
-        for name in ("\x1b[2Jclear.json", "caf\u00e9.json", "sp ace.json", "\u202eevil.json", "..json",
-                     "-rf.json", "x" * 240 + ".json", "new\nline.json", ".hidden.json")],
-        r"not safe|unsafe"),
+    Bad(
+        "bak-is-a-folder",
+        lambda d: (
+            _sidecar(d, "shrunken", ".json.bak").unlink(),
+            _sidecar(d, "shrunken", ".json.bak").mkdir(),
+        ),
+    ),
+    Bad(
+        "odd-file-names",
+        lambda d: [
+            (d.session_dir / name).write_bytes(b'{"session_id": "odd", "messages": []}')
+            for name in (
+                "\x1b[2Jclear.json",
+                "caf\u00e9.json",
+                "sp ace.json",
+                "\u202eevil.json",
+                "..json",
+                "-rf.json",
+                "x" * 240 + ".json",
+                "new\nline.json",
+                ".hidden.json",
+            )
+        ],
+        r"not safe|unsafe",
+    ),
 ]
 
 INDEXES = [
     Bad("index-object", lambda d: (d.session_dir / "_index.json").write_bytes(b"{}"), r"not a list"),
     Bad("index-empty-list", lambda d: (d.session_dir / "_index.json").write_bytes(b"[]")),
-    Bad("index-corrupt", lambda d: (d.session_dir / "_index.json").write_bytes(b'[{"session_id": "a"'), r"not a list"),
+    Bad(
+        "index-corrupt",
+        lambda d: (d.session_dir / "_index.json").write_bytes(b'[{"session_id": "a"'),
+        r"not a list",
+    ),
     Bad("index-empty-file", lambda d: (d.session_dir / "_index.json").write_bytes(b"")),
-    Bad("index-lists-missing-files", lambda d: (d.session_dir / "_index.json").write_bytes(json.dumps(
-        [{"session_id": f"gone{i:03d}", "title": "gone", "updated_at": i} for i in range(50)]).encode())),
-    Bad("index-hostile-rows", lambda d: (d.session_dir / "_index.json").write_bytes(json.dumps(
-        [1, "x", None, {"session_id": 5}, {"session_id": "../../etc/passwd"}, {"session_id": "a/b"},
-         {"session_id": "nul\u0000id"}, {"session_id": ["x"]}, {"session_id": "\u001b]8;;http://x\u0007"}]).encode()),
-        r"not a list"),
-    Bad("index-hostile-ids", lambda d: (d.session_dir / "_index.json").write_bytes(json.dumps(
-        [{"session_id": s, "title": "t", "updated_at": 1} for s in
-         ("../../etc/passwd", "a/b", "nul\u0000id", "..", ".", "\u001b[31mred", "caf\u00e9")]).encode()),
-        r"not safe"),
+    Bad(
+        "index-lists-missing-files",
+        lambda d: (d.session_dir / "_index.json").write_bytes(
+            json.dumps(
+                [{"session_id": f"gone{i:03d}", "title": "gone", "updated_at": i} for i in range(50)]
+            ).encode()
+        ),
+    ),
+    Bad(
+        "index-hostile-rows",
+        lambda d: (d.session_dir / "_index.json").write_bytes(
+            json.dumps(
+                [
+                    1,
+                    "x",
+                    None,
+                    {"session_id": 5},
+                    {"session_id": "../../etc/passwd"},
+                    {"session_id": "a/b"},
+                    {"session_id": "nul\u0000id"},
+                    {"session_id": ["x"]},
+                    {"session_id": "\u001b]8;;http://x\u0007"},
+                ]
+            ).encode()
+        ),
+        r"not a list",
+    ),
+    Bad(
+        "index-hostile-ids",
+        lambda d: (d.session_dir / "_index.json").write_bytes(
+            json.dumps(
+                [
+                    {"session_id": s, "title": "t", "updated_at": 1}
+                    for s in (
+                        "../../etc/passwd",
+                        "a/b",
+                        "nul\u0000id",
+                        "..",
+                        ".",
+                        "\u001b[31mred",
+                        "caf\u00e9",
+                    )
+                ]
+            ).encode()
+        ),
+        r"not safe",
+    ),
     Bad("index-nested", lambda d: (d.session_dir / "_index.json").write_bytes(_nested(100_000).encode())),
-    Bad("index-is-a-folder", lambda d: ((d.session_dir / "_index.json").unlink(),
-                                        (d.session_dir / "_index.json").mkdir())),
+    Bad(
+        "index-is-a-folder",
+        lambda d: ((d.session_dir / "_index.json").unlink(), (d.session_dir / "_index.json").mkdir()),
+    ),
 ]
 
 JOURNALS = [
-    Bad("journal-invalid-utf8", _journal_lines("lost_response", b'{"seq": 99, "payload": "\xff\xfe"}\n'),
-        r"UTF-8"),
-    Bad("journal-u2028-in-payload", _journal_built(
-        "lost_response", lambda d: _event(d, "lost_response", 90, payload={"text": "a\u2028b\u2029c\x85d"}) + b"\n"),
-        r"drops|torn"),
+    Bad(
+        "journal-invalid-utf8",
+        _journal_lines("lost_response", b'{"seq": 99, "payload": "\xff\xfe"}\n'),
+        r"UTF-8",
+    ),
+    Bad(
+        "journal-u2028-in-payload",
+        _journal_built(
+            "lost_response",
+            lambda d: _event(d, "lost_response", 90, payload={"text": "a\u2028b\u2029c\x85d"}) + b"\n",
+        ),
+        r"drops|torn",
+    ),
     Bad("journal-torn-last-line", _journal_lines("lost_response", b'{"seq": 91, "event": "tok'), r"drops"),
-    Bad("journal-non-object-lines", _journal_lines("stale_pending", b'[1,2]\n"str"\n42\nnull\ntrue\n{}\n'), r"drops"),
-    Bad("journal-string-seqs", _journal_built(
-        "lost_response", lambda d: _event(d, "lost_response", "12") + b"\n" + _event(d, "lost_response", "x") + b"\n")),
-    Bad("journal-duplicate-seqs", _journal_built(
-        "lost_response", lambda d: (_event(d, "lost_response", 1) + b"\n") * 3)),
-    Bad("journal-huge-and-negative-seqs", _journal_built(
-        "lost_response", lambda d: _event(d, "lost_response", 10**30) + b"\n" + _event(d, "lost_response", -5)
-        + b"\n" + _event(d, "lost_response", 1.5) + b"\n" + _event(d, "lost_response", True) + b"\n")),
-    Bad("journal-gigantic-line", _journal_built(
-        "lost_response", lambda d: _event(d, "lost_response", 95, payload={"text": "y" * 8_000_000}) + b"\n")),
-    Bad("journal-nul-and-crlf", _journal_lines("stale_pending", b'{"seq": 1}\r\n\x00\x00\x00\n{"seq":\r2}\n')),
+    Bad(
+        "journal-non-object-lines",
+        _journal_lines("stale_pending", b'[1,2]\n"str"\n42\nnull\ntrue\n{}\n'),
+        r"drops",
+    ),
+    Bad(
+        "journal-string-seqs",
+        _journal_built(
+            "lost_response",
+            lambda d: _event(d, "lost_response", "12") + b"\n" + _event(d, "lost_response", "x") + b"\n",
+        ),
+    ),
+    Bad(
+        "journal-duplicate-seqs",
+        _journal_built("lost_response", lambda d: (_event(d, "lost_response", 1) + b"\n") * 3),
+    ),
+    Bad(
+        "journal-huge-and-negative-seqs",
+        _journal_built(
+            "lost_response",
+            lambda d: (
+                _event(d, "lost_response", 10**30)
+                + b"\n"
+                + _event(d, "lost_response", -5)
+                + b"\n"
+                + _event(d, "lost_response", 1.5)
+                + b"\n"
+                + _event(d, "lost_response", True)
+                + b"\n"
+            ),
+        ),
+    ),
+    Bad(
+        "journal-gigantic-line",
+        _journal_built(
+            "lost_response",
+            lambda d: _event(d, "lost_response", 95, payload={"text": "y" * 8_000_000}) + b"\n",
+        ),
+    ),
+    Bad(
+        "journal-nul-and-crlf", _journal_lines("stale_pending", b'{"seq": 1}\r\n\x00\x00\x00\n{"seq":\r2}\n')
+    ),
     Bad("journal-deep-nesting", _journal_lines("lost_response", _nested(50_000).encode() + b"\n"), r"drops"),
-    Bad("journal-terminal-junk", _journal_built(
-        "lost_response", lambda d: _event(d, "lost_response", 96, event="done", terminal=[1], terminal_state={"a": 1})
-        + b"\n" + _event(d, "lost_response", 97, event="error", payload=["not", "a", "dict"], terminal=True) + b"\n")),
+    Bad(
+        "journal-terminal-junk",
+        _journal_built(
+            "lost_response",
+            lambda d: (
+                _event(d, "lost_response", 96, event="done", terminal=[1], terminal_state={"a": 1})
+                + b"\n"
+                + _event(d, "lost_response", 97, event="error", payload=["not", "a", "dict"], terminal=True)
+                + b"\n"
+            ),
+        ),
+    ),
     Bad("journal-empty-file", lambda d: _journal(d, "lost_response").write_bytes(b"")),
-    Bad("journal-is-a-folder", lambda d: (_journal(d, "lost_response").unlink(), _journal(d, "lost_response").mkdir())),
+    Bad(
+        "journal-is-a-folder",
+        lambda d: (_journal(d, "lost_response").unlink(), _journal(d, "lost_response").mkdir()),
+    ),
     Bad("journal-folder-is-a-file", lambda d: _journal_folder_is_a_file(d)),
     Bad("journal-odd-folder-names", lambda d: _odd_journal_folders(d), r"rejects|not safe"),
 ]
@@ -272,43 +439,108 @@ JOURNALS = [
 
 STATE_DBS = [
     Bad("statedb-malformed", _malformed_db, r"malformed|damaged|not a database"),
-    Bad("statedb-encrypted-looking", lambda d: _replace_db(d, os.urandom(64 * 1024)), r"not an SQLite database|not a database"),
-    Bad("statedb-header-then-garbage", lambda d: _replace_db(d, b"SQLite format 3\x00" + b"\x00\x10" + b"\xff" * 8000),
-        r"not an SQLite database|malformed|damaged"),
+    Bad(
+        "statedb-encrypted-looking",
+        lambda d: _replace_db(d, os.urandom(64 * 1024)),
+        r"not an SQLite database|not a database",
+    ),
+    Bad(
+        "statedb-header-then-garbage",
+        lambda d: _replace_db(d, b"SQLite format 3\x00" + b"\x00\x10" + b"\xff" * 8000),
+        r"not an SQLite database|malformed|damaged",
+    ),
     Bad("statedb-empty-file", lambda d: _replace_db(d, b""), r"no sessions table"),
     Bad("statedb-old-schema", _old_schema_db),
     Bad("statedb-no-messages-table", lambda d: _no_table_db(d, "sessions")),
     Bad("statedb-no-sessions-table", lambda d: _no_table_db(d, "messages"), r"no sessions table"),
     Bad("statedb-is-a-folder", lambda d: (d.state_db.unlink(), d.state_db.mkdir()), r"not a file"),
-    Bad("statedb-json-content", lambda d: _db_session(d, "jsoncontent01", [
-        ("user", "\x00json:" + json.dumps([{"type": "text", "text": "hello"}])),
-        ("assistant", "\x00json:" + json.dumps(json.dumps({"double": "encoded"}))),
-        ("assistant", "\x00json:{not json"),
-        ("assistant", "\x00json:" + _nested(5000)),
-        ("user", json.dumps(json.dumps(["plain", "double"]))),
-    ])),
-    Bad("statedb-odd-values", lambda d: _db_session(d, "oddvalues01", [
-        ("user", b"\x00\xff blob content"), ("assistant", 12345), ("assistant", 1.5), ("tool", None),
-        ("", "empty role"), ("user", "\x1b[2J\x1b]0;pwned\x07 ANSI in content"),
-    ]), r"cannot be written as JSON|oddvalues01"),
-    Bad("statedb-hostile-ids", lambda d: [_db_session(d, sid, [("user", "hi")]) for sid in (
-        "../../escaped", "a/b", "..", ".", "nul\x00id", "caf\u00e9", "\u202eevil", " spaced ", "x" * 240,
-        "\x1b[31mred", "-rf", "")], r"not a safe|not safe"),
-    Bad("statedb-text-timestamps-and-nulls", lambda d: _db(
-        d, "UPDATE messages SET timestamp = 'yesterday' WHERE rowid % 2 = 0")),
+    Bad(
+        "statedb-json-content",
+        lambda d: _db_session(
+            d,
+            "jsoncontent01",
+            [
+                ("user", "\x00json:" + json.dumps([{"type": "text", "text": "hello"}])),
+                ("assistant", "\x00json:" + json.dumps(json.dumps({"double": "encoded"}))),
+                ("assistant", "\x00json:{not json"),
+                ("assistant", "\x00json:" + _nested(5000)),
+                ("user", json.dumps(json.dumps(["plain", "double"]))),
+            ],
+        ),
+    ),
+    Bad(
+        "statedb-odd-values",
+        lambda d: _db_session(
+            d,
+            "oddvalues01",
+            [
+                ("user", b"\x00\xff blob content"),
+                ("assistant", 12345),
+                ("assistant", 1.5),
+                ("tool", None),
+                ("", "empty role"),
+                ("user", "\x1b[2J\x1b]0;pwned\x07 ANSI in content"),
+            ],
+        ),
+        r"cannot be written as JSON|oddvalues01",
+    ),
+    Bad(
+        "statedb-hostile-ids",
+        lambda d: [
+            _db_session(d, sid, [("user", "hi")])
+            for sid in (
+                "../../escaped",
+                "a/b",
+                "..",
+                ".",
+                "nul\x00id",
+                "caf\u00e9",
+                "\u202eevil",
+                " spaced ",
+                "x" * 240,
+                "\x1b[31mred",
+                "-rf",
+                "",
+            )
+        ],
+        r"not a safe|not safe",
+    ),
+    Bad(
+        "statedb-text-timestamps-and-nulls",
+        lambda d: _db(d, "UPDATE messages SET timestamp = 'yesterday' WHERE rowid % 2 = 0"),
+    ),
 ]
 
 IDS = [
-    Bad("typed-ids", lambda d: None, r"not a safe session id",
-        ids=("../../etc/passwd", "a/b", "..", ".", "nul\x00id", "caf\u00e9", "\x1b[2J", "", " ", "x" * 240,
-             "_index", "-rf", "\u202eevil")),
+    Bad(
+        "typed-ids",
+        lambda d: None,
+        r"not a safe session id",
+        ids=(
+            "../../etc/passwd",
+            "a/b",
+            "..",
+            ".",
+            "nul\x00id",
+            "caf\u00e9",
+            "\x1b[2J",
+            "",
+            " ",
+            "x" * 240,
+            "_index",
+            "-rf",
+            "\u202eevil",
+        ),
+    ),
 ]
 
 
 def _links(d: DemoHome) -> None:
     outside = d.home / "outside"
     outside.mkdir()
-    (outside / "secret.json").write_bytes(b'{"session_id": "linked01", "messages": [{"role": "user", "content": "x"}]}')
+    (outside / "secret.json").write_bytes(
+        b'{"session_id": "linked01", "messages": [{"role": "user", "content": "x"}]}'
+    )
     (d.session_dir / "linked01.json").symlink_to(outside / "secret.json")
     (d.session_dir / "dangling01.json").symlink_to(outside / "missing.json")
     (d.session_dir / "loop01.json").symlink_to(d.session_dir / "loop01.json")
@@ -328,10 +560,15 @@ def _linked_live_with_backup(d: DemoHome) -> None:
 SYMLINKS = [
     Bad("symlinks-in-sessions-folder", _links),
     Bad("symlinked-live-sidecar", _linked_live_with_backup),
-    Bad("symlinked-index", lambda d: ((d.home / "outside").mkdir(),
-                                      (d.home / "outside" / "idx.json").write_bytes(b"{}"),
-                                      (d.session_dir / "_index.json").unlink(),
-                                      (d.session_dir / "_index.json").symlink_to(d.home / "outside" / "idx.json"))),
+    Bad(
+        "symlinked-index",
+        lambda d: (
+            (d.home / "outside").mkdir(),
+            (d.home / "outside" / "idx.json").write_bytes(b"{}"),
+            (d.session_dir / "_index.json").unlink(),
+            (d.session_dir / "_index.json").symlink_to(d.home / "outside" / "idx.json"),
+        ),
+    ),
 ]
 
 CASES = SIDECARS + INDEXES + JOURNALS + STATE_DBS + IDS + SYMLINKS
@@ -407,16 +644,17 @@ def test_a_locked_state_db_is_reported_not_waited_on(tmp_path: Path, monkeypatch
     assert_unchanged(before, d.home)
 
 
-
-
 # ---------------------------------------------------------------- bugs found by this suite, now fixed
 
 
-@pytest.mark.parametrize(("action", "scenario"), [("recover-journal", "lost_response"),
-                                                  ("repair-interrupted", "stale_pending")])
+@pytest.mark.parametrize(
+    ("action", "scenario"), [("recover-journal", "lost_response"), ("repair-interrupted", "stale_pending")]
+)
 def test_a_deeply_nested_message_is_refused_not_raised(tmp_path: Path, action: str, scenario: str) -> None:
     d, home = demo(tmp_path / "home")
-    _edit_sidecar(d, scenario, lambda o: o["messages"].append({"role": "user", "content": json.loads(_nested(900))}))
+    _edit_sidecar(
+        d, scenario, lambda o: o["messages"].append({"role": "user", "content": json.loads(_nested(900))})
+    )
     try:
         (plan,) = plan_action(make_context(home, CLOCK), action, d.sessions[scenario])
     except RecursionError:
@@ -461,8 +699,12 @@ def test_an_id_too_long_for_a_file_name_is_reported(tmp_path: Path, where: str) 
 
 def _unprivileged(workload: list[str], homes: list[Path], state: Path) -> list[dict]:
     spec = json.dumps({"workload": workload, "homes": [str(h) for h in homes], "state": str(state)})
-    proc = subprocess.run([sys.executable, str(Path(__file__).with_name("unprivileged.py")), spec],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, str(Path(__file__).with_name("unprivileged.py")), spec],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.stdout, proc.stderr
     results = json.loads(proc.stdout)
     if results and "skip" in results[0]:
@@ -552,8 +794,9 @@ def test_files_the_user_may_not_read_are_named_and_nothing_breaks(shared_base) -
         assert all("Traceback" not in c["err"] for c in result["cli"])
         lines = (result["messages"] + "\n" + result["text"]).splitlines()
         named = (lambda line: True) if case == "bak" else (lambda line, n=path.name: n in line)
-        assert any(named(line) and re.search(PERMISSION_CASES[case], line) for line in lines), \
+        assert any(named(line) and re.search(PERMISSION_CASES[case], line) for line in lines), (
             f"nothing tells the user that {path} ({case}) cannot be read"
+        )
 
 
 def test_an_unreadable_backup_is_a_finding_with_its_reason(shared_home) -> None:
@@ -628,10 +871,15 @@ def test_a_wal_state_db_in_a_read_only_folder_says_why_it_cannot_be_read(shared_
     assert re.search(r"read-only|readonly", result["messages"] + result["text"])
 
 
-@pytest.mark.parametrize("poison", [(b'"input_tokens": ', b"NaN, \"x_\": "),
-                                    (b'"title": ', b'"\\ud800", "x_": '),
-                                    (b'"workspace": ', b'"/a\\u0000b", "x_": ')],
-                         ids=["nan-tokens", "lone-surrogate", "nul-in-workspace"])
+@pytest.mark.parametrize(
+    "poison",
+    [
+        (b'"input_tokens": ', b'NaN, "x_": '),
+        (b'"title": ', b'"\\ud800", "x_": '),
+        (b'"workspace": ', b'"/a\\u0000b", "x_": '),
+    ],
+    ids=["nan-tokens", "lone-surrogate", "nul-in-workspace"],
+)
 @pytest.mark.parametrize("action", ["rebuild-index", "materialize"])
 def test_a_sidecar_hermes_cannot_reindex_is_refused_not_raised(tmp_path: Path, poison, action: str) -> None:
     d, home = demo(tmp_path / "home")
@@ -654,7 +902,9 @@ def test_a_fifo_named_like_a_sidecar_does_not_block_the_list(tmp_path: Path) -> 
     fifo = d.session_dir / "fifo01.json"
     os.mkfifo(fifo)
     done: list[bool] = []
-    worker = threading.Thread(target=lambda: done.append(bool(inspect_everything(home, plans=False))), daemon=True)
+    worker = threading.Thread(
+        target=lambda: done.append(bool(inspect_everything(home, plans=False))), daemon=True
+    )
     worker.start()
     worker.join(2.0)
     blocked = worker.is_alive()

@@ -39,7 +39,7 @@ LIVE_RUN = "liverun0001"
 
 # The agent: hermes' writer settings (timeout=1.0 busy handler, BEGIN IMMEDIATE ... COMMIT), with
 # synchronous=OFF so that its commit latency measures waiting on the inspector's locks, not fsync.
-WRITER = r'''
+WRITER = r"""
 import json, os, sqlite3, sys, time, hashlib
 db, journal, mode, stop, out = sys.argv[1:6]
 con = sqlite3.connect(db, timeout=1.0, isolation_level=None)
@@ -87,7 +87,7 @@ latencies.sort()
 json.dump({"commits": i, "errors": errors, "max_ms": latencies[-1] * 1000,
            "p99_ms": latencies[int(len(latencies) * 0.99)] * 1000, "median_ms": latencies[len(latencies) // 2] * 1000},
           open(out, "w"))
-'''
+"""
 
 
 def _db_facts(db: Path) -> dict:
@@ -95,8 +95,10 @@ def _db_facts(db: Path) -> dict:
     con = sqlite3.connect(db.resolve().as_uri() + "?mode=ro", uri=True)
     try:
         return {
-            "schema": sorted(con.execute("SELECT type, name, sql FROM sqlite_master").fetchall(),
-                             key=lambda r: (r[0], r[1])),
+            "schema": sorted(
+                con.execute("SELECT type, name, sql FROM sqlite_master").fetchall(),
+                key=lambda r: (r[0], r[1]),
+            ),
             "user_version": con.execute("PRAGMA user_version").fetchone()[0],
             "application_id": con.execute("PRAGMA application_id").fetchone()[0],
             "sessions": con.execute("SELECT * FROM sessions ORDER BY id").fetchall(),
@@ -132,8 +134,9 @@ def test_a_live_agent_is_never_blocked_broken_or_modified(tmp_path: Path, mode: 
     journal = d.session_dir / "_run_journal" / LIVE_SID / f"{LIVE_RUN}.jsonl"
     journal.parent.mkdir(parents=True)
     stop, out = tmp_path / "stop", tmp_path / "writer.json"
-    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(db), str(journal), mode, str(stop), str(out),
-                               LIVE_SID, LIVE_RUN])
+    writer = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(db), str(journal), mode, str(stop), str(out), LIVE_SID, LIVE_RUN]
+    )
     try:
         deadline = time.monotonic() + 30
         while not Path(str(out) + ".ready").exists():
@@ -159,8 +162,10 @@ def test_a_live_agent_is_never_blocked_broken_or_modified(tmp_path: Path, mode: 
         writer.wait(timeout=30)
     stats = json.loads(out.read_text())
     record_property("writer", stats)
-    print(f"\n{mode}: {rounds} inspector rounds, {stats['commits']} agent commits, slowest commit "
-          f"{stats['max_ms']:.1f} ms (p99 {stats['p99_ms']:.1f} ms, median {stats['median_ms']:.2f} ms)")
+    print(
+        f"\n{mode}: {rounds} inspector rounds, {stats['commits']} agent commits, slowest commit "
+        f"{stats['max_ms']:.1f} ms (p99 {stats['p99_ms']:.1f} ms, median {stats['median_ms']:.2f} ms)"
+    )
     assert rounds >= 4 and stats["commits"] >= 50
     assert stats["errors"] == [], "the agent's writes failed while the inspector read"
     assert stats["max_ms"] < 200, f"the agent waited {stats['max_ms']:.0f} ms on a commit"
@@ -170,7 +175,7 @@ def test_a_live_agent_is_never_blocked_broken_or_modified(tmp_path: Path, mode: 
     assert (after["user_version"], after["application_id"]) == (7, 4242)
     assert [r for r in after["sessions"] if r[0] != LIVE_SID] == before["sessions"]
     assert after["messages"][: len(before["messages"])] == before["messages"]
-    added = after["messages"][len(before["messages"]):]
+    added = after["messages"][len(before["messages"]) :]
     assert [r[3] for r in added] == [f"live message {i}" for i in range(1, stats["commits"] + 1)]
     lines = journal.read_bytes().splitlines()
     assert [json.loads(line)["seq"] for line in lines] == list(range(1, stats["commits"] + 1))
@@ -213,8 +218,13 @@ def test_reading_never_changes_a_quiet_state_db(tmp_path: Path, mode: str) -> No
 def _writable_plans(tmp_path: Path):
     d, home = demo(tmp_path / "home")
     s = d.sessions
-    wanted = [("materialize", None), ("rebuild-index", None), ("recover-journal", s["lost_response"]),
-              ("repair-interrupted", s["stale_pending"]), ("restore-backup", s["shrunken"])]
+    wanted = [
+        ("materialize", None),
+        ("rebuild-index", None),
+        ("recover-journal", s["lost_response"]),
+        ("repair-interrupted", s["stale_pending"]),
+        ("restore-backup", s["shrunken"]),
+    ]
     plans = []
     for action, sid in wanted:
         (plan,) = plan_action(make_context(home, CLOCK), action, sid)
@@ -250,8 +260,11 @@ def test_every_file_of_every_plan_changed_after_the_preview_refuses_the_write(tm
             assert str(target) in str(exc.value) and words in str(exc.value)
             assert "nothing was written" in str(exc.value)
             assert tree_diff(before, tree_state(d.home)) == []
-            assert log.records() == [] and not (log.root / "backups").exists() or \
-                not any((log.root / "backups").iterdir())
+            assert (
+                log.records() == []
+                and not (log.root / "backups").exists()
+                or not any((log.root / "backups").iterdir())
+            )
             tried += 1
     assert tried >= 7
 
@@ -308,8 +321,19 @@ def test_repair_all_writes_every_eligible_session(tmp_path: Path) -> None:
     obj = json.loads((d.session_dir / f"{sid}.json").read_bytes())
     obj["session_id"] = "stale_copy_01"
     (d.session_dir / "stale_copy_01.json").write_text(json.dumps(obj, ensure_ascii=False, indent=2))
-    code, out, _ = run_cli("repair", "--all", "--action", "repair-interrupted", "--home", str(d.home), "--write",
-                           "--now", str(CLOCK.now), "--server-started-at", str(CLOCK.server_started_at))
+    code, out, _ = run_cli(
+        "repair",
+        "--all",
+        "--action",
+        "repair-interrupted",
+        "--home",
+        str(d.home),
+        "--write",
+        "--now",
+        str(CLOCK.now),
+        "--server-started-at",
+        str(CLOCK.server_started_at),
+    )
     assert "NOT WRITTEN" not in out and code == 0
     assert len(WriteLog.default().records()) == 2
 
@@ -326,7 +350,11 @@ def test_a_hermes_process_saving_in_a_loop_never_sees_a_torn_file(tmp_path: Path
     sid = d.sessions["shrunken"]
     live = d.session_dir / f"{sid}.json"
     (tmp_path / "hermes-data").write_bytes(live.read_bytes())  # the shrunken session hermes holds
-    hermes = subprocess.Popen([sys.executable, "-c", r'''
+    hermes = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            r"""
 import os, sys, time
 path, stop, source = sys.argv[1:4]
 data = open(source, "rb").read()
@@ -339,7 +367,12 @@ while not os.path.exists(stop):
         fh.write(data.replace(b'"title": "', f'"title": "{i} '.encode(), 1))
     os.replace(tmp, path)
     time.sleep(0.001)
-''', str(live), str(tmp_path / "stop"), str(tmp_path / "hermes-data")])
+""",
+            str(live),
+            str(tmp_path / "stop"),
+            str(tmp_path / "hermes-data"),
+        ]
+    )
     outcomes = {"written": 0, "refused": 0}
     try:
         deadline = time.monotonic() + 30
@@ -379,7 +412,9 @@ def test_a_running_webui_is_detected_and_the_preview_warns(tmp_path: Path) -> No
         assert f"pid {server.pid}" in running_warning(home)
         (plan,) = plan_action(make_context(home, CLOCK), "restore-backup", d.sessions["shrunken"])
         assert plan.warnings[0].startswith("hermes-webui appears to be running")
-        code, out, _ = run_cli("repair", d.sessions["shrunken"], "--action", "restore-backup", "--home", str(d.home))
+        code, out, _ = run_cli(
+            "repair", d.sessions["shrunken"], "--action", "restore-backup", "--home", str(d.home)
+        )
         assert code == 0 and f"! hermes-webui appears to be running (pid {server.pid}" in out
     finally:
         server.send_signal(signal.SIGKILL)
@@ -389,8 +424,22 @@ def test_a_running_webui_is_detected_and_the_preview_warns(tmp_path: Path) -> No
     assert not any("running" in w for w in plan.warnings)
 
 
-@pytest.mark.parametrize("content", [b"", b"abc", b"-1", b"0", b"99999999999999999999", b"1" * 10_000,
-                                     b"12\x0034", b" 1_0 ", b"\xff\xfe", b"+1", "\u0661".encode()])
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"",
+        b"abc",
+        b"-1",
+        b"0",
+        b"99999999999999999999",
+        b"1" * 10_000,
+        b"12\x0034",
+        b" 1_0 ",
+        b"\xff\xfe",
+        b"+1",
+        "\u0661".encode(),
+    ],
+)
 def test_a_stale_or_hostile_pid_file_is_ignored(tmp_path: Path, content: bytes) -> None:
     home = locate_home(tmp_path, env={})
     (tmp_path / "webui.pid").write_bytes(content)

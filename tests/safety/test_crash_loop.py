@@ -18,14 +18,29 @@ ROOT = Path(__file__).resolve().parents[2]
 LOOP = ROOT / "bench" / "crash_loop.py"
 ITERATIONS = int(os.environ.get("CRASH_LOOP_ITERATIONS", "40"))
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(not LOOP.exists(), reason="no bench/crash_loop.py in this checkout")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not LOOP.exists(), reason="no bench/crash_loop.py in this checkout"),
+]
 
 
 def test_killed_writes_leave_every_file_old_or_new_and_lose_nothing(tmp_path: Path) -> None:
     # A fresh interpreter: the loop forks, and this test process may hold threads (Qt, hypothesis).
-    proc = subprocess.run([sys.executable, str(LOOP), "--iterations", str(ITERATIONS), "--json",
-                           "--keep", str(tmp_path / "work")],
-                          capture_output=True, text=True, cwd=ROOT, timeout=600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(LOOP),
+            "--iterations",
+            str(ITERATIONS),
+            "--json",
+            "--keep",
+            str(tmp_path / "work"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=600,
+    )
     assert proc.stdout, proc.stderr
     r = json.loads(proc.stdout)
     seed = r["seed"]
@@ -36,5 +51,11 @@ def test_killed_writes_leave_every_file_old_or_new_and_lose_nothing(tmp_path: Pa
     assert r["files_checked"] >= ITERATIONS
     assert r["interrupted_writes_undone"] == r["interrupted_writes_logged"]
     assert r["temp_files_after_next_write"] == 0
-    assert set(r["scenarios"]) == {"materialize", "rebuild-index", "recover-journal", "repair-interrupted",
-                                   "restore-backup", "undo"}
+    assert set(r["scenarios"]) == {
+        "materialize",
+        "rebuild-index",
+        "recover-journal",
+        "repair-interrupted",
+        "restore-backup",
+        "undo",
+    }

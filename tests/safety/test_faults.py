@@ -50,6 +50,7 @@ class Injector:
                     real(*args, **kwargs)
                 raise OSError(self.err, os.strerror(self.err))
             return real(*args, **kwargs)
+
         return wrapper
 
 
@@ -82,13 +83,20 @@ def _count_calls(source, tmp_path: Path, scenario: str, monkeypatch) -> int:
     return inj.count
 
 
-FAULTS = [("materialize", errno.ENOSPC), ("repair-interrupted", errno.ENOSPC), ("restore-backup", errno.ENOSPC),
-          ("materialize", errno.EROFS), ("repair-interrupted", errno.EACCES), ("restore-backup", errno.EIO)]
+FAULTS = [
+    ("materialize", errno.ENOSPC),
+    ("repair-interrupted", errno.ENOSPC),
+    ("restore-backup", errno.ENOSPC),
+    ("materialize", errno.EROFS),
+    ("repair-interrupted", errno.EACCES),
+    ("restore-backup", errno.EIO),
+]
 
 
 @pytest.mark.parametrize(("scenario", "err"), FAULTS, ids=[f"{s}-{errno.errorcode[e]}" for s, e in FAULTS])
-def test_a_failing_disk_at_every_step_gives_a_clear_error_and_loses_nothing(tmp_path, monkeypatch, source,
-                                                                           scenario, err) -> None:
+def test_a_failing_disk_at_every_step_gives_a_clear_error_and_loses_nothing(
+    tmp_path, monkeypatch, source, scenario, err
+) -> None:
     total = _count_calls(source, tmp_path, scenario, monkeypatch)
     assert total > 10
     for fail_at in range(1, total + 1):
@@ -117,17 +125,22 @@ def test_a_failing_disk_at_every_step_gives_a_clear_error_and_loses_nothing(tmp_
             assert held in (change.before, change.after), f"{where}: {rel} is torn"
         if outcome is None:
             # A failure the write does not depend on (a folder fsync): the write went through.
-            assert inj.failed is not None and all(now.get(str(c.path.relative_to(root)), (0, None))[1] == c.after
-                                                  for c in plan.changes)
+            assert inj.failed is not None and all(
+                now.get(str(c.path.relative_to(root)), (0, None))[1] == c.after for c in plan.changes
+            )
             continue
         assert os.strerror(err) in outcome, f"{where}: the message does not say why: {outcome}"
         assert "/" in outcome, f"{where}: the message names no file: {outcome}"
         records = log.records()
         if "nothing was written" in outcome or "no file was changed" in outcome:
-            assert not tree_diff(pristine, now), f"{where}: said nothing was written, but: {tree_diff(pristine, now)}"
+            assert not tree_diff(pristine, now), (
+                f"{where}: said nothing was written, but: {tree_diff(pristine, now)}"
+            )
             assert records == [], f"{where}: a write that changed nothing is in the history"
             backups = log.root / "backups"
-            assert not backups.exists() or not any(backups.iterdir()), f"{where}: backups of a write that never was"
+            assert not backups.exists() or not any(backups.iterdir()), (
+                f"{where}: backups of a write that never was"
+            )
         elif "undo them" in outcome:
             (rec,) = records
             assert not rec.complete

@@ -45,8 +45,13 @@ def _cli(*argv: str, env: dict | None = None, timeout: float = 60.0) -> subproce
     """The installed command line in a child process (a real stdout with a real encoding)."""
     full_env = {**os.environ, **(env or {})}
     full_env.setdefault("HERMES_INSPECTOR_NO_CACHE", "1")
-    return subprocess.run([sys.executable, "-m", "inspector", *argv], capture_output=True, timeout=timeout,
-                          env=full_env, cwd=REPO)
+    return subprocess.run(
+        [sys.executable, "-m", "inspector", *argv],
+        capture_output=True,
+        timeout=timeout,
+        env=full_env,
+        cwd=REPO,
+    )
 
 
 def _set_title(d, scenario: str, raw_json_text: bytes) -> str:
@@ -66,8 +71,11 @@ def test_a_lone_surrogate_in_a_title_is_shown_escaped_by_every_output(tmp_path: 
     sid = _set_title(d, "healthy", b"\\ud800 \\udfff ")
     assert "\ud800" in json.loads((d.session_dir / f"{sid}.json").read_bytes())["title"]  # hermes loads it
     h = ("--home", str(d.home))
-    for env in ({"PYTHONIOENCODING": "utf-8"}, {"PYTHONIOENCODING": "ascii", "LC_ALL": "C"},
-                {"PYTHONIOENCODING": "latin-1"}):
+    for env in (
+        {"PYTHONIOENCODING": "utf-8"},
+        {"PYTHONIOENCODING": "ascii", "LC_ALL": "C"},
+        {"PYTHONIOENCODING": "latin-1"},
+    ):
         for argv in (("list", *h), ("show", sid, *h), ("audit", *h)):
             proc = _cli(*argv, env=env)
             assert proc.returncode == 0 and b"Traceback" not in proc.stderr, (argv, env, proc.stderr[-400:])
@@ -129,9 +137,13 @@ def test_a_hostile_state_db_is_a_finding_and_no_command_hangs(tmp_path: Path, sc
     h = ("--home", str(d.home))
     state_only = d.sessions["state_only"]
     said = []
-    for argv in (("list", *h), ("audit", *h), ("show", state_only, *h),
-                 ("repair", "--all", "--action", "materialize", *h),
-                 ("repair", state_only, "--action", "materialize", *h)):
+    for argv in (
+        ("list", *h),
+        ("audit", *h),
+        ("show", state_only, *h),
+        ("repair", "--all", "--action", "materialize", *h),
+        ("repair", state_only, "--action", "materialize", *h),
+    ):
         proc = _cli(*argv, timeout=30)  # a hang is a TimeoutExpired
         assert b"Traceback" not in proc.stderr, (argv, proc.stderr[-400:])
         said.append(proc.stdout.decode())
@@ -177,8 +189,9 @@ _MEASURED = (
 def _cli_rss(*argv: str, timeout: float = 30.0) -> tuple[subprocess.CompletedProcess, int]:
     """The command line in a child process: its result and its peak memory (MB)."""
     env = {**os.environ, "HERMES_INSPECTOR_NO_CACHE": "1"}
-    proc = subprocess.run([sys.executable, "-c", _MEASURED, *argv], capture_output=True, timeout=timeout,
-                          env=env, cwd=REPO)
+    proc = subprocess.run(
+        [sys.executable, "-c", _MEASURED, *argv], capture_output=True, timeout=timeout, env=env, cwd=REPO
+    )
     err = proc.stderr.decode(errors="replace")
     assert "MAXRSS_KB" in err and "Traceback" not in err, (argv, err[-600:])
     return proc, int(err.rsplit("MAXRSS_KB ", 1)[1].split()[0]) // 1024
@@ -187,17 +200,30 @@ def _cli_rss(*argv: str, timeout: float = 30.0) -> tuple[subprocess.CompletedPro
 def _commands(d) -> list[tuple[str, ...]]:
     h = ("--home", str(d.home))
     shrunken, lost = d.sessions["shrunken"], d.sessions["lost_response"]
-    return [("list", *h), ("audit", *h), ("list", "--json", *h), ("show", shrunken, *h), ("show", lost, *h),
-            ("journal", lost, *h), ("repair", "--all", "--action", "rebuild-index", *h),
-            ("repair", shrunken, "--action", "restore-backup", *h),
-            ("repair", lost, "--action", "recover-journal", *h)]
+    return [
+        ("list", *h),
+        ("audit", *h),
+        ("list", "--json", *h),
+        ("show", shrunken, *h),
+        ("show", lost, *h),
+        ("journal", lost, *h),
+        ("repair", "--all", "--action", "rebuild-index", *h),
+        ("repair", shrunken, "--action", "restore-backup", *h),
+        ("repair", lost, "--action", "recover-journal", *h),
+    ]
 
 
 def _special(d, kind: str) -> None:
     """Every file the inspector opens besides sidecars and journals, as a FIFO or a link to /dev/zero."""
     sd = d.session_dir
-    for path in (d.home / "webui.ctl.env", d.home / "webui.pid", sd / "_index.json",
-                 sd / "_deleted_webui_sessions.json", sd / "fifo01.json", Path(f"{d.state_db}-journal")):
+    for path in (
+        d.home / "webui.ctl.env",
+        d.home / "webui.pid",
+        sd / "_index.json",
+        sd / "_deleted_webui_sessions.json",
+        sd / "fifo01.json",
+        Path(f"{d.state_db}-journal"),
+    ):
         if path.exists() or path.is_symlink():
             path.unlink()
         if kind == "fifo":
@@ -220,18 +246,33 @@ def test_special_files_never_block_nor_fill_memory(tmp_path: Path, kind: str) ->
 
 
 def _event_line(seq, event="token", **extra) -> bytes:
-    record = {"version": 1, "event_id": f"r1:{seq}", "seq": seq, "run_id": "r1", "session_id": "s1",
-              "event": event, "type": event, "created_at": 1_780_000_000.0 + seq, "payload": {"text": "h\u00e9"},
-              **extra}
+    record = {
+        "version": 1,
+        "event_id": f"r1:{seq}",
+        "seq": seq,
+        "run_id": "r1",
+        "session_id": "s1",
+        "event": event,
+        "type": event,
+        "created_at": 1_780_000_000.0 + seq,
+        "payload": {"text": "h\u00e9"},
+        **extra,
+    }
     return json.dumps(record, ensure_ascii=False).encode() + b"\n"
 
 
 JOURNAL_BODIES = {
     "plain": b"".join(_event_line(i) for i in range(1, 40)),
-    "terminal-then-more": _event_line(1) + _event_line(2, "done", terminal=True, terminal_state="completed")
-    + _event_line(3) + _event_line(4, "stream_end", terminal=True, terminal_state="x"),
-    "junk-and-tears": _event_line(1) + b"not json\n\n[1,2]\r\n" + _event_line(2)[:-1] + "\u2028x\n".encode()
-    + _event_line(3) + b'{"seq": 4',
+    "terminal-then-more": _event_line(1)
+    + _event_line(2, "done", terminal=True, terminal_state="completed")
+    + _event_line(3)
+    + _event_line(4, "stream_end", terminal=True, terminal_state="x"),
+    "junk-and-tears": _event_line(1)
+    + b"not json\n\n[1,2]\r\n"
+    + _event_line(2)[:-1]
+    + "\u2028x\n".encode()
+    + _event_line(3)
+    + b'{"seq": 4',
     "invalid-utf8": _event_line(1) + b'{"seq": 2, "x": "\xff"}\n' + _event_line(3),
     "empty": b"",
 }
@@ -239,7 +280,9 @@ JOURNAL_BODIES = {
 
 @pytest.mark.parametrize("name", sorted(JOURNAL_BODIES))
 @pytest.mark.parametrize("block", [5, 64, 1 << 22])
-def test_a_streamed_journal_summary_is_hermes_summary(tmp_path: Path, monkeypatch, name: str, block: int) -> None:
+def test_a_streamed_journal_summary_is_hermes_summary(
+    tmp_path: Path, monkeypatch, name: str, block: int
+) -> None:
     """A journal too large to load whole is summarised piece by piece, with hermes' own verdict."""
     path = tmp_path / "r1.jsonl"
     path.write_bytes(JOURNAL_BODIES[name])
@@ -270,10 +313,13 @@ def test_the_quick_look_never_opens_a_fifo(tmp_path: Path) -> None:
     every ``*.json`` without O_NONBLOCK, so a FIFO named like a sidecar hung it."""
     d, _ = demo(tmp_path / "home")
     os.mkfifo(d.session_dir / "fifo01.json")
-    code = ("import sys; from pathlib import Path; from inspector.quickscan import quick_rows; "
-            "rows = quick_rows(Path(sys.argv[1])); print('fifo01' in {r.session_id for r in rows})")
-    proc = subprocess.run([sys.executable, "-c", code, str(d.session_dir)], capture_output=True, timeout=20,
-                          cwd=REPO)
+    code = (
+        "import sys; from pathlib import Path; from inspector.quickscan import quick_rows; "
+        "rows = quick_rows(Path(sys.argv[1])); print('fifo01' in {r.session_id for r in rows})"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(d.session_dir)], capture_output=True, timeout=20, cwd=REPO
+    )
     assert proc.returncode == 0, proc.stderr[-400:]
     assert proc.stdout.strip() == b"True"  # listed (a blocked open is a TimeoutExpired)
 
@@ -316,14 +362,26 @@ def private_state(tmp_path: Path, monkeypatch) -> Path:
 
 
 def _restore(d, *extra: str) -> tuple[int, str]:
-    code, out, err = run_cli("repair", d.sessions["shrunken"], "--action", "restore-backup", "--home", str(d.home),
-                             "--now", str(CLOCK.now), "--server-started-at", str(CLOCK.server_started_at), *extra)
+    code, out, err = run_cli(
+        "repair",
+        d.sessions["shrunken"],
+        "--action",
+        "restore-backup",
+        "--home",
+        str(d.home),
+        "--now",
+        str(CLOCK.now),
+        "--server-started-at",
+        str(CLOCK.server_started_at),
+        *extra,
+    )
     assert "Traceback" not in err, err
     return code, out
 
 
-def test_a_linked_sessions_folder_is_shown_and_written_only_with_follow_links(tmp_path: Path,
-                                                                             private_state: Path) -> None:
+def test_a_linked_sessions_folder_is_shown_and_written_only_with_follow_links(
+    tmp_path: Path, private_state: Path
+) -> None:
     d, _ = demo(tmp_path / "home")
     elsewhere = tmp_path / "elsewhere"
     d.session_dir.rename(elsewhere)
@@ -340,7 +398,9 @@ def test_a_linked_sessions_folder_is_shown_and_written_only_with_follow_links(tm
     assert (elsewhere / live).read_bytes() == (elsewhere / f"{live}.bak").read_bytes()
 
 
-def test_a_bak_linked_to_a_private_file_outside_the_home_is_not_copied(tmp_path: Path, private_state: Path) -> None:
+def test_a_bak_linked_to_a_private_file_outside_the_home_is_not_copied(
+    tmp_path: Path, private_state: Path
+) -> None:
     d, _ = demo(tmp_path / "home")
     secret = tmp_path / "private" / "secret.json"
     secret.parent.mkdir()
@@ -357,8 +417,9 @@ def test_a_bak_linked_to_a_private_file_outside_the_home_is_not_copied(tmp_path:
     assert f"{bak} -> {secret}" in shown  # the link shown as what it is
 
 
-def test_state_dir_from_the_homes_own_env_file_outside_the_home_needs_follow_links(tmp_path: Path,
-                                                                                   private_state: Path) -> None:
+def test_state_dir_from_the_homes_own_env_file_outside_the_home_needs_follow_links(
+    tmp_path: Path, private_state: Path
+) -> None:
     d, _ = demo(tmp_path / "home")
     elsewhere = tmp_path / "elsewhere-state"
     (d.home / "webui").rename(elsewhere)

@@ -48,43 +48,77 @@ from inspector.store.sidecar import (
 from tests.safety.helpers import CLOCK, apply_then_undo, demo, inspect_everything
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-HOME_SETTINGS = settings(max_examples=30, deadline=None,
-                         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+HOME_SETTINGS = settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 
 # Strings without the known-bug triggers (lone surrogates): see the module docstring.
 _text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
-_scalars = st.one_of(st.none(), st.booleans(), st.integers(min_value=-2**70, max_value=2**70),
-                     st.floats(allow_nan=False, allow_infinity=False), _text)
-_json = st.recursive(_scalars, lambda c: st.lists(c, max_size=3) | st.dictionaries(_text, c, max_size=3),
-                     max_leaves=12)
+_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    _text,
+)
+_json = st.recursive(
+    _scalars, lambda c: st.lists(c, max_size=3) | st.dictionaries(_text, c, max_size=3), max_leaves=12
+)
 _roles = st.sampled_from(["user", "assistant", "tool", "system", "", None, 3])
 _message = st.one_of(
-    st.fixed_dictionaries({"role": _roles, "content": _json}, optional={
-        "timestamp": _scalars, "_ts": _scalars, "_error": st.booleans(), "_partial": st.booleans(),
-        "_pending_journal_recovery": st.booleans(), "type": st.sampled_from(["interrupted", "x", None]),
-        "_journal_retry_stream_id": st.one_of(_text, st.none()), "_journal_retry_attempts": _scalars,
-        "tool_calls": _json, "reasoning": _json}),
+    st.fixed_dictionaries(
+        {"role": _roles, "content": _json},
+        optional={
+            "timestamp": _scalars,
+            "_ts": _scalars,
+            "_error": st.booleans(),
+            "_partial": st.booleans(),
+            "_pending_journal_recovery": st.booleans(),
+            "type": st.sampled_from(["interrupted", "x", None]),
+            "_journal_retry_stream_id": st.one_of(_text, st.none()),
+            "_journal_retry_attempts": _scalars,
+            "tool_calls": _json,
+            "reasoning": _json,
+        },
+    ),
     _json,
 )
 _PATH_KEYS = {"workspace", "created_workspace", "worktree_path", "worktree_repo_root"}
 _path_text = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=12)
 _meta = st.dictionaries(
     st.sampled_from([k for k in META_KEYS if k not in ("input_tokens", "cache_read_tokens")]),
-    _json, max_size=8,
-).map(lambda d: {k: (v if k not in _PATH_KEYS or not isinstance(v, str) else v.replace("\x00", ""))
-                 for k, v in d.items()})
-_tokens = st.fixed_dictionaries({}, optional={"input_tokens": st.integers(-5, 10**6),
-                                               "cache_read_tokens": st.integers(-5, 10**6)})
+    _json,
+    max_size=8,
+).map(
+    lambda d: {
+        k: (v if k not in _PATH_KEYS or not isinstance(v, str) else v.replace("\x00", ""))
+        for k, v in d.items()
+    }
+)
+_tokens = st.fixed_dictionaries(
+    {}, optional={"input_tokens": st.integers(-5, 10**6), "cache_read_tokens": st.integers(-5, 10**6)}
+)
 
 
 def _sidecar_obj(sid: str):
     return st.builds(
         lambda meta, tokens, messages, extra, sid_value: {
             **{k: v for k, v in meta.items() if k not in _PATH_KEYS or isinstance(v, str) or v is None},
-            **tokens, "session_id": sid_value, "messages": messages, **extra},
-        _meta, _tokens, st.one_of(st.lists(_message, max_size=5), _json),
-        st.dictionaries(st.sampled_from(["message_count", "tool_calls", "anchor_activity_scenes",
-                                         "context_messages", "unknown_key"]), _json, max_size=2),
+            **tokens,
+            "session_id": sid_value,
+            "messages": messages,
+            **extra,
+        },
+        _meta,
+        _tokens,
+        st.one_of(st.lists(_message, max_size=5), _json),
+        st.dictionaries(
+            st.sampled_from(
+                ["message_count", "tool_calls", "anchor_activity_scenes", "context_messages", "unknown_key"]
+            ),
+            _json,
+            max_size=2,
+        ),
         st.one_of(st.just(sid), st.just(sid), _scalars),
     )
 
@@ -129,7 +163,10 @@ def test_the_sidecar_reader_raises_nothing_but_sidecar_error(data: bytes) -> Non
             assert loaded.odd_messages is not None and not hasattr(loaded.odd_messages, "__len__")
     out = dump_session(loaded.data)
     assert isinstance(parse_sidecar_bytes(out), dict)
-    assert count_messages_in_bytes(data) in (-1, len(raw["messages"]) if isinstance(raw.get("messages"), list) else -1)
+    assert count_messages_in_bytes(data) in (
+        -1,
+        len(raw["messages"]) if isinstance(raw.get("messages"), list) else -1,
+    )
 
 
 @SETTINGS
@@ -145,7 +182,10 @@ def test_the_catalogue_summary_of_any_file_never_raises(data: bytes) -> None:
 # ---------------------------------------------------------------- the state.db decoder and readers
 
 _db_values = st.one_of(
-    st.none(), st.integers(min_value=-2**63, max_value=2**63 - 1), st.floats(allow_nan=False), _text,
+    st.none(),
+    st.integers(min_value=-(2**63), max_value=2**63 - 1),
+    st.floats(allow_nan=False),
+    _text,
     st.binary(max_size=20),
     _json.map(lambda v: statedb.CONTENT_JSON_PREFIX + json.dumps(v)),
     _json.map(lambda v: statedb.CONTENT_JSON_PREFIX + json.dumps(json.dumps(v))),
@@ -160,7 +200,7 @@ def test_the_content_decoder_never_raises(value) -> None:
     statedb.decode_json_column(value)
     if isinstance(value, str) and value.startswith(statedb.CONTENT_JSON_PREFIX):
         try:
-            json.loads(value[len(statedb.CONTENT_JSON_PREFIX):])
+            json.loads(value[len(statedb.CONTENT_JSON_PREFIX) :])
         except ValueError:
             assert decoded == value  # bad JSON: the original text, never an exception
 
@@ -180,19 +220,32 @@ def test_state_db_readers_raise_nothing_but_state_db_error(rows) -> None:
                                    timestamp REAL, tool_calls TEXT, active INTEGER);
         """)
         for sid, role, content, calls, invalid_utf8 in rows:
-            con.execute("INSERT INTO sessions VALUES (?, 'webui', 1, ?, ?)", (sid, role, content if
-                                                                              isinstance(content, int) else 0))
+            con.execute(
+                "INSERT INTO sessions VALUES (?, 'webui', 1, ?, ?)",
+                (sid, role, content if isinstance(content, int) else 0),
+            )
             text = "CAST(? AS TEXT)" if invalid_utf8 else "?"
-            con.execute(f"INSERT INTO messages (session_id, role, content, timestamp, tool_calls, active) "
-                        f"VALUES (?, ?, {text}, ?, ?, ?)",
-                        (sid, role, b"\xff\xfe" if invalid_utf8 else content, calls if isinstance(calls, float)
-                         else 1.0, calls, 0 if invalid_utf8 else None))
+            con.execute(
+                f"INSERT INTO messages (session_id, role, content, timestamp, tool_calls, active) "
+                f"VALUES (?, ?, {text}, ?, ?, ?)",
+                (
+                    sid,
+                    role,
+                    b"\xff\xfe" if invalid_utf8 else content,
+                    calls if isinstance(calls, float) else 1.0,
+                    calls,
+                    0 if invalid_utf8 else None,
+                ),
+            )
         con.commit()
         con.close()
         for sid in {r[0] for r in rows}:
-            for reader in (statedb.list_sessions, lambda p, s=sid: statedb.read_transcript(p, s),
-                           lambda p, s=sid: statedb.session_record(p, s),
-                           lambda p, s=sid: statedb.dropped_field_counts(p, s)):
+            for reader in (
+                statedb.list_sessions,
+                lambda p, s=sid: statedb.read_transcript(p, s),
+                lambda p, s=sid: statedb.session_record(p, s),
+                lambda p, s=sid: statedb.dropped_field_counts(p, s),
+            ):
                 try:
                     reader(db)
                 except statedb.StateDbError:
@@ -204,11 +257,18 @@ def test_state_db_readers_raise_nothing_but_state_db_error(rows) -> None:
 # ---------------------------------------------------------------- every planner on a hostile home
 
 _journal_line = st.one_of(
-    st.fixed_dictionaries({"seq": _scalars, "event": st.sampled_from(["token", "tool", "done", "error",
-                                                                      "reasoning", "x"]),
-                           "payload": _json, "terminal": st.booleans(), "terminal_state": _scalars,
-                           "run_id": _text, "session_id": _text, "event_id": _text})
-    .map(lambda e: json.dumps(e, ensure_ascii=False).encode()),
+    st.fixed_dictionaries(
+        {
+            "seq": _scalars,
+            "event": st.sampled_from(["token", "tool", "done", "error", "reasoning", "x"]),
+            "payload": _json,
+            "terminal": st.booleans(),
+            "terminal_state": _scalars,
+            "run_id": _text,
+            "session_id": _text,
+            "event_id": _text,
+        }
+    ).map(lambda e: json.dumps(e, ensure_ascii=False).encode()),
     st.binary(max_size=40),
 )
 
@@ -223,14 +283,43 @@ def _hostile_edits(draw):
     if draw(st.booleans()):
         edits.append(("bak", "shrunken", draw(_sidecar_bytes("@shrunken"))))
     if draw(st.booleans()):
-        edits.append(("index", None, draw(st.one_of(
-            st.lists(st.dictionaries(st.sampled_from(["session_id", "title", "updated_at", "message_count",
-                                                      "parent_session_id"]), _json), max_size=4)
-            .map(lambda v: json.dumps(v).encode()), st.binary(max_size=60)))))
+        edits.append(
+            (
+                "index",
+                None,
+                draw(
+                    st.one_of(
+                        st.lists(
+                            st.dictionaries(
+                                st.sampled_from(
+                                    [
+                                        "session_id",
+                                        "title",
+                                        "updated_at",
+                                        "message_count",
+                                        "parent_session_id",
+                                    ]
+                                ),
+                                _json,
+                            ),
+                            max_size=4,
+                        ).map(lambda v: json.dumps(v).encode()),
+                        st.binary(max_size=60),
+                    )
+                ),
+            )
+        )
     if draw(st.booleans()):
-        edits.append(("journal", draw(st.sampled_from(["lost_response", "stale_pending"])),
-                      b"".join(line + draw(st.sampled_from([b"\n", b"\r\n", "\u2028".encode(), b""]))
-                               for line in draw(st.lists(_journal_line, max_size=5)))))
+        edits.append(
+            (
+                "journal",
+                draw(st.sampled_from(["lost_response", "stale_pending"])),
+                b"".join(
+                    line + draw(st.sampled_from([b"\n", b"\r\n", "\u2028".encode(), b""]))
+                    for line in draw(st.lists(_journal_line, max_size=5))
+                ),
+            )
+        )
     if draw(st.booleans()):
         edits.append(("statedb", None, draw(st.lists(st.tuples(_ids, _db_values), min_size=1, max_size=3))))
     return edits
@@ -240,10 +329,13 @@ def _apply_edits(d, edits) -> None:
     for what, scenario, value in edits:
         sid = d.sessions.get(scenario) if scenario else None
         if what == "sidecar":
-            (d.session_dir / f"{sid}.json").write_bytes(value.replace(f'"@{scenario}"'.encode(), f'"{sid}"'.encode()))
+            (d.session_dir / f"{sid}.json").write_bytes(
+                value.replace(f'"@{scenario}"'.encode(), f'"{sid}"'.encode())
+            )
         elif what == "bak":
-            (d.session_dir / f"{sid}.json.bak").write_bytes(value.replace(f'"@{scenario}"'.encode(),
-                                                                          f'"{sid}"'.encode()))
+            (d.session_dir / f"{sid}.json.bak").write_bytes(
+                value.replace(f'"@{scenario}"'.encode(), f'"{sid}"'.encode())
+            )
         elif what == "index":
             (d.session_dir / "_index.json").write_bytes(value)
         elif what == "journal":
@@ -255,10 +347,14 @@ def _apply_edits(d, edits) -> None:
         elif what == "statedb":
             con = sqlite3.connect(d.state_db)
             for i, (row_id, content) in enumerate(value):
-                con.execute("INSERT OR IGNORE INTO sessions (id, source, started_at, title) VALUES (?, 'webui', ?, ?)",
-                            (row_id, 1.0 + i, f"hyp{i}"))
-                con.execute("INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, 'user', ?, ?)",
-                            (row_id, content, 2.0 + i))
+                con.execute(
+                    "INSERT OR IGNORE INTO sessions (id, source, started_at, title) VALUES (?, 'webui', ?, ?)",
+                    (row_id, 1.0 + i, f"hyp{i}"),
+                )
+                con.execute(
+                    "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, 'user', ?, ?)",
+                    (row_id, content, 2.0 + i),
+                )
             con.commit()
             con.close()
 

@@ -37,9 +37,11 @@ from tests.safety.helpers import (
 )
 
 NOBODY = 65534
-HOSTILE = ("\x1b[31mRED\x1b[0m \x1b]0;pwned-title\x07 \x1b]8;;http://evil.example/\x1b\\link\x1b]8;;\x1b\\ "
-           "\x9b2J \r\x08\x08overwrite \x07bell \x00nul \u2028sep\u2029 \x7fdel <script>alert(1)</script>"
-           "<img src='file:///etc/hostname'>")
+HOSTILE = (
+    "\x1b[31mRED\x1b[0m \x1b]0;pwned-title\x07 \x1b]8;;http://evil.example/\x1b\\link\x1b]8;;\x1b\\ "
+    "\x9b2J \r\x08\x08overwrite \x07bell \x00nul \u2028sep\u2029 \x7fdel <script>alert(1)</script>"
+    "<img src='file:///etc/hostname'>"
+)
 UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
 
 
@@ -62,19 +64,34 @@ def _hostile_home(root: Path):
     journal = next((d.session_dir / "_run_journal" / d.sessions["lost_response"]).iterdir())
     with open(journal, "ab") as fh:
         run, sid = journal.stem, d.sessions["lost_response"]
-        event = {"version": 1, "event_id": f"{run}:90", "seq": 90, "run_id": run, "session_id": sid,
-                 "event": "tool" + HOSTILE, "type": "tool", "created_at": 1_780_000_000, "terminal": False,
-                 "terminal_state": None, "payload": {"name": "N " + HOSTILE, "text": "J " + HOSTILE}}
+        event = {
+            "version": 1,
+            "event_id": f"{run}:90",
+            "seq": 90,
+            "run_id": run,
+            "session_id": sid,
+            "event": "tool" + HOSTILE,
+            "type": "tool",
+            "created_at": 1_780_000_000,
+            "terminal": False,
+            "terminal_state": None,
+            "payload": {"name": "N " + HOSTILE, "text": "J " + HOSTILE},
+        }
         fh.write(json.dumps(event, ensure_ascii=False).encode() + b"\n")
         fh.write(("dropped line " + HOSTILE + "\n").encode())
     (d.session_dir / "_index.json").write_bytes(
-        json.dumps([{"session_id": "idx" + HOSTILE, "title": "I " + HOSTILE, "updated_at": 1}]).encode())
+        json.dumps([{"session_id": "idx" + HOSTILE, "title": "I " + HOSTILE, "updated_at": 1}]).encode()
+    )
     (d.session_dir / "evil\x1b[2J\x07name.json").write_bytes(b'{"session_id": "x", "title": "\\u001b[5m"}')
     con = sqlite3.connect(d.state_db)
-    con.execute("INSERT INTO sessions (id, source, started_at, title) VALUES (?, 'webui', 1, ?)",
-                ("db\x1b[31m", "S " + HOSTILE))
-    con.execute("INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, 'user', ?, 2)",
-                ("db\x1b[31m", "D " + HOSTILE))
+    con.execute(
+        "INSERT INTO sessions (id, source, started_at, title) VALUES (?, 'webui', 1, ?)",
+        ("db\x1b[31m", "S " + HOSTILE),
+    )
+    con.execute(
+        "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, 'user', ?, 2)",
+        ("db\x1b[31m", "D " + HOSTILE),
+    )
     con.commit()
     con.close()
     return d, home
@@ -97,7 +114,9 @@ def test_the_command_line_never_prints_terminal_control_characters(tmp_path: Pat
         assert "Traceback" not in err
         for stream in (out, err):
             bad = UNSAFE.search(stream)
-            assert bad is None, f"{argv[0]} printed {bad.group()!r}: ...{stream[max(0, bad.start() - 60):bad.end() + 20]!r}"
+            assert bad is None, (
+                f"{argv[0]} printed {bad.group()!r}: ...{stream[max(0, bad.start() - 60) : bad.end() + 20]!r}"
+            )
         checked += len(out)
         code, out, err = run_cli(*argv, "--json")
         if code != 2:
@@ -124,22 +143,50 @@ def test_safe_text_escapes_every_terminal_control_character() -> None:
 def _unsafe_id_home(root: Path):
     """Ids that would escape the sessions folder, arriving from every source the inspector reads."""
     d, home = demo(root)
-    evil = ["../../outside/escaped", "../escaped", "..", ".", "a/b", "/abs/path", "nul\x00id", "..\\win",
-            "\u2025\u2025/x", "caf\u00e9", "-rf", " "]
+    evil = [
+        "../../outside/escaped",
+        "../escaped",
+        "..",
+        ".",
+        "a/b",
+        "/abs/path",
+        "nul\x00id",
+        "..\\win",
+        "\u2025\u2025/x",
+        "caf\u00e9",
+        "-rf",
+        " ",
+    ]
     con = sqlite3.connect(d.state_db)
     for i, sid in enumerate(evil):
-        con.execute("INSERT INTO sessions (id, source, started_at, title, message_count) VALUES (?, 'webui', 1, ?, 1)",
-                    (sid, f"t{i}"))
-        con.execute("INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, 'user', 'x', 2)", (sid,))
+        con.execute(
+            "INSERT INTO sessions (id, source, started_at, title, message_count) VALUES (?, 'webui', 1, ?, 1)",
+            (sid, f"t{i}"),
+        )
+        con.execute(
+            "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, 'user', 'x', 2)", (sid,)
+        )
     con.commit()
     con.close()
-    (d.session_dir / "_index.json").write_bytes(json.dumps(
-        [{"session_id": sid, "title": "t", "updated_at": 1, "message_count": 3} for sid in evil]).encode())
+    (d.session_dir / "_index.json").write_bytes(
+        json.dumps(
+            [{"session_id": sid, "title": "t", "updated_at": 1, "message_count": 3} for sid in evil]
+        ).encode()
+    )
     for i, sid in enumerate(evil):
-        (d.session_dir / f"inner{i:02d}.json").write_bytes(json.dumps(
-            {"session_id": sid, "messages": [{"role": "user", "content": "x"}], "pending_user_message": "p",
-             "active_stream_id": "../../../../tmp/x"}).encode())
-    (d.session_dir / "_deleted_webui_sessions.json").write_bytes(json.dumps({"version": 1, "ids": evil}).encode())
+        (d.session_dir / f"inner{i:02d}.json").write_bytes(
+            json.dumps(
+                {
+                    "session_id": sid,
+                    "messages": [{"role": "user", "content": "x"}],
+                    "pending_user_message": "p",
+                    "active_stream_id": "../../../../tmp/x",
+                }
+            ).encode()
+        )
+    (d.session_dir / "_deleted_webui_sessions.json").write_bytes(
+        json.dumps({"version": 1, "ids": evil}).encode()
+    )
     (d.session_dir / "..json.bak").write_bytes(b'{"messages": [1, 2, 3]}')
     (d.session_dir / "_run_journal" / "..x").mkdir()
     ((d.session_dir / "_run_journal" / "..x") / "r.jsonl").write_bytes(b'{"seq": 1}\n')
@@ -188,7 +235,9 @@ def _one_plan(tmp_path: Path, mode: int | None = None) -> tuple[Path, Plan]:
     target.write_bytes(b'{"a": 1}')
     if mode is not None:
         target.chmod(mode)
-    return target, Plan("test", "s1", [FileChange(target, b'{"a": 1}', b'{"a": 2}', Fingerprint.of_bytes(b'{"a": 1}'))])
+    return target, Plan(
+        "test", "s1", [FileChange(target, b'{"a": 1}', b'{"a": 2}', Fingerprint.of_bytes(b'{"a": 1}'))]
+    )
 
 
 @pytest.mark.parametrize("umask", [0o000, 0o022, 0o077])
@@ -264,7 +313,11 @@ def test_a_symlinked_target_is_never_written_through_nor_replaced(tmp_path: Path
     dangling = folder / "s2.json"
     dangling.symlink_to(outside / "created-through-link.json")
     plans = [
-        Plan("modify", "s1", [FileChange(link, secret.read_bytes(), b"{}", Fingerprint.of_bytes(secret.read_bytes()))]),
+        Plan(
+            "modify",
+            "s1",
+            [FileChange(link, secret.read_bytes(), b"{}", Fingerprint.of_bytes(secret.read_bytes()))],
+        ),
         Plan("create", "s2", [FileChange(dangling, None, b"{}")]),
         Plan("delete", "s1", [FileChange(link, secret.read_bytes(), None)]),
     ]
@@ -298,8 +351,9 @@ def test_a_demo_repair_refuses_a_symlinked_sidecar(tmp_path: Path) -> None:
     live.unlink()
     live.symlink_to(copy)
     (plan,) = plan_action(make_context(home, CLOCK), "restore-backup", d.sessions["shrunken"])
-    code, out, _ = run_cli("repair", d.sessions["shrunken"], "--action", "restore-backup", "--home", str(d.home),
-                           "--write")
+    code, out, _ = run_cli(
+        "repair", d.sessions["shrunken"], "--action", "restore-backup", "--home", str(d.home), "--write"
+    )
     assert code == 1 and "symbolic link" in out
     assert live.is_symlink() and copy.read_bytes() == original
     assert plan.changes  # the preview still shows what hermes would do; the write is refused

@@ -47,9 +47,24 @@ def _hostile(root: Path):
     journal = next((d.session_dir / "_run_journal" / d.sessions["stale_pending"]).iterdir())
     with open(journal, "ab") as fh:
         run, sid = journal.stem, d.sessions["stale_pending"]
-        fh.write(json.dumps({"version": 1, "event_id": f"{run}:50", "seq": 50, "run_id": run, "session_id": sid,
-                             "event": "tool", "type": "tool", "created_at": 1, "terminal": False,
-                             "terminal_state": None, "payload": {"name": MARKUP, "text": MARKUP}}).encode() + b"\n")
+        fh.write(
+            json.dumps(
+                {
+                    "version": 1,
+                    "event_id": f"{run}:50",
+                    "seq": 50,
+                    "run_id": run,
+                    "session_id": sid,
+                    "event": "tool",
+                    "type": "tool",
+                    "created_at": 1,
+                    "terminal": False,
+                    "terminal_state": None,
+                    "payload": {"name": MARKUP, "text": MARKUP},
+                }
+            ).encode()
+            + b"\n"
+        )
         fh.write(MARKUP.encode() + b"\n")
     return d, locate_home(d.home, None, None)
 
@@ -90,8 +105,11 @@ def _collect(window: QWidget) -> list[tuple[str, str, str]]:
         if w.toolTip():
             out.append(("tooltip", name, w.toolTip()))
         if isinstance(w, QLabel):
-            kind = "plainlabel" if w.textFormat() == Qt.TextFormat.PlainText else (
-                "richlabel" if w.textFormat() == Qt.TextFormat.RichText else "autolabel")
+            kind = (
+                "plainlabel"
+                if w.textFormat() == Qt.TextFormat.PlainText
+                else ("richlabel" if w.textFormat() == Qt.TextFormat.RichText else "autolabel")
+            )
             out.append((kind, name, w.text()))
         if isinstance(w, QTextEdit):
             out.append(("document", name, w.document().toHtml()))
@@ -106,8 +124,10 @@ def _collect(window: QWidget) -> list[tuple[str, str, str]]:
             for r in range(min(model.rowCount(parent), 500)):
                 for c in range(model.columnCount(parent)):
                     ix = model.index(r, c, parent)
-                    for role, kind in ((Qt.ItemDataRole.ToolTipRole, "tooltip"),
-                                       (Qt.ItemDataRole.DisplayRole, "cell")):
+                    for role, kind in (
+                        (Qt.ItemDataRole.ToolTipRole, "tooltip"),
+                        (Qt.ItemDataRole.DisplayRole, "cell"),
+                    ):
                         value = model.data(ix, role)
                         if isinstance(value, str):
                             out.append((kind, f"{type(model).__name__}[{r},{c}]", value))
@@ -133,20 +153,33 @@ def _document_objects(edit: QTextEdit, name: str) -> list[tuple[str, str, str]]:
 
 
 def test_labels_and_documents_show_untrusted_markup_as_text(shown) -> None:
-    rich = [(k, where, text[:90]) for k, where, text in shown
-            if MARK in text and (k == "richlabel" or (k == "autolabel" and GuiQt.mightBeRichText(text)))]
+    rich = [
+        (k, where, text[:90])
+        for k, where, text in shown
+        if MARK in text and (k == "richlabel" or (k == "autolabel" and GuiQt.mightBeRichText(text)))
+    ]
     assert rich == [], f"labels that render untrusted text as HTML: {rich}"
     objects = [(k, where, text) for k, where, text in shown if k in ("image", "anchor")]
     assert not [o for o in objects if o[0] == "image"], f"images in a document: {objects}"
-    assert all(not text.startswith(("http", "file", "ftp", "//")) and MARK not in text
-               for k, _, text in objects if k == "anchor"), objects
+    assert all(
+        not text.startswith(("http", "file", "ftp", "//")) and MARK not in text
+        for k, _, text in objects
+        if k == "anchor"
+    ), objects
     docs = [text for k, _, text in shown if k == "document" and MARK in text]
     assert docs and all("<img" not in t and "<script" not in t for t in docs)
 
 
 def test_tooltips_never_render_untrusted_markup(shown) -> None:
     # A tooltip Qt renders as HTML must carry the untrusted text escaped, never as live markup.
-    rich = sorted({(where, text[:90]) for k, where, text in shown
-                   if k == "tooltip" and MARK in text and GuiQt.mightBeRichText(text)
-                   and any(tag in text.lower() for tag in ("<img", "<script", "<a ", "<iframe", "<b>"))})
+    rich = sorted(
+        {
+            (where, text[:90])
+            for k, where, text in shown
+            if k == "tooltip"
+            and MARK in text
+            and GuiQt.mightBeRichText(text)
+            and any(tag in text.lower() for tag in ("<img", "<script", "<a ", "<iframe", "<b>"))
+        }
+    )
     assert rich == [], f"tooltips that render untrusted markup: {rich}"

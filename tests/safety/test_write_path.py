@@ -44,8 +44,21 @@ from inspector.store.files import Fingerprint
 from tests.safety.helpers import CLOCK, demo, run_cli, tree_diff, tree_state
 
 ROOT = Path(__file__).resolve().parents[2]
-HOOKED = ("open", "write", "fsync", "fchmod", "fchown", "close", "replace", "link", "unlink", "rename", "mkdir",
-          "chmod", "rmdir")
+HOOKED = (
+    "open",
+    "write",
+    "fsync",
+    "fchmod",
+    "fchown",
+    "close",
+    "replace",
+    "link",
+    "unlink",
+    "rename",
+    "mkdir",
+    "chmod",
+    "rmdir",
+)
 REAL = {name: getattr(os, name) for name in HOOKED}
 TEMP_MARK = ".inspector.tmp."
 SAVED_MESSAGE = "hermes-webui saved this session during the write"
@@ -87,6 +100,7 @@ class Steps:
                 self.fired = name
                 self.action()
             return real(*args, **kwargs)
+
         return wrapper
 
 
@@ -101,7 +115,10 @@ def _sessions(tmp_path: Path) -> Path:
 
 FILES = {  # name -> (before, after): a modify, the index, a create and a delete in one write
     "s1.json": (b'{"session_id": "s1", "title": "old"}', b'{"session_id": "s1", "title": "repaired"}'),
-    "_index.json": (b'[{"session_id": "s1", "title": "old"}]', b'[{"session_id": "s1", "title": "repaired"}]'),
+    "_index.json": (
+        b'[{"session_id": "s1", "title": "old"}]',
+        b'[{"session_id": "s1", "title": "repaired"}]',
+    ),
     "s2.json": (None, b'{"session_id": "s2", "title": "materialized"}'),
     "s3.json": (b'{"session_id": "s3", "title": "to remove"}', None),
 }
@@ -117,7 +134,9 @@ def _reset(folder: Path) -> Plan:
         if before is not None:
             path.write_bytes(before)
             path.chmod(0o640)
-        changes.append(FileChange(path, before, after, Fingerprint.of_bytes(before) if before is not None else None))
+        changes.append(
+            FileChange(path, before, after, Fingerprint.of_bytes(before) if before is not None else None)
+        )
     return Plan("test-write", "s1", changes)
 
 
@@ -147,8 +166,16 @@ def _run_with_a_save(tmp_path: Path, monkeypatch, *, undo: bool, exchange: bool,
             outcome = None
         except ApplyError as exc:
             outcome = exc
-    return {"target": target, "saved": saved, "before": before, "outcome": outcome, "fired": steps.fired,
-            "count": steps.count, "log": log, "folder": folder}
+    return {
+        "target": target,
+        "saved": saved,
+        "before": before,
+        "outcome": outcome,
+        "fired": steps.fired,
+        "count": steps.count,
+        "log": log,
+        "folder": folder,
+    }
 
 
 def _count_steps(tmp_path: Path, monkeypatch, undo: bool, exchange: bool) -> int:
@@ -168,8 +195,9 @@ def _count_steps(tmp_path: Path, monkeypatch, undo: bool, exchange: bool) -> int
 MODES = [(False, True), (False, False), (True, True), (True, False)]
 
 
-@pytest.mark.parametrize(("undo", "exchange"), MODES,
-                         ids=["apply-exchange", "apply-fallback", "undo-exchange", "undo-fallback"])
+@pytest.mark.parametrize(
+    ("undo", "exchange"), MODES, ids=["apply-exchange", "apply-fallback", "undo-exchange", "undo-fallback"]
+)
 def test_a_hermes_save_at_any_step_of_a_write_is_never_lost(tmp_path, monkeypatch, undo, exchange) -> None:
     """Rule: no byte hermes-webui writes at any moment of a write (or an undo) is ever lost."""
     if exchange and not planmod.__dict__.get("_EXCHANGE"):
@@ -186,8 +214,10 @@ def test_a_hermes_save_at_any_step_of_a_write_is_never_lost(tmp_path, monkeypatc
                 lost.append(where)
                 continue
             wrong += [f"{where}: {x}" for x in _what_else_went_wrong(r, name, undo, seen)]
-    print(f"\n{'undo' if undo else 'apply'} ({'exchange' if exchange else 'fallback'}): {total} steps x "
-          f"{len(FILES)} files: {seen}, saves lost: {len(lost)}")
+    print(
+        f"\n{'undo' if undo else 'apply'} ({'exchange' if exchange else 'fallback'}): {total} steps x "
+        f"{len(FILES)} files: {seen}, saves lost: {len(lost)}"
+    )
     assert lost == [], f"{len(lost)} hermes saves lost: " + "; ".join(lost[:10])
     assert wrong == [], "\n".join(wrong[:10])
     assert seen["raced"] > 0 and seen["refused"] > 0 and seen["written"] > 0
@@ -203,8 +233,9 @@ def _what_else_went_wrong(r: dict, name: str, undo: bool, seen: dict) -> list[st
         seen["written"] += 1
         return out
     message = str(exc)
-    if getattr(exc, "outcome", "nothing") != "nothing" or not ("nothing was written" in message
-                                                               or "nothing was changed" in message):
+    if getattr(exc, "outcome", "nothing") != "nothing" or not (
+        "nothing was written" in message or "nothing was changed" in message
+    ):
         return [*out, f"not refused cleanly: {message}"]
     if SAVED_MESSAGE in message:
         seen["raced"] += 1
@@ -233,7 +264,11 @@ def test_a_real_hermes_process_saving_in_a_loop_loses_no_save(tmp_path: Path) ->
     live = d.session_dir / f"{sid}.json"
     (tmp_path / "hermes-data").write_bytes(live.read_bytes())
     report = tmp_path / "hermes.json"
-    hermes = subprocess.Popen([sys.executable, "-c", r'''
+    hermes = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            r"""
 import hashlib, json, os, sys, time
 path, stop, source, report = sys.argv[1:5]
 data = open(source, "rb").read()
@@ -276,7 +311,13 @@ while not os.path.exists(stop):
         fh.write(str(saves))
     time.sleep(0.002)
 json.dump({"saves": saves, "replaced": replaced, "put_back": put_back}, open(report, "w"))
-''', str(live), str(tmp_path / "stop"), str(tmp_path / "hermes-data"), str(report)])
+""",
+            str(live),
+            str(tmp_path / "stop"),
+            str(tmp_path / "hermes-data"),
+            str(report),
+        ]
+    )
     outcomes = {"written": 0, "refused": 0, "raced": 0}
     log = WriteLog(tmp_path / "state")
     try:
@@ -309,10 +350,14 @@ json.dump({"saves": saves, "replaced": replaced, "put_back": put_back}, open(rep
     r = json.loads(report.read_text())
     backed_up = {f["sha256_before"] for rec in log.records() if rec.complete for f in rec.files}
     rescued = log.root / "rescued"
-    kept = {hashlib.sha256(p.read_bytes()).hexdigest() for p in rescued.iterdir()} if rescued.is_dir() else set()
+    kept = (
+        {hashlib.sha256(p.read_bytes()).hexdigest() for p in rescued.iterdir()} if rescued.is_dir() else set()
+    )
     lost = [h for h in r["replaced"] if h not in backed_up | kept]
-    print(f"\nhermes saved {r['saves']} times; the inspector: {outcomes}; saves replaced by a write: "
-          f"{len(r['replaced'])}, displaced and put back: {r['put_back']}, lost: {len(lost)}")
+    print(
+        f"\nhermes saved {r['saves']} times; the inspector: {outcomes}; saves replaced by a write: "
+        f"{len(r['replaced'])}, displaced and put back: {r['put_back']}, lost: {len(lost)}"
+    )
     assert sum(outcomes.values()) > 0 and r["saves"] > 50
     assert lost == [], f"{len(lost)} of hermes' saves were overwritten and are in no backup"
     assert not [p for p in d.session_dir.iterdir() if TEMP_MARK in p.name]
@@ -325,24 +370,29 @@ def test_a_save_displaced_by_a_killed_write_is_rescued_not_swept(tmp_path: Path)
     plan = _reset(folder)
     log = WriteLog(tmp_path / "state")
     target = folder / "s1.json"
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
     pid = int(dead.stdout)  # a process that has ended
     orphan = target.with_name(f"{planmod._temp_prefix(target)}{pid}.1")
     orphan.write_bytes(b'{"session_id": "s1", "title": "hermes save the killed write displaced"}')
     known = target.with_name(f"{planmod._temp_prefix(target)}{pid}.2")
     known.write_bytes(FILES["s1.json"][1])  # the killed write's own staged bytes
-    apply_plan(Plan("first", "s1", [FileChange(folder / "other.json", None, b"{}")]), log)  # logs nothing of s1
+    apply_plan(
+        Plan("first", "s1", [FileChange(folder / "other.json", None, b"{}")]), log
+    )  # logs nothing of s1
     apply_plan(plan, log)
     assert not orphan.exists() and not known.exists()
     rescued = list((log.root / "rescued").iterdir())
-    assert [p.read_bytes() for p in rescued] == [b'{"session_id": "s1", "title": "hermes save the killed write '
-                                                b'displaced"}']
+    assert [p.read_bytes() for p in rescued] == [
+        b'{"session_id": "s1", "title": "hermes save the killed write displaced"}'
+    ]
     assert stat.S_IMODE(rescued[0].stat().st_mode) == 0o600
 
 
 # ---------------------------------------------------------------- class 2: one writer per home
 
-HOLDER = r'''
+HOLDER = r"""
 import os, sys, time
 from pathlib import Path
 sys.path.insert(0, sys.argv[1])
@@ -361,14 +411,24 @@ planmod._fsync_dir = slow_fsync_dir
 old = target.read_bytes()
 apply_plan(Plan("holder", "a", [FileChange(target, old, b'{"by": "first writer"}', Fingerprint.of_bytes(old))]),
            WriteLog(state))
-'''
+"""
 
 
 def _start_first_writer(tmp_path: Path, folder: Path) -> tuple[subprocess.Popen, Path, Path]:
     (folder / "a.json").write_bytes(b'{"a": 1}')
     inside, release = tmp_path / "inside", tmp_path / "release"
-    proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(ROOT), str(folder / "a.json"), str(tmp_path / "state"),
-                             str(inside), str(release)])
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            HOLDER,
+            str(ROOT),
+            str(folder / "a.json"),
+            str(tmp_path / "state"),
+            str(inside),
+            str(release),
+        ]
+    )
     deadline = time.monotonic() + 30
     while not inside.exists():
         assert proc.poll() is None, "the first writer ended early"
@@ -386,8 +446,11 @@ def test_a_second_writer_on_the_same_home_waits_then_is_refused(tmp_path: Path, 
         monkeypatch.setattr(planmod, "LOCK_WAIT", 0.5, raising=False)
         log = WriteLog(tmp_path / "state")
         before = (folder / "b.json").read_bytes()
-        plan = Plan("second", "b", [FileChange(folder / "b.json", before, b'{"by": "second"}',
-                                               Fingerprint.of_bytes(before))])
+        plan = Plan(
+            "second",
+            "b",
+            [FileChange(folder / "b.json", before, b'{"by": "second"}', Fingerprint.of_bytes(before))],
+        )
         t0 = time.monotonic()
         with pytest.raises(ApplyError) as exc:
             apply_plan(plan, log)
@@ -419,13 +482,20 @@ def test_a_second_writer_waits_for_the_first_and_never_interleaves(tmp_path: Pat
     log = WriteLog(tmp_path / "state")
     threading.Timer(0.4, release.touch).start()
     before = (folder / "b.json").read_bytes()
-    apply_plan(Plan("second", "b", [FileChange(folder / "b.json", before, b"{}", Fingerprint.of_bytes(before))]), log)
+    apply_plan(
+        Plan("second", "b", [FileChange(folder / "b.json", before, b"{}", Fingerprint.of_bytes(before))]), log
+    )
     assert proc.wait(timeout=30) == 0
-    states = [(json.loads(line)["action"], json.loads(line)["state"]) for line in log.log_path.read_text().splitlines()]
+    states = [
+        (json.loads(line)["action"], json.loads(line)["state"])
+        for line in log.log_path.read_text().splitlines()
+    ]
     assert states == [("holder", "started"), ("holder", "done"), ("second", "started"), ("second", "done")]
 
 
-def test_repair_write_from_the_command_line_refuses_while_another_writer_works(tmp_path: Path, monkeypatch) -> None:
+def test_repair_write_from_the_command_line_refuses_while_another_writer_works(
+    tmp_path: Path, monkeypatch
+) -> None:
     d, _ = demo(tmp_path / "home")
     sid = d.sessions["shrunken"]
     live = d.session_dir / f"{sid}.json"
@@ -441,11 +511,14 @@ def test_repair_write_from_the_command_line_refuses_while_another_writer_works(t
         assert proc.wait(timeout=30) == 0
 
 
-def test_a_folder_that_cannot_be_flocked_is_locked_with_a_file_in_the_state_folder(tmp_path: Path,
-                                                                                    monkeypatch) -> None:
+def test_a_folder_that_cannot_be_flocked_is_locked_with_a_file_in_the_state_folder(
+    tmp_path: Path, monkeypatch
+) -> None:
     """Some network filesystems cannot flock a folder: the lock falls back to a private lock file."""
     if planmod.fcntl is None:
-        pytest.skip("no flock here (Windows, or HERMES_INSPECTOR_FORCE_PORTABLE): tests/test_portable_fallbacks.py")
+        pytest.skip(
+            "no flock here (Windows, or HERMES_INSPECTOR_FORCE_PORTABLE): tests/test_portable_fallbacks.py"
+        )
     folder = _sessions(tmp_path)
     (folder / "b.json").write_bytes(b"{}")
     real = planmod.fcntl.flock
@@ -459,7 +532,10 @@ def test_a_folder_that_cannot_be_flocked_is_locked_with_a_file_in_the_state_fold
     log = WriteLog(tmp_path / "state")
     apply_plan(Plan("w", "b", [FileChange(folder / "b.json", b"{}", b"[]")]), log)
     (lock,) = (log.root / "locks").iterdir()
-    assert stat.S_IMODE((log.root / "locks").stat().st_mode) == 0o700 and stat.S_IMODE(lock.stat().st_mode) == 0o600
+    assert (
+        stat.S_IMODE((log.root / "locks").stat().st_mode) == 0o700
+        and stat.S_IMODE(lock.stat().st_mode) == 0o600
+    )
     with open(lock, "rb") as fh:  # released when the write ended
         real(fh.fileno(), planmod.fcntl.LOCK_EX | planmod.fcntl.LOCK_NB)
     assert sorted(p.name for p in folder.iterdir()) == ["b.json"]
@@ -491,11 +567,18 @@ ACL_UNDEFINED = 0xFFFFFFFF
 
 def _acl(*entries: tuple[int, int, int]) -> bytes:
     """A POSIX ACL as Linux stores it in ``system.posix_acl_access`` (version 2, tag/perm/id entries)."""
-    return struct.pack("<I", 2) + b"".join(struct.pack("<HHI", tag, perm, ident) for tag, perm, ident in entries)
+    return struct.pack("<I", 2) + b"".join(
+        struct.pack("<HHI", tag, perm, ident) for tag, perm, ident in entries
+    )
 
 
-SERVICE_ACL = _acl((ACL_USER_OBJ, 6, ACL_UNDEFINED), (ACL_USER, 6, 65534), (ACL_GROUP_OBJ, 4, ACL_UNDEFINED),
-                   (ACL_MASK, 6, ACL_UNDEFINED), (ACL_OTHER, 0, ACL_UNDEFINED))
+SERVICE_ACL = _acl(
+    (ACL_USER_OBJ, 6, ACL_UNDEFINED),
+    (ACL_USER, 6, 65534),
+    (ACL_GROUP_OBJ, 4, ACL_UNDEFINED),
+    (ACL_MASK, 6, ACL_UNDEFINED),
+    (ACL_OTHER, 0, ACL_UNDEFINED),
+)
 
 
 def _xattr_file(folder: Path, name: str = "s1.json") -> Path:
@@ -564,7 +647,9 @@ def test_the_cli_preview_warns_when_a_sidecar_has_hard_links(tmp_path: Path) -> 
     assert code == 0 and f"! {live} has 2 hard links" in out
 
 
-def test_a_write_that_cannot_copy_an_attribute_it_promised_writes_nothing(tmp_path: Path, monkeypatch) -> None:
+def test_a_write_that_cannot_copy_an_attribute_it_promised_writes_nothing(
+    tmp_path: Path, monkeypatch
+) -> None:
     folder = _sessions(tmp_path)
     path = _xattr_file(folder)
     before = tree_state(folder)
@@ -582,11 +667,15 @@ def test_a_write_that_cannot_copy_an_attribute_it_promised_writes_nothing(tmp_pa
 # ---------------------------------------------------------------- class 9: where the state folder is
 
 
-def test_a_state_folder_inside_the_sessions_folder_or_the_home_is_refused(tmp_path: Path, monkeypatch) -> None:
+def test_a_state_folder_inside_the_sessions_folder_or_the_home_is_refused(
+    tmp_path: Path, monkeypatch
+) -> None:
     d, _ = demo(tmp_path / "home")
     sid = d.sessions["shrunken"]
-    for env, value in (("XDG_STATE_HOME", d.session_dir / "state"),
-                       ("HERMES_INSPECTOR_STATE_DIR", d.home / "inspector-state")):
+    for env, value in (
+        ("XDG_STATE_HOME", d.session_dir / "state"),
+        ("HERMES_INSPECTOR_STATE_DIR", d.home / "inspector-state"),
+    ):
         if env.startswith("XDG") and portable.system() != portable.LINUX:
             continue  # XDG_STATE_HOME is Linux's rule (HERMES_INSPECTOR_FORCE_PORTABLE: Windows')
         monkeypatch.delenv("HERMES_INSPECTOR_STATE_DIR", raising=False)
@@ -598,7 +687,9 @@ def test_a_state_folder_inside_the_sessions_folder_or_the_home_is_refused(tmp_pa
         assert tree_diff(before, tree_state(d.home)) == [], f"{env}: something was written in the home"
 
 
-def test_a_shared_state_folder_is_not_chmodded_a_private_one_is_made_inside(tmp_path: Path, monkeypatch) -> None:
+def test_a_shared_state_folder_is_not_chmodded_a_private_one_is_made_inside(
+    tmp_path: Path, monkeypatch
+) -> None:
     shared = tmp_path / "shared"
     shared.mkdir()
     shared.chmod(0o1777)
@@ -619,8 +710,9 @@ def test_a_shared_state_folder_is_not_chmodded_a_private_one_is_made_inside(tmp_
     code, out, _ = run_cli("undo", WriteLog(own).records()[0].write_id)
     assert code == 1 and "no write with id" in out  # a different log
     d2, _ = demo(tmp_path / "home2")
-    code, out, _ = run_cli("repair", d2.sessions["shrunken"], "--action", "restore-backup", "--home", str(d2.home),
-                           "--write")
+    code, out, _ = run_cli(
+        "repair", d2.sessions["shrunken"], "--action", "restore-backup", "--home", str(d2.home), "--write"
+    )
     assert code == 0 and (mine / "writes.jsonl").is_file()
     assert stat.S_IMODE(mine.stat().st_mode) == 0o755
     assert stat.S_IMODE((mine / "backups").stat().st_mode) == 0o700
@@ -670,19 +762,36 @@ def test_a_partial_write_says_which_files_were_written_and_how_to_undo(tmp_path:
                 if swaps["n"] > 1:
                     raise OSError(errno.EIO, os.strerror(errno.EIO))
             return real(*args)
+
         return swap
 
     with monkeypatch.context() as m:
         if hasattr(planmod, "_exchange"):
             m.setattr(planmod, "_exchange", failing_after_the_first(planmod._exchange))
         m.setattr(planmod.os, "replace", failing_after_the_first(os.replace))
-        if planmod.__dict__.get("_EXCHANGE") is None:  # the fallback links the staged file in (not a put-back)
+        if (
+            planmod.__dict__.get("_EXCHANGE") is None
+        ):  # the fallback links the staged file in (not a put-back)
             real_link = os.link
             staged_link = failing_after_the_first(real_link)
-            m.setattr(planmod.os, "link", lambda src, dst: (staged_link if not str(src).endswith(".old")
-                                                            else real_link)(src, dst))
-        code, out, _ = run_cli("repair", sid, "--action", "repair-interrupted", "--home", str(d.home), "--write",
-                               "--now", str(CLOCK.now), "--server-started-at", str(CLOCK.server_started_at))
+            m.setattr(
+                planmod.os,
+                "link",
+                lambda src, dst: (staged_link if not str(src).endswith(".old") else real_link)(src, dst),
+            )
+        code, out, _ = run_cli(
+            "repair",
+            sid,
+            "--action",
+            "repair-interrupted",
+            "--home",
+            str(d.home),
+            "--write",
+            "--now",
+            str(CLOCK.now),
+            "--server-started-at",
+            str(CLOCK.server_started_at),
+        )
     assert code == 1
     if planmod.__dict__.get("_EXCHANGE") is None:
         # without an exchange nothing is final until every file is placed: the first is put back
@@ -699,7 +808,9 @@ def test_a_partial_write_says_which_files_were_written_and_how_to_undo(tmp_path:
     assert leftovers == []
 
 
-def test_a_write_whose_log_could_not_be_finished_says_every_file_was_written(tmp_path: Path, monkeypatch) -> None:
+def test_a_write_whose_log_could_not_be_finished_says_every_file_was_written(
+    tmp_path: Path, monkeypatch
+) -> None:
     d, sid = _two_file_home(tmp_path)
     real_append = WriteLog.append
 
@@ -710,8 +821,19 @@ def test_a_write_whose_log_could_not_be_finished_says_every_file_was_written(tmp
 
     with monkeypatch.context() as m:
         m.setattr(WriteLog, "append", append)
-        code, out, _ = run_cli("repair", sid, "--action", "repair-interrupted", "--home", str(d.home), "--write",
-                               "--now", str(CLOCK.now), "--server-started-at", str(CLOCK.server_started_at))
+        code, out, _ = run_cli(
+            "repair",
+            sid,
+            "--action",
+            "repair-interrupted",
+            "--home",
+            str(d.home),
+            "--write",
+            "--now",
+            str(CLOCK.now),
+            "--server-started-at",
+            str(CLOCK.server_started_at),
+        )
     assert code == 1 and "NOT WRITTEN" not in out, out
     assert f"WRITTEN, BUT THE WRITE LOG IS INCOMPLETE ({sid})" in out and "every file was written" in out
     (rec,) = WriteLog.default().records()
@@ -722,8 +844,19 @@ def test_a_write_whose_log_could_not_be_finished_says_every_file_was_written(tmp
 
 def test_an_undo_that_could_not_finish_its_log_says_it_was_done(tmp_path: Path, monkeypatch) -> None:
     d, sid = _two_file_home(tmp_path)
-    code, out, _ = run_cli("repair", sid, "--action", "repair-interrupted", "--home", str(d.home), "--write",
-                           "--now", str(CLOCK.now), "--server-started-at", str(CLOCK.server_started_at))
+    code, out, _ = run_cli(
+        "repair",
+        sid,
+        "--action",
+        "repair-interrupted",
+        "--home",
+        str(d.home),
+        "--write",
+        "--now",
+        str(CLOCK.now),
+        "--server-started-at",
+        str(CLOCK.server_started_at),
+    )
     assert code == 0, out
     (rec,) = WriteLog.default().records()
     real_append = WriteLog.append
@@ -751,12 +884,25 @@ def test_json_output_says_what_was_written(tmp_path: Path, monkeypatch) -> None:
 
     with monkeypatch.context() as m:
         m.setattr(WriteLog, "append", append)
-        code, out, _ = run_cli("repair", sid, "--action", "repair-interrupted", "--home", str(d.home), "--write", "--json",
-                               "--now", str(CLOCK.now), "--server-started-at", str(CLOCK.server_started_at))
+        code, out, _ = run_cli(
+            "repair",
+            sid,
+            "--action",
+            "repair-interrupted",
+            "--home",
+            str(d.home),
+            "--write",
+            "--json",
+            "--now",
+            str(CLOCK.now),
+            "--server-started-at",
+            str(CLOCK.server_started_at),
+        )
     (written,) = json.loads(out)["written"]
     assert code == 1 and written["outcome"] == "all"
-    assert sorted(written["written_files"]) == sorted([str(d.session_dir / f"{sid}.json"),
-                                                       str(d.session_dir / "_index.json")])
+    assert sorted(written["written_files"]) == sorted(
+        [str(d.session_dir / f"{sid}.json"), str(d.session_dir / "_index.json")]
+    )
     assert written["write_id"] == WriteLog.default().records()[0].write_id
 
 
@@ -783,6 +929,7 @@ class Syscalls:
             def spy(a, b, *args, **kw):
                 self.calls.append((name, os.fspath(a), os.fspath(b)))
                 return real(a, b, *args, **kw)
+
             return spy
 
         monkeypatch.setattr(planmod.os, "open", spy_open)
@@ -793,13 +940,17 @@ class Syscalls:
             monkeypatch.setattr(planmod, "_exchange", two("exchange", planmod._exchange))
 
     def index(self, kind: str, a: str | None = None, b: str | None = None) -> list[int]:
-        return [i for i, c in enumerate(self.calls) if c[0] == kind and (a is None or c[1] == a)
-                and (b is None or c[2] == b)]
+        return [
+            i
+            for i, c in enumerate(self.calls)
+            if c[0] == kind and (a is None or c[1] == a) and (b is None or c[2] == b)
+        ]
 
 
 @pytest.mark.parametrize("exchange", [True, False], ids=["exchange", "fallback"])
 def test_each_staged_file_is_fsynced_before_it_replaces_its_target_and_the_folder_after(
-        tmp_path: Path, monkeypatch, exchange: bool) -> None:
+    tmp_path: Path, monkeypatch, exchange: bool
+) -> None:
     """Rule (durability): the new bytes are on disk before any name points at them; the renames are
     on disk (folder fsync) before the write is logged done; the "started" line is on disk before
     the first file is swapped in."""
@@ -812,25 +963,39 @@ def test_each_staged_file_is_fsynced_before_it_replaces_its_target_and_the_folde
         spy = Syscalls(m)
         apply_plan(plan, log)
     calls = spy.calls
-    puts = [i for i, (kind, a, b) in enumerate(calls)
-            if (kind in ("exchange", "link", "replace") and b is not None and Path(b).parent == folder
-                and TEMP_MARK not in Path(b).name)]
+    puts = [
+        i
+        for i, (kind, a, b) in enumerate(calls)
+        if (
+            kind in ("exchange", "link", "replace")
+            and b is not None
+            and Path(b).parent == folder
+            and TEMP_MARK not in Path(b).name
+        )
+    ]
     placed = {Path(calls[i][2]).name for i in puts}
     assert placed == {"s1.json", "_index.json", "s2.json"}, calls
     for i in puts:
         staged = calls[i][1]
         synced = spy.index("fsync", staged)
         assert synced and synced[0] < i, f"{staged} was not fsynced before it replaced {calls[i][2]}"
-    removes = [i for i, (kind, a, b) in enumerate(calls) if kind == "rename" and Path(a) == folder / "s3.json"]
+    removes = [
+        i for i, (kind, a, b) in enumerate(calls) if kind == "rename" and Path(a) == folder / "s3.json"
+    ]
     assert removes, "the delete did not go through a rename aside"
     folder_syncs = spy.index("fsync", str(folder))
-    assert folder_syncs and folder_syncs[-1] > max(puts + removes), "the folder was not fsynced after the renames"
+    assert folder_syncs and folder_syncs[-1] > max(puts + removes), (
+        "the folder was not fsynced after the renames"
+    )
     log_syncs = spy.index("fsync", str(log.log_path))
-    assert len(log_syncs) == 2 and log_syncs[0] < min(puts + removes) and log_syncs[1] > folder_syncs[-1], \
+    assert len(log_syncs) == 2 and log_syncs[0] < min(puts + removes) and log_syncs[1] > folder_syncs[-1], (
         "the write log's started/done lines are not on disk before/after the swaps"
+    )
     backups = [i for i, (kind, a, b) in enumerate(calls) if kind == "replace" and b and "/backups/" in b]
     for i in backups:
-        assert spy.index("fsync", calls[i][1])[0] < i, "a backup was renamed into place before its bytes were on disk"
+        assert spy.index("fsync", calls[i][1])[0] < i, (
+            "a backup was renamed into place before its bytes were on disk"
+        )
     assert max(backups) < min(puts), "a file was swapped in before every backup was kept"
 
 
@@ -884,12 +1049,15 @@ def test_hermes_removing_the_session_during_the_write_is_not_undone(tmp_path: Pa
     monkeypatch.setattr(planmod, "_swap", swap)
     with pytest.raises(ApplyError, match="was removed meanwhile, and stays removed"):
         # the index is swapped first, then s1.json is found gone: the index is put back, s1 stays gone
-        apply_plan(Plan(plan.action, plan.session_id, [plan.changes[1], plan.changes[0]]), WriteLog(tmp_path / "s"))
+        apply_plan(
+            Plan(plan.action, plan.session_id, [plan.changes[1], plan.changes[0]]), WriteLog(tmp_path / "s")
+        )
     assert tree_diff(before, tree_state(folder)) == ["removed s1.json"]
 
 
-def test_a_target_swapped_for_a_fifo_after_it_was_checked_does_not_hang_the_write(tmp_path: Path,
-                                                                                  monkeypatch) -> None:
+def test_a_target_swapped_for_a_fifo_after_it_was_checked_does_not_hang_the_write(
+    tmp_path: Path, monkeypatch
+) -> None:
     """The fingerprint check reads without following links or opening FIFOs, whatever lstat said just before."""
     folder = _sessions(tmp_path)
     target = folder / "s1.json"
@@ -899,7 +1067,9 @@ def test_a_target_swapped_for_a_fifo_after_it_was_checked_does_not_hang_the_writ
 
     def write():
         try:
-            apply_plan(Plan("w", "s1", [FileChange(target, b"{}", b'{"a": 1}')]), WriteLog(tmp_path / "state"))
+            apply_plan(
+                Plan("w", "s1", [FileChange(target, b"{}", b'{"a": 1}')]), WriteLog(tmp_path / "state")
+            )
             result.append("written")
         except ApplyError as exc:
             result.append(str(exc))

@@ -35,13 +35,16 @@ def _identity(path: Path) -> tuple[int, int]:
     return st.st_dev, st.st_ino
 
 
-@pytest.mark.parametrize(("exc", "words"), [
-    (OSError(errno.EIO, "Input/output error"), "Input/output error"),  # strerror, not "[Errno 5] ..."
-    (OSError("the disk said no"), "the disk said no"),  # an OSError without strerror: its text
-    (ValueError("bad value"), "bad value"),
-    (ValueError(), "ValueError"),  # no text at all: the exception's class
-    (OSError(), "OSError"),
-])
+@pytest.mark.parametrize(
+    ("exc", "words"),
+    [
+        (OSError(errno.EIO, "Input/output error"), "Input/output error"),  # strerror, not "[Errno 5] ..."
+        (OSError("the disk said no"), "the disk said no"),  # an OSError without strerror: its text
+        (ValueError("bad value"), "bad value"),
+        (ValueError(), "ValueError"),  # no text at all: the exception's class
+        (OSError(), "OSError"),
+    ],
+)
 def test_a_failure_is_named_by_its_strerror_else_its_text_else_its_class(exc, words):
     """Rule: the reason an ApplyError gives is the OS's own words (strerror) when there are any,
     else the exception's text, else its class name; never empty, never None."""
@@ -151,13 +154,17 @@ def test_tidying_after_a_failed_put_back_removes_temp_files_and_keeps_other_byte
     assert name.endswith("-displaced-.b.tmp")
 
 
-@pytest.mark.parametrize("error", [OSError(errno.ENOSPC, "No space left on device"),
-                                   ApplyError("the state folder is not yours")])
+@pytest.mark.parametrize(
+    "error", [OSError(errno.ENOSPC, "No space left on device"), ApplyError("the state folder is not yours")]
+)
 def test_tidying_goes_on_when_one_file_cannot_be_kept(tmp_path, monkeypatch, error):
     """Rule: a leftover that cannot be kept (the state folder is full or refused) stays where it is,
     and tidying still handles every other leftover; the failure is not raised over the write's own."""
     folder, log = _folder(tmp_path)
-    slots = [_slot(folder, "a", aside=b"someone's a", tmp=None), _slot(folder, "b", aside=b"before b", tmp=None)]
+    slots = [
+        _slot(folder, "a", aside=b"someone's a", tmp=None),
+        _slot(folder, "b", aside=b"before b", tmp=None),
+    ]
     calls = []
 
     def rescue(name, data, why):
@@ -226,8 +233,15 @@ def test_rolling_back_an_exchanged_file_over_a_newer_save_keeps_every_version(tm
     target.unlink()
     target.write_bytes(b"hermes' newer save")
     holder.write_bytes(b"previous")
-    slot = planmod._Slot(FileChange(path=target, before=b"previous", after=b"ours"), holder, ours, aside=holder,
-                         exchanged=True, placed=True, moved=True)
+    slot = planmod._Slot(
+        FileChange(path=target, before=b"previous", after=b"ours"),
+        holder,
+        ours,
+        aside=holder,
+        exchanged=True,
+        placed=True,
+        moved=True,
+    )
     planmod._rollback(slot, log)
     assert [p.name for p in folder.iterdir()] == ["s.json"] and target.read_bytes() == b"hermes' newer save"
     assert list(_rescued(log).values()) == [b"previous"]
@@ -254,8 +268,14 @@ def test_rolling_back_a_linked_in_file_while_hermes_saves_twice_loses_no_save(tm
         return real_link(src, dst, **kwargs)
 
     monkeypatch.setattr(os, "link", link)
-    slot = planmod._Slot(FileChange(path=target, before=b"previous", after=b"ours"), None, ours, aside=aside,
-                         placed=True, moved=True)
+    slot = planmod._Slot(
+        FileChange(path=target, before=b"previous", after=b"ours"),
+        None,
+        ours,
+        aside=aside,
+        placed=True,
+        moved=True,
+    )
     planmod._rollback(slot, log)
     assert [p.name for p in folder.iterdir()] == ["s.json"] and target.read_bytes() == b"hermes saved again"
     assert sorted(_rescued(log).values()) == [b"hermes saved after us", b"previous"]
@@ -280,18 +300,27 @@ def test_a_refused_write_lists_every_problem_on_its_own_line(tmp_path):
     a, b = folder / "a.json", folder / "b.json"
     a.write_bytes(b"a now")
     b.write_bytes(b"b now")
-    plan = planmod.Plan(action="test", session_id="a", changes=[
-        FileChange(path=a, before=b"a then", after=b"a new"), FileChange(path=b, before=b"b then", after=b"b new")])
+    plan = planmod.Plan(
+        action="test",
+        session_id="a",
+        changes=[
+            FileChange(path=a, before=b"a then", after=b"a new"),
+            FileChange(path=b, before=b"b then", after=b"b new"),
+        ],
+    )
     with pytest.raises(ApplyError) as caught:
         planmod.apply_plan(plan, log)
-    assert str(caught.value) == (f"the files changed since the preview (or cannot be written safely); nothing "
-                                 f"was written:\n  {a} changed since the preview\n  {b} changed since the preview")
+    assert str(caught.value) == (
+        f"the files changed since the preview (or cannot be written safely); nothing "
+        f"was written:\n  {a} changed since the preview\n  {b} changed since the preview"
+    )
     assert a.read_bytes() == b"a now" and b.read_bytes() == b"b now"
 
 
 @pytest.mark.parametrize(("set_errno", "expected"), [(errno.EXDEV, errno.EXDEV), (0, errno.EIO)])
-def test_a_failed_exchange_raises_the_os_error_with_its_words_and_the_target(monkeypatch, tmp_path,
-                                                                              set_errno, expected):
+def test_a_failed_exchange_raises_the_os_error_with_its_words_and_the_target(
+    monkeypatch, tmp_path, set_errno, expected
+):
     """Rule: when the OS refuses the exchange, the write path raises an OSError with the OS's errno
     (EIO when it gave none), its words and the target's name, so the failure can be told apart from
     "cannot exchange here" (ENOSYS, EINVAL...) and named to the user."""
@@ -317,7 +346,9 @@ def test_a_target_removed_before_it_is_renamed_aside_stays_removed(tmp_path, mon
     folder, log = _folder(tmp_path)
     target = folder / "s.json"
     target.write_bytes(b"old")
-    plan = planmod.Plan(action="test", session_id="s", changes=[FileChange(path=target, before=b"old", after=after)])
+    plan = planmod.Plan(
+        action="test", session_id="s", changes=[FileChange(path=target, before=b"old", after=after)]
+    )
     real = planmod._swap
 
     def swap(slot):
@@ -327,12 +358,16 @@ def test_a_target_removed_before_it_is_renamed_aside_stays_removed(tmp_path, mon
     monkeypatch.setattr(planmod, "_swap", swap)
     with pytest.raises(ApplyError) as caught:
         planmod.apply_plan(plan, log)
-    assert str(caught.value) == (f"hermes-webui saved this session during the write ({target} was removed "
-                                 "meanwhile, and stays removed); nothing was changed. Preview the repair again.")
+    assert str(caught.value) == (
+        f"hermes-webui saved this session during the write ({target} was removed "
+        "meanwhile, and stays removed); nothing was changed. Preview the repair again."
+    )
     assert sorted(folder.iterdir()) == []
 
 
-def test_a_write_that_can_neither_finish_nor_be_put_back_says_so_and_keeps_others_bytes(tmp_path, monkeypatch):
+def test_a_write_that_can_neither_finish_nor_be_put_back_says_so_and_keeps_others_bytes(
+    tmp_path, monkeypatch
+):
     """Rule: when a swap fails and putting back fails too, the error says how many files hold their
     new bytes (none here), the undo command, both reasons and where the previous versions are, and
     a temp file holding someone else's bytes is kept in rescued/ before it is removed."""
@@ -356,7 +391,8 @@ def test_a_write_that_can_neither_finish_nor_be_put_back_says_so_and_keeps_other
     assert str(caught.value) == (
         "0 of 1 files hold their new bytes; undo them with `hermes-inspector undo 20260101T000000-abcdef12`. "
         f"Could not write {target} (Input/output error) nor put back the files already written (Input/output "
-        f"error). Written: none; every previous version is kept in {tmp_path / 'kept'}")
+        f"error). Written: none; every previous version is kept in {tmp_path / 'kept'}"
+    )
     assert caught.value.outcome == "nothing" and caught.value.written == ()
     assert caught.value.write_id == "20260101T000000-abcdef12"
     assert [p.name for p in folder.iterdir()] == ["s.json"] and target.read_bytes() == b"old"
@@ -429,7 +465,10 @@ def test_a_partly_written_write_that_cannot_be_put_back_names_the_written_files(
     a, b = folder / "a.json", folder / "b.json"
     a.write_bytes(b"a old")
     b.write_bytes(b"b old")
-    changes = [FileChange(path=a, before=b"a old", after=b"a new"), FileChange(path=b, before=b"b old", after=b"b new")]
+    changes = [
+        FileChange(path=a, before=b"a old", after=b"a new"),
+        FileChange(path=b, before=b"b old", after=b"b new"),
+    ]
     plan = planmod.Plan(action="test", session_id="s", changes=changes)
     record = planmod.WriteRecord("20260101T000000-abcdef12", 0.0, "test", "s", [], complete=False)
 
@@ -444,12 +483,15 @@ def test_a_partly_written_write_that_cannot_be_put_back_names_the_written_files(
     monkeypatch.setattr(planmod, "_swap", swap)
     monkeypatch.setattr(planmod, "_rollback", fail)
     with pytest.raises(planmod.WriteFailed) as caught:
-        planmod._swap_all(plan, [planmod._Slot(c, None, None) for c in changes], log, record, tmp_path / "kept")
+        planmod._swap_all(
+            plan, [planmod._Slot(c, None, None) for c in changes], log, record, tmp_path / "kept"
+        )
     assert caught.value.outcome == "partial" and caught.value.written == (a,)
     assert str(caught.value) == (
         "1 of 2 files hold their new bytes; undo them with `hermes-inspector undo 20260101T000000-abcdef12`. "
         f"Could not write {b} (Input/output error) nor put back the files already written (Read-only file "
-        f"system). Written: {a}; every previous version is kept in {tmp_path / 'kept'}")
+        f"system). Written: {a}; every previous version is kept in {tmp_path / 'kept'}"
+    )
 
 
 def test_a_raced_write_is_refused_even_when_its_aborted_line_cannot_be_logged(tmp_path, monkeypatch):
@@ -473,8 +515,10 @@ def test_a_raced_write_is_refused_even_when_its_aborted_line_cannot_be_logged(tm
     monkeypatch.setattr(log, "append", full)
     with pytest.raises(ApplyError) as caught:
         planmod._swap_all(plan, [planmod._Slot(change, None, None)], log, record, tmp_path / "kept")
-    assert str(caught.value) == (f"hermes-webui saved this session during the write ({target} holds its newer "
-                                 "save, which is kept); nothing was changed. Preview the repair again.")
+    assert str(caught.value) == (
+        f"hermes-webui saved this session during the write ({target} holds its newer "
+        "save, which is kept); nothing was changed. Preview the repair again."
+    )
     assert target.read_bytes() == b"hermes' save"
 
 
@@ -495,8 +539,9 @@ def test_a_swap_that_fails_and_is_put_back_says_nothing_was_written(tmp_path, mo
     monkeypatch.setattr(planmod, "_swap", fail)
     with pytest.raises(planmod.WriteFailed) as caught:
         planmod._swap_all(plan, [planmod._Slot(change, None, None)], log, record, tmp_path / "kept")
-    assert str(caught.value) == (f"could not write {target} (Input/output error); no file was changed, nothing "
-                                 "was written")
+    assert str(caught.value) == (
+        f"could not write {target} (Input/output error); no file was changed, nothing was written"
+    )
     assert caught.value.outcome == "nothing" and caught.value.__cause__ is error
     assert target.read_bytes() == b"old"
 
@@ -584,8 +629,10 @@ def test_an_extended_attribute_that_cannot_be_kept_names_the_target(tmp_path, mo
     monkeypatch.setattr(os, "setxattr", setxattr, raising=False)
     with pytest.raises(ApplyError) as caught:
         planmod._stage(target, b"new", (0o600, None, None), {"user.comment": b"x"})
-    assert str(caught.value) == (f"could not keep the extended attribute user.comment of {target} (Operation not "
-                                 "supported); nothing was written, every file is as it was")
+    assert str(caught.value) == (
+        f"could not keep the extended attribute user.comment of {target} (Operation not "
+        "supported); nothing was written, every file is as it was"
+    )
     assert sorted(folder.iterdir()) == []
 
 
@@ -617,9 +664,16 @@ def test_the_check_names_paths_that_are_not_plain_and_paths_it_cannot_examine(tm
     relative, dotted = Path("sessions/s.json"), folder / ".." / "sessions" / "s.json"
     under_a_file = folder / "a.json" / "s.json"
     nul = Path(f"{folder}/s\x00.json")
-    plan = planmod.Plan(action="test", session_id="s", changes=[
-        FileChange(path=relative, before=None, after=b"new"), FileChange(path=dotted, before=None, after=b"new"),
-        FileChange(path=nul, before=None, after=b"new"), FileChange(path=under_a_file, before=None, after=b"new")])
+    plan = planmod.Plan(
+        action="test",
+        session_id="s",
+        changes=[
+            FileChange(path=relative, before=None, after=b"new"),
+            FileChange(path=dotted, before=None, after=b"new"),
+            FileChange(path=nul, before=None, after=b"new"),
+            FileChange(path=under_a_file, before=None, after=b"new"),
+        ],
+    )
     assert planmod.check_fingerprints(plan) == [
         "'sessions/s.json' is not a plain absolute path; the inspector only writes plain paths",
         f"{str(dotted)!r} is not a plain absolute path; the inspector only writes plain paths",
@@ -650,9 +704,21 @@ def test_the_check_before_a_write_names_every_kind_of_change_in_order(tmp_path, 
     change = {name: FileChange(path=p[name], before=b"now", after=b"new") for name in names}
     change["appeared"] = FileChange(path=p["appeared"], before=None, after=b"new")
     change["changed"] = FileChange(path=p["changed"], before=b"then", after=b"new")
-    plan = planmod.Plan(action="test", session_id="s", changes=[
-        change["same"], change["twice"], change["twice"], change["appeared"], change["removed"], change["changed"],
-        change["unreadable"], change["link"], change["fifo"]])
+    plan = planmod.Plan(
+        action="test",
+        session_id="s",
+        changes=[
+            change["same"],
+            change["twice"],
+            change["twice"],
+            change["appeared"],
+            change["removed"],
+            change["changed"],
+            change["unreadable"],
+            change["link"],
+            change["fifo"],
+        ],
+    )
     assert planmod.check_fingerprints(plan) == [
         f"{p['twice']} appears twice in the plan",
         f"{p['appeared']} now exists (it did not when the preview was made)",
@@ -671,7 +737,9 @@ def test_a_target_swapped_for_a_special_file_after_its_check_cannot_be_read(tmp_
     target = folder / "s.json"
     os.mkfifo(target)
     monkeypatch.setattr(planmod, "_target_problem", lambda path: None)  # it was a file when checked
-    plan = planmod.Plan(action="test", session_id="s", changes=[FileChange(path=target, before=b"old", after=b"new")])
+    plan = planmod.Plan(
+        action="test", session_id="s", changes=[FileChange(path=target, before=b"old", after=b"new")]
+    )
     assert planmod.check_fingerprints(plan) == [f"{target} cannot be read (not a regular file)"]
 
 
@@ -714,11 +782,15 @@ def test_apply_refuses_a_refused_plan_an_empty_plan_and_paths_that_are_not_plain
         planmod.apply_plan(planmod.Plan(action="test", session_id="s"), log)
     assert str(caught.value) == "nothing to write"
     dotted = folder / ".." / "sessions" / "s.json"
-    plan = planmod.Plan(action="test", session_id="s", changes=[FileChange(path=dotted, before=None, after=b"new")])
+    plan = planmod.Plan(
+        action="test", session_id="s", changes=[FileChange(path=dotted, before=None, after=b"new")]
+    )
     with pytest.raises(ApplyError) as caught:
         planmod.apply_plan(plan, log)
-    assert str(caught.value) == (f"the plan names paths the inspector never writes; nothing was written:\n  "
-                                 f"{str(dotted)!r} is not a plain absolute path; the inspector only writes plain paths")
+    assert str(caught.value) == (
+        f"the plan names paths the inspector never writes; nothing was written:\n  "
+        f"{str(dotted)!r} is not a plain absolute path; the inspector only writes plain paths"
+    )
     assert sorted(folder.iterdir()) == [] and not log.root.exists()
 
 
@@ -728,7 +800,9 @@ def test_a_write_is_logged_at_the_clock_it_was_given(tmp_path):
     folder, log = _folder(tmp_path)
     target = folder / "s.json"
     target.write_bytes(b"old")
-    plan = planmod.Plan(action="test", session_id="s", changes=[FileChange(path=target, before=b"old", after=b"new")])
+    plan = planmod.Plan(
+        action="test", session_id="s", changes=[FileChange(path=target, before=b"old", after=b"new")]
+    )
     record = planmod.apply_plan(plan, log, clock_now=1234567.5)
     assert record.time == 1234567.5 and [r.time for r in log.records()] == [1234567.5]
     assert target.read_bytes() == b"new"

@@ -39,18 +39,34 @@ def inspect(home_dir: Path) -> dict:
         cli.append(run_cli(*argv, "--home", str(home_dir)))
     for sid in sorted({f["session_id"] for f in w.findings if isinstance(f.get("session_id"), str)})[:6]:
         cli.append(run_cli("show", sid, "--home", str(home_dir)))
-    return {"messages": w.messages(), "text": w.text(),
-            "cli": [{"code": c, "out": o, "err": e} for c, o, e in cli]}
+    return {
+        "messages": w.messages(),
+        "text": w.text(),
+        "cli": [{"code": c, "out": o, "err": e} for c, o, e in cli],
+    }
 
 
 def cli_only(home_dir: Path, ids: list[str]) -> dict:
-    runs = [run_cli(*argv, "--home", str(home_dir)) for argv in (["list"], ["audit"], *[["show", i] for i in ids])]
+    runs = [
+        run_cli(*argv, "--home", str(home_dir)) for argv in (["list"], ["audit"], *[["show", i] for i in ids])
+    ]
     return {"cli": [{"code": c, "out": o, "err": e} for c, o, e in runs]}
 
 
 def write(home_dir: Path, sid: str, action: str) -> dict:
-    code, out, err = run_cli("repair", sid, "--action", action, "--home", str(home_dir), "--write",
-                             "--now", str(CLOCK.now), "--server-started-at", str(CLOCK.server_started_at))
+    code, out, err = run_cli(
+        "repair",
+        sid,
+        "--action",
+        action,
+        "--home",
+        str(home_dir),
+        "--write",
+        "--now",
+        str(CLOCK.now),
+        "--server-started-at",
+        str(CLOCK.server_started_at),
+    )
     return {"code": code, "out": out, "err": err}
 
 

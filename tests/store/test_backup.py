@@ -39,10 +39,19 @@ def _decision(tmp_path, sid):
 
 
 def _clear_live(sid, **overrides):
-    live = {"session_id": sid, "messages": [], "context_messages": [], "truncation_watermark": 0.0,
-            "truncation_boundary": 0.0, "active_stream_id": None, "pending_user_message": None,
-            "pending_attachments": [], "pending_started_at": None, "pending_user_source": None,
-            "clear_generation": "clear-gen-2"}
+    live = {
+        "session_id": sid,
+        "messages": [],
+        "context_messages": [],
+        "truncation_watermark": 0.0,
+        "truncation_boundary": 0.0,
+        "active_stream_id": None,
+        "pending_user_message": None,
+        "pending_attachments": [],
+        "pending_started_at": None,
+        "pending_user_source": None,
+        "clear_generation": "clear-gen-2",
+    }
     live.update(overrides)
     return live
 
@@ -50,17 +59,20 @@ def _clear_live(sid, **overrides):
 # ---------------------------------------------------------------- message counts
 
 
-@pytest.mark.parametrize("payload, expected", [
-    (b'[{"session_id": "x"}]', -1),          # _index.json shape: a list
-    (b'"text"', -1),
-    (b'{"messages": {"a": 1}}', -1),
-    (b'{"no_messages": []}', -1),
-    (b"{broken", -1),
-    (b"\xef\xbb\xbf{\"messages\": []}", -1),  # UTF-8 BOM: hermes fails to load it
-    (b"\xff\xfe", -1),
-    (b"", -1),
-    (b'{"messages": [1, 2, 3]}', 3),
-])
+@pytest.mark.parametrize(
+    "payload, expected",
+    [
+        (b'[{"session_id": "x"}]', -1),  # _index.json shape: a list
+        (b'"text"', -1),
+        (b'{"messages": {"a": 1}}', -1),
+        (b'{"no_messages": []}', -1),
+        (b"{broken", -1),
+        (b'\xef\xbb\xbf{"messages": []}', -1),  # UTF-8 BOM: hermes fails to load it
+        (b"\xff\xfe", -1),
+        (b"", -1),
+        (b'{"messages": [1, 2, 3]}', 3),
+    ],
+)
 def test_msg_count_returns_neg1_for_non_dict_top_level_and_other_bad_shapes(tmp_path, payload, expected):
     (tmp_path / "x.json").write_bytes(payload)
     assert message_count(FileSnapshot(), tmp_path / "x.json") == expected
@@ -75,23 +87,26 @@ def test_msg_count_of_missing_file_or_folder_is_neg1(tmp_path):
 # ---------------------------------------------------------------- durable tombstone
 
 
-@pytest.mark.parametrize("payload, ids", [
-    ({"version": 1, "ids": ["a", " b ", "", "  ", None, 0, 7]}, {"a", "b", "7"}),
-    ({"version": "1", "ids": ["a"]}, {"a"}),
-    ({"version": 1.0, "ids": ["a"]}, {"a"}),
-    ({"version": 2, "ids": ["a"]}, None),
-    ({"version": "one", "ids": ["a"]}, None),
-    ({"ids": ["a"]}, None),
-    ({"version": 1, "ids": "a"}, None),
-    ({"version": 1}, None),
-    (["a"], None),
-])
+@pytest.mark.parametrize(
+    "payload, ids",
+    [
+        ({"version": 1, "ids": ["a", " b ", "", "  ", None, 0, 7]}, {"a", "b", "7"}),
+        ({"version": "1", "ids": ["a"]}, {"a"}),
+        ({"version": 1.0, "ids": ["a"]}, {"a"}),
+        ({"version": 2, "ids": ["a"]}, None),
+        ({"version": "one", "ids": ["a"]}, None),
+        ({"ids": ["a"]}, None),
+        ({"version": 1, "ids": "a"}, None),
+        ({"version": 1}, None),
+        (["a"], None),
+    ],
+)
 def test_tombstone_validation(payload, ids):
     got = parse_tombstone(json.dumps(payload).encode())
     assert got == (frozenset(ids) if ids is not None else None)
 
 
-@pytest.mark.parametrize("raw", [b"", b"{", b"\xef\xbb\xbf{\"version\": 1, \"ids\": [\"a\"]}", b"\xff", b"null"])
+@pytest.mark.parametrize("raw", [b"", b"{", b'\xef\xbb\xbf{"version": 1, "ids": ["a"]}', b"\xff", b"null"])
 def test_corrupt_empty_bom_or_non_object_tombstone_blocks_nothing(tmp_path, raw):
     (tmp_path / "_deleted_webui_sessions.json").write_bytes(raw)
     assert load_tombstone_ids(tmp_path) == frozenset()
@@ -116,8 +131,12 @@ def test_index_entry_alone_is_not_a_tombstone(tmp_path):
 
 def test_no_backup_decision(tmp_path):
     write_json(tmp_path / "a.json", sidecar("a", 2))
-    assert _decision(tmp_path, "a") == {"session_id": "a", "live_messages": 2, "bak_messages": -1,
-                                        "recommend": "no_backup"}
+    assert _decision(tmp_path, "a") == {
+        "session_id": "a",
+        "live_messages": 2,
+        "bak_messages": -1,
+        "recommend": "no_backup",
+    }
 
 
 @pytest.mark.parametrize("live_n, bak_n", [(3, 3), (4, 3)])
@@ -129,14 +148,22 @@ def test_ties_and_smaller_backups_never_restore(tmp_path, live_n, bak_n):
 def test_unreadable_backup_never_restores(tmp_path):
     write_json(tmp_path / "a.json", sidecar("a", 0))
     (tmp_path / "a.json.bak").write_bytes(b"{torn")
-    assert _decision(tmp_path, "a") == {"session_id": "a", "live_messages": 0, "bak_messages": -1,
-                                        "recommend": "no_action"}
+    assert _decision(tmp_path, "a") == {
+        "session_id": "a",
+        "live_messages": 0,
+        "bak_messages": -1,
+        "recommend": "no_action",
+    }
 
 
 def test_normal_larger_backup_recovery_still_restores(tmp_path):
     _pair(tmp_path, "a", sidecar("a", 2), sidecar("a", 5))
-    assert _decision(tmp_path, "a") == {"session_id": "a", "live_messages": 2, "bak_messages": 5,
-                                        "recommend": "restore"}
+    assert _decision(tmp_path, "a") == {
+        "session_id": "a",
+        "live_messages": 2,
+        "bak_messages": 5,
+        "recommend": "restore",
+    }
 
 
 def test_malformed_live_sidecar_still_recovers_larger_backup(tmp_path):
@@ -151,8 +178,13 @@ def test_malformed_live_sidecar_still_recovers_larger_backup(tmp_path):
 
 def test_stale_pre_clear_backup_inspect_decision(tmp_path):
     _pair(tmp_path, "c", _clear_live("c"), sidecar("c", 4))
-    assert _decision(tmp_path, "c") == {"session_id": "c", "live_messages": 0, "bak_messages": 4,
-                                        "recommend": "no_action", FLAG_CLEAR: True}
+    assert _decision(tmp_path, "c") == {
+        "session_id": "c",
+        "live_messages": 0,
+        "bak_messages": 4,
+        "recommend": "no_action",
+        FLAG_CLEAR: True,
+    }
 
 
 def test_clear_sentinel_backup_is_not_restored_by_startup_recovery(tmp_path):
@@ -194,15 +226,23 @@ def test_empty_live_without_clear_watermark_still_restores(tmp_path):
     assert _decision(tmp_path, "c")["recommend"] == "restore"
 
 
-@pytest.mark.parametrize("key, value", [("active_stream_id", "stream-1"), ("pending_user_message", "hi"),
-                                        ("pending_started_at", 5.0), ("pending_attachments", [{"n": 1}])])
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        ("active_stream_id", "stream-1"),
+        ("pending_user_message", "hi"),
+        ("pending_started_at", 5.0),
+        ("pending_attachments", [{"n": 1}]),
+    ],
+)
 def test_active_or_pending_clear_like_sidecar_still_restores(tmp_path, key, value):
     _pair(tmp_path, "c", _clear_live("c", **{key: value}), sidecar("c", 2))
     assert _decision(tmp_path, "c")["recommend"] == "restore"
 
 
-@pytest.mark.parametrize("missing", ["pending_user_source", "pending_started_at", "context_messages",
-                                     "truncation_boundary"])
+@pytest.mark.parametrize(
+    "missing", ["pending_user_source", "pending_started_at", "context_messages", "truncation_boundary"]
+)
 def test_incomplete_clear_like_sidecar_missing_pending_fields_still_restores(tmp_path, missing):
     live = _clear_live("c")
     del live[missing]
@@ -219,8 +259,13 @@ def test_clear_sentinel_equality_is_pythons(tmp_path):
 def test_post_clear_message_with_stale_pre_clear_backup_is_not_restored(tmp_path):
     live = _clear_live("c", messages=msgs(1), context_messages=msgs(1))
     _pair(tmp_path, "c", live, sidecar("c", 4))
-    assert _decision(tmp_path, "c") == {"session_id": "c", "live_messages": 1, "bak_messages": 4,
-                                        "recommend": "no_action", FLAG_CLEAR: True}
+    assert _decision(tmp_path, "c") == {
+        "session_id": "c",
+        "live_messages": 1,
+        "bak_messages": 4,
+        "recommend": "no_action",
+        FLAG_CLEAR: True,
+    }
 
 
 def test_post_clear_message_after_real_compaction_still_recovers(tmp_path):
@@ -245,8 +290,12 @@ def test_malformed_live_messages_make_clear_guard_fail_open(tmp_path):
 
 
 def _compressed_live(sid, **overrides):
-    live = {"session_id": sid, "messages": msgs(6), "context_messages": msgs(2),
-            "compression_anchor_mode": "manual"}
+    live = {
+        "session_id": sid,
+        "messages": msgs(6),
+        "context_messages": msgs(2),
+        "compression_anchor_mode": "manual",
+    }
     live.update(overrides)
     return live
 
@@ -256,15 +305,29 @@ def _marker():
 
 
 def test_startup_recovery_skips_intentional_manual_compress(tmp_path):
-    _pair(tmp_path, "k", _compressed_live("k"), {"session_id": "k", "messages": msgs(8), "context_messages": msgs(8)})
-    assert _decision(tmp_path, "k") == {"session_id": "k", "live_messages": 6, "bak_messages": 8,
-                                        "recommend": "no_action", FLAG_COMPRESS: True}
+    _pair(
+        tmp_path,
+        "k",
+        _compressed_live("k"),
+        {"session_id": "k", "messages": msgs(8), "context_messages": msgs(8)},
+    )
+    assert _decision(tmp_path, "k") == {
+        "session_id": "k",
+        "live_messages": 6,
+        "bak_messages": 8,
+        "recommend": "no_action",
+        FLAG_COMPRESS: True,
+    }
     assert restorable_live_ids(tmp_path) == []
 
 
 def test_manual_compression_recovery_behavior_is_preserved(tmp_path):
-    _pair(tmp_path, "k", _compressed_live("k", compression_anchor_mode=" MANUAL "),
-          {"session_id": "k", "messages": msgs(8), "context_messages": msgs(8)})
+    _pair(
+        tmp_path,
+        "k",
+        _compressed_live("k", compression_anchor_mode=" MANUAL "),
+        {"session_id": "k", "messages": msgs(8), "context_messages": msgs(8)},
+    )
     assert _decision(tmp_path, "k").get(FLAG_COMPRESS) is True
 
 
@@ -283,26 +346,38 @@ def test_startup_recovery_fires_when_loss_shrinks_both_messages_and_context(tmp_
 
 def test_compress_recorded_by_anchor_or_watermark(tmp_path):
     bak = {"session_id": "k", "messages": msgs(8), "context_messages": msgs(8)}
-    anchored = _compressed_live("k", compression_anchor_mode=None, compression_anchor_summary="sum",
-                                compression_anchor_message_key={"role": "user"})
+    anchored = _compressed_live(
+        "k",
+        compression_anchor_mode=None,
+        compression_anchor_summary="sum",
+        compression_anchor_message_key={"role": "user"},
+    )
     _pair(tmp_path, "k", anchored, bak)
     assert _decision(tmp_path, "k").get(FLAG_COMPRESS) is True
     watermark = _compressed_live("k", compression_anchor_mode=None, truncation_watermark=10.0)
     _pair(tmp_path, "k", watermark, bak)
     assert _decision(tmp_path, "k").get(FLAG_COMPRESS) is True
-    blank_summary = _compressed_live("k", compression_anchor_mode=None, compression_anchor_summary="  ",
-                                     compression_anchor_message_key={"role": "user"})
+    blank_summary = _compressed_live(
+        "k",
+        compression_anchor_mode=None,
+        compression_anchor_summary="  ",
+        compression_anchor_message_key={"role": "user"},
+    )
     _pair(tmp_path, "k", blank_summary, bak)
     assert _decision(tmp_path, "k")["recommend"] == "restore"
 
 
 def test_compaction_marker_rules():
     assert is_compaction_marker({"role": "user", "content": "  [CONTEXT COMPACTION] x"})
-    assert is_compaction_marker({"role": "assistant", "content": [{"type": "text", "text": "[context compaction]"}]})
+    assert is_compaction_marker(
+        {"role": "assistant", "content": [{"type": "text", "text": "[context compaction]"}]}
+    )
     assert not is_compaction_marker({"role": "tool", "content": "[context compaction]"})
     assert not is_compaction_marker({"role": "", "content": "[context compaction]"})
     assert not is_compaction_marker({"role": "user", "content": "context compaction happened"})
-    assert is_compaction_marker({"role": "user", "content": "context compaction happened", "_compressed_summary": 1})
+    assert is_compaction_marker(
+        {"role": "user", "content": "context compaction happened", "_compressed_summary": 1}
+    )
     assert not is_compaction_marker({"role": "user", "content": "[Session Arc Summary] ..."})
     assert not is_compaction_marker("[context compaction]")
 
@@ -311,24 +386,45 @@ def test_compaction_marker_rules():
 
 
 def _gen_pair(live_generation, backup_generation, sid="g"):
-    live = {"session_id": sid, "messages": msgs(1), "context_messages": msgs(1),
-            "intentional_shrink_generation": live_generation}
-    bak = {"session_id": sid, "messages": msgs(2), "context_messages": msgs(2),
-           "intentional_shrink_generation": backup_generation}
+    live = {
+        "session_id": sid,
+        "messages": msgs(1),
+        "context_messages": msgs(1),
+        "intentional_shrink_generation": live_generation,
+    }
+    bak = {
+        "session_id": sid,
+        "messages": msgs(2),
+        "context_messages": msgs(2),
+        "intentional_shrink_generation": backup_generation,
+    }
     return live, bak
 
 
 def test_uuid4_hex_shape():
     assert is_uuid4_hex(GEN_A) and is_uuid4_hex(GEN_B)
-    for bad in (GEN_A.upper(), GEN_A + "0", GEN_A[:-1], GEN_A[:12] + "5" + GEN_A[13:],
-                GEN_A[:16] + "c" + GEN_A[17:], GEN_A + "\n", None, 0):
+    for bad in (
+        GEN_A.upper(),
+        GEN_A + "0",
+        GEN_A[:-1],
+        GEN_A[:12] + "5" + GEN_A[13:],
+        GEN_A[:16] + "c" + GEN_A[17:],
+        GEN_A + "\n",
+        None,
+        0,
+    ):
         assert not is_uuid4_hex(bad)
 
 
 def test_different_generation_backup_is_intentional_and_not_restored(tmp_path):
     _pair(tmp_path, "g", *_gen_pair(GEN_A, GEN_B))
-    assert _decision(tmp_path, "g") == {"session_id": "g", "live_messages": 1, "bak_messages": 2,
-                                        "recommend": "no_action", FLAG_GENERATION: True}
+    assert _decision(tmp_path, "g") == {
+        "session_id": "g",
+        "live_messages": 1,
+        "bak_messages": 2,
+        "recommend": "no_action",
+        FLAG_GENERATION: True,
+    }
 
 
 def test_undo_shrink_backup_without_generation_is_not_revived(tmp_path):
@@ -358,11 +454,20 @@ def test_invalid_backup_generation_fails_open(tmp_path, invalid):
     assert _decision(tmp_path, "g")["recommend"] == "restore"
 
 
-@pytest.mark.parametrize("field, malformed", [
-    (side, value) for value in ("0123456789AB4CDE8F0123456789ABCD", "0123456789ab4cde8f0123456789abcd0",
-                                "0123456789ab4cde8f0123456789abc", "0123456789ab5cde8f0123456789abcd",
-                                "0123456789ab4cdecf0123456789abcd")
-    for side in ("live", "backup")])
+@pytest.mark.parametrize(
+    "field, malformed",
+    [
+        (side, value)
+        for value in (
+            "0123456789AB4CDE8F0123456789ABCD",
+            "0123456789ab4cde8f0123456789abcd0",
+            "0123456789ab4cde8f0123456789abc",
+            "0123456789ab5cde8f0123456789abcd",
+            "0123456789ab4cdecf0123456789abcd",
+        )
+        for side in ("live", "backup")
+    ],
+)
 def test_malformed_nonblank_generation_fails_open_to_restore(tmp_path, field, malformed):
     live_gen = malformed if field == "live" else GEN_A
     bak_gen = malformed if field == "backup" else GEN_B
@@ -379,7 +484,13 @@ def test_generation_guard_on_the_storage_fixture():
 def test_guards_apply_in_order_clear_first(tmp_path):
     live = _clear_live("o", intentional_shrink_generation=GEN_A, compression_anchor_mode="manual")
     _pair(tmp_path, "o", live, sidecar("o", 3))
-    assert set(_decision(tmp_path, "o")) == {"session_id", "live_messages", "bak_messages", "recommend", FLAG_CLEAR}
+    assert set(_decision(tmp_path, "o")) == {
+        "session_id",
+        "live_messages",
+        "bak_messages",
+        "recommend",
+        FLAG_CLEAR,
+    }
 
 
 # ---------------------------------------------------------------- orphan backups
@@ -437,8 +548,13 @@ def test_cleared_session_whose_backup_was_removed_has_nothing_to_restore(tmp_pat
 def test_clearing_empty_live_session_preserves_existing_recoverable_backup(tmp_path):
     # the clear route does not stamp a generation on an already-empty session
     live = _clear_live("e", clear_generation=None)
-    bak = {"session_id": "e", "messages": msgs(1), "context_messages": msgs(1),
-           "truncation_watermark": 0.0, "truncation_boundary": 0.0}
+    bak = {
+        "session_id": "e",
+        "messages": msgs(1),
+        "context_messages": msgs(1),
+        "truncation_watermark": 0.0,
+        "truncation_boundary": 0.0,
+    }
     _pair(tmp_path, "e", live, bak)
     assert _decision(tmp_path, "e")["recommend"] == "restore"
     assert restorable_live_ids(tmp_path) == ["e"]
@@ -446,10 +562,28 @@ def test_clearing_empty_live_session_preserves_existing_recoverable_backup(tmp_p
 
 _json_like = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(
-        ["messages", "context_messages", "clear_generation", "truncation_watermark", "truncation_boundary",
-         "intentional_shrink_generation", "compression_anchor_mode", "role", "content", "version", "ids"]),
-        inner, max_size=6),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "messages",
+                    "context_messages",
+                    "clear_generation",
+                    "truncation_watermark",
+                    "truncation_boundary",
+                    "intentional_shrink_generation",
+                    "compression_anchor_mode",
+                    "role",
+                    "content",
+                    "version",
+                    "ids",
+                ]
+            ),
+            inner,
+            max_size=6,
+        )
+    ),
     max_leaves=20,
 )
 _file_bytes = st.one_of(st.binary(max_size=60), _json_like.map(lambda v: json.dumps(v).encode()))

@@ -119,7 +119,9 @@ def test_transient_read_records_a_too_large_file(tmp_path):
     assert [e.size for e in snap.too_large] == [files.MAX_FILE_BYTES + 1]
 
 
-@pytest.mark.skipif(not (hasattr(os, "mkfifo") and os.path.isdir("/proc/self/fd")), reason="POSIX FIFOs, /proc")
+@pytest.mark.skipif(
+    not (hasattr(os, "mkfifo") and os.path.isdir("/proc/self/fd")), reason="POSIX FIFOs, /proc"
+)
 def test_open_regular_refuses_without_leaking_a_descriptor(tmp_path):
     fifo = tmp_path / "j.jsonl"
     os.mkfifo(fifo)

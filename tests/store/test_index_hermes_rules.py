@@ -35,21 +35,24 @@ def _row(tmp_path: Path, **fields) -> dict:
 # ---------------------------------------------------------------- cache_hit_percent
 
 
-@pytest.mark.parametrize(("read", "prompt", "expected"), [
-    (0, 2000, None),           # input tokens but no cache reads: None, not 0
-    (500, 2000, 25),
-    ("500", "2000", 25),       # numeric strings are read with int()
-    (333.7, 1000.9, 33),       # floats truncated first: 333 / 1000
-    (1, 8, 12),                # 12.5 rounds to even
-    (3, 8, 38),                # 37.5 rounds to even
-    (300, 200, 100),           # capped
-    (True, 4, 25),             # int(True) == 1
-    (5, 0, None),
-    (5, "abc", None),          # not a number: 0
-    (5, "7.5", None),          # int("7.5") raises: 0
-    (None, None, None),
-    (-3, 10, None),
-])
+@pytest.mark.parametrize(
+    ("read", "prompt", "expected"),
+    [
+        (0, 2000, None),  # input tokens but no cache reads: None, not 0
+        (500, 2000, 25),
+        ("500", "2000", 25),  # numeric strings are read with int()
+        (333.7, 1000.9, 33),  # floats truncated first: 333 / 1000
+        (1, 8, 12),  # 12.5 rounds to even
+        (3, 8, 38),  # 37.5 rounds to even
+        (300, 200, 100),  # capped
+        (True, 4, 25),  # int(True) == 1
+        (5, 0, None),
+        (5, "abc", None),  # not a number: 0
+        (5, "7.5", None),  # int("7.5") raises: 0
+        (None, None, None),
+        (-3, 10, None),
+    ],
+)
 def test_cache_hit_percent_is_hermes_prompt_cache_hit_percent(read, prompt, expected) -> None:
     assert cache_hit_percent({"cache_read_tokens": read, "input_tokens": prompt}) == expected
 
@@ -64,8 +67,15 @@ def test_an_infinite_counter_makes_hermes_compact_raise() -> None:
 
 @pytest.mark.parametrize("falsy", [None, "", False, 0.0, [], {}])
 def test_falsy_token_counters_become_the_integer_zero(falsy, tmp_path) -> None:
-    row = _row(tmp_path, input_tokens=falsy, output_tokens=falsy, cache_read_tokens=falsy, cache_write_tokens=falsy)
-    assert [row[k] for k in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")] == [0, 0, 0, 0]
+    row = _row(
+        tmp_path, input_tokens=falsy, output_tokens=falsy, cache_read_tokens=falsy, cache_write_tokens=falsy
+    )
+    assert [row[k] for k in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")] == [
+        0,
+        0,
+        0,
+        0,
+    ]
     assert all(type(row[k]) is int for k in ("input_tokens", "cache_read_tokens"))
 
 
@@ -74,8 +84,9 @@ def test_truthy_odd_counters_stay_as_written(tmp_path) -> None:
     assert (row["input_tokens"], row["cache_read_tokens"], row["cache_hit_percent"]) == ("2000", 12.5, 1)
 
 
-@pytest.mark.parametrize(("value", "expected"), [("", None), ("  OpenRouter ", "openrouter"), (5, "5"),
-                                                 (None, None), ("   ", "")])
+@pytest.mark.parametrize(
+    ("value", "expected"), [("", None), ("  OpenRouter ", "openrouter"), (5, "5"), (None, None), ("   ", "")]
+)
 def test_model_provider_is_str_stripped_lowered_when_truthy(value, expected, tmp_path) -> None:
     assert _row(tmp_path, model_provider=value)["model_provider"] == expected
 
@@ -94,8 +105,14 @@ def test_message_times_are_read_with_float(tmp_path) -> None:
 
 
 def test_text_fields_hermes_strips(tmp_path) -> None:
-    row = _row(tmp_path, compression_recovery_source_session_id=" s0 ", compression_recovery_action="  ",
-               share_token=" tok ", worktree_path="/tmp", worktree_branch=5)
+    row = _row(
+        tmp_path,
+        compression_recovery_source_session_id=" s0 ",
+        compression_recovery_action="  ",
+        share_token=" tok ",
+        worktree_path="/tmp",
+        worktree_branch=5,
+    )
     assert (row["compression_recovery_source_session_id"], row["compression_recovery_action"]) == ("s0", "")
     assert (row["share_token"], row["worktree_branch"]) == ("tok", "5")
 
@@ -105,10 +122,16 @@ def test_dict_fields_that_are_not_dicts_become_empty(tmp_path) -> None:
     assert (row["composer_draft"], row["process_wakeup_pause"]) == ({}, {})
 
 
-@pytest.mark.parametrize(("value", "expected"), [(True, True), ("12", 12), (0, None), (-4, None), ("x", None)])
+@pytest.mark.parametrize(
+    ("value", "expected"), [(True, True), ("12", 12), (0, None), (-4, None), ("x", None)]
+)
 def test_post_compression_estimate_is_a_positive_int_or_none(value, expected, tmp_path) -> None:
-    assert _row(tmp_path, post_compression_context_tokens_estimate=value)[
-        "post_compression_context_tokens_estimate"] == expected
+    assert (
+        _row(tmp_path, post_compression_context_tokens_estimate=value)[
+            "post_compression_context_tokens_estimate"
+        ]
+        == expected
+    )
 
 
 @pytest.mark.parametrize("workspace", [None, 7, ["/tmp"]])
@@ -121,8 +144,12 @@ def test_a_workspace_that_is_not_text_makes_the_sidecar_unloadable(workspace, tm
 
 
 def test_equal_updated_at_keep_their_order_newest_first() -> None:
-    rows = [{"session_id": "a", "updated_at": 5}, {"session_id": "b", "updated_at": 9.0},
-            {"session_id": "c", "updated_at": 5.0}, {"session_id": "d"}]
+    rows = [
+        {"session_id": "a", "updated_at": 5},
+        {"session_id": "b", "updated_at": 9.0},
+        {"session_id": "c", "updated_at": 5.0},
+        {"session_id": "d"},
+    ]
     assert [r["session_id"] for r in sort_rows(rows)] == ["b", "a", "c", "d"]
 
 
@@ -138,8 +165,17 @@ def test_text_next_to_numbers_cannot_be_sorted() -> None:
 
 def _sidecars(sessions: Path, names: list[str], **fields) -> None:
     for n in names:
-        write_json(sessions / f"{n}.json", {"session_id": n, "title": n, "workspace": "/tmp", "updated_at": 50.0,
-                                            "messages": [{"role": "user", "content": "hi"}], **fields})
+        write_json(
+            sessions / f"{n}.json",
+            {
+                "session_id": n,
+                "title": n,
+                "workspace": "/tmp",
+                "updated_at": 50.0,
+                "messages": [{"role": "user", "content": "hi"}],
+                **fields,
+            },
+        )
 
 
 def _loaded(sessions: Path, sid: str, home: Path):
@@ -167,14 +203,24 @@ def test_the_recovery_rebuild_keeps_ties_in_name_order(tmp_path) -> None:
 def test_the_fast_path_replaces_every_row_of_the_saved_id_and_drops_rows_without_a_sidecar(tmp_path) -> None:
     home, sessions, _ = home_dirs(tmp_path)
     _sidecars(sessions, ["a", "b"])
-    write_json(sessions / "_index.json", [
-        {"session_id": "a", "updated_at": 9.0, "title": "old a"}, {"session_id": "ghost", "updated_at": 8.0},
-        {"session_id": "b", "updated_at": 7.0}, {"session_id": "a", "updated_at": 1.0, "title": "older a"},
-    ])
-    changes = save_session(make_ctx(home).save_context(), _loaded(sessions, "a", home), touch_updated_at=False)
+    write_json(
+        sessions / "_index.json",
+        [
+            {"session_id": "a", "updated_at": 9.0, "title": "old a"},
+            {"session_id": "ghost", "updated_at": 8.0},
+            {"session_id": "b", "updated_at": 7.0},
+            {"session_id": "a", "updated_at": 1.0, "title": "older a"},
+        ],
+    )
+    changes = save_session(
+        make_ctx(home).save_context(), _loaded(sessions, "a", home), touch_updated_at=False
+    )
     rows = json.loads(next(c.after for c in changes if c.path.name == "_index.json"))
     assert [(r["session_id"], r.get("title"), r["updated_at"]) for r in rows] == [
-        ("a", "a", 50.0), ("a", "a", 50.0), ("b", None, 7.0)]
+        ("a", "a", 50.0),
+        ("a", "a", 50.0),
+        ("b", None, 7.0),
+    ]
 
 
 # ---------------------------------------------------------------- where hermes raises, nothing is written
@@ -201,8 +247,11 @@ def test_text_updated_at_makes_the_index_rebuild_a_refusal_and_exit_1(tmp_path, 
 def test_a_lone_surrogate_in_another_title_makes_the_save_a_refusal(tmp_path) -> None:
     home, sessions, _ = home_dirs(tmp_path)
     _sidecars(sessions, ["a"])
-    (sessions / "b.json").write_text('{"session_id": "b", "title": "bad \\ud83d", "workspace": "/tmp", '
-                                     '"updated_at": 40.0, "messages": []}', encoding="utf-8")
+    (sessions / "b.json").write_text(
+        '{"session_id": "b", "title": "bad \\ud83d", "workspace": "/tmp", '
+        '"updated_at": 40.0, "messages": []}',
+        encoding="utf-8",
+    )
     with pytest.raises(IndexRebuildError, match="cannot be written as UTF-8"):
         save_session(make_ctx(home).save_context(), _loaded(sessions, "a", home), touch_updated_at=True)
 
@@ -212,16 +261,24 @@ def test_a_lone_surrogate_in_another_title_makes_the_save_a_refusal(tmp_path) ->
 
 def test_adjacent_duplicate_partials_are_dropped_on_load_keeping_the_first(tmp_path) -> None:
     partial = {"role": "assistant", "content": " half an answer ", "_partial": True, "timestamp": 200.0}
-    messages = [{"role": "user", "content": "q", "timestamp": 100.0}, partial,
-                {**partial, "content": "half an answer", "timestamp": 300.0},  # same once stripped
-                {"role": "tool", "content": "x", "timestamp": 400.0}]
+    messages = [
+        {"role": "user", "content": "q", "timestamp": 100.0},
+        partial,
+        {**partial, "content": "half an answer", "timestamp": 300.0},  # same once stripped
+        {"role": "tool", "content": "x", "timestamp": 400.0},
+    ]
     row = _row(tmp_path, updated_at=5.0, messages=messages)
     assert (row["message_count"], row["last_message_at"]) == (3, 200.0)
 
 
 def test_partials_with_different_tool_calls_are_both_kept(tmp_path) -> None:
-    a = {"role": "assistant", "content": "", "_partial": True, "timestamp": 200.0,
-         "_partial_tool_calls": [{"name": "terminal", "args": {"command": "ls"}}]}
+    a = {
+        "role": "assistant",
+        "content": "",
+        "_partial": True,
+        "timestamp": 200.0,
+        "_partial_tool_calls": [{"name": "terminal", "args": {"command": "ls"}}],
+    }
     b = {**a, "timestamp": 300.0, "_partial_tool_calls": [{"name": "terminal", "args": {"command": "pwd"}}]}
     row = _row(tmp_path, messages=[a, b])
     assert row["message_count"] == 2
@@ -232,7 +289,9 @@ def test_a_repair_of_a_sidecar_hermes_would_rewrite_on_load_is_refused(tmp_path)
 
     home, sessions, _ = home_dirs(tmp_path)
     partial = {"role": "assistant", "content": "half", "_partial": True}
-    write_json(sessions / "a.json", {"session_id": "a", "workspace": "/tmp", "messages": [partial, dict(partial)]})
+    write_json(
+        sessions / "a.json", {"session_id": "a", "workspace": "/tmp", "messages": [partial, dict(partial)]}
+    )
     source = load_session_for_repair(make_ctx(home), "a")
     assert source.loaded is None
     assert "adjacent duplicate partial replies" in source.refusal
@@ -243,7 +302,10 @@ def test_a_repair_of_a_sidecar_whose_transcript_is_not_a_list_is_refused(tmp_pat
 
     home, sessions, _ = home_dirs(tmp_path)
     write_json(sessions / "a.json", {"session_id": "a", "workspace": "/tmp", "messages": {"x": 1}})
-    assert load_session_for_repair(make_ctx(home), "a").refusal == "a.json holds messages that is not a list: not repaired"
+    assert (
+        load_session_for_repair(make_ctx(home), "a").refusal
+        == "a.json holds messages that is not a list: not repaired"
+    )
 
 
 def test_tool_calls_that_are_not_a_list_are_kept_as_hermes_keeps_them(tmp_path) -> None:
@@ -260,19 +322,27 @@ def test_a_transcript_that_is_not_a_list_counts_its_length_in_the_row(tmp_path) 
 # ---------------------------------------------------------------- tombstones cleared by a save
 
 
-@pytest.mark.parametrize(("content", "expected"), [
-    ({"version": 1, "ids": ["a", " padded ", "", 7, None]}, b'{\n  "version": 1,\n  "ids": [\n    "7",\n    "padded"\n  ]\n}'),
-    ({"version": "1", "ids": ["a", "b"]}, b'{\n  "version": 1,\n  "ids": [\n    "b"\n  ]\n}'),
-    ({"ids": ["a", "b"]}, None),           # no version: hermes reads no ids, the file stays
-    ({"version": 2, "ids": ["a"]}, None),
-    ({"version": 1, "ids": "a"}, None),
-    ({"version": 1, "ids": [" a "]}, "deleted"),
-])
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (
+            {"version": 1, "ids": ["a", " padded ", "", 7, None]},
+            b'{\n  "version": 1,\n  "ids": [\n    "7",\n    "padded"\n  ]\n}',
+        ),
+        ({"version": "1", "ids": ["a", "b"]}, b'{\n  "version": 1,\n  "ids": [\n    "b"\n  ]\n}'),
+        ({"ids": ["a", "b"]}, None),  # no version: hermes reads no ids, the file stays
+        ({"version": 2, "ids": ["a"]}, None),
+        ({"version": 1, "ids": "a"}, None),
+        ({"version": 1, "ids": [" a "]}, "deleted"),
+    ],
+)
 def test_a_save_clears_the_id_from_tombstones_as_hermes_reads_them(content, expected, tmp_path) -> None:
     home, sessions, _ = home_dirs(tmp_path)
     _sidecars(sessions, ["a"])
     write_json(sessions / "_pruned_webui_orphans.json", content)
-    changes = save_session(make_ctx(home).save_context(), _loaded(sessions, "a", home), touch_updated_at=False)
+    changes = save_session(
+        make_ctx(home).save_context(), _loaded(sessions, "a", home), touch_updated_at=False
+    )
     got = {c.path.name: c.after for c in changes}
     if expected is None:
         assert "_pruned_webui_orphans.json" not in got
@@ -285,9 +355,13 @@ def test_a_save_clears_the_id_from_tombstones_as_hermes_reads_them(content, expe
 def test_an_infinite_tombstone_version_stops_hermes_clearing_the_other_tombstone(tmp_path) -> None:
     home, sessions, _ = home_dirs(tmp_path)
     _sidecars(sessions, ["a"])
-    (sessions / "_pruned_webui_orphans.json").write_text('{"version": Infinity, "ids": ["a"]}', encoding="utf-8")
+    (sessions / "_pruned_webui_orphans.json").write_text(
+        '{"version": Infinity, "ids": ["a"]}', encoding="utf-8"
+    )
     write_json(sessions / "_deleted_webui_sessions.json", {"version": 1, "ids": ["a", "b"]})
-    changes = save_session(make_ctx(home).save_context(), _loaded(sessions, "a", home), touch_updated_at=False)
+    changes = save_session(
+        make_ctx(home).save_context(), _loaded(sessions, "a", home), touch_updated_at=False
+    )
     assert {c.path.name for c in changes} == {"a.json", "_index.json"}
 
 
@@ -295,5 +369,9 @@ def test_a_message_time_past_the_float_range_raises_even_under_a_pending_prompt(
     messages = [{"role": "user", "content": "x", "_ts": 10**400}]
     with pytest.raises(OverflowError):
         _row(tmp_path, messages=messages, pending_user_message="p", pending_started_at=7.0)
-    assert _row(tmp_path, messages=messages[:0], pending_user_message="p",
-                pending_started_at=7.0)["last_message_at"] == 7.0
+    assert (
+        _row(tmp_path, messages=messages[:0], pending_user_message="p", pending_started_at=7.0)[
+            "last_message_at"
+        ]
+        == 7.0
+    )

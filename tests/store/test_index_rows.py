@@ -61,7 +61,9 @@ def _same_load(raw: dict, cwd: Path) -> None:
 
 
 def _project_sidecars() -> list[Path]:
-    return sorted(p for p in DATA.rglob("*.json") if p.parent.name == "sessions" and not p.name.startswith("_"))
+    return sorted(
+        p for p in DATA.rglob("*.json") if p.parent.name == "sessions" and not p.name.startswith("_")
+    )
 
 
 @pytest.mark.parametrize("path", _project_sidecars(), ids=lambda p: str(p.relative_to(DATA)))
@@ -78,22 +80,35 @@ def test_there_are_project_sidecars_to_compare() -> None:
 
 
 _text = st.text(max_size=10)
-_scalars = st.one_of(st.none(), st.booleans(), st.integers(min_value=-2**70, max_value=2**70),
-                     st.floats(), _text, st.sampled_from(["", " ", "0", "~", "~/x", "a\x00b", "/tmp/../x", "."]))
-_json = st.recursive(_scalars, lambda c: st.lists(c, max_size=3) | st.dictionaries(_text, c, max_size=3),
-                     max_leaves=10)
+_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(),
+    _text,
+    st.sampled_from(["", " ", "0", "~", "~/x", "a\x00b", "/tmp/../x", "."]),
+)
+_json = st.recursive(
+    _scalars, lambda c: st.lists(c, max_size=3) | st.dictionaries(_text, c, max_size=3), max_leaves=10
+)
 _message = st.one_of(
-    st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant", "tool", None, 3])},
-                          optional={"content": _json, "_ts": _scalars, "timestamp": _scalars,
-                                    "_partial": st.booleans()}),
+    st.fixed_dictionaries(
+        {"role": st.sampled_from(["user", "assistant", "tool", None, 3])},
+        optional={"content": _json, "_ts": _scalars, "timestamp": _scalars, "_partial": st.booleans()},
+    ),
     _json,
 )
 _raw = st.builds(
     lambda meta, messages, extra: {**meta, "messages": messages, **extra},
     st.dictionaries(st.sampled_from(list(META_KEYS)), _json, max_size=20),
     st.one_of(st.lists(_message, max_size=6), _json),
-    st.dictionaries(st.sampled_from(["message_count", "tool_calls", "anchor_activity_scenes",
-                                     "context_messages", "unknown"]), _json, max_size=3),
+    st.dictionaries(
+        st.sampled_from(
+            ["message_count", "tool_calls", "anchor_activity_scenes", "context_messages", "unknown"]
+        ),
+        _json,
+        max_size=3,
+    ),
 )
 
 

@@ -98,7 +98,14 @@ def _t(ts) -> dict:
 
 
 def _raw(sid: str, **fields) -> dict:
-    return {"session_id": sid, "title": "T", "workspace": "/", "created_at": 1000, "updated_at": 2000, **fields}
+    return {
+        "session_id": sid,
+        "title": "T",
+        "workspace": "/",
+        "created_at": 1000,
+        "updated_at": 2000,
+        **fields,
+    }
 
 
 def _row(sid: str, *, after: str | None = None, **fields) -> dict:
@@ -116,89 +123,167 @@ def _row(sid: str, *, after: str | None = None, **fields) -> dict:
 
 # (rule, raw sidecar, expected row). The values are hermes', written out by hand.
 CASES = [
-    ("defaults of a bare sidecar; last_message_at falls back to updated_at",
-     _raw("plain"), _row("plain")),
-    ("last_message_at skips tool rows",
-     _raw("tool_tail", messages=[_u(100), _a(200), _t(300)]),
-     _row("tool_tail", message_count=3, last_message_at=200.0, user_message_count=1)),
-    ("last_message_at scans past the 8-row tail window when only tool rows are there",
-     _raw("long_tool_tail", messages=[_u(100), _a(200)] + [_t(300 + i) for i in range(9)]),
-     _row("long_tool_tail", message_count=11, last_message_at=200.0, user_message_count=1)),
-    ("last_message_at skips an assistant _partial row without text",
-     _raw("empty_partial", messages=[_u(100), _a(300, "", _partial=True)]),
-     _row("empty_partial", message_count=2, last_message_at=100.0, user_message_count=1)),
-    ("an assistant _partial row with text counts",
-     _raw("partial_with_text", messages=[_u(100), _a(300, "so far", _partial=True)]),
-     _row("partial_with_text", message_count=2, last_message_at=300.0, user_message_count=1)),
-    ("a message's _ts wins over its timestamp",
-     _raw("ts_first", messages=[_u(100, _ts=150)]),
-     _row("ts_first", message_count=1, last_message_at=150.0, user_message_count=1)),
-    ("a zero timestamp is no timestamp: the scan goes on to the row before",
-     _raw("zero_ts", messages=[_u(100), _a(0)]),
-     _row("zero_ts", message_count=2, last_message_at=100.0, user_message_count=1)),
-    ("messages without a timestamp: last_message_at is updated_at, as stored",
-     _raw("no_ts", messages=[{"role": "user", "content": "q"}]),
-     _row("no_ts", message_count=1, user_message_count=1)),
-    ("a pending turn: pending_started_at is last_message_at (as stored), message_count is at least 1",
-     _raw("pending", pending_user_message="hi", pending_started_at=500, active_stream_id="s1"),
-     _row("pending", message_count=1, last_message_at=500, active_stream_id="s1", pending_user_message="hi",
-          has_pending_user_message=True)),
-    ("a pending turn without pending_started_at keeps the messages' last_message_at",
-     _raw("pending_no_start", messages=[_u(100)], pending_user_message="hi", active_stream_id="s1"),
-     _row("pending_no_start", message_count=1, last_message_at=100.0, user_message_count=1,
-          active_stream_id="s1", pending_user_message="hi", has_pending_user_message=True)),
-    ("a stored message_count (the metadata count) wins over len(messages)",
-     _raw("count_hint", messages=[_u(100), _a(200)], message_count=7),
-     _row("count_hint", message_count=7, last_message_at=200.0, user_message_count=1)),
-    ("cache_hit_percent is cache reads over prompt tokens, rounded",
-     _raw("cache", input_tokens=1000, output_tokens=30, cache_read_tokens=250, cache_write_tokens=5),
-     _row("cache", input_tokens=1000, output_tokens=30, cache_read_tokens=250, cache_write_tokens=5,
-          cache_hit_percent=25)),
-    ("cache_hit_percent is capped at 100",
-     _raw("cache_cap", input_tokens=100, cache_read_tokens=300),
-     _row("cache_cap", input_tokens=100, cache_read_tokens=300, cache_hit_percent=100)),
-    ("cache_hit_percent of a one-token prompt read from the cache is 100",
-     _raw("cache_one", input_tokens=1, cache_read_tokens=1),
-     _row("cache_one", input_tokens=1, cache_read_tokens=1, cache_hit_percent=100)),
-    ("cache_hit_percent is a plain percentage: 60 of 100 is 60",
-     _raw("cache_60", input_tokens=100, cache_read_tokens=60),
-     _row("cache_60", input_tokens=100, cache_read_tokens=60, cache_hit_percent=60)),
-    ("user_message_count counts the user rows only",
-     _raw("users", messages=[_u(1), _a(2), _u(3), _t(4), _u(5)]),
-     _row("users", message_count=5, last_message_at=5.0, user_message_count=3)),
-    ("parent_session_id appears only when set, right after manual_title",
-     _raw("parent", parent_session_id="p1"),
-     _row("parent", after="manual_title", parent_session_id="p1")),
-    ("the four worktree keys appear only with a worktree_path, after created_workspace",
-     _raw("worktree", worktree_path="/", worktree_branch="b", worktree_repo_root="/", worktree_created_at=5),
-     _row("worktree", after="created_workspace", worktree_path="/", worktree_branch="b", worktree_repo_root="/",
-          worktree_created_at=5)),
-    ("the compression-recovery pair appears when either is set (stripped), after created_workspace",
-     _raw("recovery", compression_recovery_source_session_id=" src ", compression_recovery_action=None),
-     _row("recovery", after="created_workspace", compression_recovery_source_session_id="src",
-          compression_recovery_action=None)),
+    ("defaults of a bare sidecar; last_message_at falls back to updated_at", _raw("plain"), _row("plain")),
+    (
+        "last_message_at skips tool rows",
+        _raw("tool_tail", messages=[_u(100), _a(200), _t(300)]),
+        _row("tool_tail", message_count=3, last_message_at=200.0, user_message_count=1),
+    ),
+    (
+        "last_message_at scans past the 8-row tail window when only tool rows are there",
+        _raw("long_tool_tail", messages=[_u(100), _a(200)] + [_t(300 + i) for i in range(9)]),
+        _row("long_tool_tail", message_count=11, last_message_at=200.0, user_message_count=1),
+    ),
+    (
+        "last_message_at skips an assistant _partial row without text",
+        _raw("empty_partial", messages=[_u(100), _a(300, "", _partial=True)]),
+        _row("empty_partial", message_count=2, last_message_at=100.0, user_message_count=1),
+    ),
+    (
+        "an assistant _partial row with text counts",
+        _raw("partial_with_text", messages=[_u(100), _a(300, "so far", _partial=True)]),
+        _row("partial_with_text", message_count=2, last_message_at=300.0, user_message_count=1),
+    ),
+    (
+        "a message's _ts wins over its timestamp",
+        _raw("ts_first", messages=[_u(100, _ts=150)]),
+        _row("ts_first", message_count=1, last_message_at=150.0, user_message_count=1),
+    ),
+    (
+        "a zero timestamp is no timestamp: the scan goes on to the row before",
+        _raw("zero_ts", messages=[_u(100), _a(0)]),
+        _row("zero_ts", message_count=2, last_message_at=100.0, user_message_count=1),
+    ),
+    (
+        "messages without a timestamp: last_message_at is updated_at, as stored",
+        _raw("no_ts", messages=[{"role": "user", "content": "q"}]),
+        _row("no_ts", message_count=1, user_message_count=1),
+    ),
+    (
+        "a pending turn: pending_started_at is last_message_at (as stored), message_count is at least 1",
+        _raw("pending", pending_user_message="hi", pending_started_at=500, active_stream_id="s1"),
+        _row(
+            "pending",
+            message_count=1,
+            last_message_at=500,
+            active_stream_id="s1",
+            pending_user_message="hi",
+            has_pending_user_message=True,
+        ),
+    ),
+    (
+        "a pending turn without pending_started_at keeps the messages' last_message_at",
+        _raw("pending_no_start", messages=[_u(100)], pending_user_message="hi", active_stream_id="s1"),
+        _row(
+            "pending_no_start",
+            message_count=1,
+            last_message_at=100.0,
+            user_message_count=1,
+            active_stream_id="s1",
+            pending_user_message="hi",
+            has_pending_user_message=True,
+        ),
+    ),
+    (
+        "a stored message_count (the metadata count) wins over len(messages)",
+        _raw("count_hint", messages=[_u(100), _a(200)], message_count=7),
+        _row("count_hint", message_count=7, last_message_at=200.0, user_message_count=1),
+    ),
+    (
+        "cache_hit_percent is cache reads over prompt tokens, rounded",
+        _raw("cache", input_tokens=1000, output_tokens=30, cache_read_tokens=250, cache_write_tokens=5),
+        _row(
+            "cache",
+            input_tokens=1000,
+            output_tokens=30,
+            cache_read_tokens=250,
+            cache_write_tokens=5,
+            cache_hit_percent=25,
+        ),
+    ),
+    (
+        "cache_hit_percent is capped at 100",
+        _raw("cache_cap", input_tokens=100, cache_read_tokens=300),
+        _row("cache_cap", input_tokens=100, cache_read_tokens=300, cache_hit_percent=100),
+    ),
+    (
+        "cache_hit_percent of a one-token prompt read from the cache is 100",
+        _raw("cache_one", input_tokens=1, cache_read_tokens=1),
+        _row("cache_one", input_tokens=1, cache_read_tokens=1, cache_hit_percent=100),
+    ),
+    (
+        "cache_hit_percent is a plain percentage: 60 of 100 is 60",
+        _raw("cache_60", input_tokens=100, cache_read_tokens=60),
+        _row("cache_60", input_tokens=100, cache_read_tokens=60, cache_hit_percent=60),
+    ),
+    (
+        "user_message_count counts the user rows only",
+        _raw("users", messages=[_u(1), _a(2), _u(3), _t(4), _u(5)]),
+        _row("users", message_count=5, last_message_at=5.0, user_message_count=3),
+    ),
+    (
+        "parent_session_id appears only when set, right after manual_title",
+        _raw("parent", parent_session_id="p1"),
+        _row("parent", after="manual_title", parent_session_id="p1"),
+    ),
+    (
+        "the four worktree keys appear only with a worktree_path, after created_workspace",
+        _raw(
+            "worktree", worktree_path="/", worktree_branch="b", worktree_repo_root="/", worktree_created_at=5
+        ),
+        _row(
+            "worktree",
+            after="created_workspace",
+            worktree_path="/",
+            worktree_branch="b",
+            worktree_repo_root="/",
+            worktree_created_at=5,
+        ),
+    ),
+    (
+        "the compression-recovery pair appears when either is set (stripped), after created_workspace",
+        _raw("recovery", compression_recovery_source_session_id=" src ", compression_recovery_action=None),
+        _row(
+            "recovery",
+            after="created_workspace",
+            compression_recovery_source_session_id="src",
+            compression_recovery_action=None,
+        ),
+    ),
 ]
 
 # Where the inspector's compact() differed from hermes until issue 13 fixed it. hermes' values.
 FIXED_BY_ISSUE_13 = [
-    ("cache_hit_percent is None when there are no cache reads (hermes: cache_read <= 0 -> None)",
-     _raw("cache_zero_read", input_tokens=1000, cache_read_tokens=0),
-     _row("cache_zero_read", input_tokens=1000)),
-    ("cache_hit_percent coerces the counters with int(value or 0)",
-     _raw("cache_str", input_tokens="1000", cache_read_tokens="250"),
-     _row("cache_str", input_tokens="1000", cache_read_tokens="250", cache_hit_percent=25)),
-    ("cache_hit_percent is round((read / prompt) * 100): 23 of 40 is 57, not 58",
-     _raw("cache_round", input_tokens=40, cache_read_tokens=23),
-     _row("cache_round", input_tokens=40, cache_read_tokens=23, cache_hit_percent=57)),
-    ("an assistant _partial row whose text is only whitespace is skipped too",
-     _raw("blank_partial", messages=[_u(100), _a(300, "   ", _partial=True)]),
-     _row("blank_partial", message_count=2, last_message_at=100.0, user_message_count=1)),
-    ("a numeric string timestamp counts (hermes: float(raw))",
-     _raw("str_ts", messages=[_u(100), _a("250.5")]),
-     _row("str_ts", message_count=2, last_message_at=250.5, user_message_count=1)),
-    ("a stored message_count given as a numeric string counts (hermes: int(raw))",
-     _raw("count_str", messages=[_u(100)], message_count="7"),
-     _row("count_str", message_count=7, last_message_at=100.0, user_message_count=1)),
+    (
+        "cache_hit_percent is None when there are no cache reads (hermes: cache_read <= 0 -> None)",
+        _raw("cache_zero_read", input_tokens=1000, cache_read_tokens=0),
+        _row("cache_zero_read", input_tokens=1000),
+    ),
+    (
+        "cache_hit_percent coerces the counters with int(value or 0)",
+        _raw("cache_str", input_tokens="1000", cache_read_tokens="250"),
+        _row("cache_str", input_tokens="1000", cache_read_tokens="250", cache_hit_percent=25),
+    ),
+    (
+        "cache_hit_percent is round((read / prompt) * 100): 23 of 40 is 57, not 58",
+        _raw("cache_round", input_tokens=40, cache_read_tokens=23),
+        _row("cache_round", input_tokens=40, cache_read_tokens=23, cache_hit_percent=57),
+    ),
+    (
+        "an assistant _partial row whose text is only whitespace is skipped too",
+        _raw("blank_partial", messages=[_u(100), _a(300, "   ", _partial=True)]),
+        _row("blank_partial", message_count=2, last_message_at=100.0, user_message_count=1),
+    ),
+    (
+        "a numeric string timestamp counts (hermes: float(raw))",
+        _raw("str_ts", messages=[_u(100), _a("250.5")]),
+        _row("str_ts", message_count=2, last_message_at=250.5, user_message_count=1),
+    ),
+    (
+        "a stored message_count given as a numeric string counts (hermes: int(raw))",
+        _raw("count_str", messages=[_u(100)], message_count="7"),
+        _row("count_str", message_count=7, last_message_at=100.0, user_message_count=1),
+    ),
 ]
 
 
@@ -216,14 +301,18 @@ def _compact(raw: dict, cwd: Path) -> dict:
 
 
 @pytest.mark.parametrize(("rule", "raw", "expected"), CASES, ids=[c[1]["session_id"] for c in CASES])
-def test_compact_row_equals_hermes_row_written_by_hand(rule: str, raw: dict, expected: dict, tmp_path: Path) -> None:
+def test_compact_row_equals_hermes_row_written_by_hand(
+    rule: str, raw: dict, expected: dict, tmp_path: Path
+) -> None:
     assert _typed(_compact(raw, tmp_path)) == _typed(expected), rule
 
 
-@pytest.mark.parametrize(("rule", "raw", "expected"), FIXED_BY_ISSUE_13,
-                         ids=[c[1]["session_id"] for c in FIXED_BY_ISSUE_13])
-def test_compact_row_equals_hermes_row_where_issue_13_fixed_it(rule: str, raw: dict, expected: dict,
-                                                               tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("rule", "raw", "expected"), FIXED_BY_ISSUE_13, ids=[c[1]["session_id"] for c in FIXED_BY_ISSUE_13]
+)
+def test_compact_row_equals_hermes_row_where_issue_13_fixed_it(
+    rule: str, raw: dict, expected: dict, tmp_path: Path
+) -> None:
     assert _typed(_compact(raw, tmp_path)) == _typed(expected), rule
 
 

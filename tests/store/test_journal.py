@@ -38,19 +38,40 @@ def _terminal_state(event: str, payload: dict) -> str | None:
         return "interrupted-by-user"
     if event in ("apperror", "error"):
         kind = str(payload.get("type") or "").strip().lower()
-        return {"tool_limit_reached": "tool_limit_reached", "cancelled": "interrupted-by-user",
-                "canceled": "interrupted-by-user", "interrupted": "interrupted-by-crash"}.get(kind, "errored")
+        return {
+            "tool_limit_reached": "tool_limit_reached",
+            "cancelled": "interrupted-by-user",
+            "canceled": "interrupted-by-user",
+            "interrupted": "interrupted-by-crash",
+        }.get(kind, "errored")
     return None
 
 
-def record(seq: int, event: str, payload: dict | None = None, *, sid: str = SID, run: str = RUN,
-           created_at: float = 1779237638.0) -> bytes:
+def record(
+    seq: int,
+    event: str,
+    payload: dict | None = None,
+    *,
+    sid: str = SID,
+    run: str = RUN,
+    created_at: float = 1779237638.0,
+) -> bytes:
     """One journal line, byte for byte as hermes' append_run_event writes it."""
     payload = payload if payload is not None else {}
     state = _terminal_state(event, payload)
-    rec = {"version": 1, "event_id": f"{run}:{seq}", "seq": seq, "run_id": run, "session_id": sid,
-           "event": event, "type": event, "created_at": float(created_at), "terminal": state is not None,
-           "terminal_state": state, "payload": payload}
+    rec = {
+        "version": 1,
+        "event_id": f"{run}:{seq}",
+        "seq": seq,
+        "run_id": run,
+        "session_id": sid,
+        "event": event,
+        "type": event,
+        "created_at": float(created_at),
+        "terminal": state is not None,
+        "terminal_state": state,
+        "payload": payload,
+    }
     return json.dumps(rec, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
 
 
@@ -80,8 +101,14 @@ def test_reader_keeps_file_order_and_every_object_record(tmp_path: Path) -> None
 
 
 def test_malformed_lines_are_tolerated_and_reported() -> None:
-    data = (record(1, "token", {"text": "ok"}) + b"not json\n" + b"[1, 2]\n" + b"   \n"
-            + record(2, "token", {"text": "still ok"}) + b'{"seq": 3, "event": "tok')
+    data = (
+        record(1, "token", {"text": "ok"})
+        + b"not json\n"
+        + b"[1, 2]\n"
+        + b"   \n"
+        + record(2, "token", {"text": "still ok"})
+        + b'{"seq": 3, "event": "tok'
+    )
     parsed = parse_journal_bytes(data)
     assert [e["payload"]["text"] for e in parsed.events] == ["ok", "still ok"]
     assert parsed.malformed == [
@@ -93,13 +120,15 @@ def test_malformed_lines_are_tolerated_and_reported() -> None:
 
 def test_invalid_utf8_anywhere_makes_the_whole_journal_unreadable() -> None:
     torn = record(2, "token", {"text": "é"})
-    data = record(1, "token", {"text": "fine"}) + torn[:torn.index("é".encode()) + 1]  # é cut in half
+    data = record(1, "token", {"text": "fine"}) + torn[: torn.index("é".encode()) + 1]  # é cut in half
     with pytest.raises(JournalUnreadable):
         parse_journal_bytes(data)
 
 
 def test_unicode_line_separator_tears_its_record_apart() -> None:
-    data = journal(("token", {"text": "one"}), ("token", {"text": "two\u2028lines"}), ("token", {"text": "three"}))
+    data = journal(
+        ("token", {"text": "one"}), ("token", {"text": "two\u2028lines"}), ("token", {"text": "three"})
+    )
     parsed = parse_journal_bytes(data)
     assert [e["payload"]["text"] for e in parsed.events] == ["one", "three"]
     assert len(parsed.malformed) == 2  # the two fragments of record 2
@@ -137,17 +166,20 @@ def test_journal_path_layout(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- summary and terminal state
 
 
-@pytest.mark.parametrize(("events", "state"), [
-    ([("token", {"text": "a"}), ("done", {})], "completed"),
-    ([("done", {"terminal_state": " Tool_Limit_Reached "})], "tool_limit_reached"),
-    ([("cancel", {"type": "cancelled"})], "interrupted-by-user"),
-    ([("apperror", {"type": "interrupted"})], "interrupted-by-crash"),
-    ([("error", {"type": "canceled"})], "interrupted-by-user"),
-    ([("apperror", {"type": "provider_error"})], "errored"),
-    ([("stream_end", {})], "completed"),
-    ([("token", {"text": "a"}), ("metering", {})], "running"),
-    ([], "unknown"),
-])
+@pytest.mark.parametrize(
+    ("events", "state"),
+    [
+        ([("token", {"text": "a"}), ("done", {})], "completed"),
+        ([("done", {"terminal_state": " Tool_Limit_Reached "})], "tool_limit_reached"),
+        ([("cancel", {"type": "cancelled"})], "interrupted-by-user"),
+        ([("apperror", {"type": "interrupted"})], "interrupted-by-crash"),
+        ([("error", {"type": "canceled"})], "interrupted-by-user"),
+        ([("apperror", {"type": "provider_error"})], "errored"),
+        ([("stream_end", {})], "completed"),
+        ([("token", {"text": "a"}), ("metering", {})], "running"),
+        ([], "unknown"),
+    ],
+)
 def test_summary_classifies_terminal_state(events: list, state: str) -> None:
     summary = summary_of(journal(*events))
     assert summary["terminal_state"] == state
@@ -163,11 +195,14 @@ def test_crash_and_user_cancel_are_distinguished() -> None:
     assert cancel["terminal_state"] == "interrupted-by-user"
 
 
-@pytest.mark.parametrize(("first", "state"), [
-    (("done", {}), "completed"),
-    (("cancel", {"type": "cancelled"}), "interrupted-by-user"),
-    (("apperror", {"type": "x"}), "errored"),
-])
+@pytest.mark.parametrize(
+    ("first", "state"),
+    [
+        (("done", {}), "completed"),
+        (("cancel", {"type": "cancelled"}), "interrupted-by-user"),
+        (("apperror", {"type": "x"}), "errored"),
+    ],
+)
 def test_stream_end_after_a_terminal_event_keeps_the_logical_state(first: tuple, state: str) -> None:
     summary = summary_of(journal(("token", {"text": "a"}), first, ("stream_end", {"session_id": SID})))
     assert summary["terminal_state"] == state
@@ -176,7 +211,9 @@ def test_stream_end_after_a_terminal_event_keeps_the_logical_state(first: tuple,
 
 
 def test_authoritative_terminal_event_is_the_last_non_stream_end() -> None:
-    events = parse_journal_bytes(journal(("apperror", {"type": "x"}), ("done", {}), ("stream_end", {}))).events
+    events = parse_journal_bytes(
+        journal(("apperror", {"type": "x"}), ("done", {}), ("stream_end", {}))
+    ).events
     assert authoritative_terminal_event(events)["event"] == "done"
     only_ends = parse_journal_bytes(journal(("stream_end", {}), ("stream_end", {}))).events
     assert authoritative_terminal_event(only_ends)["seq"] == 2
@@ -207,11 +244,14 @@ def test_reader_never_fails_except_as_unreadable(data: bytes) -> None:
     run_summary(SID, RUN, parsed.events)
 
 
-_lines = st.lists(st.one_of(
-    st.builds(lambda t: record(1, "token", {"text": t}), st.text(max_size=20)),
-    st.sampled_from([b"\n", b"garbage\n", b"[]\n", b"{}\n", b'{"terminal": true}\n', b"\r\n"]),
-    st.text(max_size=15).map(lambda t: t.encode("utf-8")),
-), max_size=12)
+_lines = st.lists(
+    st.one_of(
+        st.builds(lambda t: record(1, "token", {"text": t}), st.text(max_size=20)),
+        st.sampled_from([b"\n", b"garbage\n", b"[]\n", b"{}\n", b'{"terminal": true}\n', b"\r\n"]),
+        st.text(max_size=15).map(lambda t: t.encode("utf-8")),
+    ),
+    max_size=12,
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -225,10 +265,17 @@ def test_summary_never_fails_on_arbitrary_lines(lines: list[bytes]) -> None:
     assert summary["event_count"] == len(parsed.events)
 
 
-@pytest.mark.parametrize("data", [
-    b"", b"\n\n", b'{"seq": 1}\n', b'{"seq": 1}\nnot json\n[1]\n\n{"seq": 2}\n"x"\n',
-    b'{"a": 1}\r\n{"b": "\xe2\x80\xa8"}\n{"c"', b'{"n": 123456789012345678901234567890}\nnull\n',
-])
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"",
+        b"\n\n",
+        b'{"seq": 1}\n',
+        b'{"seq": 1}\nnot json\n[1]\n\n{"seq": 2}\n"x"\n',
+        b'{"a": 1}\r\n{"b": "\xe2\x80\xa8"}\n{"c"',
+        b'{"n": 123456789012345678901234567890}\nnull\n',
+    ],
+)
 def test_dropped_lines_counts_what_parse_skips(data):
     from inspector.store.journal import dropped_lines, parse_journal_bytes
 
@@ -247,8 +294,10 @@ def test_dropped_lines_refuses_invalid_utf8_like_parse():
 def test_reading_in_pieces_gives_the_lines_of_the_whole_file(block, monkeypatch):
     from inspector.store import journal as journal_mod
 
-    data = ('{"seq": 1}\r\n{"seq": 2, "t": "a\u2028b"}\n\n{"x": "\u00e9\u2603"}\rnot json\x0c{"seq": 3}\n'
-            '{"n": 123456789012345678901234567890}\x85[1]\n{"seq": 4}').encode()
+    data = (
+        '{"seq": 1}\r\n{"seq": 2, "t": "a\u2028b"}\n\n{"x": "\u00e9\u2603"}\rnot json\x0c{"seq": 3}\n'
+        '{"n": 123456789012345678901234567890}\x85[1]\n{"seq": 4}'
+    ).encode()
     whole = journal_mod.parse_journal_bytes(data)
     monkeypatch.setattr(journal_mod, "BLOCK_BYTES", block)
     assert journal_mod.parse_journal_bytes(data) == whole

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from inspector.store.journal_raw import RawJournal
 
-DATA = (b'{"event":"token","payload":{"text":"Hello there"}}\n'
-        b'not json at all\n'
-        b'{"event":"token","payload":{"text":"say hello again"}}\n'
-        b'{"event":"done","payload":{"text":"caf\\u00e9"}}')
+DATA = (
+    b'{"event":"token","payload":{"text":"Hello there"}}\n'
+    b"not json at all\n"
+    b'{"event":"token","payload":{"text":"say hello again"}}\n'
+    b'{"event":"done","payload":{"text":"caf\\u00e9"}}'
+)
 
 
 def test_forward_finds_the_next_line_and_wraps():

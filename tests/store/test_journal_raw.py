@@ -19,13 +19,30 @@ SID = "a1b2c3d4e5f6"
 RUN = "7c8b4108d52b4aba9af362d3a54f47ac"
 
 
-def rec(seq, event: str = "token", payload: dict | None = None, *, sid: str = SID, run: str = RUN,
-        event_id: str | None = None) -> bytes:
+def rec(
+    seq,
+    event: str = "token",
+    payload: dict | None = None,
+    *,
+    sid: str = SID,
+    run: str = RUN,
+    event_id: str | None = None,
+) -> bytes:
     """A journal line as hermes' append_run_event writes it (terminal fields kept simple)."""
     terminal = event in ("done", "stream_end")
-    obj = {"version": 1, "event_id": event_id or f"{run}:{seq}", "seq": seq, "run_id": run, "session_id": sid,
-           "event": event, "type": event, "created_at": 1.0, "terminal": terminal,
-           "terminal_state": "completed" if terminal else None, "payload": payload or {"text": "t"}}
+    obj = {
+        "version": 1,
+        "event_id": event_id or f"{run}:{seq}",
+        "seq": seq,
+        "run_id": run,
+        "session_id": sid,
+        "event": event,
+        "type": event,
+        "created_at": 1.0,
+        "terminal": terminal,
+        "terminal_state": "completed" if terminal else None,
+        "payload": payload or {"text": "t"},
+    }
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
 
 
@@ -58,12 +75,15 @@ def test_empty_file_has_no_lines() -> None:
     assert len(raw(b"")) == 0 and raw(b"").hermes_view().events == []
 
 
-@pytest.mark.parametrize(("line", "reason"), [
-    (b"not json\n", "not JSON"),
-    (b"[1, 2]\n", "JSON but not an object (an array)"),
-    (b"   \n", "blank line"),
-    (b'"text"\n', "JSON but not an object (a string)"),
-])
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        (b"not json\n", "not JSON"),
+        (b"[1, 2]\n", "JSON but not an object (an array)"),
+        (b"   \n", "blank line"),
+        (b'"text"\n', "JSON but not an object (a string)"),
+    ],
+)
 def test_drop_reasons(line: bytes, reason: str) -> None:
     journal = raw(rec(1) + line + rec(2))
     assert journal.line(1).dropped.startswith(reason)
@@ -81,8 +101,10 @@ def test_record_with_u2028_is_torn_by_splitlines() -> None:
     journal = raw(rec(1) + rec(2, payload={"text": "a\u2028b"}) + rec(3))
     torn = journal.line(1)
     # in words (the window shows this reason): no "splitlines", the character named for the developer
-    assert torn.dropped.startswith("split apart by an invisible line-break character (U+2028) that hermes "
-                                   "reads as a line end, into 2 pieces")
+    assert torn.dropped.startswith(
+        "split apart by an invisible line-break character (U+2028) that hermes "
+        "reads as a line end, into 2 pieces"
+    )
     assert "splitlines" not in torn.dropped
     assert torn.value["payload"]["text"] == "a\u2028b"  # the developer still sees the record
     assert torn.hermes_events == ()
@@ -98,7 +120,7 @@ def test_torn_fragments_that_parse_are_what_hermes_reads() -> None:
 
 def test_invalid_utf8_marks_every_line_and_the_guilty_one() -> None:
     bad = rec(2, payload={"text": "é"})
-    data = rec(1) + bad[:bad.index("é".encode()) + 1] + b"\n" + rec(3)
+    data = rec(1) + bad[: bad.index("é".encode()) + 1] + b"\n" + rec(3)
     journal = raw(data)
     assert journal.unreadable and journal.hermes_view() is None
     assert all(not line.is_event for line in journal)
@@ -170,8 +192,9 @@ def test_from_path_takes_ids_from_the_path(tmp_path: Path) -> None:
 
 def test_200k_event_journal_opens_fast() -> None:
     one = rec(1).decode()
-    data = "".join(one.replace(f"{RUN}:1", f"{RUN}:{i}").replace('"seq":1', f'"seq":{i}')
-                   for i in range(1, 200_001)).encode()
+    data = "".join(
+        one.replace(f"{RUN}:1", f"{RUN}:{i}").replace('"seq":1', f'"seq":{i}') for i in range(1, 200_001)
+    ).encode()
     started = time.perf_counter()
     journal = raw(data)
     first, tenth = journal.line(0), journal.line(9)
@@ -187,9 +210,23 @@ def test_200k_event_journal_opens_fast() -> None:
 # ---------------------------------------------------------------- properties
 
 _pieces = st.one_of(
-    st.builds(lambda s, t: rec(s, payload={"text": t}), st.integers(0, 5) | st.just("3"), st.text(max_size=8)),
-    st.sampled_from([b"\n", b"\r\n", b"junk\n", b"[]\n", b"{}\n", b"\xff", b"\xe2\x80\xa8", b"\x0b", b"\r",
-                     b'{"a":1}\x0b{"b":2}\n']),
+    st.builds(
+        lambda s, t: rec(s, payload={"text": t}), st.integers(0, 5) | st.just("3"), st.text(max_size=8)
+    ),
+    st.sampled_from(
+        [
+            b"\n",
+            b"\r\n",
+            b"junk\n",
+            b"[]\n",
+            b"{}\n",
+            b"\xff",
+            b"\xe2\x80\xa8",
+            b"\x0b",
+            b"\r",
+            b'{"a":1}\x0b{"b":2}\n',
+        ]
+    ),
     st.binary(max_size=6),
 )
 
@@ -225,8 +262,19 @@ def test_raw_view_never_fails(data: bytes) -> None:
 def _lines(journal: RawJournal, order: list[int] | None = None) -> list[tuple]:
     order = list(range(len(journal))) if order is None else order
     seen = {i: journal.line(i) for i in order}
-    return [(seen[i].offset, seen[i].length, seen[i].data, seen[i].dropped, seen[i].anomalies, seen[i].parse_error,
-             repr(seen[i].value), repr(seen[i].hermes_events)) for i in range(len(journal))]
+    return [
+        (
+            seen[i].offset,
+            seen[i].length,
+            seen[i].data,
+            seen[i].dropped,
+            seen[i].anomalies,
+            seen[i].parse_error,
+            repr(seen[i].value),
+            repr(seen[i].hermes_events),
+        )
+        for i in range(len(journal))
+    ]
 
 
 _index_pieces = st.one_of(
@@ -235,16 +283,34 @@ _index_pieces = st.one_of(
     st.builds(lambda s: rec(s, run="elsewhere"), st.integers(1, 4)),
     st.builds(lambda s: rec(s, event_id="x"), st.integers(1, 4)),
     st.builds(lambda s: rec(s, payload=[1]), st.integers(1, 4)),  # type: ignore[arg-type]
-    st.builds(lambda s, v: rec(s, payload={"n": v}), st.integers(1, 4), st.sampled_from([2**70, -(2**65), 10**19])),
-    st.sampled_from([rec(None), rec(True), rec(1.0), rec(2**70), rec(3, "done"), b'{"seq":1}\r\n', b'{"x":1e400}\n',
-                     b'{"x":NaN}\n', b'"\\ud800"\n', b'{"a":"\\ud800"}\n', b"\xc2\x85", b"\xc3\xa9\n", b" \n"]),
+    st.builds(
+        lambda s, v: rec(s, payload={"n": v}), st.integers(1, 4), st.sampled_from([2**70, -(2**65), 10**19])
+    ),
+    st.sampled_from(
+        [
+            rec(None),
+            rec(True),
+            rec(1.0),
+            rec(2**70),
+            rec(3, "done"),
+            b'{"seq":1}\r\n',
+            b'{"x":1e400}\n',
+            b'{"x":NaN}\n',
+            b'"\\ud800"\n',
+            b'{"a":"\\ud800"}\n',
+            b"\xc2\x85",
+            b"\xc3\xa9\n",
+            b" \n",
+        ]
+    ),
 )
 
 
 @settings(max_examples=400, deadline=None)
 @given(st.lists(_index_pieces, max_size=12), st.booleans(), st.randoms(use_true_random=False))
-def test_the_index_gives_every_line_exactly_what_reading_it_alone_gives(pieces: list[bytes], named: bool,
-                                                                        rnd) -> None:
+def test_the_index_gives_every_line_exactly_what_reading_it_alone_gives(
+    pieces: list[bytes], named: bool, rnd
+) -> None:
     data = b"".join(pieces)
     ids = {"session_id": SID, "run_id": RUN} if named else {}
     lazy = RawJournal(data, **ids)
@@ -256,13 +322,19 @@ def test_the_index_gives_every_line_exactly_what_reading_it_alone_gives(pieces: 
     assert (indexed.unreadable, indexed.bad_byte_offset) == (lazy.unreadable, lazy.bad_byte_offset)
     assert _lines(indexed) == _lines(lazy, order)
     lines = list(lazy)
-    assert index.stats == {"lines": len(lines), "events": sum(line.is_event for line in lines),
-                           "dropped": sum(not line.is_event for line in lines),
-                           "torn": sum(bool(line.dropped and line.dropped.startswith("split apart")) for line in lines),
-                           "anomalous": sum(bool(line.anomalies) for line in lines)}
+    assert index.stats == {
+        "lines": len(lines),
+        "events": sum(line.is_event for line in lines),
+        "dropped": sum(not line.is_event for line in lines),
+        "torn": sum(bool(line.dropped and line.dropped.startswith("split apart")) for line in lines),
+        "anomalous": sum(bool(line.anomalies) for line in lines),
+    }
     assert repr(events) == repr([(line.index, ev) for line in lines for ev in line.hermes_events])
-    times = [t for _, ev in events if isinstance(t := ev.get("created_at"), (int, float))
-             and not isinstance(t, bool) and t > 0]
+    times = [
+        t
+        for _, ev in events
+        if isinstance(t := ev.get("created_at"), (int, float)) and not isinstance(t, bool) and t > 0
+    ]
     assert index.last_time == max(times, default=0.0)
     # the filters' per-line facts: the event each line is read as, and whether it is dropped or noted
     names = [index.event_names[k - 1] if k else None for k in index.kinds]
@@ -276,14 +348,42 @@ def _event_name(line) -> str:
 
 
 def index_name_not_text(name) -> str:
-    kind = "a number" if isinstance(name, (int, float)) and not isinstance(name, bool) else (
-        "a boolean" if isinstance(name, bool) else "an array" if isinstance(name, list) else "an object")
+    kind = (
+        "a number"
+        if isinstance(name, (int, float)) and not isinstance(name, bool)
+        else (
+            "a boolean" if isinstance(name, bool) else "an array" if isinstance(name, list) else "an object"
+        )
+    )
     return f"(event name not text: {kind})"
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.sampled_from(["a", "é", "\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\r",
-                                 "\r\n", "\n", "€", "\u2027", "\u202a"]), max_size=30))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "a",
+                "é",
+                "\u2028",
+                "\u2029",
+                "\x85",
+                "\x0b",
+                "\x0c",
+                "\x1c",
+                "\x1d",
+                "\x1e",
+                "\r",
+                "\r\n",
+                "\n",
+                "€",
+                "\u2027",
+                "\u202a",
+            ]
+        ),
+        max_size=30,
+    )
+)
 def test_torn_lines_are_found_in_the_bytes_as_in_the_text(chars: list[str]) -> None:
     text = "".join(chars)
     journal = RawJournal(text.encode("utf-8"))
@@ -316,8 +416,14 @@ def test_an_invalid_byte_late_in_the_file_makes_every_line_dropped() -> None:
 
 def test_journal_filters_pick_lines_by_event_name_and_by_hermes_verdict() -> None:
     """The journal view's filters: an event type, "dropped or noted lines only", or both."""
-    data = (rec(1, "token") + rec(2, "tool") + b"not json\n" + rec(3, "token").replace(b"\n", b"\r\n")
-            + rec(5, "tool") + rec(6, "done"))
+    data = (
+        rec(1, "token")
+        + rec(2, "tool")
+        + b"not json\n"
+        + rec(3, "token").replace(b"\n", b"\r\n")
+        + rec(5, "tool")
+        + rec(6, "done")
+    )
     index = index_journal(data, session_id=SID, run_id=RUN)
     assert index.event_counts() == [("token", 2), ("tool", 2), ("done", 1)]
     assert index.filter_lines() is None  # nothing filtered: every line shown

@@ -42,13 +42,44 @@ def _same_as_stdlib(obj) -> None:
 
 
 # Floats orjson writes differently from float.__repr__ (1e-05, 1e+16, NaN...), and ones it agrees on.
-ODD_FLOATS = [1e-05, 5e-324, 1e16, 1e22, 1.5e300, -1e-07, 0.0001, 0.00012, 1e15, 9999999999999998.0,
-              -0.0, 0.0, 7.2e-05, 1794999983.95, 0.1 + 0.2, float("nan"), float("inf"), float("-inf")]
+ODD_FLOATS = [
+    1e-05,
+    5e-324,
+    1e16,
+    1e22,
+    1.5e300,
+    -1e-07,
+    0.0001,
+    0.00012,
+    1e15,
+    9999999999999998.0,
+    -0.0,
+    0.0,
+    7.2e-05,
+    1794999983.95,
+    0.1 + 0.2,
+    float("nan"),
+    float("inf"),
+    float("-inf"),
+]
 
 CASES = [
-    [], {}, [[]], [{}], {"a": {}}, {"a": []}, [[], {}, [[]], {"b": {}}],
-    "text", 1, 1.5, None, True, False, float("nan"), 10**30,
-    {"é": "ünïcødé ✓ 𝄞", "ctrl": "\x00\x01\x1f\x7f\u2028\u2029\ufeff", "q": "\"\\/\n\r\t\b\f"},
+    [],
+    {},
+    [[]],
+    [{}],
+    {"a": {}},
+    {"a": []},
+    [[], {}, [[]], {"b": {}}],
+    "text",
+    1,
+    1.5,
+    None,
+    True,
+    False,
+    float("nan"),
+    10**30,
+    {"é": "ünïcødé ✓ 𝄞", "ctrl": "\x00\x01\x1f\x7f\u2028\u2029\ufeff", "q": '"\\/\n\r\t\b\f'},
     {"z": 1, "a": 2, "m": 3},  # insertion order, not sorted
     ODD_FLOATS,
     [{"cost": f, "nested": [f, {"x": f}]} for f in ODD_FLOATS],
@@ -56,7 +87,10 @@ CASES = [
     {1: "int key", 2.5: "float key", False: "bool key", None: "none key", "s": "str key"},
     {"tuple": (1, 2, [3]), "nested": {"t": ()}},
     OrderedDict([("b", 1), ("a", [1, 2])]),
-    [{"row": i, "title": f"chat {i}", "updated_at": 1.0 + i / 7, "meta": {"k": [i, {"deep": i}]}} for i in range(300)],
+    [
+        {"row": i, "title": f"chat {i}", "updated_at": 1.0 + i / 7, "meta": {"k": [i, {"deep": i}]}}
+        for i in range(300)
+    ],
     {"surrogate": "\ud800"},
     [{"ok": 1}, {"bad": "x\udfffy"}],
     {"set": {1, 2}},
@@ -112,8 +146,12 @@ def test_a_lone_surrogate_raises_the_stdlibs_error_on_the_whole_text() -> None:
         dumps_pretty_fast(rows)
     with pytest.raises(UnicodeEncodeError) as slow:
         dumps_pretty(rows)
-    assert (fast.value.object, fast.value.start, fast.value.end, fast.value.reason) == \
-           (slow.value.object, slow.value.start, slow.value.end, slow.value.reason)
+    assert (fast.value.object, fast.value.start, fast.value.end, fast.value.reason) == (
+        slow.value.object,
+        slow.value.start,
+        slow.value.end,
+        slow.value.reason,
+    )
 
 
 def test_orjson_escapes_every_code_point_as_the_stdlib() -> None:
@@ -142,10 +180,17 @@ def _no_surrogates(text: str) -> bool:
 
 _text = st.text(max_size=8)
 _keys = st.text(max_size=5)
-_scalars = st.one_of(st.none(), st.booleans(), st.integers(min_value=-2**70, max_value=2**70),
-                     st.floats(), st.sampled_from(ODD_FLOATS), _text)
-_json = st.recursive(_scalars, lambda c: st.lists(c, max_size=4) | st.dictionaries(_keys, c, max_size=4),
-                     max_leaves=25)
+_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(),
+    st.sampled_from(ODD_FLOATS),
+    _text,
+)
+_json = st.recursive(
+    _scalars, lambda c: st.lists(c, max_size=4) | st.dictionaries(_keys, c, max_size=4), max_leaves=25
+)
 _containers = st.one_of(st.lists(_json, max_size=6), st.dictionaries(_keys, _json, max_size=6))
 
 
@@ -194,16 +239,36 @@ def test_fast_writer_equals_the_stdlib_on_long_lists(rows) -> None:
 
 
 PARSE_CASES = [
-    b'{"a": 1, "a": 2, "b": 3}', b"[1e400]", b"[NaN, Infinity, -Infinity]", b"[123456789012345678901234567890]",
-    b"[-9999999999999999999]", b"[18446744073709551616]", b'{"a": "\\ud800"}', b"[1.0000000000000002]",
-    b'{"t": 1796016654.2879953, "n": 9007199254740993}', b"[-0.0, 5e-324, -0]", b'{"a": "x\ty"}',
-    b'{"a": 1,}', "\ufeff{}".encode(), b'{"a"', b"\xff\xfe", b"", b"  [1] \n", b'"\xc3\xa9"',
-    b"[" + b"9" * 5000 + b"]", '{"é": "✓"}'.encode(), b"[1]x",
+    b'{"a": 1, "a": 2, "b": 3}',
+    b"[1e400]",
+    b"[NaN, Infinity, -Infinity]",
+    b"[123456789012345678901234567890]",
+    b"[-9999999999999999999]",
+    b"[18446744073709551616]",
+    b'{"a": "\\ud800"}',
+    b"[1.0000000000000002]",
+    b'{"t": 1796016654.2879953, "n": 9007199254740993}',
+    b"[-0.0, 5e-324, -0]",
+    b'{"a": "x\ty"}',
+    b'{"a": 1,}',
+    "\ufeff{}".encode(),
+    b'{"a"',
+    b"\xff\xfe",
+    b"",
+    b"  [1] \n",
+    b'"\xc3\xa9"',
+    b"[" + b"9" * 5000 + b"]",
+    '{"é": "✓"}'.encode(),
+    b"[1]x",
     # runs of 19+ digits inside strings (tool-call ids) and as numbers, around escapes
-    b'{"id": "call_12345678901234567890123", "n": 1}', b'{"id": "x\\"12345678901234567890123"}',
-    b'{"a": "\\\\", "n": 12345678901234567890123}', b'["\\\\\\"12345678901234567890123"]',
-    b'["a\\\\", 12345678901234567890123, "b"]', b'["12345678901234567890123", 1.2345678901234567890123]',
-    b'{"12345678901234567890123": 12345678901234567890123}', b'[-12345678901234567890, "-12345678901234567890"]',
+    b'{"id": "call_12345678901234567890123", "n": 1}',
+    b'{"id": "x\\"12345678901234567890123"}',
+    b'{"a": "\\\\", "n": 12345678901234567890123}',
+    b'["\\\\\\"12345678901234567890123"]',
+    b'["a\\\\", 12345678901234567890123, "b"]',
+    b'["12345678901234567890123", 1.2345678901234567890123]',
+    b'{"12345678901234567890123": 12345678901234567890123}',
+    b'[-12345678901234567890, "-12345678901234567890"]',
 ]
 
 
@@ -216,7 +281,9 @@ def test_fast_parser_equals_the_stdlib(data: bytes) -> None:
 
 @pytest.mark.parametrize("orjson_limit_known", [True, False])
 @pytest.mark.parametrize("depth", [5, 50, 199, 200, 201, 400, 1000, 1024, 1025, 1100])
-def test_nesting_beyond_the_limit_is_left_to_the_stdlib(depth: int, orjson_limit_known: bool, monkeypatch) -> None:
+def test_nesting_beyond_the_limit_is_left_to_the_stdlib(
+    depth: int, orjson_limit_known: bool, monkeypatch
+) -> None:
     """Told by orjson's own depth limit (the document inside extra arrays), or, should an orjson
     not refuse exactly past 1,024 levels, by walking the parsed value: the same verdicts."""
     if not orjson_limit_known:
@@ -277,10 +344,15 @@ def test_the_fast_writer_is_the_stdlib_itself_where_its_c_encoder_writes_indent(
 
 _digity = st.text(st.sampled_from(list('0123456789"\\/:,[]{} ')), max_size=40)
 _digity_json = st.recursive(
-    st.one_of(_scalars, _digity, st.integers(min_value=-10**30, max_value=10**30),
-              st.decimals(allow_nan=False, allow_infinity=False, places=25).map(float)),
+    st.one_of(
+        _scalars,
+        _digity,
+        st.integers(min_value=-(10**30), max_value=10**30),
+        st.decimals(allow_nan=False, allow_infinity=False, places=25).map(float),
+    ),
     lambda c: st.lists(c, max_size=4) | st.dictionaries(st.one_of(_keys, _digity), c, max_size=4),
-    max_leaves=20)
+    max_leaves=20,
+)
 
 
 @pytest.mark.slow
@@ -306,16 +378,19 @@ def test_fast_parser_equals_the_stdlib_on_generated_documents(obj) -> None:
     assert repr(_outcome(loads_bytes_fast, data, 1)) == repr(expected)  # the limit only picks the parser
 
 
-@pytest.mark.parametrize(("data", "inside"), [
-    (b'{"id": "call_12345678901234567890123", "n": 1}', True),
-    (b'{"id": "x\\"12345678901234567890123"}', True),
-    (b'{"a": "\\\\", "n": 12345678901234567890123}', False),
-    (b'["\\\\\\"12345678901234567890123"]', True),
-    (b'["a\\\\", 12345678901234567890123, "b"]', False),
-    (b'["12345678901234567890123", 1.2345678901234567890123]', False),
-    (b'{"12345678901234567890123": "x"}', True),
-    (b'["1234567890123456789", "\\\\\\\\", "9999999999999999999999"]', True),
-])
+@pytest.mark.parametrize(
+    ("data", "inside"),
+    [
+        (b'{"id": "call_12345678901234567890123", "n": 1}', True),
+        (b'{"id": "x\\"12345678901234567890123"}', True),
+        (b'{"a": "\\\\", "n": 12345678901234567890123}', False),
+        (b'["\\\\\\"12345678901234567890123"]', True),
+        (b'["a\\\\", 12345678901234567890123, "b"]', False),
+        (b'["12345678901234567890123", 1.2345678901234567890123]', False),
+        (b'{"12345678901234567890123": "x"}', True),
+        (b'["1234567890123456789", "\\\\\\\\", "9999999999999999999999"]', True),
+    ],
+)
 def test_long_digit_runs_are_placed_inside_or_outside_strings(data: bytes, inside: bool) -> None:
     json.loads(data)  # valid JSON, as the function requires
     scan = data.translate(jsonfmt._SCAN_MAP)

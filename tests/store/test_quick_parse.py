@@ -23,27 +23,60 @@ from tests.differential.parse_check import (
     quick_dropped_lines,
 )
 
-BIG = st.one_of(st.integers(min_value=2 ** 63, max_value=2 ** 80), st.integers(min_value=-(2 ** 80), max_value=-(2 ** 63) - 1))
+BIG = st.one_of(
+    st.integers(min_value=2**63, max_value=2**80), st.integers(min_value=-(2**80), max_value=-(2**63) - 1)
+)
 SCALARS = st.one_of(
-    st.none(), st.booleans(), st.integers(min_value=-(2 ** 70), max_value=2 ** 70), BIG,
-    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=12),
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    BIG,
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=12),
     st.sampled_from(["\ud800", "\u2028", "x\x00y", "call_86685597948029058620679f"]),
 )
-VALUES = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=3),
-                                                       st.dictionaries(st.text(max_size=6), inner, max_size=3)),
-                      max_leaves=8)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
 ROLES = st.sampled_from(["user", "assistant", "tool", 7])
 
 
 @st.composite
 def sidecars(draw) -> bytes:
-    messages = draw(st.lists(st.fixed_dictionaries(
-        {"role": ROLES, "content": VALUES},
-        optional={"_pending_journal_recovery": st.booleans(), "_error": st.booleans(), "ts": VALUES}), max_size=4))
-    meta = draw(st.dictionaries(
-        st.sampled_from(["session_id", "title", "updated_at", "created_at", "pending_started_at", "message_count",
-                         "profile", "active_stream_id", "pending_user_message", "model", "extra"]),
-        VALUES, max_size=6))
+    messages = draw(
+        st.lists(
+            st.fixed_dictionaries(
+                {"role": ROLES, "content": VALUES},
+                optional={"_pending_journal_recovery": st.booleans(), "_error": st.booleans(), "ts": VALUES},
+            ),
+            max_size=4,
+        )
+    )
+    meta = draw(
+        st.dictionaries(
+            st.sampled_from(
+                [
+                    "session_id",
+                    "title",
+                    "updated_at",
+                    "created_at",
+                    "pending_started_at",
+                    "message_count",
+                    "profile",
+                    "active_stream_id",
+                    "pending_user_message",
+                    "model",
+                    "extra",
+                ]
+            ),
+            VALUES,
+            max_size=6,
+        )
+    )
     obj = {**meta, "messages": messages}
     if draw(st.booleans()):
         obj = draw(st.one_of(st.just(obj), VALUES))
@@ -60,9 +93,10 @@ def test_sidecar_facts_equal_hermes_parse(data: bytes, want_texts: bool) -> None
 
 
 def test_an_integer_orjson_would_round_is_kept_exact_in_the_metadata_and_user_texts() -> None:
-    big = 2 ** 64 + 1
-    data = json.dumps({"session_id": "s", "updated_at": big, "messages": [{"role": "user", "content": big}]},
-                      indent=2).encode()
+    big = 2**64 + 1
+    data = json.dumps(
+        {"session_id": "s", "updated_at": big, "messages": [{"role": "user", "content": big}]}, indent=2
+    ).encode()
     facts = sidecar_facts(data, want_texts=True)
     assert facts["meta"]["updated_at"] == big and type(facts["meta"]["updated_at"]) is int
     assert facts["texts"] == [str(big)]
@@ -70,11 +104,15 @@ def test_an_integer_orjson_would_round_is_kept_exact_in_the_metadata_and_user_te
 
 def test_long_digit_runs_in_strings_need_no_second_parse() -> None:
     # tool-call ids: the run of digits sits in a string nobody keeps, so orjson's values are kept
-    data = json.dumps({"session_id": "s", "messages": [{"role": "assistant", "tool_calls": [
-        {"id": "call_86685597948029058620679f"}]}]}).encode()
+    data = json.dumps(
+        {
+            "session_id": "s",
+            "messages": [{"role": "assistant", "tool_calls": [{"id": "call_86685597948029058620679f"}]}],
+        }
+    ).encode()
     assert _same(sidecar_facts(data, want_texts=True), hermes_sidecar_facts(data, True))
-    assert not may_be_coerced({"a": [1.5, 2 ** 62, "12345678901234567890123"]})
-    assert may_be_coerced({"a": [float(2 ** 64)]}) and may_be_coerced(-1e19)
+    assert not may_be_coerced({"a": [1.5, 2**62, "12345678901234567890123"]})
+    assert may_be_coerced({"a": [float(2**64)]}) and may_be_coerced(-1e19)
 
 
 def test_a_message_count_beyond_64_bits_is_kept_not_replaced() -> None:
@@ -87,14 +125,32 @@ def test_a_message_count_beyond_64_bits_is_kept_not_replaced() -> None:
 def test_a_top_level_integer_beyond_64_bits_is_named_as_the_stdlib_names_it() -> None:
     for text in (b"-9223372036854775809", b"18446744073709551616"):
         facts = sidecar_facts(text, want_texts=False)
-        assert facts["error"] == "top-level JSON is int, not an object" == hermes_sidecar_facts(text, False)["error"]
+        assert (
+            facts["error"]
+            == "top-level JSON is int, not an object"
+            == hermes_sidecar_facts(text, False)["error"]
+        )
 
 
 LINES = st.one_of(
     st.dictionaries(st.text(max_size=4), SCALARS, max_size=3).map(lambda d: json.dumps(d, allow_nan=True)),
     VALUES.map(lambda v: json.dumps(v, allow_nan=True)),
-    st.sampled_from(["", "   ", "\u3000", "{\"a\": 1", "[1, 2]", "{\"t\": \"a\u2028b\"}", "{\"n\": NaN}",
-                     "{\"x\": 1e400}", "{\"s\": \"\\ud800\"}", "{\"b\": 123456789012345678901234}", "\r", "{}\r"]),
+    st.sampled_from(
+        [
+            "",
+            "   ",
+            "\u3000",
+            '{"a": 1',
+            "[1, 2]",
+            '{"t": "a\u2028b"}',
+            '{"n": NaN}',
+            '{"x": 1e400}',
+            '{"s": "\\ud800"}',
+            '{"b": 123456789012345678901234}',
+            "\r",
+            "{}\r",
+        ]
+    ),
 )
 
 

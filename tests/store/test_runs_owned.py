@@ -17,9 +17,14 @@ NOW = 1_780_000_000.0
 
 
 def _marker(stream: str, attempts: int = 0, first_seen: float = NOW - 10) -> dict:
-    return {"role": "assistant", "content": "", "_pending_journal_recovery": True,
-            "_journal_retry_stream_id": stream, "_journal_retry_attempts": attempts,
-            "_journal_retry_first_seen_ts": first_seen}
+    return {
+        "role": "assistant",
+        "content": "",
+        "_pending_journal_recovery": True,
+        "_journal_retry_stream_id": stream,
+        "_journal_retry_attempts": attempts,
+        "_journal_retry_first_seen_ts": first_seen,
+    }
 
 
 def _both(session: dict) -> tuple[set[str], set[str]]:

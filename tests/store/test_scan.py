@@ -46,7 +46,9 @@ def test_cache_lives_in_the_inspector_state_dir(home, monkeypatch, tmp_path):
     files = list(cache_dir().glob("scan-*.json"))
     assert len(files) == 1
     assert str(cache_dir()).startswith(os.environ["HERMES_INSPECTOR_STATE_DIR"])
-    assert not any("scan-" in p.name for p in tmp_path.rglob("*") if home.base in p.parents and "webui" in p.parts)
+    assert not any(
+        "scan-" in p.name for p in tmp_path.rglob("*") if home.base in p.parents and "webui" in p.parts
+    )
     monkeypatch.delenv("HERMES_INSPECTOR_STATE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert cache_dir() == tmp_path / "xdg" / "hermes-inspector"
@@ -69,7 +71,10 @@ def test_changed_sidecar_changes_hermes_counts(home):
     (sd / "_index.json").write_bytes(b"[]")
     (sd / "a.json").write_bytes(_sidecar("a", 3))
     (sd / "a.json.bak").write_bytes(_sidecar("a", 5))
-    assert [i["kind"] for i in full_audit(home, now=time.time())["items"]] == ["shrunken_live", "index_missing_entry"]
+    assert [i["kind"] for i in full_audit(home, now=time.time())["items"]] == [
+        "shrunken_live",
+        "index_missing_entry",
+    ]
     live = _sidecar("a", 3)
     assert full_audit(home, now=time.time())["items"][1]["live_messages"] == 3  # from the cache
     _rewrite_same_size_and_mtime(sd / "a.json", b"{" + b" " * (len(live) - 2) + b"}")
@@ -86,8 +91,11 @@ def test_changed_run_journal_is_reread(home):
     path.write_bytes(good)
 
     def dropped() -> list[str]:
-        return [f["kind"] for f in full_audit(home, now=time.time())["inspector"]["findings"]
-                if f["kind"].startswith("journal")]
+        return [
+            f["kind"]
+            for f in full_audit(home, now=time.time())["inspector"]["findings"]
+            if f["kind"].startswith("journal")
+        ]
 
     assert dropped() == []
     assert dropped() == []
@@ -103,8 +111,15 @@ def test_recent_files_are_not_cached(tmp_path, monkeypatch):
     assert cache.entries[scan_mod.SIDECAR] == {}
 
 
-@pytest.mark.parametrize("content", [b"not json", b'{"version": 1, "sidecar": [1, 2]}', b"\xff\xfe",
-                                     b'{"version": 1, "sidecar": {"x": "y"}}'])
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"not json",
+        b'{"version": 1, "sidecar": [1, 2]}',
+        b"\xff\xfe",
+        b'{"version": 1, "sidecar": {"x": "y"}}',
+    ],
+)
 def test_corrupt_cache_is_ignored(home, content):
     (home.session_dir / "a.json").write_bytes(_sidecar("a", 2, title="ok"))
     load_catalogue(home, now=time.time())
@@ -135,8 +150,9 @@ def test_cache_with_long_numbers_keeps_them_exact(home, big):
     so it is parsed by the stdlib, and the value comes back exactly (orjson would turn a huge
     integer into a float)."""
     path = home.session_dir / "a.json"
-    path.write_bytes(json.dumps({"session_id": "a", "title": "t", "updated_at": big, "messages": []},
-                                indent=2).encode())
+    path.write_bytes(
+        json.dumps({"session_id": "a", "title": "t", "updated_at": big, "messages": []}, indent=2).encode()
+    )
     load_catalogue(home, now=time.time())
     (cache_file,) = cache_dir().glob("scan-*.json")
     head = cache_file.read_bytes()[:40]
@@ -154,8 +170,11 @@ def test_cache_flagged_exact_is_parsed_without_the_digit_scan(home, monkeypatch)
     assert cache_file.read_bytes().startswith(b'{"version":%d,"orjson_exact":true,' % scan_mod.CACHE_VERSION)
     scans = []
     real = scan_mod.fast_loads
-    monkeypatch.setattr(scan_mod, "fast_loads", lambda data, checked=False: scans.append(checked) or real(
-        data, checked=checked))
+    monkeypatch.setattr(
+        scan_mod,
+        "fast_loads",
+        lambda data, checked=False: scans.append(checked) or real(data, checked=checked),
+    )
     assert FactCache(cache_file).entries[scan_mod.SIDECAR]["a.json"][1]["meta"]["title"] == "ok"
     assert scans == [True]
 
@@ -185,12 +204,17 @@ def test_changed_index_same_size_restored_mtime_is_reread(home):
     sd = home.session_dir
     (sd / "a.json").write_bytes(_sidecar("a", 1, title=""))
     index = sd / "_index.json"
-    index.write_bytes(json.dumps([{"session_id": "a", "title": "one"}, {"session_id": "b", "title": "two"}]).encode())
+    index.write_bytes(
+        json.dumps([{"session_id": "a", "title": "one"}, {"session_id": "b", "title": "two"}]).encode()
+    )
     cat = load_catalogue(home, now=time.time())
     assert cat.rows["a"].title == "one" and cat.rows["b"].in_index
-    assert [i["kind"] for i in full_audit(home, now=time.time())["items"]] == ["index_missing_file"]  # from the cache
-    _rewrite_same_size_and_mtime(index, json.dumps([{"session_id": "a", "title": "uno"},
-                                                    {"session_id": "c", "title": "two"}]).encode())
+    assert [i["kind"] for i in full_audit(home, now=time.time())["items"]] == [
+        "index_missing_file"
+    ]  # from the cache
+    _rewrite_same_size_and_mtime(
+        index, json.dumps([{"session_id": "a", "title": "uno"}, {"session_id": "c", "title": "two"}]).encode()
+    )
     cat = load_catalogue(home, now=time.time())
     assert cat.rows["a"].title == "uno" and "b" not in cat.rows and cat.rows["c"].in_index
     assert [i["session_id"] for i in full_audit(home, now=time.time())["items"]] == ["c"]
@@ -210,8 +234,11 @@ def test_changed_turn_journal_is_reread(home):
     shard.write_bytes(json.dumps(line).encode() + b"\n")
 
     def pending() -> list[str]:
-        return [i["turn_id"] for i in full_audit(home, now=time.time())["items"]
-                if i["kind"] == "turn_journal_pending_turn"]
+        return [
+            i["turn_id"]
+            for i in full_audit(home, now=time.time())["items"]
+            if i["kind"] == "turn_journal_pending_turn"
+        ]
 
     assert pending() == ["t1"]
     assert pending() == ["t1"]  # from the cache

@@ -45,12 +45,14 @@ def _garbage(path: Path) -> Path:
 def _malformed(path: Path) -> Path:
     conn = sqlite3.connect(path)
     conn.execute("CREATE TABLE sessions (id TEXT PRIMARY KEY, source TEXT, title TEXT)")
-    conn.executemany("INSERT INTO sessions VALUES (?, 'webui', ?)", [(f"s{i:04d}", "x" * 200) for i in range(300)])
+    conn.executemany(
+        "INSERT INTO sessions VALUES (?, 'webui', ?)", [(f"s{i:04d}", "x" * 200) for i in range(300)]
+    )
     conn.commit()
     conn.close()
     data = bytearray(path.read_bytes())
     page = 4096 if len(data) > 8192 else 1024
-    data[page:page * 3] = b"\xde\xad\xbe\xef" * (page // 2)
+    data[page : page * 3] = b"\xde\xad\xbe\xef" * (page // 2)
     path.write_bytes(bytes(data))
     return path
 
@@ -164,8 +166,12 @@ def test_sessions_without_id_column_is_unsupported(tmp_path):
 
 
 def test_missing_messages_columns_make_transcripts_unreadable(tmp_path):
-    db = custom_state_db(tmp_path / "s.db", "CREATE TABLE sessions (id TEXT, source TEXT)",
-                         "CREATE TABLE messages (session_id TEXT, body TEXT)", [{"id": "a", "source": "webui"}])
+    db = custom_state_db(
+        tmp_path / "s.db",
+        "CREATE TABLE sessions (id TEXT, source TEXT)",
+        "CREATE TABLE messages (session_id TEXT, body TEXT)",
+        [{"id": "a", "source": "webui"}],
+    )
     with pytest.raises(StateDbError, match="older or foreign schema"):
         read_transcript(db, "a")
 
@@ -186,9 +192,12 @@ def test_read_schema_reports_tables_columns_and_versions(tmp_path):
 
 def test_old_schema_reads_missing_columns_as_none(tmp_path):
     db = custom_state_db(
-        tmp_path / "s.db", "CREATE TABLE sessions (id TEXT, source TEXT)",
+        tmp_path / "s.db",
+        "CREATE TABLE sessions (id TEXT, source TEXT)",
         "CREATE TABLE messages (session_id TEXT, role TEXT, content TEXT)",
-        [{"id": "a", "source": "cli"}], [{"session_id": "a", "role": "user", "content": "hi"}])
+        [{"id": "a", "source": "cli"}],
+        [{"session_id": "a", "role": "user", "content": "hi"}],
+    )
     (rec,) = list_sessions(db)
     assert rec["id"] == "a" and rec["source"] == "cli"
     assert rec["title"] is None and rec["started_at"] is None and rec["profile_name"] is None
@@ -203,7 +212,7 @@ def test_list_sessions_counts_active_rows_in_one_grouped_query(tmp_path):
     web = records[ids["webui"]]
     assert web["source"] == "webui" and web["title"] == "Plan a weekend trip"
     assert web["message_count"] == 5  # the column counts every insert
-    assert web["messages"] == 4       # the rewound row is not active
+    assert web["messages"] == 4  # the rewound row is not active
     assert web["profile_name"] == "default"
     assert web["last_message_at"] == web["started_at"] + 140
     assert records[ids["telegram"]]["messages"] == 3  # two compacted rows left out
@@ -213,8 +222,12 @@ def test_list_sessions_counts_active_rows_in_one_grouped_query(tmp_path):
 
 
 def test_list_sessions_without_messages_table(tmp_path):
-    db = custom_state_db(tmp_path / "s.db", "CREATE TABLE sessions (id TEXT, source TEXT, started_at REAL)",
-                         None, [{"id": "a", "source": "webui", "started_at": 5.0}])
+    db = custom_state_db(
+        tmp_path / "s.db",
+        "CREATE TABLE sessions (id TEXT, source TEXT, started_at REAL)",
+        None,
+        [{"id": "a", "source": "webui", "started_at": 5.0}],
+    )
     (rec,) = list_sessions(db)
     assert rec["messages"] is None and rec["last_activity"] == 5.0
 
@@ -233,8 +246,10 @@ def test_wal_database_with_uncheckpointed_writes_is_read(tmp_path):
     writer = sqlite3.connect(db, isolation_level=None)
     try:
         writer.execute("PRAGMA wal_autocheckpoint=0")
-        writer.execute("INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, 'user', 'late', 1.0)",
-                       (ids["webui"],))
+        writer.execute(
+            "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, 'user', 'late', 1.0)",
+            (ids["webui"],),
+        )
         assert (tmp_path / "state.db-wal").stat().st_size > 0
         assert session_record(db, ids["webui"])["messages"] == 5
     finally:
@@ -253,7 +268,10 @@ def test_read_transcript_decodes_sentinel_and_flags_rows(tmp_path):
     assert [m["active"] for m in rows] == [True, True, False, True, True]
     assert all(m["compacted"] is False for m in rows)
     assert [m["content"] for m in read_transcript(db, ids["webui"], active_only=True)][1:] == [
-        "Hiking on Saturday, the old town on Sunday.", "Add a restaurant suggestion.", "Try the harbour fish place."]
+        "Hiking on Saturday, the old town on Sunday.",
+        "Add a restaurant suggestion.",
+        "Try the harbour fish place.",
+    ]
 
 
 def test_read_transcript_keeps_tool_calls_tool_names_and_reasoning(tmp_path):
@@ -294,14 +312,25 @@ def test_decode_json_column_tolerates_double_encoding_and_garbage():
 
 def test_recovery_reader_substitutes_null_and_integer_zero(tmp_path):
     db = custom_state_db(
-        tmp_path / "s.db", "CREATE TABLE sessions (id TEXT, source TEXT)",
+        tmp_path / "s.db",
+        "CREATE TABLE sessions (id TEXT, source TEXT)",
         "CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id TEXT, role TEXT, content TEXT, timestamp REAL)",
-        [{"id": "a", "source": "webui"}], [{"session_id": "a", "role": "user", "content": "hi", "timestamp": 3.0}])
+        [{"id": "a", "source": "webui"}],
+        [{"session_id": "a", "role": "user", "content": "hi", "timestamp": 3.0}],
+    )
     (row,) = _rows(db, tmp_path)
     assert row["started_at"] == 0 and row["message_count"] == 0
     assert isinstance(row["message_count"], int)
-    for key in ("title", "model", "parent_session_id", "workspace", "worktree_path", "worktree_branch",
-                "worktree_repo_root", "worktree_created_at"):
+    for key in (
+        "title",
+        "model",
+        "parent_session_id",
+        "workspace",
+        "worktree_path",
+        "worktree_branch",
+        "worktree_repo_root",
+        "worktree_created_at",
+    ):
         assert row[key] is None
     assert row["messages"] == [{"role": "user", "content": "hi", "timestamp": 3.0}]
     assert row["_state_db_empty_messages"] is False and "_state_db_deleted_webui_tombstone" not in row
@@ -309,28 +338,46 @@ def test_recovery_reader_substitutes_null_and_integer_zero(tmp_path):
 
 def test_recovery_reader_source_match_is_exact_and_case_sensitive(tmp_path):
     db = custom_state_db(
-        tmp_path / "s.db", "CREATE TABLE sessions (id TEXT, source TEXT, started_at REAL)", None,
-        [{"id": i, "source": s, "started_at": 1.0}
-         for i, s in (("a", "WebUI"), ("b", " webui"), ("c", "webui "), ("d", "webui"), ("e", "cli"))])
+        tmp_path / "s.db",
+        "CREATE TABLE sessions (id TEXT, source TEXT, started_at REAL)",
+        None,
+        [
+            {"id": i, "source": s, "started_at": 1.0}
+            for i, s in (("a", "WebUI"), ("b", " webui"), ("c", "webui "), ("d", "webui"), ("e", "cli"))
+        ],
+    )
     assert [r["id"] for r in _rows(db, tmp_path, include_empty=True)] == ["d"]
 
 
 def test_recovery_reader_orders_by_started_at_desc_with_null_as_zero(tmp_path):
     db = custom_state_db(
-        tmp_path / "s.db", "CREATE TABLE sessions (id TEXT, source TEXT, started_at REAL)", None,
-        [{"id": "old", "source": "webui", "started_at": 1.0}, {"id": "null", "source": "webui", "started_at": None},
-         {"id": "new", "source": "webui", "started_at": 9.0}])
+        tmp_path / "s.db",
+        "CREATE TABLE sessions (id TEXT, source TEXT, started_at REAL)",
+        None,
+        [
+            {"id": "old", "source": "webui", "started_at": 1.0},
+            {"id": "null", "source": "webui", "started_at": None},
+            {"id": "new", "source": "webui", "started_at": 9.0},
+        ],
+    )
     assert [r["id"] for r in _rows(db, tmp_path, include_empty=True)] == ["new", "old", "null"]
 
 
 def test_recovery_reader_strips_ids_and_skips_rows_with_a_sidecar(tmp_path):
     db = custom_state_db(
-        tmp_path / "s.db", "CREATE TABLE sessions (id TEXT, source TEXT)",
+        tmp_path / "s.db",
+        "CREATE TABLE sessions (id TEXT, source TEXT)",
         "CREATE TABLE messages (session_id TEXT, role TEXT, content TEXT)",
-        [{"id": "  spaced  ", "source": "webui"}, {"id": "present", "source": "webui"},
-         {"id": "   ", "source": "webui"}],
-        [{"session_id": "spaced", "role": "user", "content": "x"}, {"session_id": "present", "role": "user",
-                                                                     "content": "y"}])
+        [
+            {"id": "  spaced  ", "source": "webui"},
+            {"id": "present", "source": "webui"},
+            {"id": "   ", "source": "webui"},
+        ],
+        [
+            {"session_id": "spaced", "role": "user", "content": "x"},
+            {"session_id": "present", "role": "user", "content": "y"},
+        ],
+    )
     (tmp_path / "present.json").write_text("{}", encoding="utf-8")
     rows = read_missing_sidecar_rows(tmp_path, db, include_empty=True)
     assert [r["id"] for r in rows] == ["  spaced  "]  # raw id kept, messages looked up by the stripped id
@@ -340,7 +387,10 @@ def test_recovery_reader_strips_ids_and_skips_rows_with_a_sidecar(tmp_path):
 def test_recovery_reader_messages_keep_inactive_rows_raw_content_and_null_timestamps_first(tmp_path):
     (row,) = _rows(EXTENDED_DB, tmp_path)
     assert row["id"] == "20260510_101500_wtree1"
-    assert row["messages"][0] == {"role": "assistant", "content": "All 12 tests pass."}  # NULL timestamp first
+    assert row["messages"][0] == {
+        "role": "assistant",
+        "content": "All 12 tests pass.",
+    }  # NULL timestamp first
     assert row["messages"][2] == {"role": "assistant", "content": "", "timestamp": 1778408102.0}
     assert row["messages"][-1]["content"].startswith("[CONTEXT COMPACTION]")  # active = 0, still included
     assert row["worktree_branch"] == "hermes/wtree1"
@@ -356,33 +406,46 @@ def test_recovery_reader_never_decodes_json_content(tmp_path):
 
 def test_recovery_reader_uses_rowid_order_without_timestamp_or_id(tmp_path):
     db = custom_state_db(
-        tmp_path / "s.db", "CREATE TABLE sessions (id TEXT, source TEXT)",
+        tmp_path / "s.db",
+        "CREATE TABLE sessions (id TEXT, source TEXT)",
         "CREATE TABLE messages (session_id TEXT, role TEXT, content TEXT)",
         [{"id": "a", "source": "webui"}],
-        [{"session_id": "a", "role": "user", "content": "first"},
-         {"session_id": "a", "role": None, "content": None}])
+        [
+            {"session_id": "a", "role": "user", "content": "first"},
+            {"session_id": "a", "role": None, "content": None},
+        ],
+    )
     (row,) = _rows(db, tmp_path)
     assert row["messages"] == [{"role": "user", "content": "first"}, {"role": None, "content": ""}]
 
 
 def test_recovery_reader_include_empty_and_tombstones(tmp_path):
     db = custom_state_db(
-        tmp_path / "s.db", "CREATE TABLE sessions (id TEXT, source TEXT, started_at REAL)",
+        tmp_path / "s.db",
+        "CREATE TABLE sessions (id TEXT, source TEXT, started_at REAL)",
         "CREATE TABLE messages (session_id TEXT, role TEXT, content TEXT)",
-        [{"id": "full", "source": "webui", "started_at": 3.0}, {"id": "empty", "source": "webui", "started_at": 2.0},
-         {"id": "gone", "source": "webui", "started_at": 1.0}],
-        [{"session_id": "full", "role": "user", "content": "x"}, {"session_id": "gone", "role": "user",
-                                                                  "content": "y"}])
+        [
+            {"id": "full", "source": "webui", "started_at": 3.0},
+            {"id": "empty", "source": "webui", "started_at": 2.0},
+            {"id": "gone", "source": "webui", "started_at": 1.0},
+        ],
+        [
+            {"session_id": "full", "role": "user", "content": "x"},
+            {"session_id": "gone", "role": "user", "content": "y"},
+        ],
+    )
     gone = {"gone"}.__contains__
     assert [r["id"] for r in _rows(db, tmp_path, is_tombstoned=gone)] == ["full"]
     rows = _rows(db, tmp_path, include_empty=True, is_tombstoned=gone)
-    assert [(r["id"], r["_state_db_empty_messages"], r.get("_state_db_deleted_webui_tombstone")) for r in rows] == [
-        ("full", False, None), ("empty", True, None), ("gone", False, True)]
+    assert [
+        (r["id"], r["_state_db_empty_messages"], r.get("_state_db_deleted_webui_tombstone")) for r in rows
+    ] == [("full", False, None), ("empty", True, None), ("gone", False, True)]
 
 
 def test_recovery_reader_returns_nothing_without_id_or_source_or_db(tmp_path):
-    db = custom_state_db(tmp_path / "s.db", "CREATE TABLE sessions (id TEXT, title TEXT)", None,
-                         [{"id": "a", "title": "t"}])
+    db = custom_state_db(
+        tmp_path / "s.db", "CREATE TABLE sessions (id TEXT, title TEXT)", None, [{"id": "a", "title": "t"}]
+    )
     assert _rows(db, tmp_path, include_empty=True) == []
     assert read_missing_sidecar_rows(tmp_path, None) == []
     assert read_missing_sidecar_rows(tmp_path, tmp_path / "missing.db") == []
@@ -390,8 +453,12 @@ def test_recovery_reader_returns_nothing_without_id_or_source_or_db(tmp_path):
 
 
 def test_recovery_reader_without_messages_table_gives_empty_rows(tmp_path):
-    db = custom_state_db(tmp_path / "s.db", "CREATE TABLE sessions (id TEXT, source TEXT)", None,
-                         [{"id": "a", "source": "webui"}])
+    db = custom_state_db(
+        tmp_path / "s.db",
+        "CREATE TABLE sessions (id TEXT, source TEXT)",
+        None,
+        [{"id": "a", "source": "webui"}],
+    )
     assert _rows(db, tmp_path) == []
     (row,) = _rows(db, tmp_path, include_empty=True)
     assert row["messages"] == [] and row["_state_db_empty_messages"] is True
@@ -428,19 +495,28 @@ def test_list_sessions_equals_the_single_join_query(tmp_path):
     got = list_sessions(db)
     assert len(got) == len(by_id) and {r["id"]: r for r in got} == by_id
     assert EXTENDED_DB.exists()
-    assert {r["id"]: r for r in list_sessions(EXTENDED_DB)} == {r["id"]: r for r in _one_query_records(EXTENDED_DB)}
+    assert {r["id"]: r for r in list_sessions(EXTENDED_DB)} == {
+        r["id"]: r for r in _one_query_records(EXTENDED_DB)
+    }
 
 
 def test_list_sessions_join_keeps_sql_equality(tmp_path):
     db = custom_state_db(
-        tmp_path / "s.db", "CREATE TABLE sessions (id, source TEXT, started_at REAL)",
+        tmp_path / "s.db",
+        "CREATE TABLE sessions (id, source TEXT, started_at REAL)",
         "CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id, role TEXT, content TEXT, timestamp REAL)",
-        [{"id": "a", "source": "webui", "started_at": 1.0}, {"id": None, "source": "webui", "started_at": 2.0},
-         {"id": 7, "source": "cli", "started_at": 3.0}],
-        [{"session_id": "a", "role": "user", "content": "x", "timestamp": 4.0},
-         {"session_id": None, "role": "user", "content": "y", "timestamp": 9.0},
-         {"session_id": 7.0, "role": "user", "content": "z", "timestamp": 5.0},
-         {"session_id": "7", "role": "user", "content": "w", "timestamp": 6.0}])
+        [
+            {"id": "a", "source": "webui", "started_at": 1.0},
+            {"id": None, "source": "webui", "started_at": 2.0},
+            {"id": 7, "source": "cli", "started_at": 3.0},
+        ],
+        [
+            {"session_id": "a", "role": "user", "content": "x", "timestamp": 4.0},
+            {"session_id": None, "role": "user", "content": "y", "timestamp": 9.0},
+            {"session_id": 7.0, "role": "user", "content": "z", "timestamp": 5.0},
+            {"session_id": "7", "role": "user", "content": "w", "timestamp": 6.0},
+        ],
+    )
     assert list_sessions(db) == _one_query_records(db)
 
 

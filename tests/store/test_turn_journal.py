@@ -45,8 +45,19 @@ def test_no_journal_folder_means_no_sessions(tmp_path):
     assert turn_journal_session_ids(tmp_path) == []
 
 
-@pytest.mark.parametrize("sid, ok", [("abc", True), ("a.b-c_1", True), ("sess.123", True), ("", False),
-                                     ("a b", False), ("a/b", False), ("~9", False), ("é", False)])
+@pytest.mark.parametrize(
+    "sid, ok",
+    [
+        ("abc", True),
+        ("a.b-c_1", True),
+        ("sess.123", True),
+        ("", False),
+        ("a b", False),
+        ("a/b", False),
+        ("~9", False),
+        ("é", False),
+    ],
+)
 def test_turn_journal_id_rule(sid, ok):
     assert is_valid_turn_journal_id(sid) is ok
 
@@ -65,7 +76,12 @@ def test_shards_and_legacy_file_are_merged_and_sorted_by_created_at(tmp_path):
     _journal(tmp_path, "sx~1.jsonl", _ev("submitted", "other", 0.5))
     journal = read_turn_journal(tmp_path, "s")
     assert [(e["turn_id"], e["created_at"]) for e in journal.events] == [
-        ("t3", "not a number"), ("t1", 1.0), ("t1", 2.0), ("t1", 5.0), ("t2", 7.0)]
+        ("t3", "not a number"),
+        ("t1", 1.0),
+        ("t1", 2.0),
+        ("t1", 5.0),
+        ("t2", 7.0),
+    ]
 
 
 def test_malformed_lines_are_skipped(tmp_path):
@@ -83,8 +99,14 @@ def test_undecodable_shard_raises(tmp_path):
 
 
 def test_latest_event_per_turn_wins_and_equal_timestamps_replace():
-    events = [_ev("submitted", " t1 ", 1.0), _ev("worker_started", "t1", 1.0), _ev("submitted", "", 9.0),
-              _ev("completed", "t2", 3.0), _ev("submitted", "t2", 2.0), "junk"]
+    events = [
+        _ev("submitted", " t1 ", 1.0),
+        _ev("worker_started", "t1", 1.0),
+        _ev("submitted", "", 9.0),
+        _ev("completed", "t2", 3.0),
+        _ev("submitted", "t2", 2.0),
+        "junk",
+    ]
     states = latest_turn_events(events)
     assert set(states) == {"t1", "t2"}
     assert states["t1"]["event"] == "worker_started"
@@ -111,9 +133,17 @@ def test_pending_turn_rule():
 
 
 def test_user_message_texts_compare_like_hermes():
-    data = json.dumps({"messages": [{"role": "user", "content": " a "}, {"role": "assistant", "content": "b"},
-                                    {"role": "user", "content": None}, "junk",
-                                    {"role": "user", "content": [{"type": "text", "text": "c"}]}]}).encode()
+    data = json.dumps(
+        {
+            "messages": [
+                {"role": "user", "content": " a "},
+                {"role": "assistant", "content": "b"},
+                {"role": "user", "content": None},
+                "junk",
+                {"role": "user", "content": [{"type": "text", "text": "c"}]},
+            ]
+        }
+    ).encode()
     assert user_message_texts(data) == {"a", "", "[{'type': 'text', 'text': 'c'}]"}
     assert user_message_texts(None) == set()
     assert user_message_texts(b"{torn") == set()
