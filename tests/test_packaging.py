@@ -75,11 +75,16 @@ def test_the_classifiers_name_the_three_systems_and_the_dependencies_have_wheels
     """Rule: Linux, macOS and Windows are named (each has its paths in inspector/portable.py), never
     "OS Independent"; what runs there comes from packages with wheels for all three."""
     classifiers = PYPROJECT["project"]["classifiers"]
-    for system in ("Operating System :: POSIX :: Linux", "Operating System :: MacOS",
-                   "Operating System :: Microsoft :: Windows"):
+    for system in (
+        "Operating System :: POSIX :: Linux",
+        "Operating System :: MacOS",
+        "Operating System :: Microsoft :: Windows",
+    ):
         assert system in classifiers
     assert not any("OS Independent" in c for c in classifiers)
-    names = {d.split(">")[0].split("<")[0].split(";")[0].strip() for d in PYPROJECT["project"]["dependencies"]}
+    names = {
+        d.split(">")[0].split("<")[0].split(";")[0].strip() for d in PYPROJECT["project"]["dependencies"]
+    }
     assert names == {"PySide6-Essentials", "orjson", "platformdirs", "psutil"}
     minor = int(PYPROJECT["project"]["requires-python"].removeprefix(">=3."))
     assert f"Programming Language :: Python :: 3.{minor}" in classifiers
@@ -92,8 +97,30 @@ def test_ruff_reports_unused_noqa_comments() -> None:
 def test_every_package_of_the_source_tree_is_installed() -> None:
     """setuptools installs only the packages pyproject lists: a new package left out works in an editable
     checkout and is missing from `pip install .`."""
-    on_disk = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "inspector").rglob("__init__.py")
-               if "__pycache__" not in p.parts}
+    on_disk = {
+        ".".join(p.parent.relative_to(ROOT).parts)
+        for p in (ROOT / "inspector").rglob("__init__.py")
+        if "__pycache__" not in p.parts
+    }
     listed = set(PYPROJECT["tool"]["setuptools"]["packages"])
     assert on_disk - {"inspector.resources"} <= listed, sorted(on_disk - listed)
     assert "inspector.resources" in listed
+
+
+def _ruff(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "ruff", *args, "inspector", "tests", "bench"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_the_tree_is_ruff_clean_and_ruff_formatted() -> None:
+    """`ruff check` and `ruff format --check` over the code, its tests and the benchmark (ruff is pinned in
+    the test extra, so a release that formats differently cannot fail this by surprise)."""
+    checked = _ruff("check", "--no-cache")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    formatted = _ruff("format", "--check", "--no-cache")
+    assert formatted.returncode == 0, formatted.stdout + formatted.stderr
