@@ -885,20 +885,6 @@ def _exchange(a: Path, b: Path) -> None:
         raise OSError(code, os.strerror(code), str(b))
 
 
-def atomic_write(target: Path, data: bytes, *, mode: int, create_only: bool) -> None:
-    """temp file beside the target, fsync, then atomic replace (or link, for create-only)."""
-    tmp = _stage(target, data, (mode, None, None))
-    try:
-        if create_only:
-            os.link(tmp, target)  # fails with FileExistsError instead of clobbering
-        else:
-            os.replace(tmp, target)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-    _fsync_dir(target.parent)
-
-
 # ---------------------------------------------------------------- the write log
 
 
