@@ -40,7 +40,7 @@ from PySide6.QtWidgets import (
 from inspector.export import to_json_text
 from inspector.gui.qtypes import ROOT, Index, OneCallPerCell, unshaped_text
 from inspector.gui.resources import colours, health_icon
-from inspector.gui.tooltip import plain_tooltip
+from inspector.gui.tooltip import plain_tooltip, show_choice_on_hover
 from inspector.gui.workers import TaskRunner
 from inspector.present.links import RunLinks
 from inspector.present.session_data import JournalGlance, RunData, SessionData
@@ -342,6 +342,7 @@ class JournalView(QWidget):
         self.runs.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.runs.setMinimumContentsLength(20)
         self.runs.currentIndexChanged.connect(self._on_run_changed)
+        show_choice_on_hover(self.runs, "Which run of this session to show")
         self.status = QLabel()
         self.status.setTextFormat(Qt.TextFormat.PlainText)
         self.status.setWordWrap(True)

@@ -17,3 +17,13 @@ def plain_tooltip(text: str | None) -> str | None:
     if not text or not Qt.mightBeRichText(text):
         return text
     return "<p style='white-space:pre-wrap'>" + html.escape(text, quote=False) + "</p>"
+
+
+def show_choice_on_hover(combo, lead: str) -> None:
+    """Keep ``combo``'s tooltip as ``lead`` plus its whole current entry: a narrow pane cuts the entry off."""
+
+    def update(text: str) -> None:
+        combo.setToolTip(plain_tooltip(f"{lead}\n{text}" if text else lead))
+
+    combo.currentTextChanged.connect(update)
+    update(combo.currentText())

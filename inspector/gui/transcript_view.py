@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
 from inspector.export import format_time, message_text, to_json_text, tools_by_message
 from inspector.gui.qtypes import single_shot
 from inspector.gui.resources import colours
+from inspector.gui.tooltip import show_choice_on_hover
 from inspector.present.session_data import SessionData
 from inspector.textsafe import one_line, safe_text
 
@@ -196,7 +197,7 @@ class TranscriptView(QWidget):
         title = QLabel("Transcript")
         title.setObjectName("PaneTitle")
         self.source = QComboBox()
-        self.source.setToolTip("Which copy of the conversation to show")
+        show_choice_on_hover(self.source, "Which copy of the conversation to show")
         self.source.currentIndexChanged.connect(self._on_source_changed)
         self.reasoning = QCheckBox("Reasoning")
         self.reasoning.setToolTip("Expand every message's reasoning")

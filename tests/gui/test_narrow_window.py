@@ -73,3 +73,15 @@ def test_the_preview_fits_the_screen_of_a_narrow_window(qtbot, window, demo, dem
     )
     preview.reject()
     wait_settled(qtbot, window)
+
+
+def test_a_cut_off_transcript_or_run_choice_shows_in_full_on_hover(qtbot, window, demo, demo_home):
+    """In a narrow pane the Transcript and Run journal choices are cut off: their tooltips hold the whole entry."""
+    open_home(qtbot, window, demo_home, select=demo.sessions["lost_response"])
+    _resize(qtbot, window, 1024, 640)
+    wait_settled(qtbot, window)
+    for combo in (window.view.transcript.source, window.view.journal.runs):
+        qtbot.waitUntil(lambda c=combo: c.currentText() != "", timeout=10_000)
+        assert combo.currentText() in combo.toolTip()
+        combo.setCurrentIndex(combo.count() - 1)
+        assert combo.currentText() in combo.toolTip(), "the tooltip follows the choice"
