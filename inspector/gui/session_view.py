@@ -108,14 +108,20 @@ class SessionHeader(QWidget):
         ids = [f"id {safe_text(d.session_id)}", f"profile {one_line(d.profile or '-', 40)}"]
         if where:
             ids.append(f"lives in {where}")
-        ids.append(f"{len(d.messages)} messages" if d.sidecar is not None else "no readable sidecar")
+        agent_only = d.sidecar_raw is None and any(f.kind == "agent_only_chat" for f in d.findings)
+        if d.sidecar is not None:
+            ids.append(f"{len(d.messages)} messages")
+        else:
+            ids.append("no WebUI file (a chat of the agent itself)" if agent_only else "no readable sidecar")
         if data.runs:
             ids.append(f"{len(data.runs)} run journal(s)")
         self.ids.setText("  ·  ".join(ids))
         paths = []
         if d.sidecar_path is not None:
-            size = f" ({len(d.sidecar_raw.data):,} bytes)" if d.sidecar_raw is not None else " (missing)"
-            paths.append(f"sidecar {d.sidecar_path}{size}")
+            if d.sidecar_raw is not None:
+                paths.append(f"sidecar {d.sidecar_path} ({len(d.sidecar_raw.data):,} bytes)")
+            elif not agent_only:  # the agent's own chat never has one: nothing is missing
+                paths.append(f"sidecar {d.sidecar_path} (missing)")
         if d.bak_path is not None:
             paths.append(f".bak {d.bak_path} ({d.bak_messages} messages)")
         for view in d.state_db:

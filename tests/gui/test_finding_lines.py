@@ -121,3 +121,5 @@ def test_a_chat_of_the_agent_itself_is_not_called_a_missing_webui_file(qtbot, wi
     assert line.startswith("A chat of the agent itself") and "nothing to press" in line
     assert "source" not in line and "row" not in line
     assert not any(b.isEnabled() for b in window.view.findings.buttons.values())
+    header = window.view.header
+    assert "missing" not in header.paths.text() and "a chat of the agent itself" in header.ids.text()
