@@ -10,8 +10,6 @@ exports the :class:`~inspector.gui.repair_controller.RepairController`'s.
 
 from __future__ import annotations
 
-import functools
-
 from PySide6.QtCore import (
     QEvent,
     QItemSelectionModel,
@@ -21,7 +19,7 @@ from PySide6.QtCore import (
     QTimer,
     Signal,
 )
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QMainWindow,
     QMenu,
@@ -43,12 +41,12 @@ from inspector.gui.session_view import REPAIR_SHORTCUTS, SessionView, merge_find
 from inspector.gui.status_area import RunnerStatus
 from inspector.gui.support import SupportActions
 from inspector.gui.welcome import WelcomePage
+from inspector.gui.window_menus import add_action, build_menus
 from inspector.gui.workers import TaskRunner
 from inspector.home import Home
 from inspector.jobs.offload import SearchHits, prestart, search_offloaded
 from inspector.jobs.session import index_glance, load_session_data_offloaded
 from inspector.present.session_data import (
-    ACTIONS,
     JournalGlance,
     SessionData,
     glance_journal,
@@ -200,59 +198,7 @@ class MainWindow(QMainWindow):
         bar.addPermanentWidget(self.failure_details)
 
     def _build_menus(self) -> None:
-        m = self.menuBar().addMenu("&File")
-        self._action(m, "&Open Home…", self.choose_home, QKeySequence.StandardKey.Open)
-        self.recent_menu = m.addMenu("Open &Recent")
-        self.recent_menu.aboutToShow.connect(self._fill_recent)
-        self._action(m, "Open the &Demo", self.open_demo)
-        self._action(m, "Open &Bundle…", self.support.choose_bundle)
-        m.addSeparator()
-        self._action(m, "Save &Support Bundle…", self.support.save_bundle)
-        self._action(m, "&Apply Repair Kit…", self.support.choose_kit)
-        m.addSeparator()
-        self._action(m, "Export Transcript as &Markdown…", lambda: self.choose_export("md"))
-        self._action(m, "Export Transcript as &JSON…", lambda: self.choose_export("json"))
-        m.addSeparator()
-        self._action(m, "&Reload", self.refresh, QKeySequence.StandardKey.Refresh)
-        self._action(m, "&Quit", self.close, QKeySequence.StandardKey.Quit)
-        m = self.menuBar().addMenu("&Edit")
-        self._action(m, "&Find Session", self._focus_search, QKeySequence.StandardKey.Find)
-        self._action(m, "Find in &This Session", self.view.find_bar.open_bar, QKeySequence("Ctrl+Shift+F"))
-        self._action(m, "Find &Next in Session", self._find_next, QKeySequence("F3"))
-        self._action(
-            m, "Find Pre&vious in Session", lambda: self._find_next(backward=True), QKeySequence("Shift+F3")
-        )
-        self._action(m, "Copy Session &Id", self.copy_session_id, QKeySequence("Ctrl+Shift+C"))
-        self._action(m, "Copy Sidecar &Path", self.copy_sidecar_path, QKeySequence("Ctrl+Alt+C"))
-        self._action(m, "Re&veal File", self.reveal_file)
-        m.addSeparator()
-        self.undo_action = self._action(m, "&Undo Last Write", self.undo_last, QKeySequence.StandardKey.Undo)
-        self.undo_action.setEnabled(False)
-        m = self.menuBar().addMenu("&Repair")
-        self.repair_actions: dict[str, QAction] = {}
-        for action, label in ACTIONS.items():
-            a = self._action(
-                m,
-                f"{label}…",
-                functools.partial(self.preview_action, action),
-                QKeySequence(REPAIR_SHORTCUTS[action]),
-            )
-            a.setEnabled(False)
-            self.repair_actions[action] = a
-        m = self.menuBar().addMenu("&View")
-        a = self._action(m, "Needs &Attention Only", None, QKeySequence("Ctrl+Shift+A"))
-        a.setCheckable(True)
-        a.toggled.connect(self.attention.setChecked)
-        self.attention.toggled.connect(a.setChecked)
-        self._action(m, "Write &History…", self.show_history, QKeySequence("Ctrl+H"))
-        self._action(m, "&Raw Sidecar", lambda: self.view.tabs.setCurrentIndex(1), QKeySequence("Ctrl+R"))
-        self._action(
-            m, "&Transcript and Journal", lambda: self.view.tabs.setCurrentIndex(0), QKeySequence("Ctrl+T")
-        )
-        m = self.menuBar().addMenu("&Help")
-        self._action(m, "&Keyboard Shortcuts", self.show_shortcuts, QKeySequence.StandardKey.HelpContents)
-        self._action(m, "&Using the Window", self.show_guide)
-        self._action(m, "&About Hermes Session Inspector", self.show_about)
+        build_menus(self)
 
     def show_shortcuts(self) -> ShortcutsDialog:
         dialog = ShortcutsDialog(self)
@@ -293,13 +239,7 @@ class MainWindow(QMainWindow):
             self.select_session(self.model.index(0, 0).data(SESSION_ID_ROLE))
 
     def _action(self, menu: QMenu, text: str, slot, shortcut=None) -> QAction:
-        a = QAction(text, self)
-        if shortcut is not None:
-            a.setShortcut(shortcut)
-        if slot is not None:
-            a.triggered.connect(lambda _=False: slot())
-        menu.addAction(a)
-        return a
+        return add_action(self, menu, text, slot, shortcut)
 
     # ------------------------------------------------------------ settings
 

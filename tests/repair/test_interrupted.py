@@ -11,6 +11,7 @@ Each test builds a small Hermes home with the sidecar codec and plans against it
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -681,11 +682,12 @@ def test_branch_c_with_journaled_output_says_each_step_in_order(home: Path, tmp_
     write_journal(home, [("token", {"text": "Partial answer."})])
     plan, data = repair(home, tmp_path)
     assert plan.summary == [
-        f"restores the pending prompt as a recovered user row (timestamp {int(NOW - 120)})",
+        "restores the pending prompt as a recovered user row (sent "
+        f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(int(NOW - 120)))})",
         "adds 1 recovered assistant row before the marker",
-        "appends an interrupted marker (cause lost_worker_bookkeeping, because the turn began after the given "
-        "WebUI start time and no worker is alive offline) saying output was recovered",
-        "clears the pending turn (branch C: empty transcript, no core transcript)",
+        "appends an interrupted marker (cause: the turn began after the WebUI started and no worker is alive "
+        "offline) saying output was recovered",
+        "clears the pending turn (the chat was empty and the agent has no core transcript of it)",
     ]
     assert [m["role"] for m in data["messages"]] == ["user", "assistant", "assistant"]
     assert data["messages"][1]["content"] == "Partial answer."
