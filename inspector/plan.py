@@ -34,6 +34,7 @@ from typing import Any
 from inspector import portable
 from inspector.statedir import state_folder
 from inspector.store.files import Fingerprint, NotARegularFile, read_regular, sha256_hex
+from inspector.store.journal import OTHER_LINE_BREAKS
 
 
 # flock(2) where the system has it (Linux, macOS, the BSDs); msvcrt's byte-range lock on
@@ -238,22 +239,8 @@ def _unified(a: str, b: str, start: int, mid_before: list[str], mid_after: list[
     return "".join(out)
 
 
-# What str.splitlines() breaks a line at besides "\n", as UTF-8 bytes ("\r\n" included).
-_OTHER_BREAKS = (
-    b"\r",
-    b"\x0b",
-    b"\x0c",
-    b"\x1c",
-    b"\x1d",
-    b"\x1e",
-    b"\xc2\x85",
-    b"\xe2\x80\xa8",
-    b"\xe2\x80\xa9",
-)
-
-
 def _lf_only(data: bytes | None) -> bool:
-    return data is None or not any(sep in data for sep in _OTHER_BREAKS)
+    return data is None or not any(sep in data for sep in OTHER_LINE_BREAKS)
 
 
 def _common_prefix(x: memoryview, y: memoryview) -> int:

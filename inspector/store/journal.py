@@ -309,7 +309,7 @@ _OUTPUT_NEEDLES = tuple(
 )
 
 
-_OTHER_LINE_BREAKS = (
+OTHER_LINE_BREAKS = (
     b"\r",
     b"\x0b",
     b"\x0c",
@@ -319,7 +319,7 @@ _OTHER_LINE_BREAKS = (
     b"\xc2\x85",
     b"\xe2\x80\xa8",
     b"\xe2\x80\xa9",
-)  # where str.splitlines() also splits (hermes' reader)
+)  # where str.splitlines() also splits (hermes' reader; the preview diff's byte path too), as UTF-8
 
 
 def open_run_facts(data: bytes) -> dict:
@@ -338,7 +338,7 @@ def open_run_facts(data: bytes) -> dict:
             start = data.rfind(b"\n", 0, at) + 1
             end = data.find(b"\n", at)
             line = data[start : len(data) if end < 0 else end].rstrip(b"\r")
-            if any(sep in line for sep in _OTHER_LINE_BREAKS):
+            if any(sep in line for sep in OTHER_LINE_BREAKS):
                 return {"open": _open_by_full_parse(data)}  # hermes' reader cuts this line elsewhere
             try:
                 record = json.loads(line.decode("utf-8"))
