@@ -1,0 +1,212 @@
+"""hermes' lazy journal retry rule by rule (``api/models.py``, spec run-journal-and-promotion §4).
+
+``_reorder_journal_tail_above_marker`` (which rows move, which tool cards are rebased, and the
+inspector's warning for the cards hermes leaves stale, quirk 1) and ``_retry_journal_recovery_in_place``
+(the give-up boundaries, the still-arriving wait, the counted attempt, the words of each outcome).
+Every expected value is written out by hand from hermes' source, never computed by the code under test.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+from inspector.home import locate_home
+from inspector.plan import Clock
+from inspector.repair import promote
+from inspector.repair.context import RepairContext
+from inspector.repair.promote import reorder_journal_tail_above_marker
+from inspector.store.sidecar import dump_session, load_session
+
+SID = "rules_sid"
+STREAM = "5d0c0ffee5d0c0ffee5d0c0ffee5d0c0"
+NOW = 1_779_600_000.0
+ARMED = int(NOW) - 300
+
+MARKER = {"role": "assistant", "content": "marker", "type": "interrupted", "_error": True}
+
+
+def journaled(text: str) -> dict:
+    return {"role": "assistant", "content": text, "_recovered_from_run_journal": True}
+
+
+def card(tid: str, idx) -> dict:
+    return {"name": "terminal", "tid": tid, "assistant_msg_idx": idx}
+
+
+def reorder(messages: list, cards: list, marker_idx: int) -> tuple[dict, list[str]]:
+    session = {"messages": messages, "tool_calls": cards}
+    return session, reorder_journal_tail_above_marker(session, marker_idx)
+
+
+# ------------------------------------------------------------ _reorder_journal_tail_above_marker
+
+
+def test_marker_in_the_first_row_still_gets_its_journal_rows_above_it() -> None:
+    """hermes' guard is ``marker_idx < 0``: row 0 is a valid marker position."""
+    session, warnings = reorder([MARKER, journaled("a")], [card("c1", 1)], 0)
+    assert session["messages"] == [journaled("a"), MARKER]
+    assert session["tool_calls"] == [card("c1", 0)]
+    assert warnings == []
+
+
+def test_an_index_outside_the_transcript_changes_nothing() -> None:
+    """A negative index or one past the end returns before touching the session (no Python wrap-around)."""
+    rows = [{"role": "user", "content": "u"}, MARKER, journaled("a")]
+    for idx in (-1, -3, 3):
+        session, warnings = reorder(copy.deepcopy(rows), [card("c1", 2)], idx)
+        assert session == {"messages": rows, "tool_calls": [card("c1", 2)]} and warnings == [], idx
+
+
+def test_cards_that_are_not_objects_are_skipped_and_later_cards_still_rebased() -> None:
+    """hermes ``continue``s past a non-dict tool card; the cards after it are still rebased."""
+    rows = [{"role": "user", "content": "u"}, MARKER, journaled("a")]
+    session, warnings = reorder(rows, [None, "junk", card("c1", 2)], 1)
+    assert session["messages"] == [{"role": "user", "content": "u"}, journaled("a"), MARKER]
+    assert session["tool_calls"] == [None, "junk", card("c1", 1)]
+    assert warnings == []
+
+
+def test_a_card_whose_index_is_not_a_plain_integer_gets_no_stale_warning() -> None:
+    """Only an int index (not true, not 1.0) names a row: no stale warning for the others.
+
+    ``True`` is an int to hermes' rebase (``isinstance(idx, int)``) but lies outside [2, 3) here.
+    """
+    rows = [{"role": "user", "content": "u"}, MARKER, journaled("a")]
+    session, warnings = reorder(rows, [card("b", True), card("f", 1.0), card("s", "1")], 1)
+    assert session["tool_calls"] == [card("b", True), card("f", 1.0), card("s", "1")]
+    assert session["tool_calls"][0]["assistant_msg_idx"] is True
+    assert warnings == []
+
+
+def test_cards_above_the_marker_and_past_the_end_keep_their_index_without_a_warning() -> None:
+    """Rows above the marker do not move; a card pointing past the end names no row."""
+    rows = [{"role": "user", "content": "u"}, {"role": "assistant", "content": "ok"}, MARKER, journaled("a")]
+    session, warnings = reorder(rows, [card("above", 1), card("j", 3), card("gone", 99), card("neg", -1)], 2)
+    assert session["messages"] == [rows[0], rows[1], journaled("a"), MARKER]
+    assert session["tool_calls"] == [card("above", 1), card("j", 2), card("gone", 99), card("neg", -1)]
+    assert warnings == []
+
+
+def test_every_journal_row_moves_and_each_card_follows_its_row() -> None:
+    """Two journal rows right below the marker: both move up, both cards are rebased by one."""
+    rows = [{"role": "user", "content": "u"}, MARKER, journaled("a"), journaled("b")]
+    session, warnings = reorder(rows, [card("c1", 2), card("c2", 3)], 1)
+    assert session["messages"] == [rows[0], journaled("a"), journaled("b"), MARKER]
+    assert session["tool_calls"] == [card("c1", 1), card("c2", 2)]
+    assert warnings == []
+
+
+def test_rebase_is_by_range_not_by_row_and_the_stale_cards_are_named() -> None:
+    """Quirk 1: hermes rebases indexes in [i+1, i+1+len(J)), whatever row they pointed at.
+
+    Here the card of the error row below the marker (row 2, not journaled) is moved to row 1
+    (now the journal row), and the journal row's card (row 3) is left at 3 (now the error row).
+    """
+    error = {"role": "assistant", "content": "**Error:** x", "_error": True}
+    rows = [{"role": "user", "content": "u"}, MARKER, error, journaled("a")]
+    session, warnings = reorder(rows, [card("c9", 2), card("c8", 3)], 1)
+    assert session["messages"] == [rows[0], journaled("a"), MARKER, error]
+    assert session["tool_calls"] == [card("c9", 1), card("c8", 3)]
+    assert warnings == [
+        "tool card 'terminal' (c9) keeps assistant_msg_idx 1 after hermes' reorder, but the row it was "
+        "made for is now row 3 (stale index, quirk 1)",
+        "tool card 'terminal' (c8) keeps assistant_msg_idx 3 after hermes' reorder, but the row it was "
+        "made for is now row 1 (stale index, quirk 1)",
+    ]
+
+
+# ------------------------------------------------------------ _retry_journal_recovery_in_place
+
+
+def write_session(home: Path, *, attempts: int, first_seen: int = ARMED) -> None:
+    marker = {
+        "role": "assistant",
+        "content": "**Response interrupted.**",
+        "timestamp": ARMED,
+        "_error": True,
+        "type": "interrupted",
+        "_pending_journal_recovery": True,
+        "_journal_retry_stream_id": STREAM,
+        "_journal_retry_attempts": attempts,
+        "_journal_retry_first_seen_ts": first_seen,
+    }
+    rows = [
+        {"role": "user", "content": "Earlier", "timestamp": 10},
+        {"role": "assistant", "content": "Earlier answer", "timestamp": 11},
+        {"role": "user", "content": "List the PRs", "timestamp": ARMED - 10},
+        marker,
+    ]
+    raw = {"session_id": SID, "title": "Rules", "messages": rows, "updated_at": NOW - 1000}
+    path = home / "webui" / "sessions" / f"{SID}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(dump_session(load_session(raw, now=NOW, cwd=home).data))
+
+
+def write_journal(home: Path, body: bytes) -> Path:
+    path = home / "webui" / "sessions" / "_run_journal" / SID / f"{STREAM}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(body)
+    return path
+
+
+def record(seq: int, event: str, payload: dict) -> bytes:
+    rec = {
+        "version": 1,
+        "event_id": f"{STREAM}:{seq}",
+        "seq": seq,
+        "run_id": STREAM,
+        "session_id": SID,
+        "event": event,
+        "type": event,
+        "created_at": float(ARMED + seq),
+        "terminal": event == "done",
+        "terminal_state": "completed" if event == "done" else None,
+        "payload": payload,
+    }
+    return json.dumps(rec, separators=(",", ":")).encode() + b"\n"
+
+
+def plan_at(home: Path, now: float = NOW):
+    ctx = RepairContext(home=locate_home(home, env={}), clock=Clock(now, NOW - 7200), cwd=home)
+    result = promote.plan(ctx, SID)
+    assert result.refusal is None, result.refusal
+    return result
+
+
+def test_an_unreadable_journal_counts_an_attempt_and_says_so(tmp_path: Path) -> None:
+    """hermes counts an attempt when its reader fails (no output): the summary names the unreadable journal."""
+    write_session(tmp_path, attempts=2)
+    write_journal(tmp_path, b"\xff\xfe not utf-8\n")
+    result = plan_at(tmp_path)
+    assert result.summary == ["counts retry attempt 3 of 12: it found an unreadable journal"]
+
+
+def test_the_twelfth_failed_attempt_demotes_and_names_the_row_and_the_reason(tmp_path: Path) -> None:
+    """``next_attempts >= 12`` demotes instead of counting; the summary names the marker's row."""
+    write_session(tmp_path, attempts=11)
+    write_journal(tmp_path, record(1, "done", {}))
+    assert plan_at(tmp_path).summary == [
+        "demotes the marker (row 3) to the neutral wording: attempt 12 of 12 found no readable output; "
+        "retry keys removed"
+    ]
+    write_journal(tmp_path, b"\xff\xfe not utf-8\n")
+    assert plan_at(tmp_path).summary == [
+        "demotes the marker (row 3) to the neutral wording: attempt 12 of 12 found an unreadable journal; "
+        "retry keys removed"
+    ]
+
+
+def test_giving_up_with_output_waiting_warns_that_it_stays_unrecovered(tmp_path: Path) -> None:
+    """Quirk 9: at the cap hermes demotes before reading the journal, even one that now holds output."""
+    write_session(tmp_path, attempts=12)
+    write_journal(tmp_path, record(1, "token", {"text": "Arrived late."}))
+    result = plan_at(tmp_path)
+    assert result.summary == [
+        "demotes the marker (row 3) to the neutral wording: 12 attempts reached the cap of 12; retry keys removed"
+    ]
+    assert result.warnings == [
+        f"the journal {STREAM}.jsonl now holds output, but hermes gives up before reading it "
+        "(quirk 9): the output stays unrecovered"
+    ]
