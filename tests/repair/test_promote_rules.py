@@ -120,7 +120,7 @@ def test_rebase_is_by_range_not_by_row_and_the_stale_cards_are_named() -> None:
 # ------------------------------------------------------------ _retry_journal_recovery_in_place
 
 
-def write_session(home: Path, *, attempts: int, first_seen: int = ARMED) -> None:
+def write_session(home: Path, *, attempts: int, first_seen: int = ARMED, above: tuple = ()) -> None:
     marker = {
         "role": "assistant",
         "content": "**Response interrupted.**",
@@ -136,6 +136,7 @@ def write_session(home: Path, *, attempts: int, first_seen: int = ARMED) -> None
         {"role": "user", "content": "Earlier", "timestamp": 10},
         {"role": "assistant", "content": "Earlier answer", "timestamp": 11},
         {"role": "user", "content": "List the PRs", "timestamp": ARMED - 10},
+        *above,
         marker,
     ]
     raw = {"session_id": SID, "title": "Rules", "messages": rows, "updated_at": NOW - 1000}
@@ -161,8 +162,8 @@ def record(seq: int, event: str, payload: dict) -> bytes:
         "event": event,
         "type": event,
         "created_at": float(ARMED + seq),
-        "terminal": event == "done",
-        "terminal_state": "completed" if event == "done" else None,
+        "terminal": event in ("done", "apperror"),
+        "terminal_state": {"done": "completed", "apperror": "errored"}.get(event),
         "payload": payload,
     }
     return json.dumps(rec, separators=(",", ":")).encode() + b"\n"
@@ -210,3 +211,40 @@ def test_giving_up_with_output_waiting_warns_that_it_stays_unrecovered(tmp_path:
         f"the journal {STREAM}.jsonl now holds output, but hermes gives up before reading it "
         "(quirk 9): the output stays unrecovered"
     ]
+
+
+GATEWAY_ERROR = {"role": "assistant", "content": "**Error:** 502", "_error": True}
+APPERROR = record(
+    1,
+    "apperror",
+    {
+        "type": "error",
+        "session_id": SID,
+        "terminal_session_persisted": False,
+        "session": {"session_id": SID, "messages": [{"role": "user", "content": "x"}, GATEWAY_ERROR]},
+    },
+)
+
+
+def test_a_late_gateway_error_is_appended_and_the_summary_says_how(tmp_path: Path) -> None:
+    """The journal ends in an unsaved apperror: its error row is appended and the marker removed."""
+    write_session(tmp_path, attempts=1)
+    write_journal(tmp_path, APPERROR)
+    result = plan_at(tmp_path)
+    assert result.result == {"hermes_return": True}
+    assert result.summary[-1] == (
+        "the journal ends in an unsaved gateway error: its error row is appended and the pending marker is removed"
+    )
+
+
+def test_a_gateway_error_already_in_the_transcript_is_named_already_present(tmp_path: Path) -> None:
+    """A row tagged with the apperror's event id is already there: nothing appended, marker still removed."""
+    present = {**GATEWAY_ERROR, "_recovered_from_run_journal": True, "_recovered_event_id": f"{STREAM}:1"}
+    write_session(tmp_path, attempts=1, above=(present,))
+    write_journal(tmp_path, APPERROR)
+    result = plan_at(tmp_path)
+    assert result.result == {"hermes_return": True}
+    assert result.summary[-1] == (
+        "the journal ends in an unsaved gateway error: its error row is already present and the pending marker "
+        "is removed"
+    )
