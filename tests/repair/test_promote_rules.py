@@ -248,3 +248,16 @@ def test_a_gateway_error_already_in_the_transcript_is_named_already_present(tmp_
         "the journal ends in an unsaved gateway error: its error row is already present and the pending marker "
         "is removed"
     )
+
+
+def test_a_promotion_summary_says_what_moved_and_how_many_attempts_came_before(tmp_path: Path) -> None:
+    """Output in the journal: the row goes above the marker, the marker takes the recovered wording."""
+    write_session(tmp_path, attempts=3)
+    write_journal(tmp_path, record(1, "token", {"text": "Found it."}))
+    result = plan_at(tmp_path)
+    assert result.result == {"hermes_return": True} and result.warnings == []
+    assert result.summary == [
+        "adds 1 recovered assistant row above the marker",
+        "promotes the marker to the recovered wording after 3 counted attempts "
+        "(fixed wording without the Evidence sentence; retry keys removed)",
+    ]
