@@ -261,3 +261,33 @@ def test_a_promotion_summary_says_what_moved_and_how_many_attempts_came_before(t
         "promotes the marker to the recovered wording after 3 counted attempts "
         "(fixed wording without the Evidence sentence; retry keys removed)",
     ]
+
+
+def test_a_journal_record_without_a_time_gives_its_row_the_repairs_clock(tmp_path: Path) -> None:
+    """A recovered row takes the record's ``created_at``, or the time of the retry when it has none."""
+    write_session(tmp_path, attempts=0)
+    rec = json.loads(record(1, "token", {"text": "No clock."}))
+    del rec["created_at"]
+    write_journal(tmp_path, json.dumps(rec).encode() + b"\n")
+    result = plan_at(tmp_path, now=NOW + 42.5)
+    assert result.result == {"hermes_return": True}
+    sidecar = [c for c in result.changes if c.path.name == f"{SID}.json"][0]
+    rows = json.loads(sidecar.after)["messages"]
+    assert (rows[3]["content"], rows[3]["timestamp"]) == ("No clock.", int(NOW + 42.5))
+
+
+def test_a_missing_or_empty_journal_is_still_arriving_and_the_summary_says_which(tmp_path: Path) -> None:
+    """``_journal_is_still_arriving``: no file, or a 0-byte one: hermes changes nothing, keeps the budget."""
+    write_session(tmp_path, attempts=2)
+    missing = plan_at(tmp_path)
+    assert missing.changes == [] and missing.result == {"hermes_return": False}
+    assert missing.summary == [
+        f"the journal {STREAM}.jsonl is not there yet: hermes changes nothing and keeps the retry budget "
+        "(still arriving)"
+    ]
+    write_journal(tmp_path, b"")
+    empty = plan_at(tmp_path)
+    assert empty.changes == [] and empty.summary == [
+        f"the journal {STREAM}.jsonl is empty yet: hermes changes nothing and keeps the retry budget "
+        "(still arriving)"
+    ]
