@@ -120,7 +120,14 @@ def test_rebase_is_by_range_not_by_row_and_the_stale_cards_are_named() -> None:
 # ------------------------------------------------------------ _retry_journal_recovery_in_place
 
 
-def write_session(home: Path, *, attempts: int, first_seen: int = ARMED, above: tuple = ()) -> None:
+def write_session(
+    home: Path,
+    *,
+    attempts: int,
+    first_seen: int | None = ARMED,
+    above: tuple = (),
+    stream: str | None = STREAM,
+) -> None:
     marker = {
         "role": "assistant",
         "content": "**Response interrupted.**",
@@ -128,7 +135,7 @@ def write_session(home: Path, *, attempts: int, first_seen: int = ARMED, above: 
         "_error": True,
         "type": "interrupted",
         "_pending_journal_recovery": True,
-        "_journal_retry_stream_id": STREAM,
+        "_journal_retry_stream_id": stream,
         "_journal_retry_attempts": attempts,
         "_journal_retry_first_seen_ts": first_seen,
     }
@@ -290,4 +297,33 @@ def test_a_missing_or_empty_journal_is_still_arriving_and_the_summary_says_which
     assert empty.changes == [] and empty.summary == [
         f"the journal {STREAM}.jsonl is empty yet: hermes changes nothing and keeps the retry budget "
         "(still arriving)"
+    ]
+
+
+def test_a_marker_naming_no_stream_is_demoted_with_that_reason(tmp_path: Path) -> None:
+    """No ``_journal_retry_stream_id``: hermes demotes at once (nothing to read)."""
+    write_session(tmp_path, attempts=0, stream=None)
+    result = plan_at(tmp_path)
+    assert result.result == {"hermes_return": False}
+    assert result.summary == [
+        "demotes the marker (row 3) to the neutral wording: the marker names no stream to retry; retry keys removed"
+    ]
+
+
+def test_a_marker_without_a_first_seen_time_never_ages_out(tmp_path: Path) -> None:
+    """``first_seen = ... or 0`` and ``first_seen and ...``: no time recorded means no 24 h give-up."""
+    for first_seen in (None, 0):
+        home = tmp_path / str(first_seen)
+        write_session(home, attempts=0, first_seen=first_seen)
+        write_journal(home, record(1, "token", {"text": "Late but kept."}))
+        assert plan_at(home, now=NOW + 10 * 86400).result == {"hermes_return": True}, first_seen
+
+
+def test_the_24_hour_give_up_says_how_long_ago_the_marker_was_armed(tmp_path: Path) -> None:
+    """More than 86,400 s after ``first_seen`` (and under the attempt cap): demoted, the age in whole seconds."""
+    write_session(tmp_path, attempts=2)
+    result = plan_at(tmp_path, now=ARMED + 86400 + 5.75)
+    assert result.summary == [
+        "demotes the marker (row 3) to the neutral wording: given up after 24 h (armed 86405 s ago); "
+        "retry keys removed"
     ]
