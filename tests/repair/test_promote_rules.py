@@ -327,3 +327,44 @@ def test_the_24_hour_give_up_says_how_long_ago_the_marker_was_armed(tmp_path: Pa
         "demotes the marker (row 3) to the neutral wording: given up after 24 h (armed 86405 s ago); "
         "retry keys removed"
     ]
+
+
+def scan(messages: list) -> list[str]:
+    """Run hermes' backwards scan on a bare session; the journal is always 'not there yet'."""
+    from inspector.repair.journal_read import JournalRead
+    from inspector.repair.notes import Notes
+
+    def read(stream_id):
+        return JournalRead(stream_id, Path(f"{stream_id}.jsonl"), False, 0, [], [], None, [])
+
+    notes = Notes()
+    promote._Retry({"session_id": SID, "messages": messages}, read, Clock(NOW, NOW), notes).run()
+    return notes.summary
+
+
+WAITING = [
+    "the journal s1.jsonl is not there yet: hermes changes nothing and keeps the retry budget (still arriving)"
+]
+PENDING = {"role": "assistant", "type": "interrupted", "_error": True, "_pending_journal_recovery": True}
+PENDING = {**PENDING, "_journal_retry_stream_id": "s1", "_journal_retry_first_seen_ts": ARMED}
+
+
+def test_the_scan_walks_every_row_back_to_the_first() -> None:
+    """``range(len - 1, -1, -1)``: a marker in row 0, under a user row, or under non-dict rows is found."""
+    assert scan([PENDING]) == WAITING
+    assert scan([{"role": "user", "content": "u"}, PENDING, {"role": "user", "content": "again?"}]) == WAITING
+    assert scan([{"role": "user", "content": "u"}, PENDING, "junk", None]) == WAITING
+
+
+def test_an_empty_transcript_has_nothing_to_retry() -> None:
+    assert scan([]) == ["nothing to retry: no interrupted marker waits for journal recovery"]
+
+
+def test_a_pending_marker_without_the_error_flag_is_not_a_normal_reply() -> None:
+    """The stop rule is an assistant row without ``_error`` AND without ``_pending_journal_recovery``."""
+    marker = {k: v for k, v in PENDING.items() if k != "_error"}
+    assert scan([{"role": "user", "content": "u"}, marker]) == WAITING
+    reply = {"role": "assistant", "content": "done"}
+    assert scan([PENDING, reply]) == [
+        "nothing to retry: row 1 is a normal assistant reply newer than any pending marker"
+    ]
