@@ -180,6 +180,7 @@ def plan_at(home: Path, now: float = NOW):
     ctx = RepairContext(home=locate_home(home, env={}), clock=Clock(now, NOW - 7200), cwd=home)
     result = promote.plan(ctx, SID)
     assert result.refusal is None, result.refusal
+    assert (result.action, result.session_id) == ("recover-journal", SID)
     return result
 
 
@@ -358,6 +359,17 @@ def test_the_scan_walks_every_row_back_to_the_first() -> None:
 
 def test_an_empty_transcript_has_nothing_to_retry() -> None:
     assert scan([]) == ["nothing to retry: no interrupted marker waits for journal recovery"]
+
+
+def test_a_transcript_without_any_marker_returns_false_and_saves_nothing(tmp_path: Path) -> None:
+    """hermes returns False without saving when the scan reaches the top without a marker."""
+    path = tmp_path / "webui" / "sessions" / f"{SID}.json"
+    path.parent.mkdir(parents=True)
+    raw = {"session_id": SID, "title": "t", "messages": [{"role": "user", "content": "u"}], "updated_at": NOW}
+    path.write_bytes(dump_session(load_session(raw, now=NOW, cwd=tmp_path).data))
+    result = plan_at(tmp_path)
+    assert result.result == {"hermes_return": False} and result.changes == []
+    assert result.summary == ["nothing to retry: no interrupted marker waits for journal recovery"]
 
 
 def test_a_pending_marker_without_the_error_flag_is_not_a_normal_reply() -> None:
