@@ -106,9 +106,9 @@ def test_rebase_is_by_range_not_by_row_and_the_stale_cards_are_named() -> None:
     """
     error = {"role": "assistant", "content": "**Error:** x", "_error": True}
     rows = [{"role": "user", "content": "u"}, MARKER, error, journaled("a")]
-    session, warnings = reorder(rows, [card("c9", 2), card("c8", 3)], 1)
+    session, warnings = reorder(rows, [card("ok", 0), card("c9", 2), card("c8", 3)], 1)
     assert session["messages"] == [rows[0], journaled("a"), MARKER, error]
-    assert session["tool_calls"] == [card("c9", 1), card("c8", 3)]
+    assert session["tool_calls"] == [card("ok", 0), card("c9", 1), card("c8", 3)]  # "ok" is right: no warning
     assert warnings == [
         "tool card 'terminal' (c9) keeps assistant_msg_idx 1 after hermes' reorder, but the row it was "
         "made for is now row 3 (stale index, quirk 1)",
