@@ -16,6 +16,8 @@ from inspector.home import locate_home
 from inspector.plan import Clock
 from inspector.repair import promote
 from inspector.repair.context import RepairContext
+from inspector.repair.journal_read import JournalRead
+from inspector.repair.notes import Notes
 from inspector.repair.promote import reorder_journal_tail_above_marker
 from inspector.store.sidecar import dump_session, load_session
 
@@ -332,8 +334,6 @@ def test_the_24_hour_give_up_says_how_long_ago_the_marker_was_armed(tmp_path: Pa
 
 def scan(messages: list) -> list[str]:
     """Run hermes' backwards scan on a bare session; the journal is always 'not there yet'."""
-    from inspector.repair.journal_read import JournalRead
-    from inspector.repair.notes import Notes
 
     def read(stream_id):
         return JournalRead(stream_id, Path(f"{stream_id}.jsonl"), False, 0, [], [], None, [])
