@@ -274,12 +274,9 @@ def _index_row(
     """One sidecar's ``compact()`` row for a full rebuild; None when hermes leaves it out."""
     try:
         obj = parse_sidecar_exact(data)
-    except SidecarError as exc:
+    except (SidecarError, RecursionError) as exc:
         if recovery and isinstance(exc.__cause__, NotAnObject):
             raise IndexRebuildError(f"{path.name}: hermes' recovery rebuild fails on it ({exc})") from exc
-        skipped.append(f"{path.name} cannot be loaded ({exc}): left out of the index, as hermes does")
-        return None
-    except RecursionError as exc:
         skipped.append(f"{path.name} cannot be loaded ({exc}): left out of the index, as hermes does")
         return None
     if observe is not None:
