@@ -43,6 +43,37 @@ from inspector.plan import ApplyError, FileChange, Plan, WriteLog, apply_plan, u
 from inspector.store.files import Fingerprint
 from tests.safety.helpers import CLOCK, demo, run_cli, tree_diff, tree_state
 
+
+def _repair_interrupted_write(home: Path, sid: str, *extra: str) -> tuple[int, str, str]:
+    """`repair SID --action repair-interrupted --write` on ``home`` at the tests' clock."""
+    return run_cli(
+        "repair",
+        sid,
+        "--action",
+        "repair-interrupted",
+        "--home",
+        str(home),
+        "--write",
+        *extra,
+        "--now",
+        str(CLOCK.now),
+        "--server-started-at",
+        str(CLOCK.server_started_at),
+    )
+
+
+def _done_entry_fails(code: int):
+    """A WriteLog.append that raises OSError(code) for the write's "done" entry and appends the rest."""
+    real_append = WriteLog.append
+
+    def append(self, record, state="done"):
+        if state == "done":
+            raise OSError(code, os.strerror(code))
+        return real_append(self, record, state)
+
+    return append
+
+
 ROOT = Path(__file__).resolve().parents[2]
 HOOKED = (
     "open",
@@ -779,19 +810,7 @@ def test_a_partial_write_says_which_files_were_written_and_how_to_undo(tmp_path:
                 "link",
                 lambda src, dst: (staged_link if not str(src).endswith(".old") else real_link)(src, dst),
             )
-        code, out, _ = run_cli(
-            "repair",
-            sid,
-            "--action",
-            "repair-interrupted",
-            "--home",
-            str(d.home),
-            "--write",
-            "--now",
-            str(CLOCK.now),
-            "--server-started-at",
-            str(CLOCK.server_started_at),
-        )
+        code, out, _ = _repair_interrupted_write(d.home, sid)
     assert code == 1
     if planmod.__dict__.get("_EXCHANGE") is None:
         # without an exchange nothing is final until every file is placed: the first is put back
@@ -812,28 +831,11 @@ def test_a_write_whose_log_could_not_be_finished_says_every_file_was_written(
     tmp_path: Path, monkeypatch
 ) -> None:
     d, sid = _two_file_home(tmp_path)
-    real_append = WriteLog.append
-
-    def append(self, record, state="done"):
-        if state == "done":
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        return real_append(self, record, state)
+    append = _done_entry_fails(errno.ENOSPC)
 
     with monkeypatch.context() as m:
         m.setattr(WriteLog, "append", append)
-        code, out, _ = run_cli(
-            "repair",
-            sid,
-            "--action",
-            "repair-interrupted",
-            "--home",
-            str(d.home),
-            "--write",
-            "--now",
-            str(CLOCK.now),
-            "--server-started-at",
-            str(CLOCK.server_started_at),
-        )
+        code, out, _ = _repair_interrupted_write(d.home, sid)
     assert code == 1 and "NOT WRITTEN" not in out, out
     assert f"WRITTEN, BUT THE WRITE LOG IS INCOMPLETE ({sid})" in out and "every file was written" in out
     (rec,) = WriteLog.default().records()
@@ -844,27 +846,10 @@ def test_a_write_whose_log_could_not_be_finished_says_every_file_was_written(
 
 def test_an_undo_that_could_not_finish_its_log_says_it_was_done(tmp_path: Path, monkeypatch) -> None:
     d, sid = _two_file_home(tmp_path)
-    code, out, _ = run_cli(
-        "repair",
-        sid,
-        "--action",
-        "repair-interrupted",
-        "--home",
-        str(d.home),
-        "--write",
-        "--now",
-        str(CLOCK.now),
-        "--server-started-at",
-        str(CLOCK.server_started_at),
-    )
+    code, out, _ = _repair_interrupted_write(d.home, sid)
     assert code == 0, out
     (rec,) = WriteLog.default().records()
-    real_append = WriteLog.append
-
-    def append(self, record, state="done"):
-        if state == "done":
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        return real_append(self, record, state)
+    append = _done_entry_fails(errno.ENOSPC)
 
     with monkeypatch.context() as m:
         m.setattr(WriteLog, "append", append)
@@ -875,29 +860,11 @@ def test_an_undo_that_could_not_finish_its_log_says_it_was_done(tmp_path: Path, 
 
 def test_json_output_says_what_was_written(tmp_path: Path, monkeypatch) -> None:
     d, sid = _two_file_home(tmp_path)
-    real_append = WriteLog.append
-
-    def append(self, record, state="done"):
-        if state == "done":
-            raise OSError(errno.EROFS, os.strerror(errno.EROFS))
-        return real_append(self, record, state)
+    append = _done_entry_fails(errno.EROFS)
 
     with monkeypatch.context() as m:
         m.setattr(WriteLog, "append", append)
-        code, out, _ = run_cli(
-            "repair",
-            sid,
-            "--action",
-            "repair-interrupted",
-            "--home",
-            str(d.home),
-            "--write",
-            "--json",
-            "--now",
-            str(CLOCK.now),
-            "--server-started-at",
-            str(CLOCK.server_started_at),
-        )
+        code, out, _ = _repair_interrupted_write(d.home, sid, "--json")
     (written,) = json.loads(out)["written"]
     assert code == 1 and written["outcome"] == "all"
     assert sorted(written["written_files"]) == sorted(
