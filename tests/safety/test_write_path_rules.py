@@ -16,6 +16,19 @@ import pytest
 import inspector.plan as planmod
 from inspector.plan import ApplyError, FileChange, WriteLog
 
+
+def _hermes_saves_before_link(monkeypatch, target: Path, data: bytes) -> None:
+    """hermes saves ``data`` at ``target`` in the instant before the write links a file there while it is absent."""
+    real_link = os.link
+
+    def link(src, dst, **kwargs):
+        if Path(dst) == target and not target.exists():
+            target.write_bytes(data)
+        return real_link(src, dst, **kwargs)
+
+    monkeypatch.setattr(os, "link", link)
+
+
 needs_exchange = pytest.mark.skipif(planmod._EXCHANGE is None, reason="no atomic exchange on this system")
 
 
@@ -188,14 +201,7 @@ def test_a_save_landing_while_ours_is_taken_off_wins_and_the_one_it_beat_is_kept
     os.link(target, tmp_path / "ours")  # keeps the inode taken
     target.unlink()
     target.write_bytes(b"hermes saved after us")
-    real_link = os.link
-
-    def link(src, dst, **kwargs):
-        if Path(dst) == target and not target.exists():
-            target.write_bytes(b"hermes saved again")
-        return real_link(src, dst, **kwargs)
-
-    monkeypatch.setattr(os, "link", link)
+    _hermes_saves_before_link(monkeypatch, target, b"hermes saved again")
     planmod._remove_if_ours(target, ours, log)
     assert [p.name for p in folder.iterdir()] == ["s.json"] and target.read_bytes() == b"hermes saved again"
     rescued = _rescued(log)
@@ -260,14 +266,7 @@ def test_rolling_back_a_linked_in_file_while_hermes_saves_twice_loses_no_save(tm
     target.unlink()
     target.write_bytes(b"hermes saved after us")
     aside.write_bytes(b"previous")
-    real_link = os.link
-
-    def link(src, dst, **kwargs):
-        if Path(dst) == target and not target.exists():
-            target.write_bytes(b"hermes saved again")
-        return real_link(src, dst, **kwargs)
-
-    monkeypatch.setattr(os, "link", link)
+    _hermes_saves_before_link(monkeypatch, target, b"hermes saved again")
     slot = planmod._Slot(
         FileChange(path=target, before=b"previous", after=b"ours"),
         None,
@@ -429,14 +428,7 @@ def test_putting_back_onto_a_removed_target_while_hermes_saves_keeps_the_save(tm
     folder, log = _folder(tmp_path)
     target, holder = folder / "s.json", folder / ".s.json.inspector.tmp.1.2.abc.old"
     holder.write_bytes(b"previous")
-    real_link = os.link
-
-    def link(src, dst, **kwargs):
-        if Path(dst) == target and not target.exists():
-            target.write_bytes(b"hermes saved")
-        return real_link(src, dst, **kwargs)
-
-    monkeypatch.setattr(os, "link", link)
+    _hermes_saves_before_link(monkeypatch, target, b"hermes saved")
     planmod._put_back(target, holder, None, log)
     assert [p.name for p in folder.iterdir()] == ["s.json"] and target.read_bytes() == b"hermes saved"
     assert list(_rescued(log).values()) == [b"previous"]
