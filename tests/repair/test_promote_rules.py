@@ -380,3 +380,71 @@ def test_a_pending_marker_without_the_error_flag_is_not_a_normal_reply() -> None
     assert scan([PENDING, reply]) == [
         "nothing to retry: row 1 is a normal assistant reply newer than any pending marker"
     ]
+
+
+# ------------------------------------------------------------ plan: what hermes catches, what it drops
+
+
+def edit_sidecar(home: Path, change) -> None:
+    """Rewrite the sidecar's JSON after ``change(raw)`` (keys hermes' load keeps or ignores)."""
+    path = home / "webui" / "sessions" / f"{SID}.json"
+    raw = json.loads(path.read_bytes())
+    change(raw)
+    path.write_text(json.dumps(raw, indent=2), encoding="utf-8")
+
+
+def test_an_error_inside_the_retry_is_caught_and_nothing_is_written(tmp_path: Path) -> None:
+    """hermes wraps the whole retry in ``try/except Exception`` and returns False without saving.
+
+    ``int(msg.get('_journal_retry_attempts') or 0)`` raises on ``"many"`` before anything is read.
+    """
+    write_session(tmp_path, attempts=0)
+    write_journal(tmp_path, record(1, "token", {"text": "Never read."}))
+    edit_sidecar(tmp_path, lambda raw: raw["messages"][-1].update(_journal_retry_attempts="many"))
+    ctx = RepairContext(home=locate_home(tmp_path, env={}), clock=Clock(NOW, NOW - 7200), cwd=tmp_path)
+    result = promote.plan(ctx, SID)
+    error = "ValueError: invalid literal for int() with base 10: 'many'"
+    assert result.refusal is None and result.changes == []
+    assert result.summary == [
+        f"hermes' retry fails on this session ({error}); it catches the error and writes nothing"
+    ]
+    assert result.warnings == []
+    assert result.result == {"hermes_return": False, "hermes_error": error}
+
+
+def test_unknown_keys_are_named_when_the_retry_saves(tmp_path: Path) -> None:
+    """``Session.save`` writes only the keys it knows: a save by the retry drops the others, in file order."""
+    write_session(tmp_path, attempts=2)
+    write_journal(tmp_path, record(1, "done", {}))
+    edit_sidecar(tmp_path, lambda raw: raw.update(legacy_flag=True, zz_note="kept by nobody"))
+    result = plan_at(tmp_path)
+    assert result.summary == ["counts retry attempt 3 of 12: it found no readable output"]
+    assert result.warnings == ["hermes' save drops keys it does not know: legacy_flag, zz_note"]
+    sidecar = [c for c in result.changes if c.path.name == f"{SID}.json"][0]
+    saved = json.loads(sidecar.after)
+    assert "legacy_flag" not in saved and "zz_note" not in saved
+
+
+def test_unknown_keys_are_not_named_when_the_retry_does_not_save(tmp_path: Path) -> None:
+    """A journal still arriving: hermes saves nothing, so nothing is dropped."""
+    write_session(tmp_path, attempts=2)
+    edit_sidecar(tmp_path, lambda raw: raw.update(legacy_flag=True))
+    result = plan_at(tmp_path)
+    assert result.changes == [] and result.warnings == []
+
+
+def test_a_save_hermes_own_index_rebuild_would_fail_on_is_refused(tmp_path: Path) -> None:
+    """No index and another sidecar whose ``updated_at`` is text: hermes' rebuild inside the save
+    sorts text against numbers and raises; the inspector refuses rather than write half a save."""
+    write_session(tmp_path, attempts=2)
+    write_journal(tmp_path, b"\xff\xfe not utf-8\n")
+    other = {"session_id": "other_sid", "title": "o", "messages": [{"role": "user", "content": "u"}]}
+    other["updated_at"] = "yesterday"
+    (tmp_path / "webui" / "sessions" / "other_sid.json").write_text(json.dumps(other), encoding="utf-8")
+    ctx = RepairContext(home=locate_home(tmp_path, env={}), clock=Clock(NOW, NOW - 7200), cwd=tmp_path)
+    result = promote.plan(ctx, SID)
+    assert result.refusal == (
+        "the session cannot be saved as hermes would save it (IndexRebuildError: a sidecar's updated_at "
+        "cannot be sorted with the others (hermes' index sort by updated_at fails: '<' not supported "
+        "between instances of 'str' and 'float'))"
+    )
