@@ -1,0 +1,290 @@
+"""hermes' interrupted-turn repair, branches A2 and A1, rule by rule (``api/models.py``,
+``_apply_core_sync_or_error_marker``; spec run-journal-and-promotion §3.3-§3.4).
+
+Branch A runs when the transcript already has messages: A1 when the run journal shows the run
+completed (``dedupe_existing=True``, no marker), A2 otherwise (the journal recovered without the
+dedupe pass, then a marker). The pending prompt's identity is hermes'
+``_message_matches_pending_checkpoint`` of the last row (text, ``int`` timestamp, source,
+attachments), widened by ``_message_matches_pending_text``. Every expected value, the plan's words
+included, is written out by hand from hermes' source, never computed by the code under test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from inspector.home import locate_home
+from inspector.plan import Clock
+from inspector.repair import interrupted
+from inspector.repair.context import RepairContext
+from inspector.store.sidecar import dump_session, load_session
+
+SID = "rules_sid"
+S = "stream_rules"
+NOW = 1_779_500_000.0  # 2026-05-23 01:33:20 UTC
+STARTED = NOW - 3600  # the WebUI started an hour ago: the turn began after it (lost worker bookkeeping)
+SENT = int(NOW - 120)  # pending_started_at: 2026-05-23 01:31:20 UTC
+
+HISTORY = [
+    {"role": "user", "content": "Earlier", "timestamp": 10},
+    {"role": "assistant", "content": "Earlier answer", "timestamp": 11},
+]
+CAUSE = "the turn began after the WebUI started and no worker is alive offline"
+CLEARS_A2 = "clears the pending turn (the chat already had messages)"
+CLEARS_A1 = "the run journal shows the run completed: clears the pending turn without an interrupted marker"
+RESTORES = "restores the pending prompt as a recovered user row (sent 2026-05-23 01:31:20)"
+
+
+@pytest.fixture(autouse=True)
+def utc() -> Iterator[None]:
+    """The plan dates a recovered row in local time: run these tests in UTC."""
+    before = os.environ.get("TZ")
+    os.environ["TZ"] = "UTC"
+    time.tzset()
+    yield
+    if before is None:
+        os.environ.pop("TZ", None)
+    else:
+        os.environ["TZ"] = before
+    time.tzset()
+
+
+def write_sidecar(home: Path, messages: list, **fields) -> None:
+    raw = {
+        "session_id": SID,
+        "title": "Rules",
+        "messages": messages,
+        "pending_user_message": "Hello hermes",
+        "active_stream_id": S,
+        "pending_attachments": [],
+        "pending_started_at": NOW - 120,
+        **fields,
+    }
+    path = home / "webui" / "sessions" / f"{SID}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(dump_session(load_session(json.loads(json.dumps(raw)), now=NOW, cwd=home).data))
+
+
+def write_journal(home: Path, events: list[tuple[str, dict]]) -> None:
+    """The run journal as hermes' ``append_run_event`` writes it."""
+    path = home / "webui" / "sessions" / "_run_journal" / SID / f"{S}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    out = b""
+    for seq, (event, payload) in enumerate(events, start=1):
+        terminal = {"done": "completed", "stream_end": "completed"}.get(event)
+        rec = {
+            "version": 1,
+            "event_id": f"{S}:{seq}",
+            "seq": seq,
+            "run_id": S,
+            "session_id": SID,
+            "event": event,
+            "type": event,
+            "created_at": NOW - 100 + seq,
+            "terminal": terminal is not None,
+            "terminal_state": terminal,
+            "payload": payload,
+        }
+        out += json.dumps(rec, separators=(",", ":")).encode() + b"\n"
+    path.write_bytes(out)
+
+
+def plan_for(home: Path):
+    ctx = RepairContext(home=locate_home(home, env={}), clock=Clock(NOW, STARTED), cwd=home)
+    return interrupted.plan(ctx, SID)
+
+
+def saved(result) -> dict:
+    (sidecar,) = [c for c in result.changes if c.path.name == f"{SID}.json"]
+    return json.loads(sidecar.after)
+
+
+def recovered(**extra) -> dict:
+    return {"role": "user", "content": "Hello hermes", "timestamp": SENT, "_recovered": True, **extra}
+
+
+@pytest.fixture()
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "home"
+
+
+# ---------------------------------------------------------------- branch A2: the words, in order
+
+
+def test_a2_with_the_prompt_in_the_last_row_says_each_step_in_order(home: Path) -> None:
+    """Rule (A2, ``_tail_user_already_checkpointed``): the last row holds the prompt's text, so only
+    the model context gets the recovered turn; nothing in the journal yet, so the marker is armed for
+    the lazy retry; then the pending turn is cleared."""
+    tail = {"role": "user", "content": "Hello  hermes", "timestamp": 50}
+    write_sidecar(home, HISTORY + [tail])
+    result = plan_for(home)
+    assert result.refusal is None and result.result == {"hermes_return": True}
+    assert result.summary == [
+        "the last row already holds the pending prompt; only the model context gets the recovered user turn",
+        f"appends an interrupted marker (cause: {CAUSE}) armed for the lazy journal retry: no output was found yet",
+        CLEARS_A2,
+    ]
+    data = saved(result)
+    assert data["messages"][:3] == HISTORY + [tail] and len(data["messages"]) == 4
+    assert data["messages"][3]["_pending_journal_recovery"] is True
+
+
+def test_a2_with_journal_output_says_each_step_in_order(home: Path) -> None:
+    """Rule (A2 without a match): the prompt comes back as a recovered row dated at
+    ``pending_started_at``, the journal's text follows it before the marker, the marker says output
+    was recovered."""
+    write_sidecar(home, list(HISTORY))
+    write_journal(home, [("token", {"text": "Partial answer."})])
+    result = plan_for(home)
+    assert result.summary == [
+        RESTORES,
+        "adds 1 recovered assistant row before the marker",
+        f"appends an interrupted marker (cause: {CAUSE}) saying output was recovered",
+        CLEARS_A2,
+    ]
+    rows = saved(result)["messages"]
+    assert rows[:3] == HISTORY + [recovered()]
+    assert (rows[3]["content"], rows[3]["_recovered_from_run_journal"]) == ("Partial answer.", True)
+    assert rows[4]["type"] == "interrupted" and len(rows) == 5
+
+
+def test_a2_does_not_dedupe_journal_cards_against_the_sidecar(home: Path) -> None:
+    """Rule: A2 recovers the journal with hermes' default ``dedupe_existing=False``: a tool card the
+    sidecar already lists is added again, tagged as recovered."""
+    write_sidecar(home, list(HISTORY), tool_calls=[{"name": "terminal", "preview": "ls"}])
+    write_journal(
+        home,
+        [
+            ("tool", {"name": "terminal", "preview": "ls", "args": {"command": "ls"}}),
+            ("tool_complete", {"name": "terminal", "duration": 0.5, "is_error": False}),
+        ],
+    )
+    cards = saved(plan_for(home))["tool_calls"]
+    assert [(c["name"], c["preview"], c.get("_recovered_from_run_journal")) for c in cards] == [
+        ("terminal", "ls", None),
+        ("terminal", "ls", True),
+    ]
+
+
+# ---------------------------------------------------------------- the pending prompt's identity
+
+
+def test_an_empty_user_row_at_the_pending_time_is_not_the_pending_prompt(home: Path) -> None:
+    """Rule: the checkpoint compares the row's text with the pending prompt's: an empty user row with
+    the pending turn's timestamp, source and attachments is not it, so the prompt comes back as a row."""
+    tail = {"role": "user", "content": "", "timestamp": SENT}
+    write_sidecar(home, HISTORY + [tail])
+    rows = saved(plan_for(home))["messages"]
+    assert rows[:4] == HISTORY + [tail, recovered()]
+    assert rows[4]["type"] == "interrupted" and len(rows) == 5
+
+
+def test_a_last_row_with_an_infinite_timestamp_makes_hermes_repair_fail(home: Path) -> None:
+    """Rule: ``_message_matches_pending_checkpoint`` catches only TypeError and ValueError around
+    ``int(message['timestamp'])``; ``int(inf)`` raises OverflowError, so hermes' repair fails on the
+    last row (get_session logs it) and writes nothing."""
+    write_sidecar(home, HISTORY + [{"role": "user", "content": "Hello hermes", "timestamp": float("inf")}])
+    result = plan_for(home)
+    error = "OverflowError: cannot convert float infinity to integer"
+    assert result.refusal == f"hermes' repair fails on this session ({error}); it writes nothing"
+    assert result.result == {"hermes_return": False, "hermes_error": error}
+    assert result.changes == []
+
+
+def test_a_last_row_the_model_never_saw_with_an_infinite_timestamp_still_fails(home: Path) -> None:
+    """Rule: the checkpoint reads ``int(timestamp)`` before it compares the text, so a last user row
+    with other text, left out of the model context (``_error``), still makes hermes' repair fail."""
+    tail = {"role": "user", "content": "Something else", "timestamp": float("inf"), "_error": True}
+    write_sidecar(home, HISTORY + [tail])
+    result = plan_for(home)
+    error = "OverflowError: cannot convert float infinity to integer"
+    assert result.refusal == f"hermes' repair fails on this session ({error}); it writes nothing"
+    assert result.changes == []
+
+
+def test_a2_marker_cause_reads_the_pending_turn_start(home: Path) -> None:
+    """Rule: the marker's cause compares ``pending_started_at`` (read before the pending fields are
+    cleared) with the WebUI's start: a WebUI started after the turn began says it restarted."""
+    write_sidecar(home, list(HISTORY))
+    ctx = RepairContext(home=locate_home(home, env={}), clock=Clock(NOW, NOW - 60), cwd=home)
+    result = interrupted.plan(ctx, SID)
+    assert result.summary == [
+        RESTORES,
+        "appends an interrupted marker (cause: the WebUI restarted after the turn began) armed for the lazy "
+        "journal retry: no output was found yet",
+        CLEARS_A2,
+    ]
+    assert saved(result)["messages"][-1]["interruption_cause"] == "process_restart"
+
+
+# ---------------------------------------------------------------- branch A1: completed journal
+
+
+def test_a1_without_the_prompt_says_each_step_in_order(home: Path) -> None:
+    """Rule (A1): no user row holds the prompt, so it comes back as a recovered row dated at
+    ``pending_started_at``; the journal's answer follows; no marker."""
+    write_sidecar(home, list(HISTORY))
+    write_journal(home, [("token", {"text": "Final answer."}), ("done", {}), ("stream_end", {})])
+    result = plan_for(home)
+    assert result.summary == [RESTORES, "adds 1 recovered assistant row to the transcript", CLEARS_A1]
+    rows = saved(result)["messages"]
+    assert rows[:3] == HISTORY + [recovered()]
+    assert [(m["role"], m["content"]) for m in rows[3:]] == [("assistant", "Final answer.")]
+
+
+def test_a1_dedupes_journal_text_already_in_the_transcript(home: Path) -> None:
+    """Rule: A1 recovers with ``dedupe_existing=True``: the journal's answer is already an assistant
+    row of the transcript, so nothing is added and the plan says so."""
+    history = [
+        {"role": "user", "content": "Hello hermes", "timestamp": 50},
+        {"role": "assistant", "content": "Final answer.", "timestamp": 51},
+    ]
+    write_sidecar(home, history)
+    write_journal(home, [("token", {"text": "Final answer."}), ("done", {}), ("stream_end", {})])
+    result = plan_for(home)
+    assert result.summary == [
+        "adds nothing for 1 journaled text segment already in the transcript",
+        CLEARS_A1,
+    ]
+    assert [(m["role"], m["content"]) for m in saved(result)["messages"]] == [
+        ("user", "Hello hermes"),
+        ("assistant", "Final answer."),
+    ]
+
+
+def test_a1_dedupes_journal_cards_the_sidecar_already_lists(home: Path) -> None:
+    """Rule: with ``dedupe_existing=True`` a journal tool card the sidecar already lists
+    (``_journal_tool_already_present``: same name and preview) is not added again."""
+    write_sidecar(home, list(HISTORY), tool_calls=[{"name": "terminal", "preview": "ls"}])
+    write_journal(
+        home,
+        [
+            ("tool", {"name": "terminal", "preview": "ls", "args": {"command": "ls"}}),
+            ("tool_complete", {"name": "terminal", "duration": 0.5, "is_error": False}),
+            ("done", {}),
+        ],
+    )
+    assert saved(plan_for(home))["tool_calls"] == [{"name": "terminal", "preview": "ls"}]
+
+
+def test_a1_pending_attachments_that_are_not_a_list_make_hermes_repair_fail(home: Path) -> None:
+    """Rule: hermes keeps a truthy ``pending_attachments`` as it is (``or []``), and the checkpoint of
+    a last row with the prompt's text, timestamp and source ends in ``list(pending_attachments)``:
+    ``list(7)`` raises TypeError outside the checkpoint's ``try``, so the repair fails, even when the
+    journal shows the run completed."""
+    write_sidecar(
+        home,
+        HISTORY + [{"role": "user", "content": "Hello hermes", "timestamp": SENT}],
+        pending_attachments=7,
+    )
+    write_journal(home, [("token", {"text": "Final answer."}), ("done", {}), ("stream_end", {})])
+    result = plan_for(home)
+    error = "TypeError: 'int' object is not iterable"
+    assert result.refusal == f"hermes' repair fails on this session ({error}); it writes nothing"
+    assert result.result == {"hermes_return": False, "hermes_error": error} and result.changes == []
