@@ -288,3 +288,75 @@ def test_a1_pending_attachments_that_are_not_a_list_make_hermes_repair_fail(home
     error = "TypeError: 'int' object is not iterable"
     assert result.refusal == f"hermes' repair fails on this session ({error}); it writes nothing"
     assert result.result == {"hermes_return": False, "hermes_error": error} and result.changes == []
+
+
+# ---------------------------------------------------------------- branch B: the whitespace-token advice
+
+WHITESPACE_ONLY = (
+    "the journal counts as visible output only because of whitespace-only tokens; "
+    "hermes re-appends the pending prompt but they produce no row"
+)
+
+
+def write_core_and_events(home: Path, events: list[dict]) -> None:
+    """An empty sidecar, the agent's core transcript, and journal records given as they are."""
+    write_sidecar(home, [])
+    core = home / "sessions" / f"session_{SID}.json"
+    core.parent.mkdir(parents=True, exist_ok=True)
+    core.write_text(json.dumps({"messages": [{"role": "user", "content": "Earlier"}]}), encoding="utf-8")
+    path = home / "webui" / "sessions" / "_run_journal" / SID / f"{S}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    base = {"version": 1, "run_id": S, "session_id": SID, "terminal": False}
+    lines = [
+        json.dumps({**base, "event_id": f"{S}:{n}", "seq": n, "created_at": NOW - 100 + n, **e})
+        for n, e in enumerate(events, 1)
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def token(text, *, key: str = "event", payload=None) -> dict:
+    return {key: "token", "payload": {"text": text} if payload is None else payload}
+
+
+def b_plan(home: Path, events: list[dict]):
+    write_core_and_events(home, events)
+    result = plan_for(home)
+    assert result.refusal is None, result.refusal
+    return result
+
+
+def test_b_real_journal_text_gives_no_whitespace_advice(home: Path) -> None:
+    """Rule (quirk 6): a token with real text is visible output in its own right: no advice."""
+    result = b_plan(home, [token("Real words.")])
+    assert result.warnings == []
+    assert [m["content"] for m in saved(result)["messages"][:3]] == ["Earlier", "Hello hermes", "Real words."]
+
+
+def test_b_whitespace_tokens_alone_get_the_advice(home: Path) -> None:
+    """Rule (quirk 6): hermes' visibility test counts a whitespace-only token (``str(text)`` is true),
+    so it re-appends the prompt; no row comes of it. A token whose payload is not an object reads as
+    ``{}`` (no text), and a record naming its kind only in ``type`` is read by that name."""
+    for n, events in enumerate(
+        (
+            [token("   ")],
+            [token("  "), token(None, payload=["not", "an", "object"])],
+            [token(" \n ", key="type")],
+        )
+    ):
+        result = b_plan(home / str(n), events)
+        assert result.warnings == [WHITESPACE_ONLY], n
+        assert [m["content"] for m in saved(result)["messages"]] == ["Earlier", "Hello hermes"], n
+
+
+def test_b_whitespace_tokens_next_to_other_visible_output_get_no_advice(home: Path) -> None:
+    """Rule: the advice is only for a journal visible *only* through whitespace tokens: real
+    reasoning, a real token named by ``type``, or a tool call make it visible anyway."""
+    for n, extra in enumerate(
+        (
+            {"event": "reasoning", "payload": {"text": "Think."}},
+            token("Words.", key="type"),
+            {"event": "tool", "payload": {"name": "terminal", "preview": "ls"}},
+        )
+    ):
+        result = b_plan(home / str(n), [token("   "), extra])
+        assert WHITESPACE_ONLY not in result.warnings, n
