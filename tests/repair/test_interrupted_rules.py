@@ -360,3 +360,53 @@ def test_b_whitespace_tokens_next_to_other_visible_output_get_no_advice(home: Pa
     ):
         result = b_plan(home / str(n), [token("   "), extra])
         assert WHITESPACE_ONLY not in result.warnings, n
+
+
+# ---------------------------------------------------------------- branch B: the words, in order
+
+CLEARS_B = "clears the pending turn (the chat was rebuilt from the agent's core transcript)"
+
+
+def write_core(home: Path, messages: list) -> None:
+    core = home / "sessions" / f"session_{SID}.json"
+    core.parent.mkdir(parents=True, exist_ok=True)
+    core.write_text(json.dumps({"messages": messages}), encoding="utf-8")
+
+
+def test_b_with_journal_output_says_each_step_in_order(home: Path) -> None:
+    """Rule (B): the core transcript replaces the empty one; the core's last row is not the prompt
+    and the journal has visible output, so the prompt comes back dated at ``pending_started_at``; the
+    journal's text follows; the marker says output was recovered."""
+    write_sidecar(home, [])
+    write_core(home, list(HISTORY))
+    write_journal(home, [("token", {"text": "Partial answer."})])
+    result = plan_for(home)
+    assert result.summary == [
+        "replaces the empty transcript with the agent's core transcript (2 messages)",
+        RESTORES,
+        "adds 1 recovered assistant row after the core messages",
+        f"appends an interrupted marker (cause: {CAUSE}) saying output was recovered",
+        CLEARS_B,
+    ]
+    rows = saved(result)["messages"]
+    assert rows[:3] == HISTORY + [recovered()]
+    assert [m["content"] for m in rows[3:4]] == ["Partial answer."] and rows[4]["type"] == "interrupted"
+
+
+def test_b_core_ending_with_the_prompt_gets_no_second_copy(home: Path) -> None:
+    """Rule (B, ``_tail_user_already_checkpointed``): the core transcript's last row holds the
+    prompt's text, so hermes does not re-append it, journal output or not."""
+    prompt = {"role": "user", "content": "Hello hermes"}
+    write_sidecar(home, [])
+    write_core(home, HISTORY + [prompt])
+    write_journal(home, [("token", {"text": "Partial answer."})])
+    result = plan_for(home)
+    assert result.summary == [
+        "replaces the empty transcript with the agent's core transcript (3 messages)",
+        "adds 1 recovered assistant row after the core messages",
+        f"appends an interrupted marker (cause: {CAUSE}) saying output was recovered",
+        CLEARS_B,
+    ]
+    rows = saved(result)["messages"]
+    assert rows[:3] == HISTORY + [prompt]
+    assert [m["content"] for m in rows[3:4]] == ["Partial answer."] and len(rows) == 5
