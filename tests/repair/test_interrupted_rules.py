@@ -410,3 +410,21 @@ def test_b_core_ending_with_the_prompt_gets_no_second_copy(home: Path) -> None:
     rows = saved(result)["messages"]
     assert rows[:3] == HISTORY + [prompt]
     assert [m["content"] for m in rows[3:4]] == ["Partial answer."] and len(rows) == 5
+
+
+def test_b_without_visible_output_drops_the_prompt_and_says_so(home: Path) -> None:
+    """Rule (B): no visible journal output and no gateway error: hermes does not re-append the
+    prompt (it is lost, the plan warns) and adds no marker (no retry is armed after a core sync)."""
+    write_sidecar(home, [])
+    write_core(home, list(HISTORY))
+    result = plan_for(home)
+    assert result.summary == [
+        "replaces the empty transcript with the agent's core transcript (2 messages)",
+        "adds no marker: nothing new was recovered (hermes arms no retry when it used the core transcript)",
+        CLEARS_B,
+    ]
+    assert result.warnings == [
+        "the core transcript does not hold the pending prompt and the journal has no visible output: "
+        "hermes drops the pending prompt silently"
+    ]
+    assert saved(result)["messages"] == HISTORY
