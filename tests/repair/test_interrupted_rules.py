@@ -428,3 +428,17 @@ def test_b_without_visible_output_drops_the_prompt_and_says_so(home: Path) -> No
         "hermes drops the pending prompt silently"
     ]
     assert saved(result)["messages"] == HISTORY
+
+
+def test_b_marker_cause_reads_the_pending_turn_start(home: Path) -> None:
+    """Rule (B): the recovered-output marker's cause compares ``pending_started_at`` (read before the
+    pending fields are cleared) with the WebUI's start: a WebUI started after the turn began restarted."""
+    write_sidecar(home, [])
+    write_core(home, list(HISTORY))
+    write_journal(home, [("token", {"text": "Partial answer."})])
+    ctx = RepairContext(home=locate_home(home, env={}), clock=Clock(NOW, NOW - 60), cwd=home)
+    result = interrupted.plan(ctx, SID)
+    assert result.summary[3] == (
+        "appends an interrupted marker (cause: the WebUI restarted after the turn began) saying output was recovered"
+    )
+    assert saved(result)["messages"][-1]["interruption_cause"] == "process_restart"
