@@ -77,7 +77,7 @@ def write_journal(home: Path, events: list[tuple[str, dict]]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     out = b""
     for seq, (event, payload) in enumerate(events, start=1):
-        terminal = {"done": "completed", "stream_end": "completed"}.get(event)
+        terminal = {"done": "completed", "stream_end": "completed", "apperror": "errored"}.get(event)
         rec = {
             "version": 1,
             "event_id": f"{S}:{seq}",
@@ -442,3 +442,50 @@ def test_b_marker_cause_reads_the_pending_turn_start(home: Path) -> None:
         "appends an interrupted marker (cause: the WebUI restarted after the turn began) saying output was recovered"
     )
     assert saved(result)["messages"][-1]["interruption_cause"] == "process_restart"
+
+
+# ---------------------------------------------------------------- the gateway terminal error's words
+
+GATEWAY_ERROR = {"role": "assistant", "content": "**Error:** 502", "_error": True}
+
+
+def write_gateway_error_journal(home: Path) -> None:
+    embedded = {"session_id": SID, "messages": [{"role": "user", "content": "Hello hermes"}, GATEWAY_ERROR]}
+    payload = {"message": "502", "type": "error", "session": embedded, "session_id": SID}
+    write_journal(
+        home,
+        [
+            ("token", {"text": "Working on it."}),
+            ("apperror", {**payload, "terminal_session_persisted": False}),
+        ],
+    )
+
+
+def test_a2_late_gateway_error_is_appended_instead_of_a_marker_and_the_plan_says_so(home: Path) -> None:
+    """Rule: the journal ends in an apperror whose session was not persisted: its error row is
+    appended (tagged with the event id) and no interrupted marker follows."""
+    write_sidecar(home, list(HISTORY))
+    write_gateway_error_journal(home)
+    result = plan_for(home)
+    assert result.summary == [
+        RESTORES,
+        "adds 1 recovered assistant row before the marker",
+        f"the journal ends in an unsaved gateway error ({S}:2); its error row is appended and no "
+        "interrupted marker is added",
+        CLEARS_A2,
+    ]
+    assert saved(result)["messages"][-1]["content"] == "**Error:** 502"
+
+
+def test_a2_gateway_error_already_in_the_transcript_is_named_already_present(home: Path) -> None:
+    """Rule: a row already tagged with the apperror's event id: nothing appended, still no marker."""
+    present = {**GATEWAY_ERROR, "_recovered_from_run_journal": True, "_recovered_event_id": f"{S}:2"}
+    write_sidecar(home, HISTORY + [present])
+    write_gateway_error_journal(home)
+    result = plan_for(home)
+    assert result.summary[-2:] == [
+        f"the journal ends in an unsaved gateway error ({S}:2); its error row is already present and no "
+        "interrupted marker is added",
+        CLEARS_A2,
+    ]
+    assert not any(m.get("type") == "interrupted" for m in saved(result)["messages"])
