@@ -489,3 +489,16 @@ def test_a2_gateway_error_already_in_the_transcript_is_named_already_present(hom
         CLEARS_A2,
     ]
     assert not any(m.get("type") == "interrupted" for m in saved(result)["messages"])
+
+
+def test_a_journal_record_without_a_time_gives_its_row_the_repairs_clock(home: Path) -> None:
+    """Rule: a recovered row takes its record's ``created_at``, or the time of the repair when the
+    record has none (hermes' ``time.time()``; the plan's clock here)."""
+    write_sidecar(home, list(HISTORY))
+    write_journal(home, [("token", {"text": "No clock."})])
+    path = home / "webui" / "sessions" / "_run_journal" / SID / f"{S}.jsonl"
+    rec = json.loads(path.read_text(encoding="utf-8"))
+    del rec["created_at"]
+    path.write_text(json.dumps(rec) + "\n", encoding="utf-8")
+    rows = saved(plan_for(home))["messages"]
+    assert (rows[3]["content"], rows[3]["timestamp"]) == ("No clock.", int(NOW))
