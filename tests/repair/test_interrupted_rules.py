@@ -502,3 +502,17 @@ def test_a_journal_record_without_a_time_gives_its_row_the_repairs_clock(home: P
     path.write_text(json.dumps(rec) + "\n", encoding="utf-8")
     rows = saved(plan_for(home))["messages"]
     assert (rows[3]["content"], rows[3]["timestamp"]) == ("No clock.", int(NOW))
+
+
+def test_a2_without_a_stream_says_no_output_was_recovered(home: Path) -> None:
+    """Rule: without ``active_stream_id`` there is no journal to retry: the marker is the no-output
+    variant, its cause ``unknown`` (no start before the WebUI's, no stream id)."""
+    write_sidecar(home, list(HISTORY), active_stream_id=None)
+    result = plan_for(home)
+    assert result.summary == [
+        RESTORES,
+        "appends an interrupted marker (cause: neither a start time nor a stream id tells more) saying no "
+        "output was recovered",
+        CLEARS_A2,
+    ]
+    assert saved(result)["messages"][-1]["interruption_cause"] == "unknown"
