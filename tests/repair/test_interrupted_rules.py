@@ -516,3 +516,49 @@ def test_a2_without_a_stream_says_no_output_was_recovered(home: Path) -> None:
         CLEARS_A2,
     ]
     assert saved(result)["messages"][-1]["interruption_cause"] == "unknown"
+
+
+# ---------------------------------------------------------------- the get_session guards (warnings only)
+
+
+def test_every_guard_warning_in_its_words_and_order(home: Path) -> None:
+    """Rule (§3.1): where hermes' cold ``get_session`` would not run the repair, the plan says why,
+    in this order: no ``active_stream_id``, a pre-compression snapshot, the 30 s grace window, a
+    compression continuation (named where it was found: the index, then the sidecars)."""
+    write_sidecar(home, list(HISTORY), active_stream_id=None, pre_compression_snapshot=True)
+    path = home / "webui" / "sessions" / f"{SID}.json"
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    raw["pending_started_at"] = NOW - 29.5
+    path.write_text(json.dumps(raw), encoding="utf-8")
+    child = {"session_id": "child1", "parent_session_id": SID, "messages": []}
+    (home / "webui" / "sessions" / "child1.json").write_text(json.dumps(child, indent=2), encoding="utf-8")
+    (home / "webui" / "sessions" / "_index.json").write_text(json.dumps([child]), encoding="utf-8")
+    assert plan_for(home).warnings == [
+        "hermes' get_session runs this repair only while active_stream_id is set; "
+        "it is empty here, so hermes would not run it on its own",
+        "this session is a pre-compression snapshot; hermes' get_session skips the repair for it",
+        "the pending turn started less than 30 s before now; "
+        "hermes' get_session would wait (the stream may still be finishing)",
+        "a compression continuation of this session exists (_index.json, child1.json); "
+        "hermes' get_session skips the repair for its parent",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("started", "waits"),
+    [(NOW - 30, False), (NOW - 29.9, True), (str(NOW - 10), True), ("soon", False), (0, False)],
+    ids=["exactly-30-s", "just-under", "numeric-text", "text", "zero"],
+)
+def test_the_grace_window_is_under_30_seconds_of_a_float_start(home: Path, started, waits: bool) -> None:
+    """Rule: hermes waits while ``time.time() - float(pending_started_at) < 30``; a falsy start, or
+    one ``float()`` refuses, is "old enough"."""
+    write_sidecar(home, list(HISTORY))
+    path = home / "webui" / "sessions" / f"{SID}.json"
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    raw["pending_started_at"] = started
+    path.write_text(json.dumps(raw), encoding="utf-8")
+    grace = (
+        "the pending turn started less than 30 s before now; "
+        "hermes' get_session would wait (the stream may still be finishing)"
+    )
+    assert (grace in plan_for(home).warnings) is waits
