@@ -562,3 +562,15 @@ def test_the_grace_window_is_under_30_seconds_of_a_float_start(home: Path, start
         "hermes' get_session would wait (the stream may still be finishing)"
     )
     assert (grace in plan_for(home).warnings) is waits
+
+
+def test_a_start_time_no_calendar_can_show_is_given_as_the_number(home: Path) -> None:
+    """Rule (the plan's words): a recovered row's time the local calendar cannot show (here 10^20 s)
+    is given as the raw number; hermes stores ``int(pending_started_at)`` all the same."""
+    write_sidecar(home, list(HISTORY), pending_started_at=1e20)
+    result = plan_for(home)
+    assert (
+        result.summary[0]
+        == "restores the pending prompt as a recovered user row (sent 100000000000000000000)"
+    )
+    assert saved(result)["messages"][2]["timestamp"] == 10**20
