@@ -29,7 +29,6 @@ from inspector.store.journal import (
     RUN_JOURNAL_DIR,
     JournalTooLarge,
     JournalUnreadable,
-    dropped_lines,
     is_valid_journal_id,
     open_run_facts,
     stream_summary,
@@ -44,6 +43,7 @@ from inspector.store.scan import (
     SessionDirScan,
     cached_file_facts,
     can_fork,
+    journal_dropped_lines,
 )
 from inspector.store.sidecar import runs_owned_elsewhere
 from inspector.store.turn_journal import turn_journal_session_ids
@@ -393,7 +393,7 @@ def _streamed_facts(path: Path) -> dict:
 
 def _dropped_line_facts(data: bytes) -> dict:
     try:
-        count, first = dropped_lines(data)
+        count, first = journal_dropped_lines(data)
     except JournalUnreadable as exc:
         return {"unreadable": str(exc), "malformed": 0, "first": None}
     return {"unreadable": None, "malformed": count, "first": first}

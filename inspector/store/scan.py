@@ -32,7 +32,8 @@ from inspector import portable
 from inspector.forked import Forked, ForkedError
 from inspector.statedir import cache_folder
 from inspector.store.files import NotARegularFile, read_regular
-from inspector.store.jsonfmt import fast_loads, has_long_digit_run
+from inspector.store.journal import JournalUnreadable
+from inspector.store.jsonfmt import PARSE_DEPTH_LIMIT, fast_loads, has_long_digit_run, objects_per_line
 from inspector.store.sidecar import path_field_problem, pending_retry_marker
 from inspector.store.turn_journal import TURN_JOURNAL_DIR, TurnJournalError, shard_audit_facts
 
@@ -400,6 +401,73 @@ def cached_file_facts(
     if cache is not None:
         cache.put(kind, key, st, facts, started)
     return facts
+
+
+# ---------------------------------------------------------------- run journal facts
+
+JOURNAL_PIECE_BYTES = 1 << 22
+
+
+def journal_dropped_lines(data: bytes) -> tuple[int, int | None]:
+    """(how many lines hermes' ``read_run_events`` skips, the first one's number) of a run journal's
+    bytes: :func:`inspector.store.journal.dropped_lines`, without a JSON parse per line where the
+    lines are proven to be one object each (:func:`~inspector.store.jsonfmt.objects_per_line`, a
+    few MB at a time). Raises JournalUnreadable for invalid UTF-8, as hermes' reader fails.
+
+    hermes decodes the whole file, splits it with ``str.splitlines`` and skips blank lines and
+    lines that are not a JSON object. The pieces end just after a b"\\n" (no line break
+    ``str.splitlines`` knows spans one, and no UTF-8 sequence holds that byte), so a piece the quick
+    check does not prove is read here line by line as hermes does, numbered on from the pieces
+    before it."""
+    count, first, number = 0, None, 0
+    start, size = 0, len(data)
+    while start < size:
+        end = start + JOURNAL_PIECE_BYTES
+        if end >= size:
+            end = size
+        else:
+            newline = data.find(b"\n", end - 1)
+            end = size if newline < 0 else newline + 1
+        piece = data[start:end]
+        quick = objects_per_line(piece[:-1] if piece.endswith(b"\n") else piece)
+        if quick is not None:
+            number += quick
+        else:
+            for line in _piece_lines(piece, start):
+                number += 1
+                if line.strip() and not _is_object_line(line):
+                    count += 1
+                    first = number if first is None else first
+        start = end
+    return count, first
+
+
+def _piece_lines(piece: bytes, start: int) -> list[str]:
+    """A piece's lines as hermes splits them (JournalUnreadable for invalid UTF-8, as in
+    :mod:`inspector.store.journal`, the offset counted from the file's start)."""
+    try:
+        text = str(piece, "utf-8")
+    except UnicodeDecodeError as exc:
+        raise JournalUnreadable(
+            f"not valid UTF-8 at byte {start + exc.start}: the whole journal is unreadable"
+        ) from exc
+    return text.splitlines()
+
+
+def _is_object_line(line: str) -> bool:
+    """Whether ``json.loads(line)`` is a dict (False where it raises). orjson answers where it
+    agrees: it refuses what the stdlib may take (NaN, lone surrogates: then the stdlib decides)
+    and its integers beyond 64 bits do not change whether a line is an object; a line that may
+    nest deeper than the stdlib goes (see jsonfmt.PARSE_DEPTH_LIMIT) is the stdlib's alone."""
+    try:
+        if _orjson is not None and line.count("[") + line.count("{") <= PARSE_DEPTH_LIMIT:
+            try:
+                return _orjson.loads(line).__class__ is dict
+            except (ValueError, TypeError):
+                pass
+        return isinstance(json.loads(line), dict)
+    except (ValueError, RecursionError):
+        return False
 
 
 PARALLEL_MIN_FILES = 256  # fewer files than this are parsed in this process only

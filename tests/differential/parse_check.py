@@ -3,7 +3,7 @@
 A first open reads every sidecar and run journal once and keeps only a few facts: a sidecar's
 verdict, metadata, message count, pending marker and user texts (:func:`inspector.store.scan.
 sidecar_facts`, orjson without a pre-scan of the bytes), a journal's dropped lines
-(:func:`inspector.store.journal.dropped_lines`, orjson on every line). Here both are compared with
+(:func:`inspector.store.scan.journal_dropped_lines`, msgspec over a few MB of lines at a time). Here both are compared with
 the facts of the standard library's parse, which is what hermes runs (``json.loads`` of the UTF-8
 text; a journal's lines split with ``str.splitlines``).
 """
@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from inspector.store.journal import JournalUnreadable, dropped_lines
-from inspector.store.scan import _facts_of, sidecar_facts, user_texts_of
+from inspector.store.journal import JournalUnreadable
+from inspector.store.scan import _facts_of, journal_dropped_lines, sidecar_facts, user_texts_of
 
 
 def hermes_sidecar_facts(data: bytes, want_texts: bool) -> dict:
@@ -57,8 +57,9 @@ def hermes_dropped_lines(data: bytes) -> tuple[int, int | None] | str:
 
 
 def quick_dropped_lines(data: bytes) -> tuple[int, int | None] | str:
+    """The first open's count (:func:`inspector.store.scan.journal_dropped_lines`)."""
     try:
-        return dropped_lines(data)
+        return journal_dropped_lines(data)
     except JournalUnreadable:
         return "unreadable"
 

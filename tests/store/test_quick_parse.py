@@ -15,7 +15,8 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from inspector.store.scan import may_be_coerced, sidecar_facts
+from inspector.store.jsonfmt import objects_per_line
+from inspector.store.scan import JOURNAL_PIECE_BYTES, journal_dropped_lines, may_be_coerced, sidecar_facts
 from tests.differential.parse_check import (
     _same,
     hermes_dropped_lines,
@@ -170,3 +171,116 @@ def journals(draw) -> bytes:
 @given(data=journals())
 def test_dropped_lines_equal_hermes_parse(data: bytes) -> None:
     assert quick_dropped_lines(data) == hermes_dropped_lines(data)
+
+
+# Lines that only the standard library may judge, or that a check of many lines at once could get
+# wrong: what msgspec refuses but the stdlib takes, what it skips without looking (the UTF-8 of a
+# string), values nested or long enough to be the stdlib's alone, line breaks str.splitlines knows
+# and a split at b"\n" does not, and lines whose pieces join into valid JSON across the line breaks.
+HOSTILE_LINES = [
+    '{"n": NaN}',
+    '{"i": Infinity, "j": -Infinity}',
+    '{"s": "\\ud800"}',
+    '{"s": "\\udc00x"}',
+    '{"s": "\\ud83d\\ude00"}',
+    '{"b": ' + "7" * 5000 + "}",
+    '{"b": "' + "7" * 5000 + '"}',
+    '{"b": -' + "1" * 700 + "}",
+    '{"f": 1.' + "5" * 5000 + "}",
+    '{"a": 1, "a": 2}',
+    '{"d": ' + "[" * 600 + "]" * 600 + "}",
+    '{"d": ' + "[" * 995 + "]" * 995 + "}",
+    '{"d": ' + "[" * 1100 + "]" * 1100 + "}",
+    '{"d": ' + '{"k":' * 400 + "1" + "}" * 400 + "}",
+    "[" * 2000,
+    '{"c": "a\x01b"}',
+    '{"c": "a\x1cb"}',
+    '{"c": "tab\there"}',
+    '{"c": "del\x7f"}',
+    '{"ws": 1}\x0b',
+    '\x0c{"ws": 1}',
+    '{"ws":\t1 }',
+    ' {"ws": 1}',
+    '{"ws": 1} ',
+    "\u3000",
+    "\xa0{}",
+    "{}\xa0",
+    '{"u": "a\u2028b"}',
+    '{"u": "a\x85b"}',
+    '{"u": "a\u2029b"}',
+    "{}\r",
+    '{"a":\r1}',
+    '{"a":"}',
+    '{"}',
+    "{},{}",
+    '{"a":[[1',
+    "2]]}",
+    "{},{}",
+    '{"a":1',
+    '"b":2}',
+    "1",
+    '"text"',
+    "[]",
+    "null",
+    "{}",
+    '{"x": "é🙂日本"}',
+    "\ufeff{}",
+    "",
+    " ",
+]
+
+
+@st.composite
+def hostile_journals(draw) -> bytes:
+    lines = draw(st.lists(st.one_of(st.sampled_from(HOSTILE_LINES), LINES), max_size=10))
+    text = "\n".join(lines) + ("\n" if draw(st.booleans()) else "")
+    data = text.encode("utf-8", "surrogatepass")
+    if draw(st.booleans()) and data:
+        at = draw(st.integers(min_value=0, max_value=len(data) - 1))
+        data = (
+            data[:at]
+            + draw(st.sampled_from([b"\xff", b"\xe2\x80", b"\xed\xa0\x80", b"\xc0\xaf"]))
+            + data[at:]
+        )
+    return data
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=hostile_journals())
+def test_dropped_lines_equal_hermes_parse_on_hostile_lines(data: bytes) -> None:
+    assert quick_dropped_lines(data) == hermes_dropped_lines(data)
+
+
+def test_each_hostile_line_alone_and_among_good_lines_is_judged_as_hermes_does() -> None:
+    good = '{"seq": 1, "event": "token", "text": "hello"}'
+    for line in HOSTILE_LINES:
+        for text in (line, f"{good}\n{line}\n{good}\n", f"{line}\n{line}\n{good}"):
+            data = text.encode("utf-8", "surrogatepass")
+            assert quick_dropped_lines(data) == hermes_dropped_lines(data), repr(text[:80])
+
+
+def test_lines_that_join_into_valid_json_across_line_breaks_are_not_taken_for_objects() -> None:
+    # with each line break made a comma these lines are an array of three objects, as many as there
+    # are lines; alone, none of them is JSON (the check proves each element is one whole line)
+    for lines in (['{"a":"}', '{"}', "{},{}"], ['{"a":[[1', "2]]}", "{},{}"], ['{"a":1', '"b":2}', "{},{}"]):
+        data = "\n".join(lines).encode()
+        joined = json.loads("[" + ",".join(lines) + "]")
+        assert len(joined) == len(lines) and all(isinstance(o, dict) for o in joined)
+        assert objects_per_line(data) is None
+        assert quick_dropped_lines(data) == hermes_dropped_lines(data) == (3, 1)
+
+
+def test_a_journal_of_plain_object_lines_is_proven_without_a_parse_per_line() -> None:
+    body = "\n".join(json.dumps({"seq": i, "event": "token", "text": "é🙂 " * (i % 5)}) for i in range(3000))
+    assert objects_per_line(body.encode()) == 3000
+    assert journal_dropped_lines((body + "\n").encode()) == (0, None)
+
+
+def test_a_journal_larger_than_one_piece_numbers_its_lines_on_across_pieces() -> None:
+    good = json.dumps({"seq": 1, "event": "token", "text": "x" * 200})
+    n = (JOURNAL_PIECE_BYTES // len(good)) * 2 + 50
+    lines = [good] * n
+    lines[n - 10] = "not json"  # in the last piece, which goes line by line
+    lines[n - 5] = '{"u": "a\u2028b"}'  # torn by str.splitlines: two dropped lines
+    data = ("\n".join(lines) + "\n").encode()
+    assert journal_dropped_lines(data) == hermes_dropped_lines(data) == (3, n - 9)
