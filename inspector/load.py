@@ -176,6 +176,9 @@ def _catalogue(
     # The same copy then reads every run journal once (the journal findings of the audit command,
     # and for the list which journals hold output no terminal record ended), so that work, a
     # quarter of a first open, runs beside the sidecars too.
+    # _index.json is read once, here, before the copy is forked: hermes' audit in the copy and the
+    # catalogue here both take its facts (each parsed it until 2026-12-01).
+    scan.index_facts()
     pending = _start_audit_aside(home, scan, with_hermes_audit, while_waiting is not None)
     texts_for = {f"{sid}.json" for sid in turn_journal_session_ids(home.session_dir, scan)}
     scan.prefetch(scan.live_names() + scan.bak_names(), texts_for)

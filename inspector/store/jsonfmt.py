@@ -455,7 +455,6 @@ _LINES_DECODER = _msgspec.json.Decoder(list[_msgspec.Raw]) if _msgspec is not No
 # converts (``sys.get_int_max_str_digits()``, 4,300 by default, never below 640: it raises
 # ValueError, msgspec skips the number). Lines up to this long need no look; longer ones are looked at.
 _LOOK_BYTES = min(2 * PARSE_DEPTH_LIMIT, 640)
-_INT_DIGITS_FLOOR = b"9" * 640
 
 
 def objects_per_line(body: bytes) -> int | None:
@@ -493,11 +492,11 @@ def objects_per_line(body: bytes) -> int | None:
     return len(lines)
 
 
-def _utf8_without_other_breaks(body: bytes) -> bool:
-    """Whether ``body`` is valid UTF-8 without U+0085, U+2028 or U+2029, decoded a few KB at a time
-    (cut after a b"\\n", never inside a character): only the pieces that are not ASCII are
-    decoded, and none becomes one huge string (decoding 100 MB of mostly ASCII text with a few
-    emoji in one piece builds a 400 MB UCS-4 string, fifteen times slower)."""
+def _utf8_without_other_breaks(body: bytes, breaks: tuple[str, ...] = _OTHER_BREAKS) -> bool:
+    """Whether ``body`` is valid UTF-8 without any of ``breaks`` (U+0085, U+2028, U+2029), decoded
+    a few KB at a time (cut after a b"\\n", never inside a character): only the pieces that are
+    not ASCII are decoded, and none becomes one huge string (decoding 100 MB of mostly ASCII text
+    with a few emoji in one piece builds a 400 MB UCS-4 string, fifteen times slower)."""
     start, size = 0, len(body)
     while start < size:
         end = start + _UTF8_CHUNK
@@ -512,7 +511,7 @@ def _utf8_without_other_breaks(body: bytes) -> bool:
                 text = chunk.decode("utf-8")
             except UnicodeDecodeError:
                 return False
-            if any(sep in text for sep in _OTHER_BREAKS):
+            if any(sep in text for sep in breaks):
                 return False
         start = end
     return True
@@ -521,6 +520,66 @@ def _utf8_without_other_breaks(body: bytes) -> bool:
 def _stdlib_must_judge(raw: bytes) -> bool:
     """Whether the valid JSON ``raw`` may nest deeper than :data:`PARSE_DEPTH_LIMIT` or hold a run
     of 640+ digits (an integer the stdlib may refuse to convert; in a string it is only a false alarm)."""
-    return raw.count(b"[") + raw.count(b"{") > PARSE_DEPTH_LIMIT or _INT_DIGITS_FLOOR in raw.translate(
-        _DIGIT_MAP
-    )
+    return raw.count(b"[") + raw.count(b"{") > PARSE_DEPTH_LIMIT or has_digit_run(raw, 640)
+
+
+def has_digit_run(data: bytes, length: int) -> bool:
+    """True when ``data`` holds ``length`` or more consecutive ASCII digits (``length`` >= 2).
+
+    Such a run covers two neighbouring bytes of every ``length // 2``-th byte, so only those bytes
+    are looked at first (a slice and a translation of a few KB); where two neighbours are digits,
+    the stretch around them is looked at whole."""
+    stride = length // 2
+    sampled = data[::stride].translate(_DIGIT_MAP)
+    run = b"9" * length
+    at = sampled.find(b"99")
+    while at >= 0:
+        window = data[max(0, at * stride - length) : (at + 1) * stride + length + 1]
+        if run in window.translate(_DIGIT_MAP):
+            return True
+        at = sampled.find(b"99", at + 1)
+    return False
+
+
+def is_utf8(data: bytes) -> bool:
+    """Whether ``data`` is valid UTF-8 (as ``data.decode("utf-8")`` would tell), a few KB at a time."""
+    return data.isascii() or _utf8_without_other_breaks(data, ())
+
+
+_RAW_ITEMS = _msgspec.json.Decoder(list[_msgspec.Raw]) if _msgspec is not None else None
+_STR = _msgspec.json.Decoder(str) if _msgspec is not None else None
+
+
+def raw_items(data: bytes) -> list | None:
+    """The items of the JSON array ``data`` as ``msgspec.Raw`` (their bytes, not decoded), or None
+    unless the stdlib surely parses ``data`` to a list: msgspec accepts it (it accepts only what
+    the stdlib accepts, see :func:`objects_per_line`), it is valid UTF-8, and no item is one only
+    the stdlib may judge (nested too deep, an integer of too many digits)."""
+    if _RAW_ITEMS is None:
+        return None
+    try:
+        items = _RAW_ITEMS.decode(data)
+    except (_msgspec.DecodeError, _msgspec.ValidationError, RecursionError):
+        return None
+    if not is_utf8(data):
+        return None
+    if items and max(map(len, items)) > _LOOK_BYTES:
+        for item in items:
+            if len(item) > _LOOK_BYTES and _stdlib_must_judge(bytes(item)):
+                return None
+    return items
+
+
+def raw_string(raw: Any) -> str | None:
+    """The ``str`` a JSON value's bytes hold (``msgspec.Raw`` or bytes, valid JSON or empty), None
+    when the value is not a string: exactly the stdlib's string (a lone surrogate escape, which
+    msgspec refuses, is decoded by the stdlib)."""
+    if not raw:
+        return None
+    data = bytes(raw)
+    if data[:1] != b'"':
+        return None
+    try:
+        return _STR.decode(data)
+    except (_msgspec.DecodeError, _msgspec.ValidationError):
+        return json.loads(data)

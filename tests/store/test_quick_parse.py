@@ -15,8 +15,15 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from inspector.store.jsonfmt import objects_per_line
-from inspector.store.scan import JOURNAL_PIECE_BYTES, journal_dropped_lines, may_be_coerced, sidecar_facts
+from inspector.store.jsonfmt import has_digit_run, objects_per_line, raw_items
+from inspector.store.scan import (
+    JOURNAL_PIECE_BYTES,
+    _index_facts_of_object,
+    index_facts_of,
+    journal_dropped_lines,
+    may_be_coerced,
+    sidecar_facts,
+)
 from tests.differential.parse_check import (
     _same,
     hermes_dropped_lines,
@@ -284,3 +291,107 @@ def test_a_journal_larger_than_one_piece_numbers_its_lines_on_across_pieces() ->
     lines[n - 5] = '{"u": "a\u2028b"}'  # torn by str.splitlines: two dropped lines
     data = ("\n".join(lines) + "\n").encode()
     assert journal_dropped_lines(data) == hermes_dropped_lines(data) == (3, n - 9)
+
+
+def stdlib_index_facts(data: bytes) -> dict:
+    """The index facts of hermes' own parse (``json.loads`` of the UTF-8 text)."""
+    try:
+        obj, ok = json.loads(data.decode("utf-8")), True
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        obj, ok = None, False
+    return _index_facts_of_object(obj, ok)
+
+
+HOSTILE_VALUES = [
+    "NaN",
+    "-Infinity",
+    '"\\ud800"',
+    '"a\\ud83d\\ude00b"',
+    '"\\u00e9\\n\\t"',
+    "7" * 5000,
+    "-" + "1" * 700,
+    '"' + "7" * 5000 + '"',
+    "1e400",
+    "[" * 600 + "]" * 600,
+    "[" * 1100 + "]" * 1100,
+    '{"k":' * 300 + "1" + "}" * 300,
+    '"é🙂日本\u2028"',
+    "true",
+    "null",
+    "12",
+    "[]",
+    "{}",
+]
+KEYS = st.sampled_from(['"session_id"', '"title"', '"session\\u005fid"', '"tit\\u006ce"', '"other"'])
+
+
+@st.composite
+def index_texts(draw) -> bytes:
+    rows = []
+    for _ in range(draw(st.integers(min_value=0, max_value=4))):
+        if draw(st.integers(min_value=0, max_value=9)) == 0:  # a row that is not an object
+            rows.append(draw(st.sampled_from(HOSTILE_VALUES)))
+            continue
+        pairs = draw(  # as text: a key may repeat (the last one counts)
+            st.lists(
+                st.tuples(
+                    KEYS,
+                    st.one_of(
+                        st.sampled_from(HOSTILE_VALUES), VALUES.map(lambda v: json.dumps(v, allow_nan=True))
+                    ),
+                ),
+                max_size=4,
+            )
+        )
+        rows.append("{" + ", ".join(f"{k}: {v}" for k, v in pairs) + "}")
+    text = "[\n" + ",\n".join(rows) + "\n]"
+    if draw(st.booleans()):
+        text = (
+            draw(st.sampled_from(["", " ", "\ufeff", "\x0c"]))
+            + text
+            + draw(st.sampled_from(["", " ", "x", ","]))
+        )
+    data = text.encode("utf-8", "surrogatepass")
+    if draw(st.booleans()) and data:
+        at = draw(st.integers(min_value=0, max_value=len(data) - 1))
+        data = (
+            data[:at]
+            + draw(st.sampled_from([b"\xff", b"\xe2\x80", b"\xed\xa0\x80", b"", b"]"]))
+            + data[at + 1 :]
+        )
+    return data
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=index_texts())
+def test_index_facts_equal_hermes_parse(data: bytes) -> None:
+    """Rule: the quick read of ``_index.json`` (msgspec, the rows' session_id and title as bytes)
+    gives the facts of the stdlib's parse on every input."""
+    assert _same(index_facts_of(data), stdlib_index_facts(data))
+
+
+def test_the_usual_index_is_read_without_building_its_rows() -> None:
+    rows = [
+        {"session_id": f"s{i}", "title": f"chat é🙂 {i}", "updated_at": 1.5 + i, "n": 2**70}
+        for i in range(50)
+    ]
+    rows.append({"session_id": 7, "title": "x"})
+    rows.append({"title": "no id"})
+    text = json.dumps(rows, ensure_ascii=False, indent=2)  # and a row repeating its key (the last counts):
+    text = (
+        text[:-2] + ',\n  {"session_id": "s-last", "title": ["not a string"], "session\\u005fid": "dup"}\n]'
+    )
+    data = text.encode()
+    assert raw_items(data) is not None  # the quick read applies
+    facts = index_facts_of(data)
+    assert facts["rows"][:2] == [["s0", "chat é🙂 0"], ["s1", "chat é🙂 1"]]
+    assert facts["rows"][-1] == ["dup", None]
+    assert _same(facts, stdlib_index_facts(data))
+
+
+def test_has_digit_run_finds_every_run_of_the_length_and_no_shorter_one() -> None:
+    for length in (2, 3, 19, 640):
+        for size in range(length - 2, length + 3):
+            for pad in range(0, 2 * length, max(1, length // 7)):
+                data = b"x" * pad + b"5" * size + b"y" * (length - pad % length)
+                assert has_digit_run(data, length) == (size >= length), (length, size, pad)
