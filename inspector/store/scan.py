@@ -25,6 +25,7 @@ import tempfile
 import time
 import weakref
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -36,12 +37,14 @@ from inspector.store.journal import JournalUnreadable
 from inspector.store.jsonfmt import (
     PARSE_DEPTH_LIMIT,
     fast_loads,
+    has_digit_run,
     has_long_digit_run,
+    is_utf8,
     objects_per_line,
     raw_items,
     raw_string,
 )
-from inspector.store.sidecar import path_field_problem, pending_retry_marker
+from inspector.store.sidecar import PATH_FIELDS, path_field_problem, pending_retry_marker
 from inspector.store.turn_journal import TURN_JOURNAL_DIR, TurnJournalError, shard_audit_facts
 
 CACHE_VERSION = 4  # 4: sidecar facts may hold "load_error"
@@ -549,26 +552,233 @@ def can_fork() -> bool:
     return portable.can_fork()
 
 
-def _read_sidecars(dir_str: str, names: list[tuple[str, bool]]) -> list[tuple]:
-    """``(name, facts, stat, read error, read started ns)`` of each ``(name, want_texts)``."""
-    out = []
-    for name, want_texts in names:
+def _read_sidecars(dir_str: str, names: list[tuple[str, bool]], quick: bool = True) -> list[tuple]:
+    """``(name, facts, stat, read error, read started ns)`` of each ``(name, want_texts)``.
+
+    The files are read one by one in a pass where msgspec may check them without building their
+    messages (:func:`quick_sidecar_facts`, see :func:`_shallow_pass` for why it runs there); the
+    few it does not prove are parsed after that pass (:func:`sidecar_facts`), a batch at a time.
+    ``quick=False`` (a file or two: setting up the pass costs about 0.1 ms): each parsed in full."""
+    out: list[tuple | None] = [None] * len(names)
+    at = 0
+    while at < len(names):
+        if quick:
+            at, pending = _shallow_pass(partial(_read_some, dir_str, names, at, out))
+        else:
+            at, pending = _read_some(dir_str, names, at, out, False)
+        for i, data, st, started in pending:
+            name, want_texts = names[i]
+            out[i] = (name, sidecar_facts(data, want_texts=want_texts), st, None, started)
+    return out  # type: ignore[return-value]
+
+
+PENDING_BYTES = 32 << 20  # files held for their full parse at a time (the quick pass keeps none)
+
+
+def _read_some(
+    dir_str: str, names: list[tuple[str, bool]], at: int, out: list, quick: bool
+) -> tuple[int, list]:
+    """From ``names[at]`` on: each file read and, when ``quick``, its facts proven by
+    :func:`quick_sidecar_facts` into ``out``; the others returned for the full parse (until they
+    hold :data:`PENDING_BYTES`). Returns (where to go on, those files)."""
+    pending: list[tuple] = []
+    held = 0
+    for i in range(at, len(names)):
+        name, want_texts = names[i]
         started = time.time_ns()
         try:
             data, st = read_regular(Path(os.path.join(dir_str, name)))
         except OSError as exc:
-            out.append(
-                (
-                    name,
-                    {"error": None, "meta": {}, "marker": None, "count": -1},
-                    None,
-                    f"cannot read: {exc.strerror or exc}",
-                    started,
-                )
-            )
+            facts = {"error": None, "meta": {}, "marker": None, "count": -1}
+            out[i] = (name, facts, None, f"cannot read: {exc.strerror or exc}", started)
             continue
-        out.append((name, sidecar_facts(data, want_texts=want_texts), st, None, started))
-    return out
+        facts = quick_sidecar_facts(data) if quick and not want_texts else None
+        if facts is not None:
+            out[i] = (name, facts, st, None, started)
+            continue
+        pending.append((i, data, st, started))
+        held += len(data)
+        if held >= PENDING_BYTES:
+            return i + 1, pending
+    return len(names), pending
+
+
+def sidecar_facts_many(datas: list[bytes]) -> list[dict]:
+    """:func:`sidecar_facts` (``want_texts=False``) of each of ``datas``, as :func:`_read_sidecars`
+    works them out (the quick pass, then the full parse of the rest)."""
+    out: list = [None] * len(datas)
+
+    def run(quick: bool) -> None:
+        for i, data in enumerate(datas):
+            out[i] = quick_sidecar_facts(data) if quick else None
+
+    _shallow_pass(run)
+    return [
+        facts if facts is not None else sidecar_facts(data, want_texts=False)
+        for facts, data in zip(out, datas, strict=True)
+    ]
+
+
+# ---------------------------------------------------------------- sidecar facts without the messages
+
+if _msgspec is not None:
+
+    class _SidecarKeys(_msgspec.Struct):
+        """What :func:`quick_sidecar_facts` reads of a sidecar: ``messages`` as the bytes of each
+        message (skipped, checked, not built), the catalogue's metadata keys and hermes' folder
+        path keys as their bytes (empty when absent). A repeated key: the last counts, as in the
+        stdlib's dict. Any other key is skipped (checked, not built)."""
+
+        messages: list[_msgspec.Raw] | None = None
+        session_id: _msgspec.Raw = _ABSENT
+        title: _msgspec.Raw = _ABSENT
+        profile: _msgspec.Raw = _ABSENT
+        updated_at: _msgspec.Raw = _ABSENT
+        created_at: _msgspec.Raw = _ABSENT
+        pending_started_at: _msgspec.Raw = _ABSENT
+        message_count: _msgspec.Raw = _ABSENT
+        active_stream_id: _msgspec.Raw = _ABSENT
+        pending_user_message: _msgspec.Raw = _ABSENT
+        workspace: _msgspec.Raw = _ABSENT
+        created_workspace: _msgspec.Raw = _ABSENT
+        worktree_path: _msgspec.Raw = _ABSENT
+        worktree_repo_root: _msgspec.Raw = _ABSENT
+
+    _SIDECAR_KEYS = _msgspec.json.Decoder(_SidecarKeys)
+
+    class _MessageKeys(_msgspec.Struct):
+        """The keys hermes' interrupted-turn marker search reads of a message (see
+        :func:`~inspector.store.sidecar.pending_retry_marker`), as their bytes."""
+
+        role: _msgspec.Raw = _ABSENT
+        error: _msgspec.Raw = _msgspec.field(default=_ABSENT, name="_error")
+        pending: _msgspec.Raw = _msgspec.field(default=_ABSENT, name="_pending_journal_recovery")
+
+    _MESSAGE_KEYS = _msgspec.json.Decoder(_MessageKeys)
+    _VALUE = _msgspec.json.Decoder()
+    _NESTING_PROBE = _msgspec.json.Decoder(_msgspec.Raw)
+
+_META_KEYS = (
+    "session_id",
+    "title",
+    "profile",
+    "updated_at",
+    "created_at",
+    "pending_started_at",
+    "message_count",
+    "active_stream_id",
+    "pending_user_message",
+)
+assert frozenset(_META_KEYS) == CATALOGUE_META
+
+
+def _json_value(raw: Any) -> Any:
+    """The value of a JSON value's bytes (valid JSON), exactly the stdlib's: msgspec's, where it
+    refuses one (a number beyond a float's range) the stdlib's own."""
+    try:
+        return _VALUE.decode(raw)
+    except (_msgspec.DecodeError, _msgspec.ValidationError):
+        return json.loads(bytes(raw))
+
+
+def quick_sidecar_facts(data: bytes) -> dict | None:
+    """:func:`sidecar_facts` (``want_texts=False``) of a sidecar without building its messages, or
+    None when that is not proven (the caller then parses it in full).
+
+    msgspec checks the whole file (it accepts only JSON the stdlib accepts: ``tests/store/
+    test_quick_parse.py``) and hands back each message's bytes and those of the keys kept; the
+    kept values are then decoded one by one. What it skips unlooked-at is looked at here: the
+    UTF-8 of the strings, and runs of 640+ digits (an integer the stdlib refuses past
+    ``sys.get_int_max_str_digits()``). A file with an interrupted-turn marker (the newest messages
+    are looked at as hermes' search does), or that is not an object with a list (or null, or no)
+    ``messages``, is left to the full parse. Must run in :func:`_shallow_pass` (nesting: see there)."""
+    if _msgspec is None:
+        return None
+    try:
+        keys = _SIDECAR_KEYS.decode(data)
+    except (_msgspec.DecodeError, _msgspec.ValidationError, RecursionError):
+        return None
+    if not is_utf8(data) or has_digit_run(data, 640):
+        return None
+    messages = keys.messages
+    if messages and _may_hold_marker(messages):
+        return None
+    meta = {}
+    for key in _META_KEYS:
+        raw = getattr(keys, key)
+        if raw:
+            meta[key] = _json_value(raw)
+    if not isinstance(meta.get("message_count"), int):
+        meta["message_count"] = len(messages) if messages is not None else 0
+    facts: dict[str, Any] = {
+        "error": None,
+        "meta": meta,
+        "marker": None,
+        "count": len(messages) if messages is not None else -1,
+    }
+    paths = {key: _json_value(raw) for key in PATH_FIELDS if (raw := getattr(keys, key))}
+    if paths:
+        unloadable = path_field_problem(paths)
+        if unloadable is not None:
+            facts["load_error"] = unloadable
+    return facts
+
+
+def _may_hold_marker(messages: list) -> bool:
+    """Whether :func:`~inspector.store.sidecar.pending_retry_marker` may find a marker among
+    ``messages`` (their bytes), read from the newest as it does: False once a normal assistant
+    reply comes first (most often the newest message)."""
+    for raw in reversed(messages):
+        try:
+            keys = _MESSAGE_KEYS.decode(raw)
+        except _msgspec.ValidationError:  # not an object: the search passes it by
+            continue
+        if keys.pending and _json_value(keys.pending):
+            return True
+        if (
+            keys.role
+            and _json_value(keys.role) == "assistant"
+            and not (keys.error and _json_value(keys.error))
+        ):
+            return False
+    return False
+
+
+def _nesting_room() -> int:
+    """How many levels of nested arrays msgspec decodes from here before it raises RecursionError
+    (it counts them against the interpreter's recursion limit, as the stdlib's parser does)."""
+    low, high = 0, 1 << 14
+    while low < high:
+        mid = (low + high + 1) // 2
+        try:
+            _NESTING_PROBE.decode(b"[" * mid + b"]" * mid)
+            low = mid
+        except RecursionError:
+            high = mid - 1
+    return low
+
+
+def _padded(fn: Callable[[], Any], frames: int) -> Any:
+    return fn() if frames <= 0 else _padded(fn, frames - 1)
+
+
+def _shallow_pass(fn: Callable[[bool], Any]) -> Any:
+    """``fn(quick)`` with ``quick`` True where msgspec gives up on values nested deeper than about
+    :data:`~inspector.store.jsonfmt.PARSE_DEPTH_LIMIT` levels.
+
+    msgspec's limit is the interpreter's recursion limit less the frames below it (3.11), so
+    ``fn`` is called that many frames further down; where that does not lower it (3.12 on, where
+    C code has its own limit) ``quick`` is False. A file nested deeper is then refused by msgspec
+    and parsed in full by the caller, *outside* this pass: the stdlib's verdict on a deep file is
+    the one that counts (its own RecursionError), and it must not be judged this far down."""
+    if _msgspec is None:
+        return fn(False)
+    room = _nesting_room()
+
+    def bottom() -> Any:
+        return fn(_nesting_room() <= PARSE_DEPTH_LIMIT + 50)
+
+    return _padded(bottom, room - PARSE_DEPTH_LIMIT)
 
 
 def _stem(name: str) -> str:
@@ -657,7 +867,7 @@ class SessionDirScan:
                 facts = self.cache.get(SIDECAR, name, st)
                 if facts is not None and (not want_texts or "texts" in facts):
                     return facts, st, None
-        ((_, facts, st, error, started),) = _read_sidecars(self._dir_str, [(name, want_texts)])
+        ((_, facts, st, error, started),) = _read_sidecars(self._dir_str, [(name, want_texts)], quick=False)
         if error is None and self.cache is not None:
             self.cache.put(SIDECAR, name, st, facts, started)
         return facts, st, error

@@ -2,7 +2,8 @@
 
 A first open reads every sidecar and run journal once and keeps only a few facts: a sidecar's
 verdict, metadata, message count, pending marker and user texts (:func:`inspector.store.scan.
-sidecar_facts`, orjson without a pre-scan of the bytes), a journal's dropped lines
+sidecar_facts`, orjson without a pre-scan of the bytes; :func:`~inspector.store.scan.sidecar_facts_many`,
+msgspec without building the messages), a journal's dropped lines
 (:func:`inspector.store.scan.journal_dropped_lines`, msgspec over a few MB of lines at a time). Here both are compared with
 the facts of the standard library's parse, which is what hermes runs (``json.loads`` of the UTF-8
 text; a journal's lines split with ``str.splitlines``).
@@ -14,7 +15,13 @@ import json
 from typing import Any
 
 from inspector.store.journal import JournalUnreadable
-from inspector.store.scan import _facts_of, journal_dropped_lines, sidecar_facts, user_texts_of
+from inspector.store.scan import (
+    _facts_of,
+    journal_dropped_lines,
+    sidecar_facts,
+    sidecar_facts_many,
+    user_texts_of,
+)
 
 
 def hermes_sidecar_facts(data: bytes, want_texts: bool) -> dict:
@@ -64,6 +71,14 @@ def quick_dropped_lines(data: bytes) -> tuple[int, int | None] | str:
         return "unreadable"
 
 
+def _same_facts(quick: dict, hermes: dict) -> bool:
+    """:func:`_same`, the metadata's key order aside (the first open's quick read keeps the kept
+    keys in a fixed order, not the file's: nothing reads them in order)."""
+    return _same(
+        {**quick, "meta": sorted(quick["meta"].items())}, {**hermes, "meta": sorted(hermes["meta"].items())}
+    )
+
+
 def _same(a: Any, b: Any) -> bool:
     """Equal, types included (1 and 1.0 differ; NaN equals NaN)."""
     return repr(a) == repr(b) and type(a) is type(b)
@@ -83,6 +98,9 @@ def parse_mismatches(files: dict[str, bytes]) -> list[str]:
                 quick, hermes = sidecar_facts(data, want_texts=want), hermes_sidecar_facts(data, want)
                 if not _same(quick, hermes):
                     out.append(f"{rel}: sidecar facts {quick!r:.200} != hermes' {hermes!r:.200}")
+            quick, hermes = sidecar_facts_many([data])[0], hermes_sidecar_facts(data, False)
+            if not _same_facts(quick, hermes):
+                out.append(f"{rel}: quick sidecar facts {quick!r:.200} != hermes' {hermes!r:.200}")
         elif "/_run_journal/" in rel and name.endswith(".jsonl"):
             quick, hermes = quick_dropped_lines(data), hermes_dropped_lines(data)
             if quick != hermes:

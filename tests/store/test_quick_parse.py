@@ -12,20 +12,26 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from inspector.store.jsonfmt import has_digit_run, objects_per_line, raw_items
+from inspector.store.jsonfmt import PARSE_DEPTH_LIMIT, has_digit_run, objects_per_line, raw_items
 from inspector.store.scan import (
     JOURNAL_PIECE_BYTES,
     _index_facts_of_object,
+    _nesting_room,
+    _shallow_pass,
     index_facts_of,
     journal_dropped_lines,
     may_be_coerced,
+    quick_sidecar_facts,
     sidecar_facts,
+    sidecar_facts_many,
 )
 from tests.differential.parse_check import (
     _same,
+    _same_facts,
     hermes_dropped_lines,
     hermes_sidecar_facts,
     quick_dropped_lines,
@@ -395,3 +401,128 @@ def test_has_digit_run_finds_every_run_of_the_length_and_no_shorter_one() -> Non
             for pad in range(0, 2 * length, max(1, length // 7)):
                 data = b"x" * pad + b"5" * size + b"y" * (length - pad % length)
                 assert has_digit_run(data, length) == (size >= length), (length, size, pad)
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=sidecars())
+def test_quick_sidecar_facts_equal_hermes_parse(data: bytes) -> None:
+    """Rule: the first open's read of a sidecar without its messages (msgspec) keeps exactly the
+    facts of the stdlib's parse, or leaves the file to the full parse."""
+    assert _same_facts(sidecar_facts_many([data])[0], hermes_sidecar_facts(data, False))
+
+
+MESSAGE_TEXTS = st.one_of(
+    st.sampled_from(
+        [
+            '{"role": "assistant", "content": "ok"}',
+            '{"role": "assistant", "content": "x", "_error": true}',
+            '{"role": "assistant", "_error": 0}',
+            '{"role": "user", "content": "hi", "_pending_journal_recovery": true}',
+            '{"role": "user", "_pending_journal_recovery": 1}',
+            '{"role": "user", "\\u005fpending_journal_recovery": true}',
+            '{"role": "user", "_pending_journal_recovery": false, "_pending_journal_recovery": true}',
+            '{"rol\\u0065": "assistant"}',
+            '"not an object"',
+            "7",
+            "null",
+        ]
+    ),
+    st.sampled_from(HOSTILE_VALUES).map(lambda v: '{"role": "tool", "content": ' + v + "}"),
+    VALUES.map(lambda v: json.dumps({"role": "user", "content": v}, allow_nan=True)),
+)
+TOP_KEYS = st.sampled_from(
+    [
+        '"session_id"',
+        '"session\\u005fid"',
+        '"title"',
+        '"message_count"',
+        '"updated_at"',
+        '"pending_user_message"',
+        '"workspace"',
+        '"worktree_path"',
+        '"context_messages"',
+        '"model"',
+    ]
+)
+
+
+@st.composite
+def hostile_sidecars(draw) -> bytes:
+    pairs = draw(
+        st.lists(
+            st.tuples(
+                TOP_KEYS,
+                st.one_of(
+                    st.sampled_from(HOSTILE_VALUES + ['"~nosuchuser9/x"', '"a\\u0000b"', '"/tmp/w"']),
+                    VALUES.map(lambda v: json.dumps(v, allow_nan=True)),
+                ),
+            ),
+            max_size=5,
+        )
+    )
+    messages = draw(
+        st.one_of(
+            st.lists(MESSAGE_TEXTS, max_size=5).map(lambda m: "[" + ", ".join(m) + "]"),
+            st.sampled_from(["null", "{}", '"x"', "3", "[]"]),
+        )
+    )
+    if draw(st.booleans()):
+        pairs.insert(draw(st.integers(min_value=0, max_value=len(pairs))), ('"messages"', messages))
+    text = "{\n  " + ",\n  ".join(f"{k}: {v}" for k, v in pairs) + "\n}"
+    if draw(st.integers(min_value=0, max_value=5)) == 0:
+        text = draw(st.sampled_from(["[", " ", "\ufeff", "\x0c", "1 ", '"s"'])) + text
+    data = text.encode("utf-8", "surrogatepass")
+    if draw(st.booleans()) and data:
+        at = draw(st.integers(min_value=0, max_value=len(data) - 1))
+        data = (
+            data[:at]
+            + draw(st.sampled_from([b"\xff", b"\xe2\x80", b"\xed\xa0\x80", b"", b"}", b"\x01"]))
+            + data[at + 1 :]
+        )
+    return data
+
+
+@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=hostile_sidecars())
+def test_quick_sidecar_facts_equal_hermes_parse_on_hostile_files(data: bytes) -> None:
+    assert _same_facts(sidecar_facts_many([data])[0], hermes_sidecar_facts(data, False))
+
+
+def test_each_hostile_value_in_a_sidecar_is_judged_as_hermes_does() -> None:
+    for value in HOSTILE_VALUES:
+        for text in (
+            '{"title": ' + value + ', "messages": []}',
+            '{"messages": [{"role": "tool", "content": ' + value + "}]}",
+            '{"title": "t", "messages": [' + value + '], "model": "m"}',
+        ):
+            data = text.encode("utf-8", "surrogatepass")
+            assert _same_facts(sidecar_facts_many([data])[0], hermes_sidecar_facts(data, False)), text[:60]
+
+
+def test_the_usual_sidecar_is_read_without_building_its_messages() -> None:
+    messages = [
+        {"role": "user", "content": f"q{i} é🙂"} if i % 2 == 0 else {"role": "assistant", "content": "a"}
+        for i in range(40)
+    ]
+    data = json.dumps(
+        {"session_id": "s1", "title": "t", "message_count": 40, "updated_at": 1.5, "messages": messages},
+        ensure_ascii=False,
+        indent=2,
+    ).encode()
+    proven = []
+    _shallow_pass(lambda quick: proven.append(quick and quick_sidecar_facts(data)))
+    if proven[0] is False:
+        pytest.skip("msgspec's nesting limit is not the recursion limit on this Python: no quick pass")
+    assert proven[0]["count"] == 40 and proven[0]["meta"]["title"] == "t"
+
+
+def test_the_quick_pass_refuses_nesting_the_stdlib_may_not_parse() -> None:
+    """Rule: msgspec counts nesting against the recursion limit, as the stdlib does; in the quick
+    pass it gives up at about PARSE_DEPTH_LIMIT levels, so a deeper file is the full parse's."""
+    rooms = []
+    _shallow_pass(lambda quick: rooms.append((quick, _nesting_room())))
+    quick, room = rooms[0]
+    if quick:
+        assert room <= PARSE_DEPTH_LIMIT + 50
+    deep = b'{"messages": [' + b"[" * 700 + b"]" * 700 + b"]}"
+    assert sidecar_facts_many([deep])[0]["count"] == 1 == hermes_sidecar_facts(deep, False)["count"]
