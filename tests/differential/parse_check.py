@@ -98,9 +98,10 @@ def parse_mismatches(files: dict[str, bytes]) -> list[str]:
                 quick, hermes = sidecar_facts(data, want_texts=want), hermes_sidecar_facts(data, want)
                 if not _same(quick, hermes):
                     out.append(f"{rel}: sidecar facts {quick!r:.200} != hermes' {hermes!r:.200}")
-            quick, hermes = sidecar_facts_many([data])[0], hermes_sidecar_facts(data, False)
-            if not _same_facts(quick, hermes):
-                out.append(f"{rel}: quick sidecar facts {quick!r:.200} != hermes' {hermes!r:.200}")
+            for want in (False, True):
+                quick, hermes = sidecar_facts_many([data], want)[0], hermes_sidecar_facts(data, want)
+                if not _same_facts(quick, hermes):
+                    out.append(f"{rel}: quick sidecar facts {quick!r:.200} != hermes' {hermes!r:.200}")
         elif "/_run_journal/" in rel and name.endswith(".jsonl"):
             quick, hermes = quick_dropped_lines(data), hermes_dropped_lines(data)
             if quick != hermes:

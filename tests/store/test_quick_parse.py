@@ -404,11 +404,12 @@ def test_has_digit_run_finds_every_run_of_the_length_and_no_shorter_one() -> Non
 
 
 @settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=sidecars())
-def test_quick_sidecar_facts_equal_hermes_parse(data: bytes) -> None:
+@given(data=sidecars(), want_texts=st.booleans())
+def test_quick_sidecar_facts_equal_hermes_parse(data: bytes, want_texts: bool) -> None:
     """Rule: the first open's read of a sidecar without its messages (msgspec) keeps exactly the
     facts of the stdlib's parse, or leaves the file to the full parse."""
-    assert _same_facts(sidecar_facts_many([data])[0], hermes_sidecar_facts(data, False))
+    quick = sidecar_facts_many([data], want_texts)[0]
+    assert _same_facts(quick, hermes_sidecar_facts(data, want_texts))
 
 
 MESSAGE_TEXTS = st.one_of(
@@ -483,9 +484,9 @@ def hostile_sidecars(draw) -> bytes:
 
 
 @settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=hostile_sidecars())
-def test_quick_sidecar_facts_equal_hermes_parse_on_hostile_files(data: bytes) -> None:
-    assert _same_facts(sidecar_facts_many([data])[0], hermes_sidecar_facts(data, False))
+@given(data=hostile_sidecars(), want_texts=st.booleans())
+def test_quick_sidecar_facts_equal_hermes_parse_on_hostile_files(data: bytes, want_texts: bool) -> None:
+    assert _same_facts(sidecar_facts_many([data], want_texts)[0], hermes_sidecar_facts(data, want_texts))
 
 
 def test_each_hostile_value_in_a_sidecar_is_judged_as_hermes_does() -> None:
@@ -496,7 +497,9 @@ def test_each_hostile_value_in_a_sidecar_is_judged_as_hermes_does() -> None:
             '{"title": "t", "messages": [' + value + '], "model": "m"}',
         ):
             data = text.encode("utf-8", "surrogatepass")
-            assert _same_facts(sidecar_facts_many([data])[0], hermes_sidecar_facts(data, False)), text[:60]
+            for want in (False, True):
+                quick = sidecar_facts_many([data], want)[0]
+                assert _same_facts(quick, hermes_sidecar_facts(data, want)), text[:60]
 
 
 def test_the_usual_sidecar_is_read_without_building_its_messages() -> None:
