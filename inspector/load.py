@@ -207,6 +207,12 @@ def _audit_job(
     looked at, for this process's cache."""
     audit = error = None
     if with_hermes_audit:
+        # the sidecars hermes' audit reads (each one with a .bak and it, those with a turn
+        # journal for their user texts), read in one quick pass rather than one full parse each
+        texts = {f"{sid}.json" for sid in turn_journal_session_ids(home.session_dir, scan)}
+        baks = set(scan.bak_names())
+        pairs = [m for n in scan.live_names() if n + ".bak" in baks for m in (n, n + ".bak")]
+        scan.read_ahead(pairs + sorted(texts - set(pairs)), texts)
         audit, error = hermes_audit(home, scan)
     findings = _journals_aside(home.session_dir, scan.cache, with_journal_findings)
     facts = {}
