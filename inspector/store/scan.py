@@ -21,7 +21,9 @@ import hashlib
 import json
 import os
 import stat
+import sys
 import tempfile
+import threading
 import time
 import weakref
 from collections.abc import Callable
@@ -784,27 +786,38 @@ def _nesting_room() -> int:
     return low
 
 
-def _padded(fn: Callable[[], Any], frames: int) -> Any:
-    return fn() if frames <= 0 else _padded(fn, frames - 1)
-
-
 def _shallow_pass(fn: Callable[[bool], Any]) -> Any:
     """``fn(quick)`` with ``quick`` True where msgspec gives up on values nested deeper than about
     :data:`~inspector.store.jsonfmt.PARSE_DEPTH_LIMIT` levels.
 
-    msgspec's limit is the interpreter's recursion limit less the frames below it (3.11), so
-    ``fn`` is called that many frames further down; where that does not lower it (3.12 on, where
-    C code has its own limit) ``quick`` is False. A file nested deeper is then refused by msgspec
-    and parsed in full by the caller, *outside* this pass: the stdlib's verdict on a deep file is
-    the one that counts (its own RecursionError), and it must not be judged this far down."""
-    if _msgspec is None:
+    msgspec's limit is the interpreter's recursion limit less the frames below it (3.11), so that
+    limit is lowered while ``fn`` runs, when this is the process's only thread (the limit is the
+    whole interpreter's; the first open's scans run before any thread starts, or in a forked
+    copy); elsewhere, or where that does not lower msgspec's limit (3.12 on: C code has its own),
+    ``quick`` is False. A file nested deeper is refused by msgspec and parsed in full by the
+    caller *after* this pass: the stdlib's verdict on a deep file is the one that counts (its own
+    RecursionError), at the usual limit. (Calling ``fn`` a few hundred frames further down instead
+    made every call there several times slower on 3.11: the frames' memory is allocated in
+    chunks, and calls at a chunk's edge allocate and free one each time.)"""
+    if _msgspec is None or threading.active_count() != 1:
         return fn(False)
-    room = _nesting_room()
-
-    def bottom() -> Any:
+    limit = sys.getrecursionlimit()
+    lower = _nesting_room() - PARSE_DEPTH_LIMIT
+    if lower <= 0:
         return fn(_nesting_room() <= PARSE_DEPTH_LIMIT + 50)
-
-    return _padded(bottom, room - PARSE_DEPTH_LIMIT)
+    try:
+        sys.setrecursionlimit(limit - lower)
+    except (RecursionError, ValueError):
+        return fn(False)
+    try:
+        quick = _nesting_room() <= PARSE_DEPTH_LIMIT + 50
+    except BaseException:
+        sys.setrecursionlimit(limit)
+        raise
+    try:
+        return fn(quick)
+    finally:
+        sys.setrecursionlimit(limit)
 
 
 def _stem(name: str) -> str:
