@@ -176,7 +176,18 @@ def test_cache_flagged_exact_is_parsed_without_the_digit_scan(home, monkeypatch)
         lambda data, checked=False: scans.append(checked) or real(data, checked=checked),
     )
     assert FactCache(cache_file).entries[scan_mod.SIDECAR]["a.json"][1]["meta"]["title"] == "ok"
-    assert scans == [True]
+    assert scans == ([] if scan_mod._msgspec is not None else [True])  # msgspec's parse, else orjson's
+
+
+def test_a_cache_msgspec_refuses_is_parsed_exactly(home):
+    """A sidecar whose title is NaN (the stdlib reads it; the cache writes it back as NaN): msgspec
+    refuses the cache file, the exact parse reads it, and its facts are kept."""
+    (home.session_dir / "a.json").write_bytes(b'{"session_id": "a", "title": NaN, "messages": []}')
+    load_catalogue(home, now=time.time())
+    (cache_file,) = cache_dir().glob("scan-*.json")
+    assert b"NaN" in cache_file.read_bytes()
+    title = FactCache(cache_file).entries[scan_mod.SIDECAR]["a.json"][1]["meta"]["title"]
+    assert title != title  # NaN
 
 
 def test_unwritable_cache_dir_is_ignored(home, monkeypatch, tmp_path):
