@@ -590,7 +590,7 @@ def _read_sidecars(dir_str: str, names: list[tuple[str, bool]], quick: bool = Tr
         for i, data, st, started in pending:
             name, want_texts = names[i]
             out[i] = (name, sidecar_facts(data, want_texts=want_texts), st, None, started)
-    return out  # type: ignore[return-value]
+    return out
 
 
 PENDING_BYTES = 32 << 20  # files held for their full parse at a time (the quick pass keeps none)
@@ -608,7 +608,8 @@ def _read_some(
         name, want_texts = names[i]
         started = time.time_ns()
         try:
-            data, st = read_regular(Path(os.path.join(dir_str, name)))
+            # a str opens the same file as a Path, without building one per file
+            data, st = read_regular(os.path.join(dir_str, name))
         except OSError as exc:
             facts = {"error": None, "meta": {}, "marker": None, "count": -1}
             out[i] = (name, facts, None, f"cannot read: {exc.strerror or exc}", started)
@@ -682,7 +683,7 @@ if _msgspec is not None:
         """:class:`_SidecarKeys` with each message's keys that the user texts and the marker search
         read (a message that is not an object: left to the full parse)."""
 
-        messages: list[_MessageKeys] | None = None
+        messages: list[_MessageKeys] | None = None  # type: ignore[assignment]
 
     _SIDECAR_TEXTS = _msgspec.json.Decoder(_SidecarTexts)
     _VALUE = _msgspec.json.Decoder()
@@ -731,7 +732,7 @@ def quick_sidecar_facts(data: bytes, want_texts: bool = False) -> dict | None:
         return None
     if not is_utf8(data) or has_digit_run(data, 640):
         return None
-    messages = keys.messages
+    messages: Any = keys.messages  # each message's bytes, or (want_texts) its keys
     if messages and _may_hold_marker(messages):
         return None
     meta = {}
