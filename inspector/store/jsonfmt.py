@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import sys
 from itertools import compress
+from operator import itemgetter
 from typing import Any
 
 
@@ -455,6 +456,8 @@ _LINES_DECODER = _msgspec.json.Decoder(list[_msgspec.Raw]) if _msgspec is not No
 # converts (``sys.get_int_max_str_digits()``, 4,300 by default, never below 640: it raises
 # ValueError, msgspec skips the number). Lines up to this long need no look; longer ones are looked at.
 _LOOK_BYTES = min(2 * PARSE_DEPTH_LIMIT, 640)
+_FIRST = itemgetter(0)
+_OBJECT_START = {0x7B}  # "{": each line's first byte (a set of them built in C: faster than count(b"\n{"))
 
 
 def objects_per_line(body: bytes) -> int | None:
@@ -483,7 +486,7 @@ def objects_per_line(body: bytes) -> int | None:
         lines = _LINES_DECODER.decode(b"[" + body.replace(b"\n", b",") + b"]")
     except (_msgspec.DecodeError, _msgspec.ValidationError, RecursionError):
         return None
-    if b"\n".join(lines) != body or body.count(b"\n{") != len(lines) - 1:
+    if b"\n".join(lines) != body or set(map(_FIRST, map(memoryview, lines))) != _OBJECT_START:
         return None
     if max(map(len, lines)) > _LOOK_BYTES:
         for line in lines:
