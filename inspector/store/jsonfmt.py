@@ -483,7 +483,7 @@ def objects_per_line(body: bytes) -> int | None:
     if not body.isascii() and not _utf8_without_other_breaks(body):
         return None
     try:
-        lines = _LINES_DECODER.decode(b"[" + body.replace(b"\n", b",") + b"]")
+        lines: list[Any] = _LINES_DECODER.decode(b"[" + body.replace(b"\n", b",") + b"]")
     except (_msgspec.DecodeError, _msgspec.ValidationError, RecursionError):
         return None
     if b"\n".join(lines) != body or set(map(_FIRST, map(memoryview, lines))) != _OBJECT_START:
