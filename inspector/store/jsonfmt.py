@@ -486,7 +486,9 @@ def objects_per_line(body: bytes) -> int | None:
         lines: list[Any] = _LINES_DECODER.decode(b"[" + body.replace(b"\n", b",") + b"]")
     except (_msgspec.DecodeError, _msgspec.ValidationError, RecursionError):
         return None
-    if b"\n".join(lines) != body or set(map(_FIRST, map(memoryview, lines))) != _OBJECT_START:
+    # (typeshed's generic memoryview does not fit map(); each Raw is a buffer, memoryview(raw)[0] its first byte)
+    first_bytes = set(map(_FIRST, map(memoryview, lines)))  # type: ignore[arg-type]
+    if b"\n".join(lines) != body or first_bytes != _OBJECT_START:
         return None
     if max(map(len, lines)) > _LOOK_BYTES:
         for line in lines:
