@@ -799,25 +799,48 @@ def _nesting_room() -> int:
     return low
 
 
+OTHER_THREADS_MARGIN = 200  # frames another thread may still go deeper while a quick pass runs
+
+
+def _other_threads_shallow(depth: int) -> bool:
+    """Whether every thread but this one is fewer than ``depth`` frames deep (none is: True)."""
+    if threading.active_count() == 1:
+        return True
+    me = threading.get_ident()
+    for ident, frame in sys._current_frames().items():
+        if ident == me:
+            continue
+        n = 0
+        while frame is not None:
+            n += 1
+            if n >= depth:
+                return False
+            frame = frame.f_back
+    return True
+
+
 def _shallow_pass(fn: Callable[[bool], Any]) -> Any:
     """``fn(quick)`` with ``quick`` True where msgspec gives up on values nested deeper than about
     :data:`~inspector.store.jsonfmt.PARSE_DEPTH_LIMIT` levels.
 
     msgspec's limit is the interpreter's recursion limit less the frames below it (3.11), so that
-    limit is lowered while ``fn`` runs, when this is the process's only thread (the limit is the
-    whole interpreter's; the first open's scans run before any thread starts, or in a forked
-    copy); elsewhere, or where that does not lower msgspec's limit (3.12 on: C code has its own),
-    ``quick`` is False. A file nested deeper is refused by msgspec and parsed in full by the
+    limit is lowered while ``fn`` runs. The limit is the whole interpreter's: only when every other
+    thread is far from it (:func:`_other_threads_shallow`: the first open's scans run before any
+    thread starts, or in a forked copy; a window worker has a thread watching its parent, a few
+    frames deep); otherwise, or where that does not lower msgspec's limit (3.12 on: C code has its
+    own), ``quick`` is False. A file nested deeper is refused by msgspec and parsed in full by the
     caller *after* this pass: the stdlib's verdict on a deep file is the one that counts (its own
     RecursionError), at the usual limit. (Calling ``fn`` a few hundred frames further down instead
     made every call there several times slower on 3.11: the frames' memory is allocated in
     chunks, and calls at a chunk's edge allocate and free one each time.)"""
-    if _msgspec is None or threading.active_count() != 1:
+    if _msgspec is None:
         return fn(False)
     limit = sys.getrecursionlimit()
     lower = _nesting_room() - PARSE_DEPTH_LIMIT
     if lower <= 0:
         return fn(_nesting_room() <= PARSE_DEPTH_LIMIT + 50)
+    if not _other_threads_shallow(limit - lower - OTHER_THREADS_MARGIN):
+        return fn(False)
     try:
         sys.setrecursionlimit(limit - lower)
     except (RecursionError, ValueError):

@@ -529,3 +529,32 @@ def test_the_quick_pass_refuses_nesting_the_stdlib_may_not_parse() -> None:
         assert room <= PARSE_DEPTH_LIMIT + 50
     deep = b'{"messages": [' + b"[" * 700 + b"]" * 700 + b"]}"
     assert sidecar_facts_many([deep])[0]["count"] == 1 == hermes_sidecar_facts(deep, False)["count"]
+
+
+def test_the_quick_pass_runs_beside_a_shallow_thread_and_not_beside_a_deep_one() -> None:
+    """Rule: the quick pass lowers the interpreter's recursion limit for its time, so it runs only
+    while every other thread is far from that limit (a window worker's thread watching its parent
+    is a few frames deep); beside a deep one it is off, and the files are parsed in full."""
+    import threading
+
+    def idle(release: threading.Event, depth: int) -> None:
+        if depth:
+            idle(release, depth - 1)
+        else:
+            release.wait(30)
+
+    for depth, quick_expected in ((3, True), (PARSE_DEPTH_LIMIT, False)):
+        release = threading.Event()
+        thread = threading.Thread(target=idle, args=(release, depth), daemon=True)
+        thread.start()
+        try:
+            seen = []
+            _shallow_pass(seen.append)
+        finally:
+            release.set()
+            thread.join()
+        data = b'{"messages": [1, 2]}'
+        assert sidecar_facts_many([data])[0]["count"] == 2
+        if _nesting_room() > PARSE_DEPTH_LIMIT + 50 and not seen[0] and quick_expected:
+            pytest.skip("no quick pass on this Python")
+        assert seen == [quick_expected]
