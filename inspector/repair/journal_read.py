@@ -8,6 +8,7 @@ Spec run-journal-and-promotion §1.7 (reading the journal for (session_id, strea
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,10 +16,12 @@ from typing import Any
 from inspector.store.files import FileSnapshot
 from inspector.store.journal import (
     JournalUnreadable,
+    StreamedEvents,
     authoritative_terminal_event,
     event_owns_run,
     journal_path,
     parse_journal_bytes,
+    scan_journal_bytes,
 )
 from inspector.store.journal_raw import torn_line_numbers
 
@@ -31,7 +34,7 @@ class JournalRead:
     path: Path | None
     exists: bool
     size: int
-    events: list[dict]
+    events: list[dict] | StreamedEvents  # StreamedEvents: parsed again at each walk (``stream=True``)
     malformed: list[dict]
     error: str | None  # why hermes cannot read it (then it behaves as if there were no output)
     torn_lines: list[int]  # physical lines str.splitlines() tore apart (U+2028 and friends)
@@ -42,8 +45,16 @@ class JournalRead:
         return self.error is None
 
 
-def read_journal(snapshot: FileSnapshot, session_dir: Path, session_id: str, stream_id: Any) -> JournalRead:
-    """Read S's journal the way ``read_run_events`` does; never raises."""
+def read_journal(
+    snapshot: FileSnapshot, session_dir: Path, session_id: str, stream_id: Any, *, stream: bool = False
+) -> JournalRead:
+    """Read S's journal the way ``read_run_events`` does; never raises.
+
+    ``stream=True``: the events are a :class:`~inspector.store.journal.StreamedEvents` (found by
+    one scan, parsed again whenever they are walked, never all held), for a repair that walks
+    them once or twice: a 200,000-event journal costs the memory of its bytes instead of 270 MB
+    of dicts. The same events, lines and verdicts as without it.
+    """
 
     def failed(reason: str, path: Path | None = None, exists: bool = False, size: int = 0) -> JournalRead:
         return JournalRead(stream_id, path, exists, size, [], [], reason, [])
@@ -63,16 +74,26 @@ def read_journal(snapshot: FileSnapshot, session_dir: Path, session_id: str, str
     if raw is None:
         return JournalRead(stream_id, path, False, 0, [], [], None, [])
     try:
-        parsed = parse_journal_bytes(raw.data)
+        if stream:
+            scanned = scan_journal_bytes(raw.data)
+            events, malformed, torn = scanned.events, scanned.malformed, scanned.torn_lines
+        else:
+            parsed = parse_journal_bytes(raw.data)
+            events, malformed = parsed.events, parsed.malformed
+            torn = torn_line_numbers(raw.data.decode("utf-8"))
     except JournalUnreadable as exc:
         return failed(str(exc), path, True, len(raw.data))
-    torn = torn_line_numbers(raw.data.decode("utf-8"))
-    return JournalRead(stream_id, path, True, len(raw.data), parsed.events, parsed.malformed, None, torn)
+    return JournalRead(stream_id, path, True, len(raw.data), events, malformed, None, torn)
 
 
 def journal_has_visible_output(journal: JournalRead) -> bool:
     """``_run_journal_has_visible_output``: a token, a fresh interim, reasoning or any tool."""
-    for event in journal.events:
+    return events_have_visible_output(journal.events)
+
+
+def events_have_visible_output(events: Iterable[dict]) -> bool:
+    """:func:`journal_has_visible_output` of these events (the first visible one ends the walk)."""
+    for event in events:
         name = str(event.get("event") or event.get("type") or "")
         payload = event.get("payload") if isinstance(event.get("payload"), dict) else {}
         if name == "token" and str(payload.get("text") or ""):
