@@ -17,6 +17,7 @@ import os
 import re
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from inspector.plan import Clock, Plan
@@ -458,6 +459,7 @@ def plan(ctx: RepairContext, session_id: str) -> Plan:
     core_path = ctx.home.core_transcript(session_id, session.get("profile"))
     try:
         returned = _Repair(session, journal, lambda: ctx.snapshot.read(core_path), ctx.clock, notes).run()
+        journal = replace(journal, events=[])  # the notes need no events: the bytes go before the save
         changes = (
             save_session(
                 ctx.save_context(),

@@ -68,22 +68,29 @@ def read_journal(
     except ValueError as exc:
         return failed(str(exc))
     try:
-        raw = snapshot.read(path)
+        if stream:
+            # Not kept by the snapshot (nor hashed: a journal is never written), so the bytes go
+            # once the events are walked; still named among the files this plan read (link checks).
+            snapshot.asked.append(path)
+            data = snapshot.read_transient(path)
+        else:
+            raw = snapshot.read(path)
+            data = raw.data if raw is not None else None
     except OSError as exc:
         return failed(f"cannot read {path.name}: {exc}", path, True)
-    if raw is None:
+    if data is None:
         return JournalRead(stream_id, path, False, 0, [], [], None, [])
     try:
         if stream:
-            scanned = scan_journal_bytes(raw.data)
+            scanned = scan_journal_bytes(data)
             events, malformed, torn = scanned.events, scanned.malformed, scanned.torn_lines
         else:
-            parsed = parse_journal_bytes(raw.data)
+            parsed = parse_journal_bytes(data)
             events, malformed = parsed.events, parsed.malformed
-            torn = torn_line_numbers(raw.data.decode("utf-8"))
+            torn = torn_line_numbers(data.decode("utf-8"))
     except JournalUnreadable as exc:
-        return failed(str(exc), path, True, len(raw.data))
-    return JournalRead(stream_id, path, True, len(raw.data), events, malformed, None, torn)
+        return failed(str(exc), path, True, len(data))
+    return JournalRead(stream_id, path, True, len(data), events, malformed, None, torn)
 
 
 def journal_has_visible_output(journal: JournalRead) -> bool:

@@ -266,14 +266,14 @@ def _plain_piece(piece: bytes) -> bool:
     scan = piece.translate(_PIECE_MAP)
     if _LONG_DIGITS in scan or b"!" in scan:
         return False
-    tails = scan.count(b"#")
-    if tails > _FEW_TAILS:  # text full of accents: three searches beat a look at each tail
-        return not any(seq in piece for seq in _MULTI_BYTE_BREAKS)
-    at = -1
-    for _ in range(tails):
-        at = scan.find(b"#", at + 1)
+    at, looked = scan.find(b"#"), 0
+    while at >= 0:
+        if looked == _FEW_TAILS:  # text full of accents: three searches beat a look at each tail
+            return not any(seq in piece for seq in _MULTI_BYTE_BREAKS)
         if piece[max(at - 2, 0) : at + 1] in _MULTI_BYTE_BREAKS or piece[max(at - 1, 0) : at + 1] == b"\xc2\x85":
             return False
+        looked += 1
+        at = scan.find(b"#", at + 1)
     return True
 
 
