@@ -63,12 +63,20 @@ def hermes_side(home: str, checkout: str) -> dict:
     session_dir = Path(os.environ["HERMES_WEBUI_STATE_DIR"]) / "sessions"
     wall, cpu = time.perf_counter(), time.process_time()
     out = read_run_events(big["session_id"], big["run_id"], session_dir=session_dir)
-    return {"wall": time.perf_counter() - wall, "cpu": time.process_time() - cpu, "events": len(out["events"])}
+    return {
+        "wall": time.perf_counter() - wall,
+        "cpu": time.process_time() - cpu,
+        "events": len(out["events"]),
+    }
 
 
 def _child(args: list[str], env: dict | None = None, cwd: str | None = None) -> dict:
     proc = subprocess.run(
-        [sys.executable, str(Path(__file__).resolve()), *args], env=env, cwd=cwd, capture_output=True, text=True
+        [sys.executable, str(Path(__file__).resolve()), *args],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
     )
     if proc.returncode != 0:
         raise SystemExit(f"{args[:2]} failed: {proc.stderr[-2000:]}")

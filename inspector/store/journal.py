@@ -270,7 +270,10 @@ def _plain_piece(piece: bytes) -> bool:
     while at >= 0:
         if looked == _FEW_TAILS:  # text full of accents: three searches beat a look at each tail
             return not any(seq in piece for seq in _MULTI_BYTE_BREAKS)
-        if piece[max(at - 2, 0) : at + 1] in _MULTI_BYTE_BREAKS or piece[max(at - 1, 0) : at + 1] == b"\xc2\x85":
+        if (
+            piece[max(at - 2, 0) : at + 1] in _MULTI_BYTE_BREAKS
+            or piece[max(at - 1, 0) : at + 1] == b"\xc2\x85"
+        ):
             return False
         looked += 1
         at = scan.find(b"#", at + 1)

@@ -110,7 +110,9 @@ PAYLOADS = st.recursive(
     lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(TEXTS, inner, max_size=3)),
     max_leaves=6,
 )
-NAMES = st.sampled_from(["token", "reasoning", "tool", "tool_complete", "metering", "done", "stream_end", "apperror"])
+NAMES = st.sampled_from(
+    ["token", "reasoning", "tool", "tool_complete", "metering", "done", "stream_end", "apperror"]
+)
 
 
 @st.composite
@@ -215,10 +217,14 @@ def test_streamed_read_equals_the_full_read_when_breaks_are_searched_whole(monke
     [
         b"",
         b"\n\n",
-        _compact(_event(1, "token", {"text": "a\u2028b"})) + b"\n" + _compact(_event(2, "token", {"text": "c"})),
+        _compact(_event(1, "token", {"text": "a\u2028b"}))
+        + b"\n"
+        + _compact(_event(2, "token", {"text": "c"})),
         _compact(_event(1, "token", {"text": "x"})) + b"\n" + b'{"text": "\xe2\x82',  # cut at EOF
         _compact(_event(1, "token", {"text": "x"})) + b"\n\xff\n" + _compact(_event(2, "done", {})),
-        _compact(_event(1, "token", {"text": "x"})) + b"\n" + _compact(_event(2, "token", {"text": "y"}))[:20],
+        _compact(_event(1, "token", {"text": "x"}))
+        + b"\n"
+        + _compact(_event(2, "token", {"text": "y"}))[:20],
         b'{"n": 12345678901234567890123}\n{"n": 1.5}\n',
         b'{"a": NaN}\n[1]\n"s"\n\xc2\xa0\n{"b": "\\ud800"}\n',
     ],
@@ -235,7 +241,11 @@ def test_the_unreadable_message_names_the_first_bad_byte_as_the_full_read_does(s
         parse_journal_bytes(bad)
     with pytest.raises(JournalUnreadable) as streamed:
         scan_journal_bytes(bad)
-    assert str(streamed.value) == str(full.value) == "not valid UTF-8 at byte 150: the whole journal is unreadable"
+    assert (
+        str(streamed.value)
+        == str(full.value)
+        == "not valid UTF-8 at byte 150: the whole journal is unreadable"
+    )
 
 
 def test_the_streamed_events_are_not_held_but_parsed_again_at_each_walk() -> None:
