@@ -80,6 +80,7 @@ def read_journal(
         return failed(f"cannot read {path.name}: {exc}", path, True)
     if data is None:
         return JournalRead(stream_id, path, False, 0, [], [], None, [])
+    events: list[dict] | StreamedEvents
     try:
         if stream:
             scanned = scan_journal_bytes(data)
