@@ -22,8 +22,8 @@ from inspector.store.journal import (
     journal_path,
     parse_journal_bytes,
     scan_journal_bytes,
+    torn_line_numbers,
 )
-from inspector.store.journal_raw import torn_line_numbers
 
 
 @dataclass(frozen=True)

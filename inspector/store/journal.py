@@ -280,6 +280,33 @@ def _plain_piece(piece: bytes) -> bool:
     return True
 
 
+# Characters str.splitlines() treats as line boundaries besides "\n" and "\r\n".
+# "\r" counts only when it is not the CR of a CRLF line end.
+_TEARING = re.compile("\r(?!\n)|[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+def _may_tear(text: str) -> bool:
+    # Plain substring tests run at memchr speed; the regex below does not. Most journals
+    # hold none of these characters (and only CRLF line ends, if any CRs at all).
+    if any(ch in text for ch in "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"):
+        return True
+    return "\r" in text and text.count("\r") != text.count("\r\n")
+
+
+def torn_line_numbers(text: str) -> list[int]:
+    """1-based ``\\n``-line numbers that ``str.splitlines()`` splits into several pieces."""
+    if not _may_tear(text):
+        return []
+    numbers: list[int] = []
+    line, pos = 1, 0
+    for match in _TEARING.finditer(text):
+        line += text.count("\n", pos, match.start())
+        pos = match.start()
+        if not numbers or numbers[-1] != line:
+            numbers.append(line)
+    return numbers
+
+
 def _unreadable(offset: int) -> JournalUnreadable:
     return JournalUnreadable(f"not valid UTF-8 at byte {offset}: the whole journal is unreadable")
 
@@ -325,8 +352,6 @@ def _scan(
             except UnicodeDecodeError as exc:
                 raise _unreadable(start + exc.start) from exc
             if torn is not None:
-                from inspector.store.journal_raw import torn_line_numbers  # journal_raw imports this module
-
                 torn.extend(newlines + n for n in torn_line_numbers(text))
                 newlines += piece.count(b"\n")
             safe = orjson_safe(piece)
