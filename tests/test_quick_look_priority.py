@@ -7,18 +7,19 @@ would; outside a child (the window's own process, a test) it runs as it is."""
 from __future__ import annotations
 
 import os
-import sys
+import threading
 import time
 
 import pytest
 
+from inspector import portable
 from inspector.demo import build_demo_home
 from inspector.home import locate_home
 from inspector.jobs import pool
 from inspector.jobs.offload import at_idle_priority, quick_rows_job
 
 linux_only = pytest.mark.skipif(
-    not (sys.platform.startswith("linux") and hasattr(os, "SCHED_IDLE")), reason="SCHED_IDLE is Linux's"
+    not (portable.system() == portable.LINUX and hasattr(os, "SCHED_IDLE")), reason="SCHED_IDLE is Linux's"
 )
 
 
@@ -55,6 +56,13 @@ def test_outside_a_child_the_work_runs_as_it_is():
     mine = os.sched_getscheduler(0)
     assert at_idle_priority(lambda: os.sched_getscheduler(0)) == mine
     assert not pool.in_child()
+
+
+def test_on_the_portable_paths_the_work_runs_as_it_is(monkeypatch):
+    """macOS and Windows (and the forced-portable run of the CI) have no SCHED_IDLE: no thread."""
+    monkeypatch.setattr(pool, "in_child", lambda: True)
+    monkeypatch.setattr(portable, "system", lambda: portable.WINDOWS)
+    assert at_idle_priority(lambda: threading.current_thread()) is threading.current_thread()
 
 
 def test_the_quick_look_from_a_child_lists_what_it_lists_here(tmp_path):

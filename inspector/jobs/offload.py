@@ -12,11 +12,11 @@ No Qt here: the child imports only the core.
 from __future__ import annotations
 
 import os
-import sys
 import threading
 from collections.abc import Callable
 from typing import NamedTuple, TypeVar
 
+from inspector import portable
 from inspector.gcpause import gc_paused
 from inspector.jobs import pool
 from inspector.jobs.pool import Resume
@@ -135,9 +135,13 @@ def at_idle_priority(fn: Callable[[], T]) -> T:
     """``fn()`` in a thread of its own that the system runs only on a CPU nothing else wants
     (Linux ``SCHED_IDLE``, a policy any user may lower a thread of their own to; the thread
     ends with ``fn``, the process keeps its priority), in a child of the pool only: a starved
-    thread holding the window's GIL would stall the window. Elsewhere ``fn()`` as it is."""
-    if not pool.in_child() or not (
-        sys.platform.startswith("linux") and hasattr(os, "sched_setscheduler") and hasattr(os, "SCHED_IDLE")
+    thread holding the window's GIL would stall the window. Elsewhere (and on the paths macOS and
+    Windows take, ``portable.FORCED``) ``fn()`` as it is."""
+    if not (
+        pool.in_child()
+        and portable.system() == portable.LINUX
+        and hasattr(os, "sched_setscheduler")
+        and hasattr(os, "SCHED_IDLE")
     ):
         return fn()
     outcome: list = []
