@@ -4,7 +4,9 @@ A first open reads every sidecar and run journal once and keeps only a few facts
 verdict, metadata, message count, pending marker and user texts (:func:`inspector.store.scan.
 sidecar_facts`, orjson without a pre-scan of the bytes; :func:`~inspector.store.scan.sidecar_facts_many`,
 msgspec without building the messages), a journal's dropped lines
-(:func:`inspector.store.scan.journal_dropped_lines`, msgspec over a few MB of lines at a time). Here both are compared with
+(:func:`inspector.store.scan.journal_dropped_lines`, msgspec over a few KB of lines at a time), and the
+events and skipped lines of the repairs' streaming read (:func:`inspector.store.journal.scan_journal_bytes`,
+orjson on the bytes of each line). Here all are compared with
 the facts of the standard library's parse, which is what hermes runs (``json.loads`` of the UTF-8
 text; a journal's lines split with ``str.splitlines``).
 """
@@ -14,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from inspector.store.journal import JournalUnreadable
+from inspector.store.journal import JournalUnreadable, scan_journal_bytes
 from inspector.store.scan import (
     _facts_of,
     journal_dropped_lines,
@@ -71,6 +73,37 @@ def quick_dropped_lines(data: bytes) -> tuple[int, int | None] | str:
         return "unreadable"
 
 
+def hermes_run_events(data: bytes) -> tuple[list, list] | str:
+    """hermes' ``_read_jsonl``: (events, malformed), or ``"unreadable"`` when the file is not UTF-8
+    (a line nested too deeply for the stdlib counts as skipped, as in :func:`hermes_dropped_lines`)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return "unreadable"
+    events, malformed = [], []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except (ValueError, RecursionError):
+            obj = None
+        if isinstance(obj, dict):
+            events.append(obj)
+        else:
+            malformed.append({"line": number, "raw": line})
+    return events, malformed
+
+
+def streamed_run_events(data: bytes) -> tuple[list, list] | str:
+    """The repairs' streaming read (:func:`scan_journal_bytes`), its events walked once."""
+    try:
+        scanned = scan_journal_bytes(data)
+    except JournalUnreadable:
+        return "unreadable"
+    return list(scanned.events), scanned.malformed
+
+
 def _same_facts(quick: dict, hermes: dict) -> bool:
     """:func:`_same`, the metadata's key order aside (the first open's quick read keeps the kept
     keys in a fixed order, not the file's: nothing reads them in order)."""
@@ -106,4 +139,7 @@ def parse_mismatches(files: dict[str, bytes]) -> list[str]:
             quick, hermes = quick_dropped_lines(data), hermes_dropped_lines(data)
             if quick != hermes:
                 out.append(f"{rel}: dropped lines {quick!r} != hermes' {hermes!r}")
+            streamed, theirs = streamed_run_events(data), hermes_run_events(data)
+            if not _same(streamed, theirs):
+                out.append(f"{rel}: streamed events {streamed!r:.200} != hermes' {theirs!r:.200}")
     return out
