@@ -640,6 +640,10 @@ def main(argv: list[str] | None = None) -> int:
         help="with --against-hermes: state.db rows without a sidecar for the materialize figure",
     )
     args = ap.parse_args(argv)
+    if (
+        args.home_dir is not None
+    ):  # hermes runs in another working folder: a relative path would name nothing there
+        args.home_dir = args.home_dir.resolve()
     if args.against_hermes is not None:
         try:
             against.check_checkout(args.against_hermes)
