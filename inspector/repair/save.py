@@ -414,6 +414,8 @@ def _rows_in_two(
         return _rows_of(ctx, paths, data_for, observe, skipped, recovery)
     cut = len(paths) // 2
     theirs = fresh() if callable(fresh) else None
+    _light_decoder()  # the one-time checks (the light parse's depth limit, orjson's escapes in the
+    dumps_pretty_fast({"": 0})  # writer) made before the copy, not once in each
 
     def job() -> tuple:
         their_skipped: list[str] = []
