@@ -28,6 +28,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +91,16 @@ class FileChange:
             return "delete"
         return "modify"
 
+    # The preview, the write's checks, its log entry and its temp sweep each name these; a
+    # home-wide write hashes its 22 MB index and a thousand new sidecars once, not four times.
+    @cached_property
+    def sha256_before(self) -> str | None:
+        return sha256_hex(self.before) if self.before is not None else None
+
+    @cached_property
+    def sha256_after(self) -> str | None:
+        return sha256_hex(self.after) if self.after is not None else None
+
 
 @dataclass
 class Plan:
@@ -120,8 +131,8 @@ class Plan:
                 {
                     "path": str(c.path),
                     "kind": c.kind,
-                    "sha256_before": sha256_hex(c.before) if c.before is not None else None,
-                    "sha256_after": sha256_hex(c.after) if c.after is not None else None,
+                    "sha256_before": c.sha256_before,
+                    "sha256_after": c.sha256_after,
                     **({"diff": file_diff(c)} if diff else {}),
                 }
                 for c in self.changes
@@ -189,8 +200,10 @@ def _common_edges(before: list[str], after: list[str]) -> tuple[int, int]:
 
 
 def _shift_hunk(line: str, offset: int) -> str:
+    if not offset:
+        return line
     m = _HUNK.match(line)
-    if not m or not offset:
+    if not m:
         return line
     a, a_len, b, b_len = m.groups()
     # a zero-length side is numbered from the line before it; shifting keeps that convention
@@ -209,9 +222,26 @@ def file_diff(change: FileChange, context: int = 3) -> str:
     decoded and split (:func:`_file_diff_bytes`): the 22 MB index of a home-wide write is never
     turned into two lists of 700,000 strings (170 MB) to show a few hunks.
     """
+    if change.before is None and change.after:
+        return _created_file_diff(change)
     if _lf_only(change.before) and _lf_only(change.after):
         return _file_diff_bytes(change, context)
     return _file_diff_lines(change, context)
+
+
+def _created_file_diff(change: FileChange) -> str:
+    """:func:`_file_diff_lines` of a new file that is not empty: every line added, in one hunk
+    (difflib's only one for an empty "before"), written here directly (a materialize of 1,000
+    rows previews 1,000 new sidecars). Past DIFF_ALIGN_LIMIT lines, the coarse listing as before."""
+    after = _text_lines(change.after)
+    b = f"b/{change.path.name}"
+    n = len(after)
+    if n > DIFF_ALIGN_LIMIT:
+        return _coarse_diff("/dev/null", b, 0, [], after[:COARSE_SHOWN], 0, n)
+    head = f"--- /dev/null\n+++ {b}\n@@ -0,0 +{'1' if n == 1 else f'1,{n}'} @@\n"
+    return head + "".join(
+        f"+{x}" if x.endswith("\n") else f"+{x}\n\\ No newline at end of file\n" for x in after
+    )
 
 
 def _file_diff_lines(change: FileChange, context: int = 3) -> str:
@@ -464,7 +494,7 @@ def check_fingerprints(plan: Plan) -> list[str]:
                 changed.append(f"{c.path} now exists (it did not when the preview was made)")
         elif now is None:
             changed.append(f"{c.path} was removed since the preview")
-        elif sha256_hex(now) != sha256_hex(c.before):
+        elif sha256_hex(now) != c.sha256_before:
             changed.append(f"{c.path} changed since the preview")
     return changed
 
@@ -1287,8 +1317,8 @@ def _file_entry(change: FileChange, backup: str | None) -> dict:
     entry = {
         "path": str(change.path),
         "kind": change.kind,
-        "sha256_before": sha256_hex(change.before) if change.before is not None else None,
-        "sha256_after": sha256_hex(change.after) if change.after is not None else None,
+        "sha256_before": change.sha256_before,
+        "sha256_after": change.sha256_after,
         "backup": backup,
         "mode": mode,
     }
@@ -1544,7 +1574,7 @@ def _apply_locked(plan: Plan, log: WriteLog, clock_now: float | None) -> WriteRe
             [c.path for c in plan.changes],
             log,
             known={
-                str(c.path): {sha256_hex(x) for x in (c.before, c.after) if x is not None}
+                str(c.path): {x for x in (c.sha256_before, c.sha256_after) if x is not None}
                 for c in plan.changes
             },
         )

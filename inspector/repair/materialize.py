@@ -169,13 +169,10 @@ def _not_eligible_reason(ctx: RepairContext, db: Path, sid: str) -> str:
     return f"state.db has no session {sid}"
 
 
-def _skipped_lines(
-    ctx: RepairContext, db: Path, planned: set[str], sidecar_exists: Callable[[str], bool] | None = None
-) -> list[str]:
+def _skipped_lines(every: list[dict], planned: set[str]) -> list[str]:
+    """What the plan leaves alone of ``every`` row without a sidecar (read with ``include_empty``)."""
     lines = []
-    for row in read_missing_sidecar_rows(
-        ctx.session_dir, db, include_empty=True, sidecar_exists=sidecar_exists
-    ):
+    for row in every:
         sid = _row_sid(row)
         if sid in planned:
             continue
@@ -184,6 +181,16 @@ def _skipped_lines(
         elif row.get("_state_db_empty_messages"):
             lines.append(f"leave {sid!r} alone: its state.db row has no messages (no blank sidecars)")
     return lines
+
+
+def _eligible(every: list[dict]) -> list[dict]:
+    """The rows hermes materializes of ``every`` row read with ``include_empty``: what a read without
+    it returns (the same rows, in the same order: neither tombstoned nor without messages)."""
+    return [
+        r
+        for r in every
+        if not r["_state_db_empty_messages"] and not r.get("_state_db_deleted_webui_tombstone")
+    ]
 
 
 def _dropped_warning(db: Path, sid: str, reader: SessionRowsReader | None = None) -> str | None:
@@ -328,12 +335,17 @@ def _sidecar_exists_check(session_dir: Path) -> Callable[[str], bool]:
 
 
 def _rows_for(
-    ctx: RepairContext, db: Path, session_id: str | None, sidecar_exists: Callable[[str], bool] | None = None
+    ctx: RepairContext,
+    db: Path,
+    session_id: str | None,
+    sidecar_exists: Callable[[str], bool] | None = None,
+    *,
+    include_empty: bool = False,
 ) -> list[dict]:
     rows = read_missing_sidecar_rows(
         ctx.session_dir,
         db,
-        include_empty=False,
+        include_empty=include_empty,
         sidecar_exists=sidecar_exists,
         is_tombstoned=lambda sid: is_durably_tombstoned(ctx.session_dir, sid, ctx.snapshot),
     )
@@ -452,7 +464,11 @@ def plan(ctx: RepairContext, session_id: str | None = None) -> Plan:
     if _db_unusable(db, p):
         return p
     sidecar_exists = _sidecar_exists_check(ctx.session_dir)
-    rows = _rows_for(ctx, db, session_id, sidecar_exists)
+    if session_id is None:  # one read of state.db: the rows to write and the ones left alone
+        every = _rows_for(ctx, db, None, sidecar_exists, include_empty=True)
+        rows = _eligible(every)
+    else:
+        rows = _rows_for(ctx, db, session_id, sidecar_exists)
     if session_id is not None and not rows:
         p.summary.append(f"nothing to do: {_not_eligible_reason(ctx, db, session_id)}")
         return p
@@ -464,7 +480,7 @@ def plan(ctx: RepairContext, session_id: str | None = None) -> Plan:
         ]
     p.result = {"scanned": len(rows), "materialized": len(created), "details": details}
     if session_id is None:
-        p.summary.extend(_skipped_lines(ctx, db, {_row_sid(r) for r in rows}, sidecar_exists))
+        p.summary.extend(_skipped_lines(every, {_row_sid(r) for r in rows}))
     if created:
         if not ctx.session_dir.exists():
             p.summary.insert(0, f"create the sessions folder {ctx.session_dir} (hermes creates it)")
