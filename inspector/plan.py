@@ -222,7 +222,7 @@ def file_diff(change: FileChange, context: int = 3) -> str:
     decoded and split (:func:`_file_diff_bytes`): the 22 MB index of a home-wide write is never
     turned into two lists of 700,000 strings (170 MB) to show a few hunks.
     """
-    if change.before is None and change.after:
+    if change.before is None and change.after and change.after.count(b"\n") < DIFF_ALIGN_LIMIT:
         return _created_file_diff(change)
     if _lf_only(change.before) and _lf_only(change.after):
         return _file_diff_bytes(change, context)
@@ -232,7 +232,9 @@ def file_diff(change: FileChange, context: int = 3) -> str:
 def _created_file_diff(change: FileChange) -> str:
     """:func:`_file_diff_lines` of a new file that is not empty: every line added, in one hunk
     (difflib's only one for an empty "before"), written here directly (a materialize of 1,000
-    rows previews 1,000 new sidecars). Past DIFF_ALIGN_LIMIT lines, the coarse listing as before."""
+    rows previews 1,000 new sidecars). Past DIFF_ALIGN_LIMIT lines, the coarse listing as before.
+    Only for files with fewer ``\\n`` than that (a bigger one, e.g. a new 22 MB index, is never
+    split into lines whole: :func:`_file_diff_bytes` counts its lines on the bytes)."""
     after = _text_lines(change.after)
     b = f"b/{change.path.name}"
     n = len(after)
@@ -270,7 +272,22 @@ def _unified(a: str, b: str, start: int, mid_before: list[str], mid_after: list[
 
 
 def _lf_only(data: bytes | None) -> bool:
-    return data is None or not any(sep in data for sep in OTHER_LINE_BREAKS)
+    """Whether ``data`` breaks lines at ``\\n`` only (no byte sequence of OTHER_LINE_BREAKS in it).
+
+    Searched first in what is left of the bytes without the ASCII ones that are no line break
+    (one pass; in a 22 MB index a few KB remain): every separator is either kept whole there
+    or made of non-ASCII bytes only, so none is missed; one found there (it may straddle a
+    removed byte) is looked for again in the bytes themselves. Three searches of multi-byte
+    separators over the whole text cost four times as much (many ``\\xe2\\x80`` of quotes)."""
+    if data is None:
+        return True
+    rest = data.translate(None, _NOT_BREAKS)
+    return not any(sep in rest for sep in OTHER_LINE_BREAKS) or not any(
+        sep in data for sep in OTHER_LINE_BREAKS
+    )
+
+
+_NOT_BREAKS = bytes(b for b in range(0x80) if bytes([b]) not in OTHER_LINE_BREAKS)
 
 
 def _common_prefix(x: memoryview, y: memoryview) -> int:

@@ -102,3 +102,18 @@ def test_a_created_file_is_previewed_as_difflib_adds_its_lines(parts, context, l
         assert file_diff(change, context) == planmod._file_diff_lines(change, context)
     finally:
         planmod.DIFF_ALIGN_LIMIT = saved
+
+
+@settings(max_examples=800, deadline=None)
+@given(
+    st.lists(
+        st.one_of(BREAKS, st.sampled_from([b"\xc2", b"\x85", b"\xe2", b"\x80", b"\xa8", b"\xa9"])),
+        max_size=12,
+    )
+)
+def test_lf_only_finds_every_other_line_break(parts):
+    """Rule: the quick search for line breaks other than ``\\n`` (on the bytes left without plain ASCII)
+    answers as a search of every separator in the whole text, also where removed bytes sat between
+    the bytes of one."""
+    data = b"".join(parts)
+    assert planmod._lf_only(data) == (not any(sep in data for sep in planmod.OTHER_LINE_BREAKS))
