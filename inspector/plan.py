@@ -676,19 +676,24 @@ def current_umask() -> int:
         return _UMASK[0]
 
 
-def _attributes(change: FileChange) -> tuple[int, int | None, int | None]:
+def _attributes(change: FileChange, umask: int | None = None) -> tuple[int, int | None, int | None]:
     """(mode, uid, gid) the written file gets: those of the file it replaces, else hermes' own.
 
     A new file gets ``new_mode`` when the plan sets one (undo re-creating a file), else what
     hermes' writers produce: 0666 minus the umask. Run as root, a new file belongs to the
-    owner of its folder, so the user's hermes can still read and rewrite it.
+    owner of its folder, so the user's hermes can still read and rewrite it. ``umask``: the
+    process's, when the caller read it already (once for a write of many files).
     """
     try:
         st = os.lstat(change.path)
         return stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid
     except OSError:
         pass
-    mode = change.new_mode if change.new_mode is not None else 0o666 & ~current_umask()
+    mode = (
+        change.new_mode
+        if change.new_mode is not None
+        else 0o666 & ~(current_umask() if umask is None else umask)
+    )
     if portable.euid() == 0:
         try:
             pst = os.stat(change.path.parent)
@@ -831,10 +836,8 @@ def _stage(
     data: bytes,
     attributes: tuple[int, int | None, int | None],
     xattrs: dict[str, bytes] | None = None,
-    sync: bool = True,
 ) -> Path:
-    """Write ``data`` to a fsynced temp file beside ``target`` with the given (mode, uid, gid) and xattrs
-    (``sync=False``: not fsynced yet; the caller does it, see :func:`_fsync_staged`)."""
+    """Write ``data`` to a fsynced temp file beside ``target`` with the given (mode, uid, gid) and xattrs."""
     target.parent.mkdir(parents=True, exist_ok=True)
     mode, uid, gid = attributes
     tmp = _temp_name(target)
@@ -848,8 +851,7 @@ def _stage(
             portable.fchmod(fd, mode)
             if xattrs:  # after the mode: an ACL sets the group bits itself
                 _put_xattrs(fd, target, xattrs)
-            if sync:
-                os.fsync(fd)
+            os.fsync(fd)
         finally:
             os.close(fd)
     except BaseException:
@@ -1595,16 +1597,14 @@ def _apply_locked(plan: Plan, log: WriteLog, clock_now: float | None) -> WriteRe
                 for c in plan.changes
             },
         )
-        sync_each = sum(1 for c in plan.changes if c.after is not None) < PARALLEL_FSYNC_MIN
-        for change in plan.changes:
-            current = change.path
-            tmp = None
-            if change.after is not None:
-                xattrs = read_xattrs(change.path) if change.before is not None else change.new_xattrs
-                tmp = _stage(change.path, change.after, _attributes(change), xattrs, sync=sync_each)
-            slots.append(_Slot(change, tmp, _identity(tmp) if tmp is not None else None))
-        if not sync_each:
-            failed = _fsync_staged([(s.change.path, s.tmp) for s in slots if s.tmp is not None])
+        if sum(1 for c in plan.changes if c.after is not None) < PARALLEL_FSYNC_MIN:
+            for change in plan.changes:
+                current = change.path
+                tmp = _stage_change(change) if change.after is not None else None
+                slots.append(_Slot(change, tmp, _identity(tmp) if tmp is not None else None))
+        else:
+            staged, failed = _stage_side_by_side(plan.changes)
+            slots.extend(_Slot(c, tmp, _identity(tmp) if tmp is not None else None) for c, tmp in staged)
             if failed is not None:
                 current = failed[0]
                 raise failed[1]
@@ -1711,31 +1711,38 @@ def _tidy_leftovers(slots: list[_Slot], log: WriteLog) -> None:
                 os.unlink(leftover)
 
 
-PARALLEL_FSYNC_MIN = 32  # staged files from which their fsyncs run side by side (a materialize of 1,000 rows)
+PARALLEL_FSYNC_MIN = 32  # staged files from which they are written and fsynced side by side (a materialize)
 _FSYNC_THREADS = 8
 
 
-def _fsync_staged(staged: list[tuple[Path, Path]]) -> tuple[Path, BaseException] | None:
-    """fsync every staged temp file (``(target, temp)`` pairs), several at a time: one after the other,
-    a thousand new sidecars cost a thousand journal commits, while concurrent ones share commits. All
-    are on disk before any is swapped in, as with one fsync per staged file. Returns the first failing
-    file in plan order with its error (None when all are on disk)."""
+def _stage_change(change: FileChange, umask: int | None = None) -> Path:
+    """:func:`_stage` of ``change``'s new bytes with the attributes and xattrs it is to have."""
+    xattrs = read_xattrs(change.path) if change.before is not None else change.new_xattrs
+    return _stage(change.path, change.after, _attributes(change, umask), xattrs)  # type: ignore[arg-type]
+
+
+def _stage_side_by_side(
+    changes: list[FileChange],
+) -> tuple[list[tuple[FileChange, Path | None]], tuple[Path, BaseException] | None]:
+    """Stage (write and fsync) every change with new bytes, several at a time: one after the other, a
+    thousand new sidecars cost a thousand waits on the disk (creating, writing, then a journal
+    commit each), while concurrent ones overlap and share commits. The pool is done with all of
+    them before this returns, so every staged file is on disk before any is swapped in, as with
+    one staged file at a time. Returns each change with its temp file (None: no new bytes, or its
+    staging failed and left nothing) and the first failure in plan order with its error."""
     from concurrent.futures import ThreadPoolExecutor
 
-    def sync(tmp: Path) -> None:
-        fd = os.open(tmp, os.O_RDONLY | portable.O_BINARY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-    with ThreadPoolExecutor(max_workers=_FSYNC_THREADS, thread_name_prefix="inspector-fsync") as pool:
-        futures = [(target, pool.submit(sync, tmp)) for target, tmp in staged]
-    for target, future in futures:
-        error = future.exception()
-        if error is not None:
-            return target, error
-    return None
+    umask = current_umask()  # read once (Linux: from /proc), not once per new file
+    with ThreadPoolExecutor(max_workers=_FSYNC_THREADS, thread_name_prefix="inspector-stage") as pool:
+        futures = [pool.submit(_stage_change, c, umask) if c.after is not None else None for c in changes]
+    staged: list[tuple[FileChange, Path | None]] = []
+    failed: tuple[Path, BaseException] | None = None
+    for change, future in zip(changes, futures, strict=True):
+        error = future.exception() if future is not None else None
+        if error is not None and failed is None:
+            failed = (change.path, error)
+        staged.append((change, future.result() if future is not None and error is None else None))
+    return staged, failed
 
 
 def _discard(slots: list[_Slot]) -> None:
