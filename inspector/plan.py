@@ -1718,7 +1718,7 @@ _FSYNC_THREADS = 8
 def _stage_change(change: FileChange, umask: int | None = None) -> Path:
     """:func:`_stage` of ``change``'s new bytes with the attributes and xattrs it is to have."""
     xattrs = read_xattrs(change.path) if change.before is not None else change.new_xattrs
-    return _stage(change.path, change.after, _attributes(change, umask), xattrs)  # type: ignore[arg-type]
+    return _stage(change.path, change.after, _attributes(change, umask), xattrs)
 
 
 def _stage_side_by_side(

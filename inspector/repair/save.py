@@ -139,6 +139,14 @@ class _LightMessage(TypedDict, total=False):
     _partial: Any
 
 
+def _light_sidecar() -> Any:
+    """The ``TypedDict`` of what an index row takes of a sidecar: every key ``load_session`` reads."""
+    keys: dict[str, Any] = {key: Any for key in META_KEYS}
+    keys.update({"self": Any, "message_count": Any, "messages": list[_LightMessage]})
+    make: Any = TypedDict  # its functional form, with keys known only here
+    return make("_LightSidecar", keys, total=False)
+
+
 def _light_decoder() -> Any:
     """msgspec's decoder of a sidecar wrapped in :data:`_LIGHT_WRAP` arrays into what an index row
     takes of it: the keys ``load_session`` reads (each value as the JSON says, containers
@@ -149,12 +157,10 @@ def _light_decoder() -> Any:
     if _light is None:
         _light = False
         if _msgspec is not None:
-            keys: dict[str, Any] = {key: Any for key in META_KEYS}
-            keys.update({"self": Any, "message_count": Any, "messages": list[_LightMessage]})
-            kind: Any = TypedDict("_LightSidecar", keys, total=False)  # type: ignore[misc]
+            shape = _light_sidecar()
             for _ in range(_LIGHT_WRAP):
-                kind = list[kind]
-            decoder = _msgspec.json.Decoder(kind)
+                shape = list.__class_getitem__(shape)
+            decoder = _msgspec.json.Decoder(shape)
             if _light_depth_is_safe(decoder):
                 _light = decoder
     return _light
@@ -197,7 +203,14 @@ def _light_depth_is_safe(decoder: Any) -> bool:
     limit = _deepest(stdlib)
     if limit >= _LIGHT_PROBE_MAX:
         return False
-    return all(_deepest(lambda n, k=k: light(k, n)) + _LIGHT_MARGIN <= limit for k in ("title", "tool_calls"))
+
+    def kept(n: int) -> bool:
+        return light("title", n)
+
+    def skipped(n: int) -> bool:
+        return light("tool_calls", n)
+
+    return _deepest(kept) + _LIGHT_MARGIN <= limit and _deepest(skipped) + _LIGHT_MARGIN <= limit
 
 
 def light_parse_sidecar(data: bytes) -> dict | None:
@@ -354,7 +367,7 @@ def _index_bytes(final: list[_Row]) -> bytes:
     if not final:
         return dumps_pretty_fast([])
     if all(r.text is not None for r in final):
-        return b"[\n  " + b",\n  ".join([r.text for r in final]) + b"\n]"  # type: ignore[misc]
+        return b"[\n  " + b",\n  ".join([r.text for r in final if r.text is not None]) + b"\n]"
     return dumps_pretty_fast([r.row if r.text is None else loads_bytes(r.text) for r in final])
 
 
