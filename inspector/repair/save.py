@@ -127,6 +127,7 @@ except ImportError:  # pragma: no cover - msgspec is a declared dependency
 _LIGHT_WRAP = 16
 _LIGHT_MARGIN = 8  # levels the light parse must give up before the stdlib does, at least
 _LIGHT_PROBE_MAX = 20_000
+_LIGHT_OPEN, _LIGHT_CLOSE = b"[" * _LIGHT_WRAP, b"]" * _LIGHT_WRAP
 _light: Any = None  # the decoder; False where the light parse cannot be used
 
 
@@ -233,7 +234,7 @@ def light_parse_sidecar(data: bytes) -> dict | None:
         try:
             if not data.isascii():
                 data.decode("utf-8")
-            obj = decoder.decode(b"[" * _LIGHT_WRAP + data + b"]" * _LIGHT_WRAP)
+            obj = decoder.decode(b"".join((_LIGHT_OPEN, data, _LIGHT_CLOSE)))  # one copy, not two
         except (ValueError, RecursionError):  # msgspec.DecodeError and UnicodeDecodeError are ValueErrors
             obj = None
         if obj is not None:
