@@ -3,9 +3,12 @@
 A first open reads every sidecar and run journal once and keeps only a few facts: a sidecar's
 verdict, metadata, message count, pending marker and user texts (:func:`inspector.store.scan.
 sidecar_facts`, orjson without a pre-scan of the bytes), a journal's dropped lines
-(:func:`inspector.store.journal.dropped_lines`, orjson on every line). Here both are compared with
+(:func:`inspector.store.journal.dropped_lines`, orjson on every line), and the events and skipped
+lines of the repairs' streaming read (:func:`inspector.store.journal.scan_journal_bytes`, orjson on
+the bytes of each line). Here all are compared with
 the facts of the standard library's parse, which is what hermes runs (``json.loads`` of the UTF-8
-text; a journal's lines split with ``str.splitlines``).
+text; a journal's lines split with ``str.splitlines``). An index rebuild parses each sidecar lightly
+(``save.light_parse_sidecar``, msgspec); its rows are compared with those of the exact parse.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.store.index import PathResolver, compact, load_for_index
-from inspector.store.journal import JournalUnreadable, dropped_lines
+from inspector.store.journal import JournalUnreadable, dropped_lines, scan_journal_bytes
 from inspector.store.scan import _facts_of, sidecar_facts, user_texts_of
 
 
@@ -98,6 +101,37 @@ def index_row_outcome(parse: Callable[[bytes], dict], data: bytes) -> tuple:
     return ("row", seen, repr(row))
 
 
+def hermes_run_events(data: bytes) -> tuple[list, list] | str:
+    """hermes' ``_read_jsonl``: (events, malformed), or ``"unreadable"`` when the file is not UTF-8
+    (a line nested too deeply for the stdlib counts as skipped, as in :func:`hermes_dropped_lines`)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return "unreadable"
+    events, malformed = [], []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except (ValueError, RecursionError):
+            obj = None
+        if isinstance(obj, dict):
+            events.append(obj)
+        else:
+            malformed.append({"line": number, "raw": line})
+    return events, malformed
+
+
+def streamed_run_events(data: bytes) -> tuple[list, list] | str:
+    """The repairs' streaming read (:func:`scan_journal_bytes`), its events walked once."""
+    try:
+        scanned = scan_journal_bytes(data)
+    except JournalUnreadable:
+        return "unreadable"
+    return list(scanned.events), scanned.malformed
+
+
 def _same(a: Any, b: Any) -> bool:
     """Equal, types included (1 and 1.0 differ; NaN equals NaN)."""
     return repr(a) == repr(b) and type(a) is type(b)
@@ -125,4 +159,7 @@ def parse_mismatches(files: dict[str, bytes]) -> list[str]:
             quick, hermes = quick_dropped_lines(data), hermes_dropped_lines(data)
             if quick != hermes:
                 out.append(f"{rel}: dropped lines {quick!r} != hermes' {hermes!r}")
+            streamed, theirs = streamed_run_events(data), hermes_run_events(data)
+            if not _same(streamed, theirs):
+                out.append(f"{rel}: streamed events {streamed!r:.200} != hermes' {theirs!r:.200}")
     return out
