@@ -17,6 +17,7 @@ import os
 import re
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from inspector.plan import Clock, Plan
@@ -24,6 +25,7 @@ from inspector.repair.context import RepairContext
 from inspector.repair.gateway_error import detect_gateway_terminal_error, materialize_gateway_terminal_error
 from inspector.repair.journal_read import (
     JournalRead,
+    events_have_visible_output,
     journal_completed,
     journal_has_visible_output,
     read_journal,
@@ -242,17 +244,7 @@ class _Repair:
         )
 
     def _journal_has_real_text(self) -> bool:
-        copy_journal = JournalRead(
-            self.journal.stream_id,
-            self.journal.path,
-            self.journal.exists,
-            self.journal.size,
-            [e for e in self.journal.events if not _blank_token(e)],
-            [],
-            None,
-            [],
-        )
-        return journal_has_visible_output(copy_journal)
+        return events_have_visible_output(e for e in self.journal.events if not _blank_token(e))
 
     # -------------------------------------------------- branch C
 
@@ -459,10 +451,15 @@ def plan(ctx: RepairContext, session_id: str) -> Plan:
     notes = Notes(
         warnings=guard_warnings(ctx, loaded.data) if loaded.data.get("pending_user_message") else []
     )
-    journal = read_journal(ctx.snapshot, ctx.session_dir, session_id, session.get("active_stream_id"))
+    # Streamed: the repair walks the events at most three times (visible output, materializer)
+    # and asks the scan for the rest, so a 200,000-event journal is never held as dicts.
+    journal = read_journal(
+        ctx.snapshot, ctx.session_dir, session_id, session.get("active_stream_id"), stream=True
+    )
     core_path = ctx.home.core_transcript(session_id, session.get("profile"))
     try:
         returned = _Repair(session, journal, lambda: ctx.snapshot.read(core_path), ctx.clock, notes).run()
+        journal = replace(journal, events=[])  # the notes need no events: the bytes go before the save
         changes = (
             save_session(
                 ctx.save_context(),

@@ -8,6 +8,7 @@ Spec run-journal-and-promotion §1.7 (reading the journal for (session_id, strea
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,12 +16,14 @@ from typing import Any
 from inspector.store.files import FileSnapshot
 from inspector.store.journal import (
     JournalUnreadable,
+    StreamedEvents,
     authoritative_terminal_event,
     event_owns_run,
     journal_path,
     parse_journal_bytes,
+    scan_journal_bytes,
+    torn_line_numbers,
 )
-from inspector.store.journal_raw import torn_line_numbers
 
 
 @dataclass(frozen=True)
@@ -31,7 +34,7 @@ class JournalRead:
     path: Path | None
     exists: bool
     size: int
-    events: list[dict]
+    events: list[dict] | StreamedEvents  # StreamedEvents: parsed again at each walk (``stream=True``)
     malformed: list[dict]
     error: str | None  # why hermes cannot read it (then it behaves as if there were no output)
     torn_lines: list[int]  # physical lines str.splitlines() tore apart (U+2028 and friends)
@@ -42,8 +45,16 @@ class JournalRead:
         return self.error is None
 
 
-def read_journal(snapshot: FileSnapshot, session_dir: Path, session_id: str, stream_id: Any) -> JournalRead:
-    """Read S's journal the way ``read_run_events`` does; never raises."""
+def read_journal(
+    snapshot: FileSnapshot, session_dir: Path, session_id: str, stream_id: Any, *, stream: bool = False
+) -> JournalRead:
+    """Read S's journal the way ``read_run_events`` does; never raises.
+
+    ``stream=True``: the events are a :class:`~inspector.store.journal.StreamedEvents` (found by
+    one scan, parsed again whenever they are walked, never all held), for a repair that walks
+    them once or twice: a 200,000-event journal costs the memory of its bytes instead of 270 MB
+    of dicts. The same events, lines and verdicts as without it.
+    """
 
     def failed(reason: str, path: Path | None = None, exists: bool = False, size: int = 0) -> JournalRead:
         return JournalRead(stream_id, path, exists, size, [], [], reason, [])
@@ -57,22 +68,40 @@ def read_journal(snapshot: FileSnapshot, session_dir: Path, session_id: str, str
     except ValueError as exc:
         return failed(str(exc))
     try:
-        raw = snapshot.read(path)
+        if stream:
+            # Not kept by the snapshot (nor hashed: a journal is never written), so the bytes go
+            # once the events are walked; still named among the files this plan read (link checks).
+            snapshot.asked.append(path)
+            data = snapshot.read_transient(path)
+        else:
+            raw = snapshot.read(path)
+            data = raw.data if raw is not None else None
     except OSError as exc:
         return failed(f"cannot read {path.name}: {exc}", path, True)
-    if raw is None:
+    if data is None:
         return JournalRead(stream_id, path, False, 0, [], [], None, [])
+    events: list[dict] | StreamedEvents
     try:
-        parsed = parse_journal_bytes(raw.data)
+        if stream:
+            scanned = scan_journal_bytes(data)
+            events, malformed, torn = scanned.events, scanned.malformed, scanned.torn_lines
+        else:
+            parsed = parse_journal_bytes(data)
+            events, malformed = parsed.events, parsed.malformed
+            torn = torn_line_numbers(data.decode("utf-8"))
     except JournalUnreadable as exc:
-        return failed(str(exc), path, True, len(raw.data))
-    torn = torn_line_numbers(raw.data.decode("utf-8"))
-    return JournalRead(stream_id, path, True, len(raw.data), parsed.events, parsed.malformed, None, torn)
+        return failed(str(exc), path, True, len(data))
+    return JournalRead(stream_id, path, True, len(data), events, malformed, None, torn)
 
 
 def journal_has_visible_output(journal: JournalRead) -> bool:
     """``_run_journal_has_visible_output``: a token, a fresh interim, reasoning or any tool."""
-    for event in journal.events:
+    return events_have_visible_output(journal.events)
+
+
+def events_have_visible_output(events: Iterable[dict]) -> bool:
+    """:func:`journal_has_visible_output` of these events (the first visible one ends the walk)."""
+    for event in events:
         name = str(event.get("event") or event.get("type") or "")
         payload = event.get("payload") if isinstance(event.get("payload"), dict) else {}
         if name == "token" and str(payload.get("text") or ""):

@@ -12,6 +12,7 @@ purpose: the same expressions give the same bytes and raise the same exceptions 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -366,7 +367,7 @@ class _Materializer:
 
     # -------------------------------------------------- the pass
 
-    def run(self, events: list[dict]) -> None:
+    def run(self, events: Iterable[dict]) -> None:
         for event in events:
             self.report.events += 1
             name = str(event.get("event") or event.get("type") or "")

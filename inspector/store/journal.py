@@ -224,6 +224,227 @@ def stream_summary(
     return StreamedJournal(summary, dropped, first)
 
 
+# ---------------------------------------------------------------- the repairs' streaming read
+#
+# ``read_run_events`` builds every event of a journal; a crashed turn's journal of 200,000 events
+# is then 270 MB of dicts, and most of its parse time is the garbage collector walking them.
+# :func:`scan_journal_bytes` reads the same file in one pass that keeps only what hermes' repair
+# asks of the events as a whole (how many, which lines it skips, the authoritative terminal
+# event); the events themselves are parsed again, one at a time, whenever a caller walks them
+# (:class:`StreamedEvents`). A piece of the file holding no line break but ``\n`` and no run of
+# 19+ digits is split on ``\n`` bytes and each line given to orjson as bytes (orjson checks the
+# UTF-8 itself); any other piece, and any line orjson rejects, takes the exact text path of
+# :func:`_records_of`. tests/store/test_journal_stream.py holds the result to
+# :func:`parse_journal_bytes` on hostile journals, and tests/differential/parse_check.py to
+# hermes' own reader on every journal of the differential homes.
+
+try:  # orjson only speeds up parsing; a line it rejects goes to the exact text path
+    from orjson import loads as _orjson_loads
+except ImportError:  # pragma: no cover - orjson is a declared dependency
+    _orjson_loads = None
+
+# One translate of a piece tells both what sends it to the exact path: every digit becomes "9"
+# (a run of 19 may be an integer orjson cannot keep exact), each one-byte line break other than
+# "\n" becomes "!", the last byte of the multi-byte ones (U+0085, U+2028, U+2029) becomes "#"
+# (a common continuation byte: then the three sequences themselves are looked for), the rest " ".
+_ONE_BYTE_BREAKS = b"\r\x0b\x0c\x1c\x1d\x1e"
+_BREAK_TAILS = b"\x85\xa8\xa9"
+_MULTI_BYTE_BREAKS = (b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
+_PIECE_MAP = bytes(
+    0x39 if 0x30 <= b <= 0x39 else 0x21 if b in _ONE_BYTE_BREAKS else 0x23 if b in _BREAK_TAILS else 0x20
+    for b in range(256)
+)
+_LONG_DIGITS = b"9" * 19
+_FEW_TAILS = 256
+
+
+def _plain_piece(piece: bytes) -> bool:
+    """Whether ``str.splitlines()`` cuts the piece's text only at ``\n`` and orjson reads its
+    numbers exactly (no run of 19+ digits); then its lines are the ``\n``-separated bytes."""
+    if _orjson_loads is None:
+        return False
+    scan = piece.translate(_PIECE_MAP)
+    if _LONG_DIGITS in scan or b"!" in scan:
+        return False
+    at, looked = scan.find(b"#"), 0
+    while at >= 0:
+        if looked == _FEW_TAILS:  # text full of accents: three searches beat a look at each tail
+            return not any(seq in piece for seq in _MULTI_BYTE_BREAKS)
+        if (
+            piece[max(at - 2, 0) : at + 1] in _MULTI_BYTE_BREAKS
+            or piece[max(at - 1, 0) : at + 1] == b"\xc2\x85"
+        ):
+            return False
+        looked += 1
+        at = scan.find(b"#", at + 1)
+    return True
+
+
+# Characters str.splitlines() treats as line boundaries besides "\n" and "\r\n".
+# "\r" counts only when it is not the CR of a CRLF line end.
+_TEARING = re.compile("\r(?!\n)|[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+def _may_tear(text: str) -> bool:
+    # Plain substring tests run at memchr speed; the regex below does not. Most journals
+    # hold none of these characters (and only CRLF line ends, if any CRs at all).
+    if any(ch in text for ch in "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"):
+        return True
+    return "\r" in text and text.count("\r") != text.count("\r\n")
+
+
+def torn_line_numbers(text: str) -> list[int]:
+    """1-based ``\\n``-line numbers that ``str.splitlines()`` splits into several pieces."""
+    if not _may_tear(text):
+        return []
+    numbers: list[int] = []
+    line, pos = 1, 0
+    for match in _TEARING.finditer(text):
+        line += text.count("\n", pos, match.start())
+        pos = match.start()
+        if not numbers or numbers[-1] != line:
+            numbers.append(line)
+    return numbers
+
+
+def _unreadable(offset: int) -> JournalUnreadable:
+    return JournalUnreadable(f"not valid UTF-8 at byte {offset}: the whole journal is unreadable")
+
+
+def _text_line(line: str, safe: bool) -> dict | None:
+    """One non-blank line as :func:`_records_of` reads it: the object, or None when hermes skips it."""
+    try:
+        obj = fast_loads(line, checked=True) if safe else json.loads(line)
+    except (ValueError, RecursionError):
+        obj = None
+    return obj if isinstance(obj, dict) else None
+
+
+PiecePlan = list[tuple[int, int, bool]]  # the pieces of a file: (start, end, plain)
+
+
+def _scan(
+    data: bytes, plan: PiecePlan | None = None, torn: list[int] | None = None
+) -> Iterator[tuple[int, str | None, dict | None]]:
+    """``(line number, the line's text when hermes skips it else None, the object or None)`` of
+    every non-blank line, as :func:`_records` gives them (the text only where the object is None).
+
+    ``plan``: the ``(start, end, plain)`` pieces; an empty list is filled while scanning, a full
+    one (from an earlier scan of the same bytes) is used as it is. ``torn``: filled with the
+    ``\n``-line numbers ``str.splitlines()`` tears (:func:`~inspector.store.journal_raw.
+    torn_line_numbers` of the whole text). Raises JournalUnreadable for invalid UTF-8, at the
+    first bad byte's offset (lines before it may have been yielded: callers drop them).
+    """
+    pieces: Iterable[tuple[int, int, bool | None]] = (
+        plan if plan else [(start, end, None) for start, end in _blocks(data)]
+    )
+    fill = plan is not None and not plan
+    number = 0  # lines as str.splitlines() counts them
+    newlines = 0  # "\n" bytes before the piece (torn lines are counted in "\n"-lines)
+    for start, end, known in pieces:
+        piece = data[start:end]
+        plain = _plain_piece(piece) if known is None else known
+        if fill:
+            plan.append((start, end, plain))
+        if not plain:
+            try:
+                text = str(piece, "utf-8")
+            except UnicodeDecodeError as exc:
+                raise _unreadable(start + exc.start) from exc
+            if torn is not None:
+                torn.extend(newlines + n for n in torn_line_numbers(text))
+                newlines += piece.count(b"\n")
+            safe = orjson_safe(piece)
+            for line in text.splitlines():
+                number += 1
+                if line.strip():
+                    obj = _text_line(line, safe)
+                    yield number, (line if obj is None else None), obj
+            continue
+        lines = piece.split(b"\n")
+        if piece.endswith(b"\n"):
+            lines.pop()  # str.splitlines() gives no empty line after the last line end
+        if torn is not None:
+            newlines += len(lines)
+        at = start
+        for raw in lines:
+            number += 1
+            try:
+                obj = _orjson_loads(raw)
+            except ValueError:  # orjson.JSONDecodeError; invalid UTF-8 included
+                try:
+                    line = str(raw, "utf-8")
+                except UnicodeDecodeError as exc:
+                    raise _unreadable(at + exc.start) from exc
+                if line.strip():
+                    obj = _text_line(line, True)
+                    yield number, (line if obj is None else None), obj
+            else:
+                if isinstance(obj, dict):
+                    yield number, None, obj
+                else:
+                    yield number, str(raw, "utf-8"), None
+            at += len(raw) + 1
+
+
+class StreamedEvents:
+    """A journal's events (hermes' ``events``: the object lines, in file order) without holding them.
+
+    Each iteration parses the bytes again and yields fresh dicts, so a consumer that mutates an
+    event changes nothing another iteration sees. Its length, truth value and authoritative
+    terminal event (:func:`authoritative_terminal_event`) come from the scan that made it.
+    """
+
+    def __init__(self, data: bytes, plan: PiecePlan, count: int, terminal: dict | None):
+        self._data = data
+        self._plan = plan
+        self._count = count
+        self.authoritative_terminal = terminal
+
+    def __iter__(self) -> Iterator[dict]:
+        for _number, _text, obj in _scan(self._data, self._plan):
+            if obj is not None:
+                yield obj
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __bool__(self) -> bool:
+        return self._count > 0
+
+
+@dataclass(frozen=True)
+class ScannedJournal:
+    """:func:`scan_journal_bytes`: the events as a :class:`StreamedEvents`, the lines hermes skips
+    (as :func:`parse_journal_bytes` gives them) and the ``\n``-line numbers hermes tears apart."""
+
+    events: StreamedEvents
+    malformed: list[dict]
+    torn_lines: list[int]
+
+
+def scan_journal_bytes(data: bytes) -> ScannedJournal:
+    """:func:`parse_journal_bytes` (and :func:`~inspector.store.journal_raw.torn_line_numbers` of
+    the text) in one pass that holds no event: memory of one piece of the file besides ``data``.
+    Raises JournalUnreadable where :func:`parse_journal_bytes` does."""
+    plan: PiecePlan = []
+    torn: list[int] = []
+    malformed: list[dict] = []
+    count, last_terminal, last_stream_end = 0, None, None
+    for number, text, obj in _scan(data, plan, torn):
+        if obj is None:
+            malformed.append({"line": number, "raw": text})
+            continue
+        count += 1
+        if obj.get("terminal"):  # authoritative_terminal_event's rule, one event at a time
+            if obj.get("event") == "stream_end":
+                last_stream_end = obj
+            else:
+                last_terminal = obj
+    terminal = last_terminal if last_terminal is not None else last_stream_end
+    return ScannedJournal(StreamedEvents(data, plan, count, terminal), malformed, torn)
+
+
 def read_run_events(path: Path) -> ParsedJournal:
     """Read a journal file the way the repair does; a missing file is an empty journal."""
     try:
@@ -235,8 +456,10 @@ def read_run_events(path: Path) -> ParsedJournal:
     return parse_journal_bytes(data)
 
 
-def authoritative_terminal_event(events: list[dict]) -> dict | None:
+def authoritative_terminal_event(events: Iterable[dict]) -> dict | None:
     """The last terminal record that is not ``stream_end``; else the last ``stream_end``."""
+    if isinstance(events, StreamedEvents):
+        return events.authoritative_terminal  # found by the scan, without parsing the file again
     last_terminal = None
     last_stream_end = None
     for ev in events:

@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from inspector.store.files import TooLargeToLoad, read_regular
-from inspector.store.journal import (
+from inspector.store.journal import (  # noqa: F401 - torn_line_numbers: also imported from here
+    _TEARING,
     JournalUnreadable,
     ParsedJournal,
     is_valid_journal_id,
@@ -40,6 +41,7 @@ from inspector.store.journal import (
     parse_journal_bytes,
     run_summary,
     stream_summary,
+    torn_line_numbers,
 )
 from inspector.store.jsonfmt import has_long_digit_run
 
@@ -48,9 +50,6 @@ try:  # orjson only speeds up parsing; a line it rejects or might read different
 except ImportError:  # pragma: no cover - orjson is a declared dependency
     _orjson_loads = None
 
-# Characters str.splitlines() treats as line boundaries besides "\n" and "\r\n".
-# "\r" counts only when it is not the CR of a CRLF line end.
-_TEARING = re.compile("\r(?!\n)|[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 _CHAR_NAMES = {
     "\r": "a bare CR",
     "\x0b": "\\v",
@@ -80,28 +79,6 @@ _LONG_DIGITS = re.compile(rb"[0-9]{19}")
 # limit: a line that might be nested that deep is parsed by the stdlib only.
 _DEEP_LINE_BYTES = 1_800
 _DEEP_BRACKETS = 900
-
-
-def _may_tear(text: str) -> bool:
-    # Plain substring tests run at memchr speed; the regex below does not. Most journals
-    # hold none of these characters (and only CRLF line ends, if any CRs at all).
-    if any(ch in text for ch in "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"):
-        return True
-    return "\r" in text and text.count("\r") != text.count("\r\n")
-
-
-def torn_line_numbers(text: str) -> list[int]:
-    """1-based ``\\n``-line numbers that ``str.splitlines()`` splits into several pieces."""
-    if not _may_tear(text):
-        return []
-    numbers: list[int] = []
-    line, pos = 1, 0
-    for match in _TEARING.finditer(text):
-        line += text.count("\n", pos, match.start())
-        pos = match.start()
-        if not numbers or numbers[-1] != line:
-            numbers.append(line)
-    return numbers
 
 
 def _tearing_offsets(data: bytes) -> list[int]:
