@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import subprocess
 import sys
-from pathlib import Path
 
 from inspector.plan import WriteLog, WriteRecord, sweep_stale_temps
 
