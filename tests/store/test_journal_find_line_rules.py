@@ -39,6 +39,9 @@ def test_forward_from_a_line_out_of_range_starts_at_the_top():
 def test_backward_from_no_line_finds_the_last_match_in_the_last_line():
     """Rule: backward with after=-1 searches the whole journal from its end: the last line counts."""
     assert journal().find_line("line", backward=True) == 3
+    assert (
+        journal().find_line("e", backward=True) == 3
+    )  # "e" is in lines 0-2 too: the last line is searched first
     assert journal().find_line("needle", backward=True) == 2
 
 
