@@ -1,0 +1,62 @@
+"""Sweeping a dead writer's temp files keeps every version the write log does not know (``plan._known_versions``).
+
+Rules found by mutation testing (tests/MUTATION.md, third session): a version is "known" for one
+target path only, as the before or the after bytes of a logged write of that path; any other
+bytes found in a stale temp file are rescued before the file is removed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+
+from inspector.plan import WriteLog, WriteRecord, sweep_stale_temps
+
+
+def _dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _rescued(log: WriteLog) -> list[bytes]:
+    folder = log.root / "rescued"
+    return sorted(p.read_bytes() for p in folder.iterdir()) if folder.exists() else []
+
+
+def test_a_stale_temp_holding_a_logged_version_of_its_own_target_is_not_rescued(tmp_path):
+    """Rule: the before and the after bytes of a logged write of a target are known for that target
+    only: a stale temp holding either is removed, one holding other bytes (or a version logged
+    for another file) is first copied to rescued/."""
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    target, other = folder / "s1.json", folder / "s2.json"
+    log = WriteLog(tmp_path / "state")
+    files = [{"path": str(target), "sha256_before": _sha(b"v1"), "sha256_after": _sha(b"v2")}]
+    log.append(WriteRecord("w1", 1.0, "repair", "s1", files))
+    pid = _dead_pid()
+    (folder / f".s1.json.inspector.tmp.{pid}.1.aaaa").write_bytes(b"v1")  # the version before the write
+    (folder / f".s1.json.inspector.tmp.{pid}.1.bbbb").write_bytes(b"v2")  # the inspector's own new bytes
+    (folder / f".s1.json.inspector.tmp.{pid}.1.cccc").write_bytes(b"v3")  # someone else's: rescued
+    (folder / f".s2.json.inspector.tmp.{pid}.1.dddd").write_bytes(b"v1")  # known for s1.json, not s2.json
+    assert sweep_stale_temps([target, other], log) == 4
+    assert sorted(p.name for p in folder.iterdir()) == []
+    assert _rescued(log) == [b"v1", b"v3"]
+
+
+def test_a_log_entry_without_hashes_makes_nothing_known(tmp_path):
+    """Rule: a logged file with no (or non-string) sha256 fields adds no known version."""
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    target = folder / "s1.json"
+    log = WriteLog(tmp_path / "state")
+    log.append(WriteRecord("w1", 1.0, "repair", "s1", [{"path": str(target), "sha256_before": None}]))
+    pid = _dead_pid()
+    (folder / f".s1.json.inspector.tmp.{pid}.1.aaaa").write_bytes(b"v1")
+    assert sweep_stale_temps([target], log) == 1
+    assert _rescued(log) == [b"v1"]
