@@ -36,7 +36,7 @@ from inspector.store.jsonfmt import fast_loads, has_long_digit_run
 from inspector.store.sidecar import path_field_problem, pending_retry_marker
 from inspector.store.turn_journal import TURN_JOURNAL_DIR, TurnJournalError, shard_audit_facts
 
-CACHE_VERSION = 4  # 4: sidecar facts may hold "load_error"
+CACHE_VERSION = 5  # 4: sidecar facts may hold "load_error"; 5: journal facts may hold "too_deep"
 RACY_WINDOW_NS = 2_000_000_000
 _MARKER_FLAG = b'"_pending_journal_recovery": true'
 # A cache file that starts with _EXACT_PREFIX holds no run of 19+ digits (checked when it was

@@ -1,0 +1,184 @@
+"""How deep hermes' ``json.loads`` goes into a run-journal line before it stops, and what follows.
+
+hermes reads a run journal with ``_read_jsonl`` (``api/run_journal.py``): ``json.loads`` on each
+line, catching only ``json.JSONDecodeError``. On CPython 3.11 (what hermes runs here) the C
+scanner of ``json`` calls ``Py_EnterRecursiveCall`` each time it enters an array or an object,
+and that counter is shared with the Python frames already on the stack: with the default
+recursion limit of 1,000, ``json.loads`` raises ``RecursionError`` when it enters level
+``1000 - F + 1`` where ``F`` is the number of Python frames on the stack at the scanner
+(``json.loads``, ``JSONDecoder.decode`` and ``raw_decode`` included). ``RecursionError`` is not a
+``JSONDecodeError``: it leaves ``_read_jsonl`` and ``read_run_events``, and every reader of the
+repairs catches it as ``Exception`` and treats the journal as having no output at all (the same
+path as an invalid UTF-8 byte, quirk 5 of spec §6.2). Measured on hermes' interpreter:
+
+* the shallowest possible caller (``read_run_events`` called from a module's top level: six
+  Python frames down to ``raw_decode``) parses 993 levels and fails on 994, so a line the parser
+  enters **994 or more** levels deep makes every hermes reader fail (:data:`HERMES_NEVER_READS`);
+* hermes' own calls sit deeper, and at a depth that varies with the caller (the differential
+  test's main-thread call of the interrupted-turn repair: 988 levels for
+  ``_append_journaled_partial_output`` and 989 for the terminal-error check in the same repair;
+  a server request thread: fewer). A line entered **at most 900** levels deep is read alike by
+  every caller (hermes would need more than 95 frames above its reader to fail on it):
+  :data:`HERMES_ALWAYS_READS`;
+* between the two (901-993 levels) whether hermes reads the line depends on how deep hermes' own
+  stack happens to be: the inspector does not guess (the repairs refuse, saying why).
+
+What counts is the level the parser *enters* before it stops: a line that breaks JSON before
+going deep (a torn record, say) is an ordinary skipped line, whatever brackets follow. So the
+depth is found by walking the line with the stdlib's own grammar (:func:`levels_entered`), not
+by counting brackets; the walk runs only on lines holding more than :data:`HERMES_ALWAYS_READS`
+opening brackets, which no hermes writer produces (its snapshot arguments are bounded to a few
+levels).
+"""
+
+from __future__ import annotations
+
+import re
+
+HERMES_ALWAYS_READS = 900  # levels every hermes reader enters without RecursionError
+HERMES_NEVER_READS = 994  # levels no hermes reader enters without RecursionError
+
+ALWAYS = "always"  # hermes reads the line like any other (an event or a skipped line)
+NEVER = "never"  # hermes' read fails on it: the whole journal is no output
+UNSURE = "unsure"  # it depends on how deep hermes' stack is when it reads
+
+_WS = re.compile(r"[ \t\n\r]*")  # json.decoder.WHITESPACE
+_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?")  # json.scanner.NUMBER_RE
+_CHUNK = re.compile(r'[^"\\\x00-\x1f]*')  # a string's plain characters (strict: no control chars)
+_HEX4 = re.compile(r"[0-9a-fA-F]{4}")
+_SIMPLE_ESCAPES = frozenset('"\\/bfnrt')
+_LITERALS = ("null", "true", "false", "NaN", "Infinity", "-Infinity")
+
+
+def _string_end(s: str, i: int) -> int:
+    """Index after the string starting with the quote at ``i``, or -1 where the stdlib's strict
+    ``scanstring`` raises (unterminated, a control character, a bad escape)."""
+    n = len(s)
+    i += 1
+    while True:
+        i = _CHUNK.match(s, i).end()
+        if i >= n:
+            return -1
+        c = s[i]
+        if c == '"':
+            return i + 1
+        if c != "\\":
+            return -1
+        esc = s[i + 1 : i + 2]
+        if esc == "u":
+            if not _HEX4.match(s, i + 2):
+                return -1
+            i += 6
+        elif esc and esc in _SIMPLE_ESCAPES:
+            i += 2
+        else:
+            return -1
+
+
+def _scalar_end(s: str, i: int) -> int:
+    """Index after the number or literal at ``i``, or -1 where the stdlib finds no value."""
+    for word in _LITERALS:
+        if s.startswith(word, i):
+            return i + len(word)
+    m = _NUMBER.match(s, i)
+    return m.end() if m else -1
+
+
+def levels_entered(s: str, stop_at: int = HERMES_NEVER_READS) -> int:
+    """How many nested arrays/objects ``json.loads(s)`` enters before it returns or raises
+    (``[]`` enters one), counting no further than ``stop_at``.
+
+    The walk follows the stdlib's scanner: whitespace, strict strings, its number pattern, its
+    literals (``NaN``, ``Infinity`` included), an object's keys as strings, ``:`` and ``,`` where
+    it wants them; it stops at the first place the stdlib raises ``JSONDecodeError``. Iterative,
+    so any depth is walked without recursion.
+    """
+    n = len(s)
+    stack: list[str] = []  # "[" or "{" for every open container
+    deepest = 0
+    i = _WS.match(s, 0).end()
+    want_value = True
+    while True:
+        if want_value:
+            if i >= n:
+                return deepest
+            c = s[i]
+            if c in "[{":
+                stack.append(c)
+                if len(stack) > deepest:
+                    deepest = len(stack)
+                    if deepest >= stop_at:
+                        return deepest
+                i = _WS.match(s, i + 1).end()
+                closer = "]" if c == "[" else "}"
+                if s.startswith(closer, i):
+                    stack.pop()
+                    i += 1
+                    want_value = False
+                    if not stack:
+                        return deepest
+                    continue
+                if c == "{":
+                    if not s.startswith('"', i):
+                        return deepest  # "Expecting property name enclosed in double quotes"
+                    i = _string_end(s, i)
+                    if i < 0:
+                        return deepest
+                    i = _WS.match(s, i).end()
+                    if not s.startswith(":", i):
+                        return deepest
+                    i = _WS.match(s, i + 1).end()
+                continue  # the first value of the container
+            end = _string_end(s, i) if c == '"' else _scalar_end(s, i)
+            if end < 0:
+                return deepest
+            i = end
+            want_value = False
+            if not stack:
+                return deepest  # the top-level value is complete (anything after is "Extra data")
+            continue
+        # after a value inside a container
+        i = _WS.match(s, i).end()
+        top = stack[-1]
+        c = s[i : i + 1]
+        if c == ("]" if top == "[" else "}"):
+            stack.pop()
+            i += 1
+            if not stack:
+                return deepest
+            continue
+        if c != ",":
+            return deepest
+        i = _WS.match(s, i + 1).end()
+        if top == "{":
+            if not s.startswith('"', i):
+                return deepest
+            i = _string_end(s, i)
+            if i < 0:
+                return deepest
+            i = _WS.match(s, i).end()
+            if not s.startswith(":", i):
+                return deepest
+            i = _WS.match(s, i + 1).end()
+        want_value = True
+
+
+def may_be_deep(text: str) -> bool:
+    """Whether ``text`` holds enough opening brackets for a line in it to reach past
+    :data:`HERMES_ALWAYS_READS` levels (a cheap test for whole pieces of a journal)."""
+    return text.count("[") + text.count("{") > HERMES_ALWAYS_READS
+
+
+def may_be_deep_bytes(data: bytes) -> bool:
+    """:func:`may_be_deep` of UTF-8 bytes (``[`` and ``{`` are single bytes there)."""
+    return data.count(b"[") + data.count(b"{") > HERMES_ALWAYS_READS
+
+
+def hermes_verdict(line: str) -> tuple[str, int]:
+    """(:data:`ALWAYS`, :data:`NEVER` or :data:`UNSURE`, the levels entered) for one line."""
+    if not may_be_deep(line):
+        return ALWAYS, 0
+    levels = levels_entered(line)
+    if levels <= HERMES_ALWAYS_READS:
+        return ALWAYS, levels
+    return (NEVER if levels >= HERMES_NEVER_READS else UNSURE), levels
