@@ -24,9 +24,10 @@ path as an invalid UTF-8 byte, quirk 5 of spec §6.2). Measured on hermes' inter
   stack happens to be: the inspector does not guess (the repairs refuse, saying why).
 
 What counts is the level the parser *enters* before it stops: a line that breaks JSON before
-going deep (a torn record, say) is an ordinary skipped line, whatever brackets follow. So the
-depth is found by walking the line with the stdlib's own grammar (:func:`levels_entered`), not
-by counting brackets; the walk runs only on lines holding more than :data:`HERMES_ALWAYS_READS`
+going deep (a torn record, say) is an ordinary skipped line, whatever brackets follow. (A line
+that breaks while ``L`` containers are open may need room for ``L + 3``: raising
+``JSONDecodeError`` there runs its Python ``__init__``, see :data:`RAISE_LEVELS`.) So the depth is found by walking the line with
+the stdlib's own grammar (:func:`levels_needed`), not by counting brackets; the walk runs only on lines holding more than :data:`HERMES_ALWAYS_READS`
 opening brackets, which no hermes writer produces (its snapshot arguments are bounded to a few
 levels).
 """
@@ -84,14 +85,14 @@ def _scalar_end(s: str, i: int) -> int:
     return m.end() if m else -1
 
 
-def levels_entered(s: str, stop_at: int = HERMES_NEVER_READS) -> int:
-    """How many nested arrays/objects ``json.loads(s)`` enters before it returns or raises
-    (``[]`` enters one), counting no further than ``stop_at``.
+def _walk(s: str, stop_at: int) -> tuple[int, int]:
+    """(levels ``json.loads(s)`` enters, the containers open where its C scanner raises
+    ``JSONDecodeError`` itself or -1), counting no further than ``stop_at`` levels.
 
     The walk follows the stdlib's scanner: whitespace, strict strings, its number pattern, its
     literals (``NaN``, ``Infinity`` included), an object's keys as strings, ``:`` and ``,`` where
-    it wants them; it stops at the first place the stdlib raises ``JSONDecodeError``. Iterative,
-    so any depth is walked without recursion.
+    it wants them; it stops at the first place the stdlib raises. Iterative, so any depth is
+    walked without recursion.
     """
     n = len(s)
     stack: list[str] = []  # "[" or "{" for every open container
@@ -101,14 +102,14 @@ def levels_entered(s: str, stop_at: int = HERMES_NEVER_READS) -> int:
     while True:
         if want_value:
             if i >= n:
-                return deepest
+                return deepest, -1  # "Expecting value": raised once the scanner has unwound
             c = s[i]
             if c in "[{":
                 stack.append(c)
                 if len(stack) > deepest:
                     deepest = len(stack)
                     if deepest >= stop_at:
-                        return deepest
+                        return deepest, -1
                 i = _WS.match(s, i + 1).end()
                 closer = "]" if c == "[" else "}"
                 if s.startswith(closer, i):
@@ -116,26 +117,33 @@ def levels_entered(s: str, stop_at: int = HERMES_NEVER_READS) -> int:
                     i += 1
                     want_value = False
                     if not stack:
-                        return deepest
+                        return deepest, -1
                     continue
                 if c == "{":
                     if not s.startswith('"', i):
-                        return deepest  # "Expecting property name enclosed in double quotes"
+                        return deepest, len(stack)  # "Expecting property name enclosed in double quotes"
                     i = _string_end(s, i)
                     if i < 0:
-                        return deepest
+                        return deepest, len(stack)
                     i = _WS.match(s, i).end()
                     if not s.startswith(":", i):
-                        return deepest
+                        return deepest, len(stack)
                     i = _WS.match(s, i + 1).end()
                 continue  # the first value of the container
-            end = _string_end(s, i) if c == '"' else _scalar_end(s, i)
-            if end < 0:
-                return deepest
+            if c == '"':
+                end = _string_end(s, i)
+                if end < 0:
+                    return deepest, len(stack)  # the string scanner raises where it is
+            else:
+                end = _scalar_end(s, i)
+                if end < 0:
+                    # no value here: the C scanner signals StopIteration, and raw_decode raises
+                    # "Expecting value" once it has unwound (no frame at this depth)
+                    return deepest, -1
             i = end
             want_value = False
             if not stack:
-                return deepest  # the top-level value is complete (anything after is "Extra data")
+                return deepest, -1  # the top-level value is complete ("Extra data" needs no depth)
             continue
         # after a value inside a container
         i = _WS.match(s, i).end()
@@ -145,22 +153,44 @@ def levels_entered(s: str, stop_at: int = HERMES_NEVER_READS) -> int:
             stack.pop()
             i += 1
             if not stack:
-                return deepest
+                return deepest, -1
             continue
         if c != ",":
-            return deepest
+            return deepest, len(stack)
         i = _WS.match(s, i + 1).end()
         if top == "{":
             if not s.startswith('"', i):
-                return deepest
+                return deepest, len(stack)
             i = _string_end(s, i)
             if i < 0:
-                return deepest
+                return deepest, len(stack)
             i = _WS.match(s, i).end()
             if not s.startswith(":", i):
-                return deepest
+                return deepest, len(stack)
             i = _WS.match(s, i + 1).end()
         want_value = True
+
+
+def levels_entered(s: str, stop_at: int = HERMES_NEVER_READS) -> int:
+    """How many nested arrays/objects ``json.loads(s)`` enters before it returns or raises
+    (``[]`` enters one), counting no further than ``stop_at``."""
+    return _walk(s, stop_at)[0]
+
+
+# Raising JSONDecodeError from inside the C scanner calls the exception class (its ``__init__`` is
+# a Python function): on CPython 3.11 that takes 3 levels of the recursion budget beyond the open
+# containers (the call of the type, of its ``__init__`` slot, and the Python frame), measured and
+# pinned by tests/store/test_json_depth.py.
+RAISE_LEVELS = 3
+
+
+def levels_needed(s: str, stop_at: int = HERMES_NEVER_READS) -> int:
+    """The room in levels ``json.loads(s)`` needs not to raise ``RecursionError``: the levels it
+    enters, or :data:`RAISE_LEVELS` more than the containers open where the C scanner raises
+    ``JSONDecodeError`` itself (a bad string, a missing ``:`` or ``,``, a key that is not a
+    string), whichever is more. A missing value is not raised there (see :func:`_walk`)."""
+    deepest, open_at_error = _walk(s, stop_at)
+    return max(deepest, open_at_error + RAISE_LEVELS if open_at_error >= 0 else 0)
 
 
 def may_be_deep(text: str) -> bool:
@@ -175,10 +205,10 @@ def may_be_deep_bytes(data: bytes) -> bool:
 
 
 def hermes_verdict(line: str) -> tuple[str, int]:
-    """(:data:`ALWAYS`, :data:`NEVER` or :data:`UNSURE`, the levels entered) for one line."""
+    """(:data:`ALWAYS`, :data:`NEVER` or :data:`UNSURE`, the levels needed) for one line."""
     if not may_be_deep(line):
         return ALWAYS, 0
-    levels = levels_entered(line)
+    levels = levels_needed(line)
     if levels <= HERMES_ALWAYS_READS:
         return ALWAYS, levels
     return (NEVER if levels >= HERMES_NEVER_READS else UNSURE), levels
