@@ -17,9 +17,10 @@ path as an invalid UTF-8 byte, quirk 5 of spec §6.2). Measured on hermes' inter
 * hermes' own calls sit deeper, and at a depth that varies with the caller (the differential
   test's main-thread call of the interrupted-turn repair: 988 levels for
   ``_append_journaled_partial_output`` and 989 for the terminal-error check in the same repair;
-  a server request thread: fewer). A line entered **at most 900** levels deep is read alike by
-  every caller (hermes would need more than 95 frames above its reader to fail on it):
-  :data:`HERMES_ALWAYS_READS`;
+  a plain thread: 990 for a reader called straight from the thread's function; a server request
+  thread: fewer). A line needing **at most 900** levels is read alike by every caller (a caller
+  would need more than 93 frames beyond the shallowest one's to fail on it; hermes' call paths,
+  read from its source, hold a few dozen at most): :data:`HERMES_ALWAYS_READS`;
 * between the two (901-993 levels) whether hermes reads the line depends on how deep hermes' own
   stack happens to be: the inspector does not guess (the repairs refuse, saying why).
 
