@@ -3,7 +3,9 @@
 This module is the *hermes view* (spec run-journal-and-promotion §1.4, §1.7): the whole
 file decoded as UTF-8 (one bad byte makes the journal unreadable), split with
 ``str.splitlines()`` (so U+2028/U+2029/U+0085 inside a record tear it), non-object or
-unparseable lines skipped as malformed. The repairs read journals only through here, so
+unparseable lines skipped as malformed, and a line nested too deeply for ``json.loads`` failing
+the whole read (hermes catches only ``JSONDecodeError``: see :mod:`inspector.store.json_depth`
+and docs/hermes-journal-readers.md). The repairs read journals only through here, so
 they inherit hermes' quirks exactly. The raw, line-by-line view lives in
 :mod:`inspector.store.journal_raw`.
 """
