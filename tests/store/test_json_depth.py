@@ -215,3 +215,27 @@ def test_the_streaming_read_checks_a_deep_line_in_a_later_piece(monkeypatch) -> 
     assert info.value.line == 6
     with pytest.raises(JournalTooDeep):
         parse_journal_bytes(data)
+
+
+@pytest.mark.parametrize(
+    ("levels", "unreadable", "unsure"), [(900, False, False), (950, False, True), (1000, True, False)]
+)
+def test_the_raw_view_says_what_hermes_reads_of_a_journal_with_a_deep_line(
+    levels: int, unreadable: bool, unsure: bool
+) -> None:
+    """The line-by-line view (with and without its one-pass index) agrees with the readers:
+    994+ levels: hermes reads nothing of the file; 901-993: it may not; 900: an ordinary line."""
+    from inspector.store.journal_raw import RawJournal, index_journal
+
+    data = OK + _deep(levels, seq=2) + b"\n" + OK
+    index = index_journal(data)
+    for raw in (RawJournal(data), RawJournal(data, index=index)):
+        assert (raw.unreadable is not None) is unreadable and (raw.depth_unsure is not None) is unsure
+        assert raw.hermes_view() is None if (unreadable or unsure) else len(raw.hermes_view().events) == 3
+        lines = list(raw)
+        if unreadable:
+            assert all(line.dropped and "nested too deeply" in line.dropped for line in lines)
+            assert "this line" in lines[1].dropped and "line 2" in lines[0].dropped
+        else:
+            assert not any(line.dropped for line in lines)
+    assert index.stats["events"] == (0 if unreadable else 3)
