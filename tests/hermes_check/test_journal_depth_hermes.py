@@ -78,6 +78,16 @@ class S:
 for levels in (3, 1000):
     s = S(); s.messages = []; s.tool_calls = []
     out["recovers%d" % levels] = models._append_journaled_partial_output(s, journal(levels, "a%d" % levels))
+import api.turn_journal as tj
+tfolder = root / "_turn_journal"
+tfolder.mkdir(parents=True, exist_ok=True)
+(tfolder / "s2.jsonl").write_text(
+    '{"turn_id":"t","event":"submitted"}\n{"x":' + "[" * 998 + "]" * 998 + "}\n", encoding="utf-8"
+)
+try:
+    out["turn_journal"] = len(tj.read_turn_journal("s2", session_dir=root)["events"])
+except RecursionError:
+    out["turn_journal"] = "RecursionError"
 print(json.dumps(out))
 """
 
@@ -109,6 +119,8 @@ def test_hermes_reader_fails_on_the_whole_journal_past_the_levels_the_rule_names
     assert out["extra93"] == 2 and out["extra94"] == "RecursionError"
     # the repair's reader catches it as Exception: the journal's output ("hello") is not recovered
     assert out["recovers3"] is True and out["recovers1000"] is False
+    # hermes' turn-journal reader has the same JSONDecodeError-only catch: its audit fails
+    assert out["turn_journal"] == "RecursionError"
 
 
 @pytest.fixture(scope="module")

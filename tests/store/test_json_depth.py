@@ -239,3 +239,22 @@ def test_the_raw_view_says_what_hermes_reads_of_a_journal_with_a_deep_line(
         else:
             assert not any(line.dropped for line in lines)
     assert index.stats["events"] == (0 if unreadable else 3)
+
+
+@pytest.mark.parametrize(
+    ("levels", "error"),
+    [(900, None), (950, "depends on hermes itself"), (1000, "nested 994 or more levels deep")],
+)
+def test_a_turn_journal_line_too_deep_makes_hermes_reader_fail_like_its_other_errors(
+    levels: int, error
+) -> None:
+    """hermes' ``read_turn_journal`` has the same JSONDecodeError-only catch (its audit then
+    fails): the inspector's shard reader raises where hermes does, and refuses to guess in the band."""
+    from inspector.store.turn_journal import shard_audit_facts
+
+    data = b'{"turn_id":"t","event":"submitted","created_at":1}\n' + _deep(levels) + b"\n"
+    facts = shard_audit_facts(data, "s~1.jsonl")
+    if error is None:
+        assert facts["error"] is None and len(facts["events"]) == 2
+    else:
+        assert error in facts["error"] and "line 2" in facts["error"]
