@@ -22,12 +22,11 @@ from typing import Any
 
 from inspector.store.files import open_regular, read_regular
 from inspector.store.json_depth import (
-    HERMES_ALWAYS_READS,
     HERMES_NEVER_READS,
     NEVER,
     UNSURE,
     hermes_verdict,
-    may_be_deep,
+    may_be_deep_bytes,
 )
 from inspector.store.jsonfmt import fast_loads, orjson_safe
 
@@ -189,8 +188,9 @@ def _records_of(
     pieces = iter(pieces)
     for start, piece in pieces:
         text = _piece_text(start, piece)
-        safe = not exact_values or orjson_safe(bytes(piece) if isinstance(piece, memoryview) else piece)
-        deep = may_be_deep(text)
+        raw = bytes(piece) if isinstance(piece, memoryview) else piece
+        safe = not exact_values or orjson_safe(raw)
+        deep = may_be_deep_bytes(raw)
         lines = text.splitlines()
         for at, line in enumerate(lines):
             number += 1
@@ -242,10 +242,7 @@ def _raise_worst(
     look(lines)
     for text in texts:
         if isinstance(exc, JournalDepthUnsure):
-            if may_be_deep(text):
-                look(text.splitlines())
-            else:
-                number += len(text.splitlines())
+            look(text.splitlines())  # each line's own bracket count comes first: cheap
     raise exc
 
 
@@ -339,22 +336,13 @@ except ImportError:  # pragma: no cover - orjson is a declared dependency
 # One translate of a piece tells both what sends it to the exact path: every digit becomes "9"
 # (a run of 19 may be an integer orjson cannot keep exact), each one-byte line break other than
 # "\n" becomes "!", the last byte of the multi-byte ones (U+0085, U+2028, U+2029) becomes "#"
-# (a common continuation byte: then the three sequences themselves are looked for), "[" and "{"
-# become "[" (counted: a piece with enough of them may hold a line nested deeper than hermes
-# reads), the rest " ".
+# (a common continuation byte: then the three sequences themselves are looked for), the rest " ".
+# A piece with a line of more than 900 opening brackets also takes the text path (json_depth).
 _ONE_BYTE_BREAKS = b"\r\x0b\x0c\x1c\x1d\x1e"
 _BREAK_TAILS = b"\x85\xa8\xa9"
 _MULTI_BYTE_BREAKS = (b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
 _PIECE_MAP = bytes(
-    0x39
-    if 0x30 <= b <= 0x39
-    else 0x21
-    if b in _ONE_BYTE_BREAKS
-    else 0x23
-    if b in _BREAK_TAILS
-    else 0x5B
-    if b in b"[{"
-    else 0x20
+    0x39 if 0x30 <= b <= 0x39 else 0x21 if b in _ONE_BYTE_BREAKS else 0x23 if b in _BREAK_TAILS else 0x20
     for b in range(256)
 )
 _LONG_DIGITS = b"9" * 19
@@ -367,7 +355,7 @@ def _plain_piece(piece: bytes) -> bool:
     if _orjson_loads is None:
         return False
     scan = piece.translate(_PIECE_MAP)
-    if _LONG_DIGITS in scan or b"!" in scan or scan.count(b"[") > HERMES_ALWAYS_READS:
+    if _LONG_DIGITS in scan or b"!" in scan or may_be_deep_bytes(piece):
         return False  # (a piece that may hold a line nested too deeply: the text path checks it)
     at, looked = scan.find(b"#"), 0
     while at >= 0:
@@ -462,7 +450,7 @@ def _scan(
                 torn.extend(newlines + n for n in torn_line_numbers(text))
                 newlines += piece.count(b"\n")
             safe = orjson_safe(piece)
-            deep = may_be_deep(text)
+            deep = may_be_deep_bytes(piece)
             lines = text.splitlines()
             for at, line in enumerate(lines):
                 number += 1

@@ -43,7 +43,7 @@ from inspector.store.journal import (  # noqa: F401 - torn_line_numbers: also im
     stream_summary,
     torn_line_numbers,
 )
-from inspector.store.json_depth import HERMES_ALWAYS_READS, NEVER, UNSURE, hermes_verdict
+from inspector.store.json_depth import HERMES_ALWAYS_READS, NEVER, UNSURE, hermes_verdict, may_be_deep_bytes
 from inspector.store.jsonfmt import has_long_digit_run
 
 try:  # orjson only speeds up parsing; a line it rejects or might read differently goes to the stdlib
@@ -792,7 +792,7 @@ def depth_problem(data: bytes) -> tuple[str, int, bool] | None:
     (:mod:`inspector.store.json_depth`), else None. A line every reader fails on is named over
     an unsure one before it. Only lines with more opening brackets than the band's lower end are
     walked; most journals have none at all."""
-    if data.count(b"[") + data.count(b"{") <= HERMES_ALWAYS_READS:
+    if not may_be_deep_bytes(data):
         return None
     unsure: tuple[str, int, bool] | None = None
     for i, body in enumerate(data.split(b"\n")):

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.store.files import FileSnapshot
-from inspector.store.json_depth import NEVER, UNSURE, hermes_verdict, may_be_deep
+from inspector.store.json_depth import NEVER, UNSURE, hermes_verdict, may_be_deep_bytes
 from inspector.store.jsonfmt import fast_loads, loads_or_none, orjson_safe
 
 TURN_JOURNAL_DIR = "_turn_journal"
@@ -130,7 +130,7 @@ def _parse_shard(data: bytes, name: str, journal: TurnJournal) -> None:
             f"turn journal {name} is not valid UTF-8 (byte {exc.start}); hermes fails reading it"
         ) from exc
     safe = orjson_safe(data)  # checked once for the whole shard
-    deep = may_be_deep(text)
+    deep = may_be_deep_bytes(data)
     for line_no, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
             continue
