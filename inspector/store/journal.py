@@ -63,8 +63,8 @@ class JournalDepthUnsure(JournalUnreadable):
         self.line, self.levels = line, levels
         super().__init__(
             f"line {line} is nested {levels} levels deep: whether hermes can read it depends on "
-            "hermes itself (it reads up to about 990 levels, fewer when busy), so what hermes "
-            "would recover from this journal cannot be known"
+            "hermes itself (it reads up to 993 levels, fewer from deeper inside its own code), so "
+            "what hermes would recover from this journal cannot be known"
         )
 
 
@@ -451,8 +451,8 @@ def _scan(
                 newlines += piece.count(b"\n")
             safe = orjson_safe(piece)
             deep = may_be_deep_bytes(piece)
-            lines = text.splitlines()
-            for at, line in enumerate(lines):
+            text_lines = text.splitlines()
+            for at, line in enumerate(text_lines):
                 number += 1
                 if line.strip():
                     if deep:
@@ -460,7 +460,8 @@ def _scan(
                             check_line_depth(line, number)
                         except (JournalTooDeep, JournalDepthUnsure) as exc:
                             rest = ((s, data[s:e]) for s, e, _ in pieces_after(end))
-                            _raise_worst(exc, number, lines[at + 1 :], (_piece_text(*p) for p in rest))
+                            texts = (_piece_text(*p) for p in rest)
+                            _raise_worst(exc, number, text_lines[at + 1 :], texts)
                     obj = _text_line(line, safe)
                     yield number, (line if obj is None else None), obj
             continue
