@@ -49,6 +49,29 @@ def peak_rss_mb() -> float | None:
         return None
 
 
+def tree_cpu_s() -> float | None:
+    """CPU time (user + system) of this process and of the window's child processes (each with
+    the children it waited for: the copies a catalogue forks), in seconds; None without /proc.
+    Read at two moments, the difference is the work of the whole process tree in between, which
+    a loaded machine changes less than the wall time. A detached writer (the fact cache a first
+    open leaves) is nobody's waited-for child and is not counted: it is off the clock too."""
+    try:
+        from inspector.jobs.pool import worker_pids
+    except ImportError:
+        worker_pids = list
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for pid in ["self", *map(str, worker_pids())]:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            if pid == "self":
+                return None
+            continue
+        total += sum(int(v) for v in fields[11:15]) / tick  # utime stime cutime cstime
+    return total
+
+
 def _home(path: str):
     from inspector.home import locate_home
 
@@ -367,7 +390,10 @@ def _gui_list_window(app, window_cls, home, args) -> dict:
         return not complete or getattr(win, "catalogue", None) is not None
 
     probe = PaintProbe(win.table, ready)
+    cpu: dict[str, float | None] = {}
+    probe.on_paint = lambda: cpu.update(shown=tree_cpu_s())
     meter.start()
+    cpu["start"] = tree_cpu_s()
     t0 = time.perf_counter()
     win.open_home(home)
     _run_loop(lambda: probe.painted_at is not None)
@@ -389,6 +415,12 @@ def _gui_list_window(app, window_cls, home, args) -> dict:
         "path": "window",
         "health": health,
         "rss_shown_mb": rss_shown,
+        # CPU of the window and its children from open_home() to that paint
+        "cpu_shown_s": (
+            round(cpu["shown"] - cpu["start"], 3)
+            if cpu.get("shown") is not None and cpu.get("start") is not None
+            else None
+        ),
         **meter.result(),
     }
 

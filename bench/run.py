@@ -52,6 +52,7 @@ class Spec:
     variant: str = "fresh"
     group: str = ""
     cold: bool = False  # without the inspector's fact cache (HERMES_INSPECTOR_NO_CACHE=1): a first open
+    first: bool = False  # an empty state folder of its own each run: a first open that leaves its cache
 
 
 def specs(quick: bool = False) -> list[Spec]:
@@ -93,6 +94,14 @@ def specs(quick: bool = False) -> list[Spec]:
             "   2. without the fact cache (first open)",
             ["gui_list", "--stage", "complete"],
             cold=True,
+            group="gui",
+        ),
+        Spec(
+            "catalogue.first",
+            "   2. first open (empty state folder)",
+            ["gui_list", "--stage", "complete"],
+            target_s=1.0,  # issue 18 (10,000 sessions; 4 s at 50,000)
+            first=True,
             group="gui",
         ),
         Spec("audit.cold", "   3. without the fact cache (first run)", ["cli-audit"], cold=True),
@@ -174,7 +183,9 @@ class Result:
             ok = [r for r in self.runs if r.get("ok")]
             shown = [r["rss_shown_mb"] for r in ok if r.get("rss_shown_mb") is not None]
             settled = [r["seconds"]["settled"] for r in ok if "settled" in r.get("seconds", {})]
+            cpu = [r["cpu_shown_s"] for r in ok if r.get("cpu_shown_s") is not None]
             out["detail"] = {
+                "cpu_shown_s": statistics.median(cpu) if cpu else None,
                 "rss_when_shown_mb": max(shown) if shown else None,
                 "settled_s": statistics.median(settled) if settled else None,
                 "rows": ok[0].get("rows") if ok else None,
@@ -265,9 +276,25 @@ def compile_bytecode() -> None:
     )
 
 
-def run_worker(args: list[str], home: Path, cold: bool = False) -> dict:
+def run_worker(args: list[str], home: Path, cold: bool = False, first: bool = False) -> dict:
+    """``first``: with an empty state folder of its own (no fact cache yet: a first open), which
+    is removed afterwards, once the cache the run leaves is written (outside the clock)."""
+    if first:
+        from against import settle
+
+        state = Path(tempfile.mkdtemp(prefix="bench-inspector-first-"))
+        try:
+            run = _run_worker(args, home, cold, HERMES_INSPECTOR_STATE_DIR=str(state))
+            settle(state, timeout=20.0)
+            return run
+        finally:
+            shutil.rmtree(state, ignore_errors=True)
+    return _run_worker(args, home, cold)
+
+
+def _run_worker(args: list[str], home: Path, cold: bool = False, **extra: str) -> dict:
     cmd = [PYTHON, str(BENCH / "measure.py"), *args, "--home", str(home)]
-    env = worker_env(cold, QT_QPA_PLATFORM="offscreen", BENCH_FAST_EXIT="1")
+    env = worker_env(cold, QT_QPA_PLATFORM="offscreen", BENCH_FAST_EXIT="1", **extra)
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=MEASURE_TIMEOUT, env=env, cwd=ROOT)
     except subprocess.TimeoutExpired:
@@ -351,14 +378,14 @@ def measure(home: Path, repeat: int, only: set[str] | None, quick: bool, log) ->
         if only and not any(spec.id.startswith(o) for o in only):
             continue
         target_home = generate.ensure_variant(home, spec.variant)
-        key = (tuple(spec.worker), spec.variant, spec.cold)
+        key = (tuple(spec.worker), spec.variant, spec.cold, spec.first)
         if key not in worker_cache:
             runs = []
             for i in range(repeat):
                 if spec.worker == ["cli-audit"]:
                     run = run_audit(target_home, reference, spec.cold)
                 else:
-                    run = run_worker(spec.worker, target_home, spec.cold)
+                    run = run_worker(spec.worker, target_home, spec.cold, spec.first)
                 runs.append(run)
                 log(
                     f"  {spec.id} run {i + 1}/{repeat}: "
@@ -367,6 +394,9 @@ def measure(home: Path, repeat: int, only: set[str] | None, quick: bool, log) ->
                         if run.get("ok")
                         else f"ERROR {run.get('error')}"
                     )
+                    + (f", CPU {run['cpu_shown_s']:.2f} s" if run.get("cpu_shown_s") is not None else "")
+                    + (f", stall {run['stall_ms']:.0f} ms" if run.get("stall_ms") is not None else "")
+                    + f", load {os.getloadavg()[0]:.1f}"
                 )
             if spec.worker == ["cli-audit"]:
                 shas = {r.get("sha256") for r in runs if r.get("ok")}
@@ -610,6 +640,10 @@ def main(argv: list[str] | None = None) -> int:
         help="with --against-hermes: state.db rows without a sidecar for the materialize figure",
     )
     args = ap.parse_args(argv)
+    if (
+        args.home_dir is not None
+    ):  # hermes runs in another working folder: a relative path would name nothing there
+        args.home_dir = args.home_dir.resolve()
     if args.against_hermes is not None:
         try:
             against.check_checkout(args.against_hermes)

@@ -31,7 +31,6 @@ from inspector.store.journal import (
     JournalTooDeep,
     JournalTooLarge,
     JournalUnreadable,
-    dropped_lines,
     is_valid_journal_id,
     open_run_facts,
     stream_summary,
@@ -46,6 +45,7 @@ from inspector.store.scan import (
     SessionDirScan,
     cached_file_facts,
     can_fork,
+    journal_dropped_lines,
 )
 from inspector.store.sidecar import runs_owned_elsewhere
 from inspector.store.turn_journal import turn_journal_session_ids
@@ -178,6 +178,9 @@ def _catalogue(
     # The same copy then reads every run journal once (the journal findings of the audit command,
     # and for the list which journals hold output no terminal record ended), so that work, a
     # quarter of a first open, runs beside the sidecars too.
+    # _index.json is read once, here, before the copy is forked: hermes' audit in the copy and the
+    # catalogue here both take its facts (each parsed it until 2026-12-01).
+    scan.index_facts()
     pending = _start_audit_aside(home, scan, with_hermes_audit, while_waiting is not None)
     texts_for = {f"{sid}.json" for sid in turn_journal_session_ids(home.session_dir, scan)}
     scan.prefetch(scan.live_names() + scan.bak_names(), texts_for)
@@ -206,6 +209,12 @@ def _audit_job(
     looked at, for this process's cache."""
     audit = error = None
     if with_hermes_audit:
+        # the sidecars hermes' audit reads (each one with a .bak and it, those with a turn
+        # journal for their user texts), read in one quick pass rather than one full parse each
+        texts = {f"{sid}.json" for sid in turn_journal_session_ids(home.session_dir, scan)}
+        baks = set(scan.bak_names())
+        pairs = [m for n in scan.live_names() if n + ".bak" in baks for m in (n, n + ".bak")]
+        scan.read_ahead(pairs + sorted(texts - set(pairs)), texts)
         audit, error = hermes_audit(home, scan)
     findings = _journals_aside(home.session_dir, scan.cache, with_journal_findings)
     facts = {}
@@ -397,7 +406,7 @@ def _streamed_facts(path: Path) -> dict:
 
 def _dropped_line_facts(data: bytes) -> dict:
     try:
-        count, first = dropped_lines(data)
+        count, first = journal_dropped_lines(data)
     except (JournalTooDeep, JournalDepthUnsure) as exc:
         return {"unreadable": str(exc), "too_deep": True, "malformed": 0, "first": None}
     except JournalUnreadable as exc:

@@ -28,6 +28,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +91,16 @@ class FileChange:
             return "delete"
         return "modify"
 
+    # The preview, the write's checks, its log entry and its temp sweep each name these; a
+    # home-wide write hashes its 22 MB index and a thousand new sidecars once, not four times.
+    @cached_property
+    def sha256_before(self) -> str | None:
+        return sha256_hex(self.before) if self.before is not None else None
+
+    @cached_property
+    def sha256_after(self) -> str | None:
+        return sha256_hex(self.after) if self.after is not None else None
+
 
 @dataclass
 class Plan:
@@ -120,8 +131,8 @@ class Plan:
                 {
                     "path": str(c.path),
                     "kind": c.kind,
-                    "sha256_before": sha256_hex(c.before) if c.before is not None else None,
-                    "sha256_after": sha256_hex(c.after) if c.after is not None else None,
+                    "sha256_before": c.sha256_before,
+                    "sha256_after": c.sha256_after,
                     **({"diff": file_diff(c)} if diff else {}),
                 }
                 for c in self.changes
@@ -189,8 +200,10 @@ def _common_edges(before: list[str], after: list[str]) -> tuple[int, int]:
 
 
 def _shift_hunk(line: str, offset: int) -> str:
+    if not offset:
+        return line
     m = _HUNK.match(line)
-    if not m or not offset:
+    if not m:
         return line
     a, a_len, b, b_len = m.groups()
     # a zero-length side is numbered from the line before it; shifting keeps that convention
@@ -209,9 +222,28 @@ def file_diff(change: FileChange, context: int = 3) -> str:
     decoded and split (:func:`_file_diff_bytes`): the 22 MB index of a home-wide write is never
     turned into two lists of 700,000 strings (170 MB) to show a few hunks.
     """
+    if change.before is None and change.after and change.after.count(b"\n") < DIFF_ALIGN_LIMIT:
+        return _created_file_diff(change)
     if _lf_only(change.before) and _lf_only(change.after):
         return _file_diff_bytes(change, context)
     return _file_diff_lines(change, context)
+
+
+def _created_file_diff(change: FileChange) -> str:
+    """:func:`_file_diff_lines` of a new file that is not empty: every line added, in one hunk
+    (difflib's only one for an empty "before"), written here directly (a materialize of 1,000
+    rows previews 1,000 new sidecars). Past DIFF_ALIGN_LIMIT lines, the coarse listing as before.
+    Only for files with fewer ``\\n`` than that (a bigger one, e.g. a new 22 MB index, is never
+    split into lines whole: :func:`_file_diff_bytes` counts its lines on the bytes)."""
+    after = _text_lines(change.after)
+    b = f"b/{change.path.name}"
+    n = len(after)
+    if n > DIFF_ALIGN_LIMIT:
+        return _coarse_diff("/dev/null", b, 0, [], after[:COARSE_SHOWN], 0, n)
+    head = f"--- /dev/null\n+++ {b}\n@@ -0,0 +{'1' if n == 1 else f'1,{n}'} @@\n"
+    return head + "".join(
+        f"+{x}" if x.endswith("\n") else f"+{x}\n\\ No newline at end of file\n" for x in after
+    )
 
 
 def _file_diff_lines(change: FileChange, context: int = 3) -> str:
@@ -240,7 +272,22 @@ def _unified(a: str, b: str, start: int, mid_before: list[str], mid_after: list[
 
 
 def _lf_only(data: bytes | None) -> bool:
-    return data is None or not any(sep in data for sep in OTHER_LINE_BREAKS)
+    """Whether ``data`` breaks lines at ``\\n`` only (no byte sequence of OTHER_LINE_BREAKS in it).
+
+    Searched first in what is left of the bytes without the ASCII ones that are no line break
+    (one pass; in a 22 MB index a few KB remain): every separator is either kept whole there
+    or made of non-ASCII bytes only, so none is missed; one found there (it may straddle a
+    removed byte) is looked for again in the bytes themselves. Three searches of multi-byte
+    separators over the whole text cost four times as much (many ``\\xe2\\x80`` of quotes)."""
+    if data is None:
+        return True
+    rest = data.translate(None, _NOT_BREAKS)
+    return not any(sep in rest for sep in OTHER_LINE_BREAKS) or not any(
+        sep in data for sep in OTHER_LINE_BREAKS
+    )
+
+
+_NOT_BREAKS = bytes(b for b in range(0x80) if bytes([b]) not in OTHER_LINE_BREAKS)
 
 
 def _common_prefix(x: memoryview, y: memoryview) -> int:
@@ -464,7 +511,7 @@ def check_fingerprints(plan: Plan) -> list[str]:
                 changed.append(f"{c.path} now exists (it did not when the preview was made)")
         elif now is None:
             changed.append(f"{c.path} was removed since the preview")
-        elif sha256_hex(now) != sha256_hex(c.before):
+        elif sha256_hex(now) != c.sha256_before:
             changed.append(f"{c.path} changed since the preview")
     return changed
 
@@ -629,19 +676,24 @@ def current_umask() -> int:
         return _UMASK[0]
 
 
-def _attributes(change: FileChange) -> tuple[int, int | None, int | None]:
+def _attributes(change: FileChange, umask: int | None = None) -> tuple[int, int | None, int | None]:
     """(mode, uid, gid) the written file gets: those of the file it replaces, else hermes' own.
 
     A new file gets ``new_mode`` when the plan sets one (undo re-creating a file), else what
     hermes' writers produce: 0666 minus the umask. Run as root, a new file belongs to the
-    owner of its folder, so the user's hermes can still read and rewrite it.
+    owner of its folder, so the user's hermes can still read and rewrite it. ``umask``: the
+    process's, when the caller read it already (once for a write of many files).
     """
     try:
         st = os.lstat(change.path)
         return stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid
     except OSError:
         pass
-    mode = change.new_mode if change.new_mode is not None else 0o666 & ~current_umask()
+    mode = (
+        change.new_mode
+        if change.new_mode is not None
+        else 0o666 & ~(current_umask() if umask is None else umask)
+    )
     if portable.euid() == 0:
         try:
             pst = os.stat(change.path.parent)
@@ -784,10 +836,8 @@ def _stage(
     data: bytes,
     attributes: tuple[int, int | None, int | None],
     xattrs: dict[str, bytes] | None = None,
-    sync: bool = True,
 ) -> Path:
-    """Write ``data`` to a fsynced temp file beside ``target`` with the given (mode, uid, gid) and xattrs
-    (``sync=False``: not fsynced yet; the caller does it, see :func:`_fsync_staged`)."""
+    """Write ``data`` to a fsynced temp file beside ``target`` with the given (mode, uid, gid) and xattrs."""
     target.parent.mkdir(parents=True, exist_ok=True)
     mode, uid, gid = attributes
     tmp = _temp_name(target)
@@ -801,8 +851,7 @@ def _stage(
             portable.fchmod(fd, mode)
             if xattrs:  # after the mode: an ACL sets the group bits itself
                 _put_xattrs(fd, target, xattrs)
-            if sync:
-                os.fsync(fd)
+            os.fsync(fd)
         finally:
             os.close(fd)
     except BaseException:
@@ -1287,8 +1336,8 @@ def _file_entry(change: FileChange, backup: str | None) -> dict:
     entry = {
         "path": str(change.path),
         "kind": change.kind,
-        "sha256_before": sha256_hex(change.before) if change.before is not None else None,
-        "sha256_after": sha256_hex(change.after) if change.after is not None else None,
+        "sha256_before": change.sha256_before,
+        "sha256_after": change.sha256_after,
         "backup": backup,
         "mode": mode,
     }
@@ -1544,20 +1593,18 @@ def _apply_locked(plan: Plan, log: WriteLog, clock_now: float | None) -> WriteRe
             [c.path for c in plan.changes],
             log,
             known={
-                str(c.path): {sha256_hex(x) for x in (c.before, c.after) if x is not None}
+                str(c.path): {x for x in (c.sha256_before, c.sha256_after) if x is not None}
                 for c in plan.changes
             },
         )
-        sync_each = sum(1 for c in plan.changes if c.after is not None) < PARALLEL_FSYNC_MIN
-        for change in plan.changes:
-            current = change.path
-            tmp = None
-            if change.after is not None:
-                xattrs = read_xattrs(change.path) if change.before is not None else change.new_xattrs
-                tmp = _stage(change.path, change.after, _attributes(change), xattrs, sync=sync_each)
-            slots.append(_Slot(change, tmp, _identity(tmp) if tmp is not None else None))
-        if not sync_each:
-            failed = _fsync_staged([(s.change.path, s.tmp) for s in slots if s.tmp is not None])
+        if sum(1 for c in plan.changes if c.after is not None) < PARALLEL_FSYNC_MIN:
+            for change in plan.changes:
+                current = change.path
+                tmp = _stage_change(change) if change.after is not None else None
+                slots.append(_Slot(change, tmp, _identity(tmp) if tmp is not None else None))
+        else:
+            staged, failed = _stage_side_by_side(plan.changes)
+            slots.extend(_Slot(c, tmp, _identity(tmp) if tmp is not None else None) for c, tmp in staged)
             if failed is not None:
                 current = failed[0]
                 raise failed[1]
@@ -1664,31 +1711,38 @@ def _tidy_leftovers(slots: list[_Slot], log: WriteLog) -> None:
                 os.unlink(leftover)
 
 
-PARALLEL_FSYNC_MIN = 32  # staged files from which their fsyncs run side by side (a materialize of 1,000 rows)
+PARALLEL_FSYNC_MIN = 32  # staged files from which they are written and fsynced side by side (a materialize)
 _FSYNC_THREADS = 8
 
 
-def _fsync_staged(staged: list[tuple[Path, Path]]) -> tuple[Path, BaseException] | None:
-    """fsync every staged temp file (``(target, temp)`` pairs), several at a time: one after the other,
-    a thousand new sidecars cost a thousand journal commits, while concurrent ones share commits. All
-    are on disk before any is swapped in, as with one fsync per staged file. Returns the first failing
-    file in plan order with its error (None when all are on disk)."""
+def _stage_change(change: FileChange, umask: int | None = None) -> Path:
+    """:func:`_stage` of ``change``'s new bytes with the attributes and xattrs it is to have."""
+    xattrs = read_xattrs(change.path) if change.before is not None else change.new_xattrs
+    return _stage(change.path, change.after, _attributes(change, umask), xattrs)
+
+
+def _stage_side_by_side(
+    changes: list[FileChange],
+) -> tuple[list[tuple[FileChange, Path | None]], tuple[Path, BaseException] | None]:
+    """Stage (write and fsync) every change with new bytes, several at a time: one after the other, a
+    thousand new sidecars cost a thousand waits on the disk (creating, writing, then a journal
+    commit each), while concurrent ones overlap and share commits. The pool is done with all of
+    them before this returns, so every staged file is on disk before any is swapped in, as with
+    one staged file at a time. Returns each change with its temp file (None: no new bytes, or its
+    staging failed and left nothing) and the first failure in plan order with its error."""
     from concurrent.futures import ThreadPoolExecutor
 
-    def sync(tmp: Path) -> None:
-        fd = os.open(tmp, os.O_RDONLY | portable.O_BINARY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-    with ThreadPoolExecutor(max_workers=_FSYNC_THREADS, thread_name_prefix="inspector-fsync") as pool:
-        futures = [(target, pool.submit(sync, tmp)) for target, tmp in staged]
-    for target, future in futures:
-        error = future.exception()
-        if error is not None:
-            return target, error
-    return None
+    umask = current_umask()  # read once (Linux: from /proc), not once per new file
+    with ThreadPoolExecutor(max_workers=_FSYNC_THREADS, thread_name_prefix="inspector-stage") as pool:
+        futures = [pool.submit(_stage_change, c, umask) if c.after is not None else None for c in changes]
+    staged: list[tuple[FileChange, Path | None]] = []
+    failed: tuple[Path, BaseException] | None = None
+    for change, future in zip(changes, futures, strict=True):
+        error = future.exception() if future is not None else None
+        if error is not None and failed is None:
+            failed = (change.path, error)
+        staged.append((change, future.result() if future is not None and error is None else None))
+    return staged, failed
 
 
 def _discard(slots: list[_Slot]) -> None:

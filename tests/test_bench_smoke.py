@@ -101,6 +101,7 @@ def test_runner_reports_every_figure(tmp_path):
         "first_rows.noindex",
         "first_rows.stale",
         "catalogue",
+        "catalogue.first",
         "audit",
         "journal.first",
         "journal.indexed",
@@ -124,6 +125,8 @@ def test_runner_reports_every_figure(tmp_path):
         assert row["median_s"] is not None, row["id"]
         if row["id"] != "gui_stall":
             assert row["runs"] == 1, row["id"]
+    first = next(r for r in report["rows"] if r["id"] == "catalogue.first")
+    assert first["detail"]["cpu_shown_s"] > 0  # the window and its children worked until the paint
     audit = next(r for r in report["rows"] if r["id"] == "audit")
     assert audit["errors"] == [] and audit["median_s"] is not None
     assert audit["peak_rss_mb"] is not None

@@ -85,7 +85,7 @@ def test_the_classifiers_name_the_three_systems_and_the_dependencies_have_wheels
     names = {
         d.split(">")[0].split("<")[0].split(";")[0].strip() for d in PYPROJECT["project"]["dependencies"]
     }
-    assert names == {"PySide6-Essentials", "orjson", "platformdirs", "psutil"}
+    assert names == {"PySide6-Essentials", "orjson", "msgspec", "platformdirs", "psutil"}
     minor = int(PYPROJECT["project"]["requires-python"].removeprefix(">=3."))
     assert f"Programming Language :: Python :: 3.{minor}" in classifiers
 

@@ -78,3 +78,42 @@ def test_a_big_index_change_shows_only_its_middle():
     diff = file_diff(FileChange(Path("/x/_index.json"), before, after))
     assert diff == planmod._file_diff_lines(FileChange(Path("/x/_index.json"), before, after))
     assert diff.count("\n") == 10 and '+  {"session_id": "new"},' in diff  # 3 lines each side of one added
+
+
+BREAKS = st.sampled_from(
+    [b"a", b"\n", b"\r", b"\r\n", b"\x85", b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9", b"\x0b", b"\x0c"]
+    + [b"\x1c", b"\xff", b" ", b'"', b"{", b"\xe2\x82"]
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    parts=st.lists(BREAKS, min_size=1, max_size=14),
+    context=st.integers(0, 4),
+    limit=st.sampled_from([2, 5, 20_000]),
+)
+def test_a_created_file_is_previewed_as_difflib_adds_its_lines(parts, context, limit):
+    """Rule: the preview of a new file (a materialize writes a thousand) is written directly, and is
+    the diff made on the decoded lines, whatever line breaks the file holds."""
+    change = FileChange(Path("/x/s.json"), None, b"".join(parts))
+    saved = planmod.DIFF_ALIGN_LIMIT
+    planmod.DIFF_ALIGN_LIMIT = limit
+    try:
+        assert file_diff(change, context) == planmod._file_diff_lines(change, context)
+    finally:
+        planmod.DIFF_ALIGN_LIMIT = saved
+
+
+@settings(max_examples=800, deadline=None)
+@given(
+    st.lists(
+        st.one_of(BREAKS, st.sampled_from([b"\xc2", b"\x85", b"\xe2", b"\x80", b"\xa8", b"\xa9"])),
+        max_size=12,
+    )
+)
+def test_lf_only_finds_every_other_line_break(parts):
+    """Rule: the quick search for line breaks other than ``\\n`` (on the bytes left without plain ASCII)
+    answers as a search of every separator in the whole text, also where removed bytes sat between
+    the bytes of one."""
+    data = b"".join(parts)
+    assert planmod._lf_only(data) == (not any(sep in data for sep in planmod.OTHER_LINE_BREAKS))

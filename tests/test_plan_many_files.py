@@ -1,10 +1,11 @@
-"""Rule: a write of many files (a materialize of a thousand rows) fsyncs its staged files side by side,
+"""Rule: a write of many files (a materialize of a thousand rows) writes and fsyncs its staged files side by side,
 and still has every one of them on disk before the first is swapped in; one that cannot be synced
 stops the write with nothing written, named in the error."""
 
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -56,6 +57,8 @@ def test_every_staged_file_is_synced_before_the_first_swap(tmp_path, monkeypatch
     first_place = next(i for i, (kind, name) in enumerate(events) if kind == "place" and name.startswith("s"))
     assert all(kind == "fsync" for kind, _ in events[: len(paths)]) and first_place >= len(paths)
     assert not [p for p in paths[0].parent.iterdir() if ".tmp." in p.name]
+    # hermes' mode for a new file, the umask read once for the whole write
+    assert {stat.S_IMODE(p.stat().st_mode) for p in paths} == {0o666 & ~planmod.current_umask()}
 
 
 def test_a_file_that_cannot_be_synced_stops_the_write_with_nothing_written(tmp_path, monkeypatch):

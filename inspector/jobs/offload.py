@@ -11,15 +11,19 @@ No Qt here: the child imports only the core.
 
 from __future__ import annotations
 
+import os
+import threading
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
+from inspector import portable
 from inspector.gcpause import gc_paused
 from inspector.jobs import pool
 from inspector.jobs.pool import Resume
-from inspector.present.rows import ROW_FIELDS, FlatFinding, FlatRow, ListRow, flat_finding, flat_row
+from inspector.present.rows import ROW_FIELDS, FlatFinding, FlatRow, flat_finding, flat_row
 
-PROFILE, ATTENTION = ROW_FIELDS.index("profile"), ROW_FIELDS.index("needs_attention")
+T = TypeVar("T")
+PROFILE, ATTENTION, ACTIVITY = (ROW_FIELDS.index(n) for n in ("profile", "needs_attention", "last_activity"))
 
 
 class CatalogueResult(NamedTuple):
@@ -59,40 +63,106 @@ def catalogue_job(
     """In the child: the catalogue, with what the window would otherwise work out over every
     row on its own thread: its rows in the list's order (``sort``: column and descending, as
     ``present.columns.sorted_rows`` takes them; None: newest first), how many need attention,
-    which profiles they have; every row a flat record."""
+    which profiles they have; every row a flat record.
+
+    Everything here after the catalogue is in is on the way to the list's first complete paint,
+    so it is one pass over the rows and one sort: the rows are flattened as they are, sorted
+    once as flat records (no ListRow made, no second sort newest-first first), and the session
+    to show first is picked without sorting them (``first_needing_attention``). The fact cache
+    is written by a detached copy of this child (``FactCache.save(background=True)``: 8 MB of
+    JSON at 10,000 sessions), not before the rows are sent."""
     from inspector.home import check_readable
     from inspector.load import load_catalogue
-    from inspector.present.columns import sorted_rows
+    from inspector.present.columns import sorted_records
     from inspector.present.session_data import first_needing_attention
 
     check_readable(home)
-    cat = load_catalogue(home, now=now)
+    cat = load_catalogue(home, now=now, save_in_background=True)
     check()
-    records = [flat_row(r) for r in cat.sorted_rows()]  # newest first
-    if sort is not None:
-        by_id = {f[0]: f for f in records}
-        records = [by_id[r.session_id] for r in sorted_rows([ListRow(f) for f in records], *sort)]
-    return CatalogueResult(
-        records,
-        first_needing_attention(home, cat),
-        sum(1 for f in records if f[ATTENTION]),
-        list(dict.fromkeys(f[PROFILE] for f in records)),
-        [flat_finding(f) for f in cat.home_findings],
-    )
+    with gc_paused():
+        records = [flat_row(r) for r in cat.rows.values()]
+        if sort is None or _any_nan_activity(records):
+            # newest first: Catalogue.sorted_rows()'s order (its sort is stable: the same input
+            # order, the same key); with a NaN time it is also the order the list's sort starts from
+            records.sort(key=_newest_first_key)
+        if sort is not None:
+            records = sorted_records(records, *sort)
+        return CatalogueResult(
+            records,
+            first_needing_attention(home, cat),
+            sum(1 for f in records if f[ATTENTION]),
+            list(dict.fromkeys(f[PROFILE] for f in records)),
+            [flat_finding(f) for f in cat.home_findings],
+        )
+
+
+def _newest_first_key(record: FlatRow) -> float:
+    """``catalogue.newest_first``'s sort key, of a flat record."""
+    return -(record[ACTIVITY] or 0.0)
+
+
+def _any_nan_activity(records: list[FlatRow]) -> bool:
+    for record in records:
+        value = record[ACTIVITY]
+        if value != value:
+            return True
+    return False
 
 
 @pool.flat
 def quick_rows_job(session_dir, check: Callable[[], None] = lambda: None) -> list[FlatRow]:
     """In the child: :func:`inspector.quickscan.quick_rows` of every sidecar (the window's quick
     look at a home whose health check takes long: 10,000 files' first bytes, read and parsed in
-    the window's own process, would hold its GIL, and its garbage collector, for most of a second)."""
+    the window's own process, would hold its GIL, and its garbage collector, for most of a second).
+
+    It runs at idle priority (:func:`at_idle_priority`): it is asked for while the complete
+    catalogue is still being worked out, and on two cores the catalogue's three processes use
+    them both; taking a share of them (2 s of CPU at 50,000 sessions) would only make the
+    complete list later. Where a core is free it runs at once."""
     from inspector.quickscan import quick_batches
 
-    rows: list[FlatRow] = []
-    with gc_paused():
-        for batch in quick_batches(session_dir, check=check):
-            rows += map(flat_row, batch)
-    return rows
+    def work() -> list[FlatRow]:
+        rows: list[FlatRow] = []
+        with gc_paused():
+            for batch in quick_batches(session_dir, check=check):
+                rows += map(flat_row, batch)
+        return rows
+
+    return at_idle_priority(work)
+
+
+def at_idle_priority(fn: Callable[[], T]) -> T:
+    """``fn()`` in a thread of its own that the system runs only on a CPU nothing else wants
+    (Linux ``SCHED_IDLE``, a policy any user may lower a thread of their own to; the thread
+    ends with ``fn``, the process keeps its priority), in a child of the pool only: a starved
+    thread holding the window's GIL would stall the window. Elsewhere (and on the paths macOS and
+    Windows take, ``portable.FORCED``) ``fn()`` as it is."""
+    if not (
+        pool.in_child()
+        and portable.system() == portable.LINUX
+        and hasattr(os, "sched_setscheduler")
+        and hasattr(os, "SCHED_IDLE")
+    ):
+        return fn()
+    outcome: list = []
+
+    def run() -> None:
+        try:
+            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))  # 0: this thread (Linux)
+        except OSError:
+            pass  # not allowed here: the work still runs, at the process's priority
+        try:
+            outcome.append((True, fn()))
+        except BaseException as exc:  # noqa: BLE001 - raised again in the calling thread
+            outcome.append((False, exc))
+
+    thread = threading.Thread(target=run, name="idle-priority", daemon=True)
+    thread.start()
+    thread.join()
+    ok, value = outcome[0]
+    if not ok:
+        raise value
+    return value
 
 
 def quick_rows_offloaded(session_dir, check: Callable[[], None] = lambda: None) -> Resume:

@@ -258,6 +258,12 @@ def in_process() -> bool:
     return os.environ.get(IN_PROCESS_ENV) == "1"
 
 
+def in_child() -> bool:
+    """Whether this process is one of the pool's children (not the window, not a test running a
+    job's function itself)."""
+    return _child_flags is not None
+
+
 def worker_pids() -> list[int]:
     """The children's process ids (for measurements)."""
     with _lock:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from inspector.present.rows import ListRow
+from inspector.present.rows import ROW_FIELDS, FlatRow, ListRow
 
 _HEALTH_RANK = {"ok": 0, "info": 1, "warning": 2, "error": 3}
 
@@ -49,3 +49,47 @@ def sort_key(row: ListRow, col: int) -> Any:
 def sorted_rows(rows: list[ListRow], column: int, descending: bool) -> list[ListRow]:
     """``rows`` in the order the list shows them when sorted by ``column``."""
     return sorted(rows, key=lambda r: (sort_key(r, column), r.session_id), reverse=descending)
+
+
+_ID, _TITLE, _PROFILE, _WHERE, _SIDECAR_MSGS, _STATE_DB_MSGS, _ACTIVITY, _HEALTH, _PROBLEM = (
+    ROW_FIELDS.index(name)
+    for name in (
+        "session_id",
+        "title",
+        "profile",
+        "where",
+        "sidecar_messages",
+        "state_db_messages",
+        "last_activity",
+        "health",
+        "problem",
+    )
+)
+
+
+def _record_key(column: int):
+    """:func:`sort_key` of a flat record (:data:`inspector.present.rows.ROW_FIELDS`), ties by
+    session id: what :func:`sorted_rows` sorts a row by, without making it a ListRow first."""
+    if column == Column.HEALTH:
+        return lambda f: (_HEALTH_RANK.get(f[_HEALTH], 0) * 1e11 + (f[_ACTIVITY] or 0.0), f[_ID])
+    if column == Column.TITLE:
+        return lambda f: ((f[_TITLE] or "").casefold(), f[_ID])
+    if column == Column.SESSION_ID:
+        return lambda f: (f[_ID], f[_ID])
+    if column == Column.WHERE:
+        return lambda f: (f[_WHERE], f[_ID])
+    if column == Column.PROFILE:
+        return lambda f: (f[_PROFILE].casefold(), f[_ID])
+    if column == Column.MESSAGES:
+        return lambda f: (max(f[_SIDECAR_MSGS] or 0, f[_STATE_DB_MSGS] or 0), f[_ID])
+    if column == Column.LAST_ACTIVITY:
+        return lambda f: (float(f[_ACTIVITY] or 0.0), f[_ID])
+    if column == Column.PROBLEM:
+        return lambda f: ((_HEALTH_RANK.get(f[_HEALTH], 0), f[_PROBLEM]), f[_ID])
+    return lambda f: (0, f[_ID])
+
+
+def sorted_records(records: list[FlatRow], column: int, descending: bool) -> list[FlatRow]:
+    """Flat records in the order :func:`sorted_rows` gives their rows (the child sorts the
+    catalogue's records as the list shows them: 57,500 rows at 50,000 sessions, no ListRow made)."""
+    return sorted(records, key=_record_key(column), reverse=descending)

@@ -69,11 +69,16 @@ def stream_hints(sidecar: Any) -> tuple[str, ...]:
     return tuple(out)
 
 
+# what a row without findings says about its health (most rows): worst(), needs attention,
+# problem_words(), the findings
+_HEALTHY = ("ok", False, "", ())
+
+
 def flat_row(row: Any) -> FlatRow:
     """A :class:`~inspector.catalogue.SessionRow` as a tuple of builtins (:data:`ROW_FIELDS`)."""
     findings = row.findings
     sidecar = row.sidecar
-    return (
+    head = (
         row.session_id,
         row.title or "",
         row.profile,
@@ -86,6 +91,10 @@ def flat_row(row: Any) -> FlatRow:
         row.state_db_profile,
         sidecar.location if sidecar is not None else None,
         stream_hints(sidecar),
+    )
+    if not findings:  # the child flattens every row of the home: 57,500 at 50,000 sessions
+        return head + _HEALTHY
+    return head + (
         worst(findings),
         any(f.severity in (ERROR, WARNING) for f in findings),
         problem_words(findings),

@@ -27,6 +27,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from inspector import portable
+from inspector.forked import Forked, ForkedError
 from inspector.plan import FileChange, Plan
 from inspector.repair.context import RepairContext
 from inspector.repair.registry import HERMES, SESSION_OR_HOME, STATE_DB, ActionSpec
@@ -169,13 +171,10 @@ def _not_eligible_reason(ctx: RepairContext, db: Path, sid: str) -> str:
     return f"state.db has no session {sid}"
 
 
-def _skipped_lines(
-    ctx: RepairContext, db: Path, planned: set[str], sidecar_exists: Callable[[str], bool] | None = None
-) -> list[str]:
+def _skipped_lines(every: list[dict], planned: set[str]) -> list[str]:
+    """What the plan leaves alone of ``every`` row without a sidecar (read with ``include_empty``)."""
     lines = []
-    for row in read_missing_sidecar_rows(
-        ctx.session_dir, db, include_empty=True, sidecar_exists=sidecar_exists
-    ):
+    for row in every:
         sid = _row_sid(row)
         if sid in planned:
             continue
@@ -184,6 +183,16 @@ def _skipped_lines(
         elif row.get("_state_db_empty_messages"):
             lines.append(f"leave {sid!r} alone: its state.db row has no messages (no blank sidecars)")
     return lines
+
+
+def _eligible(every: list[dict]) -> list[dict]:
+    """The rows hermes materializes of ``every`` row read with ``include_empty``: what a read without
+    it returns (the same rows, in the same order: neither tombstoned nor without messages)."""
+    return [
+        r
+        for r in every
+        if not r["_state_db_empty_messages"] and not r.get("_state_db_deleted_webui_tombstone")
+    ]
 
 
 def _dropped_warning(db: Path, sid: str, reader: SessionRowsReader | None = None) -> str | None:
@@ -305,11 +314,48 @@ def _row_warnings(
     payload: dict,
     has_count_column: bool,
     reader: SessionRowsReader | None = None,
+    asked: tuple[str | None, list[str]] | None = None,
 ) -> list[str]:
+    """What the preview says about one materialized row; ``asked``: its state.db warnings
+    (:func:`_db_warnings`), when another process already queried them."""
     sid = _row_sid(row)
     out = _file_warnings(ctx, sid, payload) + _count_warning(sid, payload, has_count_column)
-    dropped = _dropped_warning(db, sid, reader)
-    return out + ([dropped] if dropped else []) + _defect_warnings(db, sid, reader)
+    dropped, defects = asked if asked is not None else _db_warnings(db, sid, reader)
+    return out + ([dropped] if dropped else []) + defects
+
+
+def _db_warnings(db: Path, sid: str, reader: SessionRowsReader | None) -> tuple[str | None, list[str]]:
+    """The warnings of one row that query state.db (two queries of its messages)."""
+    return _dropped_warning(db, sid, reader), _defect_warnings(db, sid, reader)
+
+
+PARALLEL_WARNINGS_MIN = 64  # rows from which their state.db warnings are queried by a forked copy
+
+
+def _db_warnings_elsewhere(db: Path, rows: list[dict]) -> Forked | None:
+    """A forked copy querying :func:`_db_warnings` of every row with a safe id (None for the
+    others), over its own connection, while this process makes the sidecars: a materialize of
+    1,000 rows asks state.db 2,000 questions, and the second core is idle meanwhile. None where
+    forking is not safe or there are few rows: this process asks them itself."""
+    if len(rows) < PARALLEL_WARNINGS_MIN or not portable.can_fork():
+        return None
+    sids = [_row_sid(r) for r in rows]
+
+    def job() -> list[tuple[str | None, list[str]] | None]:
+        with _rows_reader(db, len(sids)) as reader:
+            return [_db_warnings(db, sid, reader) if is_safe_session_id(sid) else None for sid in sids]
+
+    try:
+        return Forked(job)
+    except OSError:
+        return None
+
+
+class _Later:
+    """The place of a materialized row's warnings in the preview, until its state.db ones are in."""
+
+    def __init__(self, index: int, row: dict, payload: dict) -> None:
+        self.index, self.row, self.payload = index, row, payload
 
 
 # ---------------------------------------------------------------- planning
@@ -328,12 +374,17 @@ def _sidecar_exists_check(session_dir: Path) -> Callable[[str], bool]:
 
 
 def _rows_for(
-    ctx: RepairContext, db: Path, session_id: str | None, sidecar_exists: Callable[[str], bool] | None = None
+    ctx: RepairContext,
+    db: Path,
+    session_id: str | None,
+    sidecar_exists: Callable[[str], bool] | None = None,
+    *,
+    include_empty: bool = False,
 ) -> list[dict]:
     rows = read_missing_sidecar_rows(
         ctx.session_dir,
         db,
-        include_empty=False,
+        include_empty=include_empty,
         sidecar_exists=sidecar_exists,
         is_tombstoned=lambda sid: is_durably_tombstoned(ctx.session_dir, sid, ctx.snapshot),
     )
@@ -357,11 +408,15 @@ def _plan_row(
     created: dict[Path, bytes],
     has_count: bool,
     reader: SessionRowsReader | None = None,
+    later: tuple[int, list] | None = None,
 ) -> dict | None:
+    """Plan one row. ``later`` = (its index, the list of warnings being made): its warnings go
+    there as a :class:`_Later`, to be written once the forked copy has queried state.db."""
     sid = _row_sid(row)
     target = ctx.session_dir / f"{sid}.json"
+    warnings: list = p.warnings if later is None else later[1]
     if not is_safe_session_id(sid):
-        p.warnings.append(
+        warnings.append(
             f"skipped state.db row {sid!r}: not a safe file name; hermes would write "
             f"{os.path.normpath(target)!r}, possibly outside the sessions folder"
         )
@@ -372,15 +427,36 @@ def _plan_row(
     try:
         data = dumps_pretty_fast(payload)
     except (TypeError, ValueError) as exc:
-        p.warnings.append(
-            f"skipped {sid}: its messages cannot be written as JSON ({exc}); hermes would crash"
-        )
+        warnings.append(f"skipped {sid}: its messages cannot be written as JSON ({exc}); hermes would crash")
         return {"session_id": sid, "materialized": False, "error": str(exc)}
     created[target] = data
     p.changes.append(FileChange(path=target, before=None, after=data))
     p.summary.append(f"create {target.name} from state.db ({len(payload['messages'])} messages)")
-    p.warnings.extend(_row_warnings(ctx, db, row, payload, has_count, reader))
+    if later is None:
+        warnings.extend(_row_warnings(ctx, db, row, payload, has_count, reader))
+    else:
+        warnings.append(_Later(later[0], row, payload))
     return {"session_id": sid, "materialized": True, "messages": len(payload["messages"])}
+
+
+def _with_db_warnings(
+    ctx: RepairContext, db: Path, lines: list, pending: Forked, has_count: bool
+) -> list[str]:
+    """``lines`` with each :class:`_Later` replaced by its row's warnings, the state.db ones as the
+    forked copy found them (asked here, over one connection, where the copy failed)."""
+    try:
+        asked = pending.result()
+    except ForkedError:
+        asked = None
+    out: list[str] = []
+    with _rows_reader(db, len(lines) if asked is None else 0) as reader:
+        for line in lines:
+            if isinstance(line, _Later):
+                got = asked[line.index] if asked is not None else None
+                out.extend(_row_warnings(ctx, db, line.row, line.payload, has_count, reader, got))
+            else:
+                out.append(line)
+    return out
 
 
 def _index_change(ctx: RepairContext, created: dict[Path, bytes], p: Plan) -> None:
@@ -452,19 +528,32 @@ def plan(ctx: RepairContext, session_id: str | None = None) -> Plan:
     if _db_unusable(db, p):
         return p
     sidecar_exists = _sidecar_exists_check(ctx.session_dir)
-    rows = _rows_for(ctx, db, session_id, sidecar_exists)
+    if session_id is None:  # one read of state.db: the rows to write and the ones left alone
+        every = _rows_for(ctx, db, None, sidecar_exists, include_empty=True)
+        rows = _eligible(every)
+    else:
+        rows = _rows_for(ctx, db, session_id, sidecar_exists)
     if session_id is not None and not rows:
         p.summary.append(f"nothing to do: {_not_eligible_reason(ctx, db, session_id)}")
         return p
     created: dict[Path, bytes] = {}
     has_count = _has_count_column(db)
-    with _rows_reader(db, len(rows)) as reader:
-        details = [
-            d for d in (_plan_row(ctx, db, r, p, created, has_count, reader) for r in rows) if d is not None
-        ]
+    pending = _db_warnings_elsewhere(db, rows)
+    if pending is None:
+        with _rows_reader(db, len(rows)) as reader:
+            details = [
+                d
+                for d in (_plan_row(ctx, db, r, p, created, has_count, reader) for r in rows)
+                if d is not None
+            ]
+    else:
+        lines: list = []
+        planned = (_plan_row(ctx, db, r, p, created, has_count, None, (i, lines)) for i, r in enumerate(rows))
+        details = [d for d in planned if d is not None]
+        p.warnings.extend(_with_db_warnings(ctx, db, lines, pending, has_count))
     p.result = {"scanned": len(rows), "materialized": len(created), "details": details}
     if session_id is None:
-        p.summary.extend(_skipped_lines(ctx, db, {_row_sid(r) for r in rows}, sidecar_exists))
+        p.summary.extend(_skipped_lines(every, {_row_sid(r) for r in rows}))
     if created:
         if not ctx.session_dir.exists():
             p.summary.insert(0, f"create the sessions folder {ctx.session_dir} (hermes creates it)")

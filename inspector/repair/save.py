@@ -18,6 +18,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, NamedTuple, TypedDict
 
 from inspector import portable
 from inspector.forked import Forked, ForkedError
@@ -32,10 +33,15 @@ from inspector.store.index import (
     index_path,
     load_for_index,
     parse_index_json,
-    rebuild_rows,
 )
-from inspector.store.jsonfmt import dumps_pretty, dumps_pretty_fast, loads_bytes_fast
+from inspector.store.jsonfmt import (
+    dumps_pretty,
+    dumps_pretty_fast,
+    loads_bytes,
+    loads_bytes_fast,
+)
 from inspector.store.sidecar import (
+    META_KEYS,
     LoadedSession,
     SidecarError,
     count_messages_in_bytes,
@@ -109,6 +115,140 @@ class NotAnObject(Exception):
     """The cause of a :class:`SidecarError` for JSON that parses but is not an object."""
 
 
+try:  # parses only, for index rows (see light_parse_sidecar); never writes
+    import msgspec as _msgspec
+except ImportError:  # pragma: no cover - msgspec is a declared dependency
+    _msgspec = None
+
+# Levels of arrays the light parse wraps a sidecar in, so that it refuses a document a few levels
+# less deep than the stdlib's parse does from the same place (both count levels against the same
+# recursion budget; the exact parse calls the stdlib a few Python frames deeper). Checked once per
+# process by _light_depth_is_safe.
+_LIGHT_WRAP = 16
+_LIGHT_MARGIN = 8  # levels the light parse must give up before the stdlib does, at least
+_LIGHT_PROBE_MAX = 20_000
+_LIGHT_OPEN, _LIGHT_CLOSE = b"[" * _LIGHT_WRAP, b"]" * _LIGHT_WRAP
+_light: Any = None  # the decoder; False where the light parse cannot be used
+
+
+class _LightMessage(TypedDict, total=False):
+    """What an index row takes of a message."""
+
+    role: Any
+    _ts: Any
+    timestamp: Any
+    _partial: Any
+
+
+def _light_sidecar() -> Any:
+    """The ``TypedDict`` of what an index row takes of a sidecar: every key ``load_session`` reads."""
+    keys: dict[str, Any] = {key: Any for key in META_KEYS}
+    keys.update({"self": Any, "message_count": Any, "messages": list[_LightMessage]})
+    make: Any = TypedDict  # its functional form, with keys known only here
+    return make("_LightSidecar", keys, total=False)
+
+
+def _light_decoder() -> Any:
+    """msgspec's decoder of a sidecar wrapped in :data:`_LIGHT_WRAP` arrays into what an index row
+    takes of it: the keys ``load_session`` reads (each value as the JSON says, containers
+    included), and of each message only ``role``, ``_ts``, ``timestamp`` and ``_partial``. The
+    rest (message texts, tool calls, context messages...) is checked as JSON and skipped, never
+    built. False when msgspec is missing or its depth limit is not known to be below the stdlib's."""
+    global _light
+    if _light is None:
+        _light = False
+        if _msgspec is not None:
+            shape = _light_sidecar()
+            for _ in range(_LIGHT_WRAP):
+                shape = list.__class_getitem__(shape)
+            decoder = _msgspec.json.Decoder(shape)
+            if _light_depth_is_safe(decoder):
+                _light = decoder
+    return _light
+
+
+def _deepest(parses: Callable[[int], bool]) -> int:
+    """The largest n in [0, _LIGHT_PROBE_MAX] for which ``parses(n)`` (which holds up to some n)."""
+    lo, hi = 0, _LIGHT_PROBE_MAX
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if parses(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _light_depth_is_safe(decoder: Any) -> bool:
+    """Whether the light parse refuses every document nested more than :data:`_LIGHT_MARGIN`
+    levels less deep than what the stdlib parses from here, in a value it keeps and in one it
+    skips (msgspec and the stdlib both count nesting against the interpreter's recursion budget:
+    measured rather than assumed). False when neither gives up below the probe's bound."""
+    wrap = _LIGHT_WRAP
+
+    def light(key: str, n: int) -> bool:
+        doc = b"[" * wrap + b'{"' + key.encode() + b'": ' + b"[" * n + b"]" * n + b"}" + b"]" * wrap
+        try:
+            decoder.decode(doc)
+            return True
+        except (_msgspec.DecodeError, RecursionError):
+            return False
+
+    def stdlib(n: int) -> bool:
+        try:
+            json.loads('{"k": ' + "[" * n + "]" * n + "}")
+            return True
+        except RecursionError:
+            return False
+
+    limit = _deepest(stdlib)
+    if limit >= _LIGHT_PROBE_MAX:
+        return False
+
+    def kept(n: int) -> bool:
+        return light("title", n)
+
+    def skipped(n: int) -> bool:
+        return light("tool_calls", n)
+
+    return _deepest(kept) + _LIGHT_MARGIN <= limit and _deepest(skipped) + _LIGHT_MARGIN <= limit
+
+
+def light_parse_sidecar(data: bytes) -> dict | None:
+    """What :func:`parse_sidecar_exact` gives of everything an index row takes from a sidecar (and
+    the rebuild's observer: ``session_id``, ``workspace``), or None where only the exact parse can
+    tell (the caller then runs it, from its own frame: near the stdlib's nesting limit, its verdict
+    depends on how deep the stack already is).
+
+    The light parse (:func:`_light_decoder`) checks the whole text as JSON but builds only those
+    values. It is used where it surely agrees with the exact parse: the bytes are UTF-8 (msgspec
+    does not check the strings it skips), the text is one JSON object whose nesting is within the
+    stdlib's, every message is an object and none is a ``_partial`` row (hermes' load compares
+    the texts of adjacent partial rows, so those files are parsed whole). What msgspec refuses
+    (``NaN``, a lone surrogate escape, a number out of range, anything invalid) is left to the
+    exact parse, whose verdict it is. Integers of any size and floats are parsed as the stdlib does
+    (correctly rounded). ``tests/repair/test_light_index_parse.py`` and the differential test's
+    parse check (``tests/differential/parse_check.py``) hold its rows to the exact parse's."""
+    decoder = _light if _light is not None else _light_decoder()
+    if decoder is not False:
+        try:
+            if not data.isascii():
+                data.decode("utf-8")
+            obj = decoder.decode(b"".join((_LIGHT_OPEN, data, _LIGHT_CLOSE)))  # one copy, not two
+        except (ValueError, RecursionError):  # msgspec.DecodeError and UnicodeDecodeError are ValueErrors
+            obj = None
+        if obj is not None:
+            for _ in range(_LIGHT_WRAP):
+                if len(obj) != 1:
+                    break
+                obj = obj[0]
+            else:
+                messages = obj.get("messages")
+                if messages is None or not any(m.get("_partial") for m in messages):
+                    return obj
+    return None
+
+
 @dataclass
 class RebuiltIndex:
     """A full index rebuild: the bytes to write and the rows' ``session_id`` (as ``str``), in order."""
@@ -160,8 +300,8 @@ def rebuild_index_from_sidecars(
         data_for = overrides.get
     rows = _rows_in_two(ctx, paths, data_for, observe, skipped, recovery)
     try:
-        final = rebuild_rows(rows)
-        out = dumps_pretty_fast(final)
+        final = _final_rows(rows)
+        out = _index_bytes(final)
     except IndexSortError as exc:
         raise IndexRebuildError(f"a sidecar's updated_at cannot be sorted with the others ({exc})") from exc
     except UnicodeEncodeError as exc:
@@ -169,7 +309,67 @@ def rebuild_index_from_sidecars(
             f"a sidecar holds text that cannot be written as UTF-8 ({exc.reason}: "
             f"{exc.object[max(0, exc.start - 20) : exc.end + 20]!r})"
         ) from exc
-    return RebuiltIndex(out, [str(r["session_id"]) for r in final])
+    return RebuiltIndex(out, [str(r.session_id) for r in final])
+
+
+class _Row(NamedTuple):
+    """One sidecar's index row: what the rebuild keys and sorts it by, and its text in the index.
+
+    ``text`` is the row as it stands in hermes' ``json.dumps(rows, ensure_ascii=False, indent=2)``
+    (an item of the top-level list: every line after the first indented one level more), UTF-8
+    encoded; None where that cannot be made on its own (text UTF-8 cannot hold, a value nested too
+    deep), and then ``row`` is the ``compact()`` dict itself. Made where the sidecar was parsed, so
+    the forked copy of :func:`_rows_in_two` writes its half of the index and sends bytes back."""
+
+    session_id: Any
+    message_count: int
+    updated_at: Any
+    text: bytes | None
+    row: dict | None
+
+
+def _make_row(row: dict) -> _Row:
+    try:
+        text: bytes | None = dumps_pretty_fast(row).replace(b"\n", b"\n  ")
+    except (ValueError, TypeError, RecursionError):  # UnicodeEncodeError is a ValueError
+        text = None
+    return _Row(
+        row["session_id"], row["message_count"], row["updated_at"], text, row if text is None else None
+    )
+
+
+def _final_rows(rows: list[_Row]) -> list[_Row]:
+    """:func:`~inspector.store.index.rebuild_rows` on :class:`_Row` s: keyed by ``session_id``
+    (rows without one left out), the larger ``message_count`` winning in the first one's place,
+    then sorted by ``updated_at``, newest first (IndexSortError where that sort raises)."""
+    best: dict[Any, _Row] = {}
+    for row in rows:
+        sid = row.session_id
+        if not sid:
+            continue
+        if sid not in best or row.message_count > best[sid].message_count:
+            best[sid] = row
+    try:
+        return sorted(best.values(), key=_by_updated_at, reverse=True)
+    except TypeError as exc:
+        raise IndexSortError(f"hermes' index sort by updated_at fails: {exc}") from exc
+
+
+def _by_updated_at(row: _Row) -> Any:
+    return row.updated_at
+
+
+def _index_bytes(final: list[_Row]) -> bytes:
+    """``dumps_pretty`` of the rows: their texts joined as ``json.dumps`` joins the items of a list
+    (``indent=2``: ``[``, each item on a new line two spaces in, ``,`` between, ``]`` on its own
+    line; ``[]`` when empty). Where a row has no text, the whole list is written by the stdlib
+    path again (the rows with a text read back from it: the same values), which raises as hermes'
+    write does."""
+    if not final:
+        return dumps_pretty_fast([])
+    if all(r.text is not None for r in final):
+        return b"[\n  " + b",\n  ".join([r.text for r in final if r.text is not None]) + b"\n]"
+    return dumps_pretty_fast([r.row if r.text is None else loads_bytes(r.text) for r in final])
 
 
 PARALLEL_ROWS_MIN = 512  # fewer sidecars than this: the rows are made in this process only
@@ -182,11 +382,11 @@ def _rows_of(
     observe: Callable[[Path, dict], None] | None,
     skipped: list[str],
     recovery: bool,
-) -> list[dict]:
+) -> list[_Row]:
     """The ``compact()`` rows of ``paths``, in order (``skipped`` gets a line per file left out);
     IndexRebuildError at the first file hermes' rebuild stops at."""
     resolve = PathResolver(ctx.cwd)
-    rows: list[dict] = []
+    rows: list[_Row] = []
     for path in paths:
         data = data_for(path)
         if data is None:
@@ -202,7 +402,7 @@ def _rows_of(
                 continue
         row = _index_row(ctx, path, data, resolve, observe, skipped, recovery)
         if row is not None:
-            rows.append(row)
+            rows.append(_make_row(row))
     return rows
 
 
@@ -213,7 +413,7 @@ def _rows_in_two(
     observe: Callable[[Path, dict], None] | None,
     skipped: list[str],
     recovery: bool,
-) -> list[dict]:
+) -> list[_Row]:
     """:func:`_rows_of`, the second half of ``paths`` made by a forked copy of this process while
     this one makes the first (reading and parsing 10,000 sidecars is most of a rebuild), where
     forking is safe and ``observe`` (if any) can be split: an observer with ``fresh()`` (an
@@ -228,6 +428,8 @@ def _rows_in_two(
         return _rows_of(ctx, paths, data_for, observe, skipped, recovery)
     cut = len(paths) // 2
     theirs = fresh() if callable(fresh) else None
+    _light_decoder()  # the one-time checks (the light parse's depth limit, orjson's escapes in the
+    dumps_pretty_fast({"": 0})  # writer) made before the copy, not once in each
 
     def job() -> tuple:
         their_skipped: list[str] = []
@@ -273,7 +475,9 @@ def _index_row(
 ) -> dict | None:
     """One sidecar's ``compact()`` row for a full rebuild; None when hermes leaves it out."""
     try:
-        obj = parse_sidecar_exact(data)
+        obj = light_parse_sidecar(data)
+        if obj is None:
+            obj = parse_sidecar_exact(data)
     except (SidecarError, RecursionError) as exc:
         if recovery and isinstance(exc.__cause__, NotAnObject):
             raise IndexRebuildError(f"{path.name}: hermes' recovery rebuild fails on it ({exc})") from exc

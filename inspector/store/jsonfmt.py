@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import sys
 from itertools import compress
+from operator import itemgetter
 from typing import Any
 
 
@@ -36,6 +37,11 @@ try:  # orjson only speeds up parsing; nothing is ever serialized with it
     import orjson as _orjson
 except ImportError:  # pragma: no cover - orjson is a declared dependency
     _orjson = None
+
+try:  # msgspec only checks JSON and counts (skipping what it is not asked for); see objects_per_line
+    import msgspec as _msgspec
+except ImportError:  # pragma: no cover - msgspec is a declared dependency
+    _msgspec = None
 
 
 # Every digit becomes "9", everything else a space: a run of 19 digits is then a plain substring
@@ -433,3 +439,152 @@ def loads_bytes_fast(data: bytes, depth_limit: int = PARSE_DEPTH_LIMIT) -> Any:
             if first < 0 or long_digit_runs_only_in_strings(data, scan, first):
                 return obj
     return loads_bytes(data)
+
+
+# ---------------------------------------------------------------- JSON lines checked without objects
+
+# What makes ``str.splitlines`` cut a line where a split at b"\n" does not: "\r" (also JSON
+# whitespace), and U+0085, U+2028, U+2029 (valid raw inside a JSON string). The other breaks it
+# knows (\x0b, \x0c, \x1c, \x1d, \x1e) are neither JSON whitespace nor allowed raw in a string,
+# so text holding one never passes the check below.
+_OTHER_BREAKS_ASCII = b"\r"
+_OTHER_BREAKS = ("\x85", "\u2028", "\u2029")
+_UTF8_CHUNK = 16_384
+_LINES_DECODER = _msgspec.json.Decoder(list[_msgspec.Raw]) if _msgspec is not None else None
+# The lines that could hold what only the stdlib may judge: nesting deeper than PARSE_DEPTH_LIMIT
+# (such a value is longer than twice the limit) or an integer of more digits than the stdlib
+# converts (``sys.get_int_max_str_digits()``, 4,300 by default, never below 640: it raises
+# ValueError, msgspec skips the number). Lines up to this long need no look; longer ones are looked at.
+_LOOK_BYTES = min(2 * PARSE_DEPTH_LIMIT, 640)
+_FIRST = itemgetter(0)
+_OBJECT_START = {0x7B}  # "{": each line's first byte (a set of them built in C: faster than count(b"\n{"))
+
+
+def objects_per_line(body: bytes) -> int | None:
+    """How many lines ``body`` has (split at b"\\n") when it is proven that hermes' reading of it
+    (the UTF-8 text split with ``str.splitlines``, each line ``json.loads``-ed) gives exactly one
+    JSON object per line; None when that is not proven (the caller then decides line by line).
+
+    No object is built: msgspec checks the lines as the elements of one JSON array (each line's
+    b"\\n" made a comma) and hands back each element's bytes (``msgspec.Raw``, skipped, not
+    decoded). The lines are those elements exactly when the elements joined by b"\\n" are
+    ``body`` itself (each element then stands alone on its line, without even whitespace around
+    it); an element that starts with "{" is an object. msgspec accepts only JSON the stdlib
+    accepts (``tests/store/test_quick_parse.py``): it refuses ``NaN``, ``Infinity`` and lone
+    surrogate escapes, which the stdlib takes (those lines go to the caller). It does not check
+    the UTF-8 of strings it skips, so the bytes are decoded here first (ASCII needs no decoding).
+    A line nested deeper than :data:`PARSE_DEPTH_LIMIT` is the stdlib's to judge (its
+    RecursionError depends on the stack), and so is an integer of thousands of digits (the stdlib
+    raises ValueError past ``sys.get_int_max_str_digits()``): a line that might hold either is
+    left to the caller.
+    """
+    if _LINES_DECODER is None or not body or body[:1] != b"{" or _OTHER_BREAKS_ASCII in body:
+        return None
+    if not body.isascii() and not _utf8_without_other_breaks(body):
+        return None
+    try:
+        lines: list[Any] = _LINES_DECODER.decode(b"[" + body.replace(b"\n", b",") + b"]")
+    except (_msgspec.DecodeError, _msgspec.ValidationError, RecursionError):
+        return None
+    # (typeshed's generic memoryview does not fit map(); each Raw is a buffer, memoryview(raw)[0] its first byte)
+    first_bytes = set(map(_FIRST, map(memoryview, lines)))  # type: ignore[arg-type]
+    if b"\n".join(lines) != body or first_bytes != _OBJECT_START:
+        return None
+    if max(map(len, lines)) > _LOOK_BYTES:
+        for line in lines:
+            if len(line) > _LOOK_BYTES and _stdlib_must_judge(bytes(line)):
+                return None
+    return len(lines)
+
+
+def _utf8_without_other_breaks(body: bytes, breaks: tuple[str, ...] = _OTHER_BREAKS) -> bool:
+    """Whether ``body`` is valid UTF-8 without any of ``breaks`` (U+0085, U+2028, U+2029), decoded
+    a few KB at a time (cut after a b"\\n", never inside a character): only the pieces that are
+    not ASCII are decoded, and none becomes one huge string (decoding 100 MB of mostly ASCII text
+    with a few emoji in one piece builds a 400 MB UCS-4 string, fifteen times slower)."""
+    start, size = 0, len(body)
+    while start < size:
+        end = start + _UTF8_CHUNK
+        if end >= size:
+            end = size
+        else:
+            newline = body.find(b"\n", end)
+            end = size if newline < 0 else newline + 1
+        chunk = body[start:end]
+        if not chunk.isascii():
+            try:
+                text = chunk.decode("utf-8")
+            except UnicodeDecodeError:
+                return False
+            if any(sep in text for sep in breaks):
+                return False
+        start = end
+    return True
+
+
+def _stdlib_must_judge(raw: bytes) -> bool:
+    """Whether the valid JSON ``raw`` may nest deeper than :data:`PARSE_DEPTH_LIMIT` or hold a run
+    of 640+ digits (an integer the stdlib may refuse to convert; in a string it is only a false alarm)."""
+    return raw.count(b"[") + raw.count(b"{") > PARSE_DEPTH_LIMIT or has_digit_run(raw, 640)
+
+
+def has_digit_run(data: bytes, length: int) -> bool:
+    """True when ``data`` holds ``length`` or more consecutive ASCII digits (``length`` >= 2).
+
+    Such a run covers two neighbouring bytes of every ``length // 2``-th byte, so only those bytes
+    are looked at first (a slice and a translation of a few KB); where two neighbours are digits,
+    the stretch around them is looked at whole."""
+    stride = length // 2
+    sampled = data[::stride].translate(_DIGIT_MAP)
+    run = b"9" * length
+    at = sampled.find(b"99")
+    while at >= 0:
+        window = data[max(0, at * stride - length) : (at + 1) * stride + length + 1]
+        if run in window.translate(_DIGIT_MAP):
+            return True
+        at = sampled.find(b"99", at + 1)
+    return False
+
+
+def is_utf8(data: bytes) -> bool:
+    """Whether ``data`` is valid UTF-8 (as ``data.decode("utf-8")`` would tell), a few KB at a time."""
+    return data.isascii() or _utf8_without_other_breaks(data, ())
+
+
+_RAW_ITEMS = _msgspec.json.Decoder(list[_msgspec.Raw]) if _msgspec is not None else None
+_STR = _msgspec.json.Decoder(str) if _msgspec is not None else None
+
+
+def raw_items(data: bytes) -> list | None:
+    """The items of the JSON array ``data`` as ``msgspec.Raw`` (their bytes, not decoded), or None
+    unless the stdlib surely parses ``data`` to a list: msgspec accepts it (it accepts only what
+    the stdlib accepts, see :func:`objects_per_line`), it is valid UTF-8, and no item is one only
+    the stdlib may judge (nested too deep, an integer of too many digits)."""
+    if _RAW_ITEMS is None:
+        return None
+    try:
+        items = _RAW_ITEMS.decode(data)
+    except (_msgspec.DecodeError, _msgspec.ValidationError, RecursionError):
+        return None
+    if not is_utf8(data):
+        return None
+    if items and max(map(len, items)) > _LOOK_BYTES:
+        for item in items:
+            if len(item) > _LOOK_BYTES and _stdlib_must_judge(bytes(item)):
+                return None
+    return items
+
+
+def raw_string(raw: Any) -> str | None:
+    """The ``str`` a JSON value's bytes hold (``msgspec.Raw`` or bytes, valid JSON or empty), None
+    when the value is not a string: exactly the stdlib's string (a lone surrogate escape, which
+    msgspec refuses, is decoded by the stdlib)."""
+    if not raw:
+        return None
+    data = bytes(raw)
+    if data[:1] != b'"':
+        return None
+    try:
+        return _STR.decode(data)
+    except (_msgspec.DecodeError, _msgspec.ValidationError):
+        return json.loads(data)

@@ -21,10 +21,13 @@ import hashlib
 import json
 import os
 import stat
+import sys
 import tempfile
+import threading
 import time
 import weakref
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +35,19 @@ from inspector import portable
 from inspector.forked import Forked, ForkedError
 from inspector.statedir import cache_folder
 from inspector.store.files import NotARegularFile, read_regular
-from inspector.store.jsonfmt import fast_loads, has_long_digit_run
-from inspector.store.sidecar import path_field_problem, pending_retry_marker
+from inspector.store.journal import JournalUnreadable, dropped_lines
+from inspector.store.json_depth import may_be_deep_bytes
+from inspector.store.jsonfmt import (
+    PARSE_DEPTH_LIMIT,
+    fast_loads,
+    has_digit_run,
+    has_long_digit_run,
+    is_utf8,
+    objects_per_line,
+    raw_items,
+    raw_string,
+)
+from inspector.store.sidecar import PATH_FIELDS, path_field_problem, pending_retry_marker
 from inspector.store.turn_journal import TURN_JOURNAL_DIR, TurnJournalError, shard_audit_facts
 
 CACHE_VERSION = 5  # 4: sidecar facts may hold "load_error"; 5: journal facts may hold "too_deep"
@@ -102,7 +116,7 @@ class FactCache:
     def _load(self) -> None:
         try:
             data, _ = read_regular(self.path)  # over the limit: no cache, only slower
-            obj = fast_loads(data, checked=data.startswith(_EXACT_PREFIX))
+            obj = _load_cache_text(data)
         except Exception:  # noqa: BLE001 - a corrupt cache is no cache
             return
         if not isinstance(obj, dict) or obj.get("version") != CACHE_VERSION:
@@ -210,6 +224,18 @@ class FactCache:
         self._dirty = False
 
 
+def _load_cache_text(data: bytes) -> Any:
+    """The cache file's value: msgspec's where the file says it holds no run of 19+ digits (it then
+    parses as the stdlib does: ASCII written by ``json.dumps``, a few levels deep; what it refuses,
+    a ``NaN`` or a lone surrogate escape, goes to the exact parse), 8 MB in 30 ms instead of 50."""
+    if _msgspec is not None and data.startswith(_EXACT_PREFIX):
+        try:
+            return _msgspec.json.decode(data)
+        except (_msgspec.DecodeError, _msgspec.ValidationError, RecursionError):
+            pass
+    return fast_loads(data, checked=data.startswith(_EXACT_PREFIX))
+
+
 def _detached(fn: Callable[[], None]) -> bool:
     """``fn()`` in a detached copy of this process (forked twice: nothing is left to reap, and
     its standard streams and every other inherited descriptor are closed, so a reader of this
@@ -312,6 +338,11 @@ def sidecar_facts(data: bytes, *, want_texts: bool) -> dict:
     return _exact_sidecar_facts(data, want_texts)
 
 
+# the top-level keys whose values a sidecar's facts keep or describe: the metadata, and hermes'
+# folder paths (load_error names a path's JSON kind: an integer rounded to a float changes it)
+_KEPT_KEYS = CATALOGUE_META | frozenset(PATH_FIELDS)
+
+
 def _kept_values_may_be_coerced(facts: dict, obj: Any, want_texts: bool) -> bool:
     if obj.__class__ is float:  # the error names the top-level type: an int the stdlib keeps is no float
         return may_be_coerced(obj)
@@ -319,7 +350,7 @@ def _kept_values_may_be_coerced(facts: dict, obj: Any, want_texts: bool) -> bool
         return False
     # the values as parsed, before anything is derived from them (a message_count that is not an
     # int is replaced by the number of messages: a rounded integer would be replaced too)
-    if any(may_be_coerced(v) for k, v in obj.items() if k in CATALOGUE_META):
+    if any(may_be_coerced(v) for k, v in obj.items() if k in _KEPT_KEYS):
         return True
     if facts["marker"] is not None and may_be_coerced(facts["marker"]):
         return True
@@ -402,6 +433,141 @@ def cached_file_facts(
     return facts
 
 
+# ---------------------------------------------------------------- _index.json facts
+
+try:  # see jsonfmt.objects_per_line: msgspec checks JSON and hands back the bytes of what it skips
+    import msgspec as _msgspec
+except ImportError:  # pragma: no cover - msgspec is a declared dependency
+    _msgspec = None
+
+if _msgspec is not None:
+    _ABSENT = _msgspec.Raw(b"")  # no JSON value is empty
+
+    class _IndexRow(_msgspec.Struct):
+        """The two keys of an index row the audit and the catalogue read (the last of a repeated
+        key, as the stdlib's dict keeps it), as their JSON bytes; empty when absent."""
+
+        session_id: _msgspec.Raw = _ABSENT
+        title: _msgspec.Raw = _ABSENT
+
+    _INDEX_ROWS = _msgspec.json.Decoder(list[_IndexRow])
+
+
+def index_facts_of(data: bytes) -> dict:
+    """:meth:`SessionDirScan.index_facts` of ``_index.json``'s bytes.
+
+    The usual index (a list of objects, valid UTF-8, nothing only the stdlib may judge) is read
+    without building its rows: msgspec checks it and hands back the bytes of each row's
+    ``session_id`` and ``title`` (:func:`~inspector.store.jsonfmt.raw_items`), a fifth of the time
+    of a full parse. Anything else goes to the exact parse, whose verdict it is.
+    """
+    if _msgspec is not None and raw_items(data) is not None:
+        try:
+            parsed = _INDEX_ROWS.decode(data)
+        except (_msgspec.DecodeError, _msgspec.ValidationError, RecursionError):
+            parsed = None  # a row that is not an object: the exact parse says which
+        if parsed is not None:
+            rows = []
+            for row in parsed:
+                sid = raw_string(row.session_id)  # None: absent or not a string
+                if sid is not None:
+                    rows.append([sid, raw_string(row.title)])
+            return {"json": True, "list": True, "all_objects": True, "rows": rows}
+    try:
+        obj, ok = fast_loads(data), True
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        obj, ok = None, False
+    return _index_facts_of_object(obj, ok)
+
+
+def _index_facts_of_object(obj: Any, ok: bool) -> dict:
+    rows = []
+    all_objects = True
+    if ok and isinstance(obj, list):
+        for r in obj:
+            if not isinstance(r, dict):
+                all_objects = False
+                continue
+            sid = r.get("session_id")
+            if isinstance(sid, str):
+                title = r.get("title")
+                rows.append([sid, title if isinstance(title, str) else None])
+    return {"json": ok, "list": ok and isinstance(obj, list), "all_objects": all_objects, "rows": rows}
+
+
+# ---------------------------------------------------------------- run journal facts
+
+JOURNAL_PIECE_BYTES = (
+    1 << 16
+)  # small enough that the checks of a piece find it in the cache (4 MB: 0.48 s, 64 KB: 0.35 s for 166 MB)
+
+
+def journal_dropped_lines(data: bytes) -> tuple[int, int | None]:
+    """(how many lines hermes' ``read_run_events`` skips, the first one's number) of a run journal's
+    bytes: :func:`inspector.store.journal.dropped_lines`, without a JSON parse per line where the
+    lines are proven to be one object each (:func:`~inspector.store.jsonfmt.objects_per_line`, a
+    few MB at a time). Raises JournalUnreadable for invalid UTF-8, as hermes' reader fails.
+
+    hermes decodes the whole file, splits it with ``str.splitlines`` and skips blank lines and
+    lines that are not a JSON object. The pieces end just after a b"\\n" (no line break
+    ``str.splitlines`` knows spans one, and no UTF-8 sequence holds that byte), so a piece the quick
+    check does not prove is read here line by line as hermes does, numbered on from the pieces
+    before it."""
+    if may_be_deep_bytes(
+        data
+    ):  # a line hermes may fail to read at all: the exact reader's rules (json_depth)
+        return dropped_lines(data)
+    count, first, number = 0, None, 0
+    start, size = 0, len(data)
+    while start < size:
+        end = start + JOURNAL_PIECE_BYTES
+        if end >= size:
+            end = size
+        else:
+            newline = data.find(b"\n", end - 1)
+            end = size if newline < 0 else newline + 1
+        piece = data[start:end]
+        quick = objects_per_line(piece[:-1] if piece.endswith(b"\n") else piece)
+        if quick is not None:
+            number += quick
+        else:
+            for line in _piece_lines(piece, start):
+                number += 1
+                if line.strip() and not _is_object_line(line):
+                    count += 1
+                    first = number if first is None else first
+        start = end
+    return count, first
+
+
+def _piece_lines(piece: bytes, start: int) -> list[str]:
+    """A piece's lines as hermes splits them (JournalUnreadable for invalid UTF-8, as in
+    :mod:`inspector.store.journal`, the offset counted from the file's start)."""
+    try:
+        text = str(piece, "utf-8")
+    except UnicodeDecodeError as exc:
+        raise JournalUnreadable(
+            f"not valid UTF-8 at byte {start + exc.start}: the whole journal is unreadable"
+        ) from exc
+    return text.splitlines()
+
+
+def _is_object_line(line: str) -> bool:
+    """Whether ``json.loads(line)`` is a dict (False where it raises). orjson answers where it
+    agrees: it refuses what the stdlib may take (NaN, lone surrogates: then the stdlib decides)
+    and its integers beyond 64 bits do not change whether a line is an object; a line that may
+    nest deeper than the stdlib goes (see jsonfmt.PARSE_DEPTH_LIMIT) is the stdlib's alone."""
+    try:
+        if _orjson is not None and line.count("[") + line.count("{") <= PARSE_DEPTH_LIMIT:
+            try:
+                return _orjson.loads(line).__class__ is dict
+            except (ValueError, TypeError):
+                pass
+        return isinstance(json.loads(line), dict)
+    except (ValueError, RecursionError):
+        return False
+
+
 PARALLEL_MIN_FILES = 256  # fewer files than this are parsed in this process only
 
 
@@ -412,26 +578,287 @@ def can_fork() -> bool:
     return portable.can_fork()
 
 
-def _read_sidecars(dir_str: str, names: list[tuple[str, bool]]) -> list[tuple]:
-    """``(name, facts, stat, read error, read started ns)`` of each ``(name, want_texts)``."""
-    out = []
-    for name, want_texts in names:
+def _read_sidecars(dir_str: str, names: list[tuple[str, bool]], quick: bool = True) -> list[tuple]:
+    """``(name, facts, stat, read error, read started ns)`` of each ``(name, want_texts)``.
+
+    The files are read one by one in a pass where msgspec may check them without building their
+    messages (:func:`quick_sidecar_facts`, see :func:`_shallow_pass` for why it runs there); the
+    few it does not prove are parsed after that pass (:func:`sidecar_facts`), a batch at a time.
+    ``quick=False`` (a file or two: setting up the pass costs about 0.1 ms): each parsed in full."""
+    out: list[tuple | None] = [None] * len(names)
+    at = 0
+    while at < len(names):
+        if quick:
+            at, pending = _shallow_pass(partial(_read_some, dir_str, names, at, out))
+        else:
+            at, pending = _read_some(dir_str, names, at, out, False)
+        for i, data, st, started in pending:
+            name, want_texts = names[i]
+            out[i] = (name, sidecar_facts(data, want_texts=want_texts), st, None, started)
+    return out
+
+
+PENDING_BYTES = 32 << 20  # files held for their full parse at a time (the quick pass keeps none)
+
+
+def _read_some(
+    dir_str: str, names: list[tuple[str, bool]], at: int, out: list, quick: bool
+) -> tuple[int, list]:
+    """From ``names[at]`` on: each file read and, when ``quick``, its facts proven by
+    :func:`quick_sidecar_facts` into ``out``; the others returned for the full parse (until they
+    hold :data:`PENDING_BYTES`). Returns (where to go on, those files)."""
+    pending: list[tuple] = []
+    held = 0
+    for i in range(at, len(names)):
+        name, want_texts = names[i]
         started = time.time_ns()
         try:
-            data, st = read_regular(Path(os.path.join(dir_str, name)))
+            # a str opens the same file as a Path, without building one per file
+            data, st = read_regular(os.path.join(dir_str, name))
         except OSError as exc:
-            out.append(
-                (
-                    name,
-                    {"error": None, "meta": {}, "marker": None, "count": -1},
-                    None,
-                    f"cannot read: {exc.strerror or exc}",
-                    started,
-                )
-            )
+            facts = {"error": None, "meta": {}, "marker": None, "count": -1}
+            out[i] = (name, facts, None, f"cannot read: {exc.strerror or exc}", started)
             continue
-        out.append((name, sidecar_facts(data, want_texts=want_texts), st, None, started))
-    return out
+        facts = quick_sidecar_facts(data, want_texts) if quick else None
+        if facts is not None:
+            out[i] = (name, facts, st, None, started)
+            continue
+        pending.append((i, data, st, started))
+        held += len(data)
+        if held >= PENDING_BYTES:
+            return i + 1, pending
+    return len(names), pending
+
+
+def sidecar_facts_many(datas: list[bytes], want_texts: bool = False) -> list[dict]:
+    """:func:`sidecar_facts` of each of ``datas``, as :func:`_read_sidecars` works them out (the
+    quick pass, then the full parse of the rest)."""
+    out: list = [None] * len(datas)
+
+    def run(quick: bool) -> None:
+        for i, data in enumerate(datas):
+            out[i] = quick_sidecar_facts(data, want_texts) if quick else None
+
+    _shallow_pass(run)
+    return [
+        facts if facts is not None else sidecar_facts(data, want_texts=want_texts)
+        for facts, data in zip(out, datas, strict=True)
+    ]
+
+
+# ---------------------------------------------------------------- sidecar facts without the messages
+
+if _msgspec is not None:
+
+    class _SidecarKeys(_msgspec.Struct):
+        """What :func:`quick_sidecar_facts` reads of a sidecar: ``messages`` as the bytes of each
+        message (skipped, checked, not built), the catalogue's metadata keys and hermes' folder
+        path keys as their bytes (empty when absent). A repeated key: the last counts, as in the
+        stdlib's dict. Any other key is skipped (checked, not built)."""
+
+        messages: list[_msgspec.Raw] | None = None
+        session_id: _msgspec.Raw = _ABSENT
+        title: _msgspec.Raw = _ABSENT
+        profile: _msgspec.Raw = _ABSENT
+        updated_at: _msgspec.Raw = _ABSENT
+        created_at: _msgspec.Raw = _ABSENT
+        pending_started_at: _msgspec.Raw = _ABSENT
+        message_count: _msgspec.Raw = _ABSENT
+        active_stream_id: _msgspec.Raw = _ABSENT
+        pending_user_message: _msgspec.Raw = _ABSENT
+        workspace: _msgspec.Raw = _ABSENT
+        created_workspace: _msgspec.Raw = _ABSENT
+        worktree_path: _msgspec.Raw = _ABSENT
+        worktree_repo_root: _msgspec.Raw = _ABSENT
+
+    _SIDECAR_KEYS = _msgspec.json.Decoder(_SidecarKeys)
+
+    class _MessageKeys(_msgspec.Struct):
+        """The keys hermes' interrupted-turn marker search reads of a message (see
+        :func:`~inspector.store.sidecar.pending_retry_marker`), as their bytes."""
+
+        role: _msgspec.Raw = _ABSENT
+        content: _msgspec.Raw = _ABSENT
+        error: _msgspec.Raw = _msgspec.field(default=_ABSENT, name="_error")
+        pending: _msgspec.Raw = _msgspec.field(default=_ABSENT, name="_pending_journal_recovery")
+
+    _MESSAGE_KEYS = _msgspec.json.Decoder(_MessageKeys)
+
+    class _SidecarTexts(_SidecarKeys):
+        """:class:`_SidecarKeys` with each message's keys that the user texts and the marker search
+        read (a message that is not an object: left to the full parse)."""
+
+        messages: list[_MessageKeys] | None = None  # type: ignore[assignment]
+
+    _SIDECAR_TEXTS = _msgspec.json.Decoder(_SidecarTexts)
+    _VALUE = _msgspec.json.Decoder()
+    _NESTING_PROBE = _msgspec.json.Decoder(_msgspec.Raw)
+
+_META_KEYS = (
+    "session_id",
+    "title",
+    "profile",
+    "updated_at",
+    "created_at",
+    "pending_started_at",
+    "message_count",
+    "active_stream_id",
+    "pending_user_message",
+)
+assert frozenset(_META_KEYS) == CATALOGUE_META
+
+
+def _json_value(raw: Any) -> Any:
+    """The value of a JSON value's bytes (valid JSON), exactly the stdlib's: msgspec's, where it
+    refuses one (a number beyond a float's range) the stdlib's own."""
+    try:
+        return _VALUE.decode(raw)
+    except (_msgspec.DecodeError, _msgspec.ValidationError):
+        return json.loads(bytes(raw))
+
+
+def quick_sidecar_facts(data: bytes, want_texts: bool = False) -> dict | None:
+    """:func:`sidecar_facts` of a sidecar without building its messages, or None when that is not
+    proven (the caller then parses it in full). ``want_texts``: each message's role and content
+    are decoded too, for the user texts.
+
+    msgspec checks the whole file (it accepts only JSON the stdlib accepts: ``tests/store/
+    test_quick_parse.py``) and hands back each message's bytes and those of the keys kept; the
+    kept values are then decoded one by one. What it skips unlooked-at is looked at here: the
+    UTF-8 of the strings, and runs of 640+ digits (an integer the stdlib refuses past
+    ``sys.get_int_max_str_digits()``). A file with an interrupted-turn marker (the newest messages
+    are looked at as hermes' search does), or that is not an object with a list (or null, or no)
+    ``messages``, is left to the full parse. Must run in :func:`_shallow_pass` (nesting: see there)."""
+    if _msgspec is None:
+        return None
+    try:
+        keys = (_SIDECAR_TEXTS if want_texts else _SIDECAR_KEYS).decode(data)
+    except (_msgspec.DecodeError, _msgspec.ValidationError, RecursionError):
+        return None
+    if not is_utf8(data) or has_digit_run(data, 640):
+        return None
+    messages: Any = keys.messages  # each message's bytes, or (want_texts) its keys
+    if messages and _may_hold_marker(messages):
+        return None
+    meta = {}
+    for key in _META_KEYS:
+        raw = getattr(keys, key)
+        if raw:
+            meta[key] = _json_value(raw)
+    if not isinstance(meta.get("message_count"), int):
+        meta["message_count"] = len(messages) if messages is not None else 0
+    facts: dict[str, Any] = {
+        "error": None,
+        "meta": meta,
+        "marker": None,
+        "count": len(messages) if messages is not None else -1,
+    }
+    if want_texts:  # hermes' user texts (see user_texts_of): str(content or "").strip() of each user row
+        texts = set()
+        for m in messages or ():
+            if m.role and _json_value(m.role) == "user":
+                texts.add(str((_json_value(m.content) if m.content else None) or "").strip())
+        facts["texts"], facts["texts_error"] = sorted(texts), None
+    paths = {key: _json_value(raw) for key in PATH_FIELDS if (raw := getattr(keys, key))}
+    if paths:
+        unloadable = path_field_problem(paths)
+        if unloadable is not None:
+            facts["load_error"] = unloadable
+    return facts
+
+
+def _may_hold_marker(messages: list) -> bool:
+    """Whether :func:`~inspector.store.sidecar.pending_retry_marker` may find a marker among
+    ``messages`` (their bytes), read from the newest as it does: False once a normal assistant
+    reply comes first (most often the newest message)."""
+    for raw in reversed(messages):
+        if raw.__class__ is _MessageKeys:
+            keys = raw
+        else:
+            try:
+                keys = _MESSAGE_KEYS.decode(raw)
+            except _msgspec.ValidationError:  # not an object: the search passes it by
+                continue
+        if keys.pending and _json_value(keys.pending):
+            return True
+        if (
+            keys.role
+            and _json_value(keys.role) == "assistant"
+            and not (keys.error and _json_value(keys.error))
+        ):
+            return False
+    return False
+
+
+def _nesting_room() -> int:
+    """How many levels of nested arrays msgspec decodes from here before it raises RecursionError
+    (it counts them against the interpreter's recursion limit, as the stdlib's parser does)."""
+    low, high = 0, 1 << 14
+    while low < high:
+        mid = (low + high + 1) // 2
+        try:
+            _NESTING_PROBE.decode(b"[" * mid + b"]" * mid)
+            low = mid
+        except RecursionError:
+            high = mid - 1
+    return low
+
+
+OTHER_THREADS_MARGIN = 200  # frames another thread may still go deeper while a quick pass runs
+
+
+def _other_threads_shallow(depth: int) -> bool:
+    """Whether every thread but this one is fewer than ``depth`` frames deep (none is: True)."""
+    if threading.active_count() == 1:
+        return True
+    me = threading.get_ident()
+    for ident, frame in sys._current_frames().items():
+        if ident == me:
+            continue
+        n = 0
+        while frame is not None:
+            n += 1
+            if n >= depth:
+                return False
+            frame = frame.f_back
+    return True
+
+
+def _shallow_pass(fn: Callable[[bool], Any]) -> Any:
+    """``fn(quick)`` with ``quick`` True where msgspec gives up on values nested deeper than about
+    :data:`~inspector.store.jsonfmt.PARSE_DEPTH_LIMIT` levels.
+
+    msgspec's limit is the interpreter's recursion limit less the frames below it (3.11), so that
+    limit is lowered while ``fn`` runs. The limit is the whole interpreter's: only when every other
+    thread is far from it (:func:`_other_threads_shallow`: the first open's scans run before any
+    thread starts, or in a forked copy; a window worker has a thread watching its parent, a few
+    frames deep); otherwise, or where that does not lower msgspec's limit (3.12 on: C code has its
+    own), ``quick`` is False. A file nested deeper is refused by msgspec and parsed in full by the
+    caller *after* this pass: the stdlib's verdict on a deep file is the one that counts (its own
+    RecursionError), at the usual limit. (Calling ``fn`` a few hundred frames further down instead
+    made every call there several times slower on 3.11: the frames' memory is allocated in
+    chunks, and calls at a chunk's edge allocate and free one each time.)"""
+    if _msgspec is None:
+        return fn(False)
+    limit = sys.getrecursionlimit()
+    lower = _nesting_room() - PARSE_DEPTH_LIMIT
+    if lower <= 0:
+        return fn(_nesting_room() <= PARSE_DEPTH_LIMIT + 50)
+    if not _other_threads_shallow(limit - lower - OTHER_THREADS_MARGIN):
+        return fn(False)
+    try:
+        sys.setrecursionlimit(limit - lower)
+    except (RecursionError, ValueError):
+        return fn(False)
+    try:
+        quick = _nesting_room() <= PARSE_DEPTH_LIMIT + 50
+    except BaseException:
+        sys.setrecursionlimit(limit)
+        raise
+    try:
+        return fn(quick)
+    finally:
+        sys.setrecursionlimit(limit)
 
 
 def _stem(name: str) -> str:
@@ -470,6 +897,7 @@ class SessionDirScan:
         self._index: tuple[bytes | None, OSError | None] | None = None
         self._index_st: os.stat_result | None = None
         self._index_obj: tuple[Any, bool] | None = None
+        self._index_facts: dict | None = None
         self._shards: dict[str, list[str]] | None = None
         self._turn: tuple[list[str], set[str], set[str]] | None = None
 
@@ -519,7 +947,7 @@ class SessionDirScan:
                 facts = self.cache.get(SIDECAR, name, st)
                 if facts is not None and (not want_texts or "texts" in facts):
                     return facts, st, None
-        ((_, facts, st, error, started),) = _read_sidecars(self._dir_str, [(name, want_texts)])
+        ((_, facts, st, error, started),) = _read_sidecars(self._dir_str, [(name, want_texts)], quick=False)
         if error is None and self.cache is not None:
             self.cache.put(SIDECAR, name, st, facts, started)
         return facts, st, error
@@ -530,19 +958,7 @@ class SessionDirScan:
         (a first open), a forked second process parses half of them, so both cores work.
         Returns how many files were parsed here (0 when there was nothing to do or too little
         to be worth a second process: :meth:`sidecar` then reads them one by one)."""
-        todo: list[tuple[int, str, bool]] = []
-        for name in names:
-            want = name in texts_for
-            got = self._facts.get(name)
-            if got is not None and (not want or "texts" in got[0]):
-                continue
-            st = self._stat(name)
-            if self.cache is not None and st is not None and stat.S_ISREG(st.st_mode):
-                facts = self.cache.get(SIDECAR, name, st)
-                if facts is not None and (not want or "texts" in facts):
-                    self._facts[name] = (facts, st, None)
-                    continue
-            todo.append((st.st_size if st is not None else 0, name, want))
+        todo = self._todo(names, texts_for)
         if len(todo) < PARALLEL_MIN_FILES or not can_fork():
             return 0
         todo.sort(reverse=True)  # largest first, dealt out in turn: the halves weigh about the same
@@ -560,6 +976,38 @@ class SessionDirScan:
         if theirs is None:
             theirs = _read_sidecars(self._dir_str, theirs_todo)
         for name, facts, st, error, started in mine + theirs:
+            self._facts[name] = (facts, st, error)
+            if error is None and self.cache is not None:
+                self.cache.put(SIDECAR, name, st, facts, started)
+        return len(todo)
+
+    def _todo(self, names: list[str], texts_for: set[str] | frozenset[str]) -> list[tuple[int, str, bool]]:
+        """``(size, name, want_texts)`` of the files among ``names`` neither this scan nor the cache
+        answers for (their facts are taken from the cache here)."""
+        todo: list[tuple[int, str, bool]] = []
+        for name in names:
+            want = name in texts_for
+            got = self._facts.get(name)
+            if got is not None and (not want or "texts" in got[0]):
+                continue
+            st = self._stat(name)
+            if self.cache is not None and st is not None and stat.S_ISREG(st.st_mode):
+                facts = self.cache.get(SIDECAR, name, st)
+                if facts is not None and (not want or "texts" in facts):
+                    self._facts[name] = (facts, st, None)
+                    continue
+            todo.append((st.st_size if st is not None else 0, name, want))
+        return todo
+
+    def read_ahead(self, names: list[str], texts_for: set[str] | frozenset[str] = frozenset()) -> int:
+        """:meth:`prefetch` in this process only, whatever the number of files: one quick pass
+        (:func:`quick_sidecar_facts`) instead of a full parse per file as :meth:`sidecar` does.
+        For a forked copy that reads a few hundred files (hermes' audit beside the scan).
+        Returns how many files were read."""
+        todo = self._todo(names, texts_for)
+        if not todo:
+            return 0
+        for name, facts, st, error, started in _read_sidecars(self._dir_str, [(n, w) for _, n, w in todo]):
             self._facts[name] = (facts, st, error)
             if error is None and self.cache is not None:
                 self.cache.put(SIDECAR, name, st, facts, started)
@@ -604,29 +1052,24 @@ class SessionDirScan:
         in file order, and the title is kept only when it is a string. Cached like sidecar facts:
         hermes rewrites the index on every save, but an unchanged 20 MB index is not parsed again.
         """
+        if self._index_facts is not None:  # worked out once per scan (before a forked copy is made)
+            return self._index_facts
         started = time.time_ns()
         if self.cache is not None:
             st = self._stat("_index.json")
             if st is not None and stat.S_ISREG(st.st_mode):
                 facts = self.cache.get(INDEX, "_index.json", st)
                 if facts is not None:
+                    self._index_facts = facts
                     return facts
         data, error = self.index_bytes()
         if error is not None:
             return None
-        obj, ok = self.index_object()
-        rows = []
-        all_objects = True
-        if ok and isinstance(obj, list):
-            for r in obj:
-                if not isinstance(r, dict):
-                    all_objects = False
-                    continue
-                sid = r.get("session_id")
-                if isinstance(sid, str):
-                    title = r.get("title")
-                    rows.append([sid, title if isinstance(title, str) else None])
-        facts = {"json": ok, "list": ok and isinstance(obj, list), "all_objects": all_objects, "rows": rows}
+        if self._index_obj is not None:  # parsed already
+            facts = _index_facts_of_object(*self._index_obj)
+        else:
+            facts = index_facts_of(data)
+        self._index_facts = facts
         if self.cache is not None and self._index_st is not None:
             self.cache.put(INDEX, "_index.json", self._index_st, facts, started)
         return facts

@@ -2,21 +2,32 @@
 
 A first open reads every sidecar and run journal once and keeps only a few facts: a sidecar's
 verdict, metadata, message count, pending marker and user texts (:func:`inspector.store.scan.
-sidecar_facts`, orjson without a pre-scan of the bytes), a journal's dropped lines
-(:func:`inspector.store.journal.dropped_lines`, orjson on every line), and the events and skipped
-lines of the repairs' streaming read (:func:`inspector.store.journal.scan_journal_bytes`, orjson on
-the bytes of each line). Here all are compared with
+sidecar_facts`, orjson without a pre-scan of the bytes; :func:`~inspector.store.scan.sidecar_facts_many`,
+msgspec without building the messages), a journal's dropped lines
+(:func:`inspector.store.scan.journal_dropped_lines`, msgspec over a few KB of lines at a time), and the
+events and skipped lines of the repairs' streaming read (:func:`inspector.store.journal.scan_journal_bytes`,
+orjson on the bytes of each line). Here all are compared with
 the facts of the standard library's parse, which is what hermes runs (``json.loads`` of the UTF-8
-text; a journal's lines split with ``str.splitlines``).
+text; a journal's lines split with ``str.splitlines``). An index rebuild parses each sidecar lightly
+(``save.light_parse_sidecar``, msgspec); its rows are compared with those of the exact parse.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from inspector.store.journal import JournalUnreadable, dropped_lines, scan_journal_bytes
-from inspector.store.scan import _facts_of, sidecar_facts, user_texts_of
+from inspector.store.index import PathResolver, compact, load_for_index
+from inspector.store.journal import JournalUnreadable, scan_journal_bytes
+from inspector.store.scan import (
+    _facts_of,
+    journal_dropped_lines,
+    sidecar_facts,
+    sidecar_facts_many,
+    user_texts_of,
+)
 
 
 def hermes_sidecar_facts(data: bytes, want_texts: bool) -> dict:
@@ -64,10 +75,43 @@ def hermes_dropped_lines(data: bytes) -> tuple[int, int | None] | str:
 
 
 def quick_dropped_lines(data: bytes) -> tuple[int, int | None] | str:
+    """The first open's count (:func:`inspector.store.scan.journal_dropped_lines`)."""
     try:
-        return dropped_lines(data)
+        return journal_dropped_lines(data)
     except JournalUnreadable:
         return "unreadable"
+
+
+def light_or_exact(data: bytes) -> dict:
+    """An index rebuild's parse of a sidecar: the light parse, else the exact one."""
+    from inspector.repair.save import light_parse_sidecar, parse_sidecar_exact
+
+    obj = light_parse_sidecar(data)
+    return obj if obj is not None else parse_sidecar_exact(data)
+
+
+def exact_only(data: bytes) -> dict:
+    """The exact parse, called from as deep a frame as :func:`light_or_exact` calls it (near the
+    stdlib's nesting limit its verdict depends on the depth of the stack)."""
+    from inspector.repair.save import parse_sidecar_exact
+
+    return parse_sidecar_exact(data)
+
+
+def index_row_outcome(parse: Callable[[bytes], dict], data: bytes) -> tuple:
+    """What an index rebuild takes of a sidecar parsed by ``parse`` (:func:`light_or_exact` or
+    :func:`exact_only`): the observer's ``session_id`` and ``workspace`` and the ``compact()``
+    row, as text (types show: ``1`` and ``1.0`` differ), or the error's type and message."""
+    try:
+        obj = parse(data)
+    except Exception as exc:  # noqa: BLE001 - compared as data
+        return ("error", type(exc).__name__, str(exc), type(exc.__cause__).__name__)
+    seen = repr((obj.get("session_id"), obj.get("workspace")))
+    try:
+        row = compact(load_for_index(obj, now=1779900000.0, resolve=PathResolver(Path("/nonexistent-cwd"))))
+    except Exception as exc:  # noqa: BLE001 - compared as data
+        return ("row error", seen, type(exc).__name__, str(exc))
+    return ("row", seen, repr(row))
 
 
 def hermes_run_events(data: bytes) -> tuple[list, list] | str:
@@ -103,13 +147,22 @@ def streamed_run_events(data: bytes) -> tuple[list, list] | str:
     return list(scanned.events), scanned.malformed
 
 
+def _same_facts(quick: dict, hermes: dict) -> bool:
+    """:func:`_same`, the metadata's key order aside (the first open's quick read keeps the kept
+    keys in a fixed order, not the file's: nothing reads them in order)."""
+    return _same(
+        {**quick, "meta": sorted(quick["meta"].items())}, {**hermes, "meta": sorted(hermes["meta"].items())}
+    )
+
+
 def _same(a: Any, b: Any) -> bool:
     """Equal, types included (1 and 1.0 differ; NaN equals NaN)."""
     return repr(a) == repr(b) and type(a) is type(b)
 
 
 def parse_mismatches(files: dict[str, bytes]) -> list[str]:
-    """One line per file of a home (relative path -> bytes) whose quick facts differ from hermes' parse."""
+    """One line per file of a home (relative path -> bytes) whose quick facts differ from hermes' parse,
+    or whose index row by the light parse differs from the exact parse's."""
     out = []
     for rel, data in sorted(files.items()):
         name = rel.rsplit("/", 1)[-1]
@@ -122,6 +175,13 @@ def parse_mismatches(files: dict[str, bytes]) -> list[str]:
                 quick, hermes = sidecar_facts(data, want_texts=want), hermes_sidecar_facts(data, want)
                 if not _same(quick, hermes):
                     out.append(f"{rel}: sidecar facts {quick!r:.200} != hermes' {hermes!r:.200}")
+            for want in (False, True):
+                quick, hermes = sidecar_facts_many([data], want)[0], hermes_sidecar_facts(data, want)
+                if not _same_facts(quick, hermes):
+                    out.append(f"{rel}: quick sidecar facts {quick!r:.200} != hermes' {hermes!r:.200}")
+            light, exact = index_row_outcome(light_or_exact, data), index_row_outcome(exact_only, data)
+            if light != exact:
+                out.append(f"{rel}: index row {light!r:.200} != the exact parse's {exact!r:.200}")
         elif "/_run_journal/" in rel and name.endswith(".jsonl"):
             quick, hermes = quick_dropped_lines(data), hermes_dropped_lines(data)
             if quick != hermes:

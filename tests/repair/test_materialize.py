@@ -631,3 +631,28 @@ def test_blob_content_that_hermes_cannot_serialize_is_skipped_with_a_warning(hom
         and plan.result["details"][0]["materialized"] is False
     )
     assert any("cannot be written as JSON" in w for w in plan.warnings)
+
+
+def test_a_home_wide_plan_reads_state_db_once_and_says_the_same(home, monkeypatch):
+    """Rule: the rows to write and the rows left alone (tombstoned, no messages) come from one read of
+    state.db (a thousand rows' messages are not read twice), with the plan two reads gave: the rows of
+    a read without ``include_empty`` and, in the summary, one line per other row."""
+    home_path, sessions, db = home
+    seed_state_db(db, sid="kept_row")
+    seed_state_db(db, sid="empty_row", messages=0, create=False)
+    seed_state_db(db, sid="deleted_row", create=False)
+    write_json(sessions / "_deleted_webui_sessions.json", {"version": 1, "ids": ["deleted_row"]})
+    reads = []
+    real = materialize.read_missing_sidecar_rows
+
+    def counted(*args, **kwargs):
+        reads.append(kwargs.get("include_empty"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(materialize, "read_missing_sidecar_rows", counted)
+    plan = _plan(home_path)
+    assert reads == [True]
+    strict = real(sessions, db, include_empty=False)
+    assert [d["session_id"] for d in plan.result["details"]] == [r["id"] for r in strict] == ["kept_row"]
+    assert "leave 'deleted_row' alone: deleted by the user (durable tombstone)" in plan.summary
+    assert "leave 'empty_row' alone: its state.db row has no messages (no blank sidecars)" in plan.summary

@@ -94,3 +94,38 @@ def test_compacted_and_many_rows_are_named_and_counted(tmp_path: Path) -> None:
         "0 (user, archived by compaction), 1 (user, archived by compaction)"
     )
     assert "11 (user, archived by compaction) and 2 more have active = 0" in warning
+
+
+def _plan_json(home: Path) -> dict:
+    return materialize.plan(make_ctx(home), None).to_json()
+
+
+def test_warnings_queried_by_a_forked_copy_are_the_same_in_the_same_order(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """Rule: a materialize of many rows asks state.db for each row's warnings in a forked copy while it
+    makes the sidecars; the preview is the one made asking them itself (warnings in row order), and
+    where the copy fails this process asks them."""
+    home = _home(tmp_path)
+    monkeypatch.setattr(materialize, "PARALLEL_WARNINGS_MIN", 10**9)
+    alone = _plan_json(home)
+    assert any("hermes defect" in w for w in alone["warnings"])
+    monkeypatch.setattr(materialize, "PARALLEL_WARNINGS_MIN", 1)
+    forked = []
+    real = materialize._db_warnings_elsewhere
+
+    def counted(*args):
+        pending = real(*args)
+        forked.append(pending is not None)
+        return pending
+
+    monkeypatch.setattr(materialize, "_db_warnings_elsewhere", counted)
+    assert _plan_json(home) == alone
+    assert forked == [materialize.portable.can_fork()]
+
+    class Failing:
+        def result(self):
+            raise materialize.ForkedError("the copy died")
+
+    monkeypatch.setattr(materialize, "_db_warnings_elsewhere", lambda db, rows: Failing())
+    assert _plan_json(home) == alone

@@ -12,12 +12,26 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from inspector.store.scan import may_be_coerced, sidecar_facts
+from inspector.store.jsonfmt import PARSE_DEPTH_LIMIT, has_digit_run, objects_per_line, raw_items
+from inspector.store.scan import (
+    JOURNAL_PIECE_BYTES,
+    _index_facts_of_object,
+    _nesting_room,
+    _shallow_pass,
+    index_facts_of,
+    journal_dropped_lines,
+    may_be_coerced,
+    quick_sidecar_facts,
+    sidecar_facts,
+    sidecar_facts_many,
+)
 from tests.differential.parse_check import (
     _same,
+    _same_facts,
     hermes_dropped_lines,
     hermes_sidecar_facts,
     quick_dropped_lines,
@@ -170,3 +184,377 @@ def journals(draw) -> bytes:
 @given(data=journals())
 def test_dropped_lines_equal_hermes_parse(data: bytes) -> None:
     assert quick_dropped_lines(data) == hermes_dropped_lines(data)
+
+
+# Lines that only the standard library may judge, or that a check of many lines at once could get
+# wrong: what msgspec refuses but the stdlib takes, what it skips without looking (the UTF-8 of a
+# string), values nested or long enough to be the stdlib's alone, line breaks str.splitlines knows
+# and a split at b"\n" does not, and lines whose pieces join into valid JSON across the line breaks.
+HOSTILE_LINES = [
+    '{"n": NaN}',
+    '{"i": Infinity, "j": -Infinity}',
+    '{"s": "\\ud800"}',
+    '{"s": "\\udc00x"}',
+    '{"s": "\\ud83d\\ude00"}',
+    '{"b": ' + "7" * 5000 + "}",
+    '{"b": "' + "7" * 5000 + '"}',
+    '{"b": -' + "1" * 700 + "}",
+    '{"f": 1.' + "5" * 5000 + "}",
+    '{"a": 1, "a": 2}',
+    '{"d": ' + "[" * 600 + "]" * 600 + "}",
+    '{"d": ' + "[" * 995 + "]" * 995 + "}",
+    '{"d": ' + "[" * 1100 + "]" * 1100 + "}",
+    '{"d": ' + '{"k":' * 400 + "1" + "}" * 400 + "}",
+    "[" * 2000,
+    '{"c": "a\x01b"}',
+    '{"c": "a\x1cb"}',
+    '{"c": "tab\there"}',
+    '{"c": "del\x7f"}',
+    '{"ws": 1}\x0b',
+    '\x0c{"ws": 1}',
+    '{"ws":\t1 }',
+    ' {"ws": 1}',
+    '{"ws": 1} ',
+    "\u3000",
+    "\xa0{}",
+    "{}\xa0",
+    '{"u": "a\u2028b"}',
+    '{"u": "a\x85b"}',
+    '{"u": "a\u2029b"}',
+    "{}\r",
+    '{"a":\r1}',
+    '{"a":"}',
+    '{"}',
+    "{},{}",
+    '{"a":[[1',
+    "2]]}",
+    "{},{}",
+    '{"a":1',
+    '"b":2}',
+    "1",
+    '"text"',
+    "[]",
+    "null",
+    "{}",
+    '{"x": "é🙂日本"}',
+    "\ufeff{}",
+    "",
+    " ",
+]
+
+
+@st.composite
+def hostile_journals(draw) -> bytes:
+    lines = draw(st.lists(st.one_of(st.sampled_from(HOSTILE_LINES), LINES), max_size=10))
+    text = "\n".join(lines) + ("\n" if draw(st.booleans()) else "")
+    data = text.encode("utf-8", "surrogatepass")
+    if draw(st.booleans()) and data:
+        at = draw(st.integers(min_value=0, max_value=len(data) - 1))
+        data = (
+            data[:at]
+            + draw(st.sampled_from([b"\xff", b"\xe2\x80", b"\xed\xa0\x80", b"\xc0\xaf"]))
+            + data[at:]
+        )
+    return data
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=hostile_journals())
+def test_dropped_lines_equal_hermes_parse_on_hostile_lines(data: bytes) -> None:
+    assert quick_dropped_lines(data) == hermes_dropped_lines(data)
+
+
+def test_each_hostile_line_alone_and_among_good_lines_is_judged_as_hermes_does() -> None:
+    good = '{"seq": 1, "event": "token", "text": "hello"}'
+    for line in HOSTILE_LINES:
+        for text in (line, f"{good}\n{line}\n{good}\n", f"{line}\n{line}\n{good}"):
+            data = text.encode("utf-8", "surrogatepass")
+            assert quick_dropped_lines(data) == hermes_dropped_lines(data), repr(text[:80])
+
+
+def test_lines_that_join_into_valid_json_across_line_breaks_are_not_taken_for_objects() -> None:
+    # with each line break made a comma these lines are an array of three objects, as many as there
+    # are lines; alone, none of them is JSON (the check proves each element is one whole line)
+    for lines in (['{"a":"}', '{"}', "{},{}"], ['{"a":[[1', "2]]}", "{},{}"], ['{"a":1', '"b":2}', "{},{}"]):
+        data = "\n".join(lines).encode()
+        joined = json.loads("[" + ",".join(lines) + "]")
+        assert len(joined) == len(lines) and all(isinstance(o, dict) for o in joined)
+        assert objects_per_line(data) is None
+        assert quick_dropped_lines(data) == hermes_dropped_lines(data) == (3, 1)
+
+
+def test_a_journal_of_plain_object_lines_is_proven_without_a_parse_per_line() -> None:
+    body = "\n".join(json.dumps({"seq": i, "event": "token", "text": "é🙂 " * (i % 5)}) for i in range(3000))
+    assert objects_per_line(body.encode()) == 3000
+    assert journal_dropped_lines((body + "\n").encode()) == (0, None)
+
+
+def test_a_journal_larger_than_one_piece_numbers_its_lines_on_across_pieces() -> None:
+    good = json.dumps({"seq": 1, "event": "token", "text": "x" * 200})
+    n = (JOURNAL_PIECE_BYTES // len(good)) * 2 + 50
+    lines = [good] * n
+    lines[n - 10] = "not json"  # in the last piece, which goes line by line
+    lines[n - 5] = '{"u": "a\u2028b"}'  # torn by str.splitlines: two dropped lines
+    data = ("\n".join(lines) + "\n").encode()
+    assert journal_dropped_lines(data) == hermes_dropped_lines(data) == (3, n - 9)
+
+
+def stdlib_index_facts(data: bytes) -> dict:
+    """The index facts of hermes' own parse (``json.loads`` of the UTF-8 text)."""
+    try:
+        obj, ok = json.loads(data.decode("utf-8")), True
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        obj, ok = None, False
+    return _index_facts_of_object(obj, ok)
+
+
+HOSTILE_VALUES = [
+    "NaN",
+    "-Infinity",
+    '"\\ud800"',
+    '"a\\ud83d\\ude00b"',
+    '"\\u00e9\\n\\t"',
+    "7" * 5000,
+    "-" + "1" * 700,
+    '"' + "7" * 5000 + '"',
+    "1e400",
+    "[" * 600 + "]" * 600,
+    "[" * 1100 + "]" * 1100,
+    '{"k":' * 300 + "1" + "}" * 300,
+    '"é🙂日本\u2028"',
+    "true",
+    "null",
+    "12",
+    "[]",
+    "{}",
+]
+KEYS = st.sampled_from(['"session_id"', '"title"', '"session\\u005fid"', '"tit\\u006ce"', '"other"'])
+
+
+@st.composite
+def index_texts(draw) -> bytes:
+    rows = []
+    for _ in range(draw(st.integers(min_value=0, max_value=4))):
+        if draw(st.integers(min_value=0, max_value=9)) == 0:  # a row that is not an object
+            rows.append(draw(st.sampled_from(HOSTILE_VALUES)))
+            continue
+        pairs = draw(  # as text: a key may repeat (the last one counts)
+            st.lists(
+                st.tuples(
+                    KEYS,
+                    st.one_of(
+                        st.sampled_from(HOSTILE_VALUES), VALUES.map(lambda v: json.dumps(v, allow_nan=True))
+                    ),
+                ),
+                max_size=4,
+            )
+        )
+        rows.append("{" + ", ".join(f"{k}: {v}" for k, v in pairs) + "}")
+    text = "[\n" + ",\n".join(rows) + "\n]"
+    if draw(st.booleans()):
+        text = (
+            draw(st.sampled_from(["", " ", "\ufeff", "\x0c"]))
+            + text
+            + draw(st.sampled_from(["", " ", "x", ","]))
+        )
+    data = text.encode("utf-8", "surrogatepass")
+    if draw(st.booleans()) and data:
+        at = draw(st.integers(min_value=0, max_value=len(data) - 1))
+        data = (
+            data[:at]
+            + draw(st.sampled_from([b"\xff", b"\xe2\x80", b"\xed\xa0\x80", b"", b"]"]))
+            + data[at + 1 :]
+        )
+    return data
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=index_texts())
+def test_index_facts_equal_hermes_parse(data: bytes) -> None:
+    """Rule: the quick read of ``_index.json`` (msgspec, the rows' session_id and title as bytes)
+    gives the facts of the stdlib's parse on every input."""
+    assert _same(index_facts_of(data), stdlib_index_facts(data))
+
+
+def test_the_usual_index_is_read_without_building_its_rows() -> None:
+    rows = [
+        {"session_id": f"s{i}", "title": f"chat é🙂 {i}", "updated_at": 1.5 + i, "n": 2**70}
+        for i in range(50)
+    ]
+    rows.append({"session_id": 7, "title": "x"})
+    rows.append({"title": "no id"})
+    text = json.dumps(rows, ensure_ascii=False, indent=2)  # and a row repeating its key (the last counts):
+    text = (
+        text[:-2] + ',\n  {"session_id": "s-last", "title": ["not a string"], "session\\u005fid": "dup"}\n]'
+    )
+    data = text.encode()
+    assert raw_items(data) is not None  # the quick read applies
+    facts = index_facts_of(data)
+    assert facts["rows"][:2] == [["s0", "chat é🙂 0"], ["s1", "chat é🙂 1"]]
+    assert facts["rows"][-1] == ["dup", None]
+    assert _same(facts, stdlib_index_facts(data))
+
+
+def test_has_digit_run_finds_every_run_of_the_length_and_no_shorter_one() -> None:
+    for length in (2, 3, 19, 640):
+        for size in range(length - 2, length + 3):
+            for pad in range(0, 2 * length, max(1, length // 7)):
+                data = b"x" * pad + b"5" * size + b"y" * (length - pad % length)
+                assert has_digit_run(data, length) == (size >= length), (length, size, pad)
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=sidecars(), want_texts=st.booleans())
+def test_quick_sidecar_facts_equal_hermes_parse(data: bytes, want_texts: bool) -> None:
+    """Rule: the first open's read of a sidecar without its messages (msgspec) keeps exactly the
+    facts of the stdlib's parse, or leaves the file to the full parse."""
+    quick = sidecar_facts_many([data], want_texts)[0]
+    assert _same_facts(quick, hermes_sidecar_facts(data, want_texts))
+
+
+MESSAGE_TEXTS = st.one_of(
+    st.sampled_from(
+        [
+            '{"role": "assistant", "content": "ok"}',
+            '{"role": "assistant", "content": "x", "_error": true}',
+            '{"role": "assistant", "_error": 0}',
+            '{"role": "user", "content": "hi", "_pending_journal_recovery": true}',
+            '{"role": "user", "_pending_journal_recovery": 1}',
+            '{"role": "user", "\\u005fpending_journal_recovery": true}',
+            '{"role": "user", "_pending_journal_recovery": false, "_pending_journal_recovery": true}',
+            '{"rol\\u0065": "assistant"}',
+            '"not an object"',
+            "7",
+            "null",
+        ]
+    ),
+    st.sampled_from(HOSTILE_VALUES).map(lambda v: '{"role": "tool", "content": ' + v + "}"),
+    VALUES.map(lambda v: json.dumps({"role": "user", "content": v}, allow_nan=True)),
+)
+TOP_KEYS = st.sampled_from(
+    [
+        '"session_id"',
+        '"session\\u005fid"',
+        '"title"',
+        '"message_count"',
+        '"updated_at"',
+        '"pending_user_message"',
+        '"workspace"',
+        '"worktree_path"',
+        '"context_messages"',
+        '"model"',
+    ]
+)
+
+
+@st.composite
+def hostile_sidecars(draw) -> bytes:
+    pairs = draw(
+        st.lists(
+            st.tuples(
+                TOP_KEYS,
+                st.one_of(
+                    st.sampled_from(HOSTILE_VALUES + ['"~nosuchuser9/x"', '"a\\u0000b"', '"/tmp/w"']),
+                    VALUES.map(lambda v: json.dumps(v, allow_nan=True)),
+                ),
+            ),
+            max_size=5,
+        )
+    )
+    messages = draw(
+        st.one_of(
+            st.lists(MESSAGE_TEXTS, max_size=5).map(lambda m: "[" + ", ".join(m) + "]"),
+            st.sampled_from(["null", "{}", '"x"', "3", "[]"]),
+        )
+    )
+    if draw(st.booleans()):
+        pairs.insert(draw(st.integers(min_value=0, max_value=len(pairs))), ('"messages"', messages))
+    text = "{\n  " + ",\n  ".join(f"{k}: {v}" for k, v in pairs) + "\n}"
+    if draw(st.integers(min_value=0, max_value=5)) == 0:
+        text = draw(st.sampled_from(["[", " ", "\ufeff", "\x0c", "1 ", '"s"'])) + text
+    data = text.encode("utf-8", "surrogatepass")
+    if draw(st.booleans()) and data:
+        at = draw(st.integers(min_value=0, max_value=len(data) - 1))
+        data = (
+            data[:at]
+            + draw(st.sampled_from([b"\xff", b"\xe2\x80", b"\xed\xa0\x80", b"", b"}", b"\x01"]))
+            + data[at + 1 :]
+        )
+    return data
+
+
+@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=hostile_sidecars(), want_texts=st.booleans())
+def test_quick_sidecar_facts_equal_hermes_parse_on_hostile_files(data: bytes, want_texts: bool) -> None:
+    assert _same_facts(sidecar_facts_many([data], want_texts)[0], hermes_sidecar_facts(data, want_texts))
+
+
+def test_each_hostile_value_in_a_sidecar_is_judged_as_hermes_does() -> None:
+    for value in HOSTILE_VALUES:
+        for text in (
+            '{"title": ' + value + ', "messages": []}',
+            '{"messages": [{"role": "tool", "content": ' + value + "}]}",
+            '{"title": "t", "messages": [' + value + '], "model": "m"}',
+        ):
+            data = text.encode("utf-8", "surrogatepass")
+            for want in (False, True):
+                quick = sidecar_facts_many([data], want)[0]
+                assert _same_facts(quick, hermes_sidecar_facts(data, want)), text[:60]
+
+
+def test_the_usual_sidecar_is_read_without_building_its_messages() -> None:
+    messages = [
+        {"role": "user", "content": f"q{i} é🙂"} if i % 2 == 0 else {"role": "assistant", "content": "a"}
+        for i in range(40)
+    ]
+    data = json.dumps(
+        {"session_id": "s1", "title": "t", "message_count": 40, "updated_at": 1.5, "messages": messages},
+        ensure_ascii=False,
+        indent=2,
+    ).encode()
+    proven = []
+    _shallow_pass(lambda quick: proven.append(quick and quick_sidecar_facts(data)))
+    if proven[0] is False:
+        pytest.skip("msgspec's nesting limit is not the recursion limit on this Python: no quick pass")
+    assert proven[0]["count"] == 40 and proven[0]["meta"]["title"] == "t"
+
+
+def test_the_quick_pass_refuses_nesting_the_stdlib_may_not_parse() -> None:
+    """Rule: msgspec counts nesting against the recursion limit, as the stdlib does; in the quick
+    pass it gives up at about PARSE_DEPTH_LIMIT levels, so a deeper file is the full parse's."""
+    rooms = []
+    _shallow_pass(lambda quick: rooms.append((quick, _nesting_room())))
+    quick, room = rooms[0]
+    if quick:
+        assert room <= PARSE_DEPTH_LIMIT + 50
+    deep = b'{"messages": [' + b"[" * 700 + b"]" * 700 + b"]}"
+    assert sidecar_facts_many([deep])[0]["count"] == 1 == hermes_sidecar_facts(deep, False)["count"]
+
+
+def test_the_quick_pass_runs_beside_a_shallow_thread_and_not_beside_a_deep_one() -> None:
+    """Rule: the quick pass lowers the interpreter's recursion limit for its time, so it runs only
+    while every other thread is far from that limit (a window worker's thread watching its parent
+    is a few frames deep); beside a deep one it is off, and the files are parsed in full."""
+    import threading
+
+    def idle(release: threading.Event, depth: int) -> None:
+        if depth:
+            idle(release, depth - 1)
+        else:
+            release.wait(30)
+
+    for depth, quick_expected in ((3, True), (PARSE_DEPTH_LIMIT, False)):
+        release = threading.Event()
+        thread = threading.Thread(target=idle, args=(release, depth), daemon=True)
+        thread.start()
+        try:
+            seen = []
+            _shallow_pass(seen.append)
+        finally:
+            release.set()
+            thread.join()
+        data = b'{"messages": [1, 2]}'
+        assert sidecar_facts_many([data])[0]["count"] == 2
+        if _nesting_room() > PARSE_DEPTH_LIMIT + 50 and not seen[0] and quick_expected:
+            pytest.skip("no quick pass on this Python")
+        assert seen == [quick_expected]

@@ -176,7 +176,18 @@ def test_cache_flagged_exact_is_parsed_without_the_digit_scan(home, monkeypatch)
         lambda data, checked=False: scans.append(checked) or real(data, checked=checked),
     )
     assert FactCache(cache_file).entries[scan_mod.SIDECAR]["a.json"][1]["meta"]["title"] == "ok"
-    assert scans == [True]
+    assert scans == ([] if scan_mod._msgspec is not None else [True])  # msgspec's parse, else orjson's
+
+
+def test_a_cache_msgspec_refuses_is_parsed_exactly(home):
+    """A sidecar whose title is NaN (the stdlib reads it; the cache writes it back as NaN): msgspec
+    refuses the cache file, the exact parse reads it, and its facts are kept."""
+    (home.session_dir / "a.json").write_bytes(b'{"session_id": "a", "title": NaN, "messages": []}')
+    load_catalogue(home, now=time.time())
+    (cache_file,) = cache_dir().glob("scan-*.json")
+    assert b"NaN" in cache_file.read_bytes()
+    title = FactCache(cache_file).entries[scan_mod.SIDECAR]["a.json"][1]["meta"]["title"]
+    assert title != title  # NaN
 
 
 def test_unwritable_cache_dir_is_ignored(home, monkeypatch, tmp_path):
@@ -306,3 +317,25 @@ def test_state_db_records_are_cached_until_the_database_changes(home, journal):
         assert load_catalogue(home, now=time.time()).rows[web].state_db["title"] == "renamed"
     finally:
         conn.close()
+
+
+def test_read_ahead_reads_in_one_pass_what_sidecar_would_read_one_by_one(tmp_path):
+    """Rule: the forked copy running hermes' audit reads its few hundred sidecars in one quick pass;
+    the facts are those each file's own read gives (missing and unreadable files included)."""
+    for i in range(5):
+        (tmp_path / f"s{i}.json").write_bytes(_sidecar(f"s{i}", i, title=f"t{i}"))
+    (tmp_path / "torn.json").write_bytes(_sidecar("torn", 3)[:40])
+    (tmp_path / "latin.json").write_bytes(b'{"title": "\xe9"}')
+    (tmp_path / "dir.json").mkdir()
+    names = sorted(p.name for p in tmp_path.iterdir()) + ["absent.json"]
+    texts = {"s3.json", "torn.json", "absent.json"}
+    ahead = SessionDirScan(tmp_path)
+    assert ahead.read_ahead(names, texts) == len(names)
+    # read already, but for the file that could not be read (its facts hold no user texts: tried again)
+    assert ahead.read_ahead(names, texts) == 1
+    one_by_one = SessionDirScan(tmp_path)
+    for name in names:
+        want = name in texts
+        got, expected = ahead.sidecar(name, want_texts=want), one_by_one.sidecar(name, want_texts=want)
+        assert got[0] == expected[0] and got[2] == expected[2], name
+    assert ahead.sidecar("s3.json", want_texts=True)[0]["texts"] == ["m0", "m1", "m2"]

@@ -1,0 +1,169 @@
+"""The catalogue job's last steps in the child (issue 18, the window's first open): the rows
+flattened as they are and sorted once as flat records, the session to show first picked without
+sorting every row. The rule they keep: the same records, in the same order, and the same first
+session as the walk over ``Catalogue.sorted_rows()`` they replace (kept below as the reference),
+for every column and direction of the list's sort, on catalogues with ties, missing and NaN
+times, findings and pending turns whose journals hold output or not."""
+
+from __future__ import annotations
+
+import math
+import time
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import inspector.load
+from inspector.catalogue import Catalogue, SessionRow, SidecarSummary
+from inspector.findings import ERROR, INFO, WARNING, Finding
+from inspector.home import locate_home
+from inspector.jobs.offload import catalogue_job
+from inspector.present.columns import Column, sorted_records, sorted_rows
+from inspector.present.rows import ListRow, flat_row
+from inspector.present.session_data import first_needing_attention
+from inspector.store.journal import RUN_JOURNAL_DIR, is_valid_journal_id, journal_path
+
+TIMES = st.one_of(
+    st.none(),
+    st.sampled_from([1.0e9, 1.7e9, 1.7e9 + 1, 0.0]),  # ties, and 0 ("no time") among them
+    st.floats(min_value=0, max_value=2e9),
+    st.just(math.nan),
+)
+SEVERITIES = st.sampled_from([INFO, WARNING, ERROR])
+
+
+@st.composite
+def catalogues(draw):
+    """Rows as the catalogue holds them (sidecar, state.db record, findings, a pending turn
+    waiting for its journal), and which of those journals hold output (size > 0) or are empty."""
+    count = draw(st.integers(min_value=0, max_value=30))
+    ids = draw(
+        st.lists(
+            st.sampled_from([f"s{i:02d}" for i in range(40)] + ["../x", "bad id"]),
+            min_size=count,
+            max_size=count,
+            unique=True,
+        )
+    )
+    rows: dict[str, SessionRow] = {}
+    journals: dict[str, int] = {}  # "<sid>/<run>" -> size
+    for sid in ids:
+        meta = {
+            "updated_at": draw(TIMES),
+            "title": draw(st.sampled_from(["", "Alpha", "alpha", "Beta", "zeta"])),
+        }
+        if draw(st.booleans()):
+            meta["message_count"] = draw(st.integers(0, 50))
+        marker = None
+        if draw(st.integers(0, 3)) == 0:
+            stream = draw(st.sampled_from(["run1", "run2", "bad/run", 7]))
+            marker = {"_journal_retry_stream_id": stream}
+            if isinstance(stream, str) and draw(st.booleans()):
+                journals[f"{sid}/{stream}"] = draw(st.sampled_from([0, 10]))
+        sidecar = None
+        if draw(st.integers(0, 4)) != 0:
+            sidecar = SidecarSummary(sid, f"/nowhere/{sid}.json", 1, 1.0, meta=meta, pending_marker=marker)
+        state_db = None
+        if draw(st.booleans()):
+            state_db = {"id": sid, "messages": draw(st.integers(0, 60)), "last_activity": draw(TIMES)}
+        findings = [Finding("k", sev, "m", session_id=sid) for sev in draw(st.lists(SEVERITIES, max_size=2))]
+        row = SessionRow(
+            sid,
+            title=meta["title"],
+            profile=draw(st.sampled_from(["default", "Work", "work"])),
+            sidecar=sidecar,
+            has_bak=draw(st.booleans()),
+            state_db=state_db,
+            findings=findings,
+        )
+        row.complete = True
+        rows[sid] = row
+    return Catalogue(rows, []), journals
+
+
+def _reference_first(home, cat: Catalogue) -> str | None:
+    """The walk over sorted_rows() that first_needing_attention replaced."""
+    rows = cat.sorted_rows()
+    for row in rows:
+        marker = row.sidecar.pending_marker if row.sidecar is not None else None
+        stream = marker.get("_journal_retry_stream_id") if isinstance(marker, dict) else None
+        if isinstance(stream, str) and is_valid_journal_id(stream) and is_valid_journal_id(row.session_id):
+            try:
+                if journal_path(home.session_dir, row.session_id, stream).stat().st_size > 0:
+                    return row.session_id
+            except (OSError, ValueError):
+                pass
+    for row in rows:
+        if row.needs_attention:
+            return row.session_id
+    return rows[0].session_id if rows else None
+
+
+def _reference_records(cat: Catalogue, sort) -> list:
+    """The job's rows as it made them before: newest first, then sorted as ListRows."""
+    records = [flat_row(r) for r in cat.sorted_rows()]
+    if sort is not None:
+        by_id = {f[0]: f for f in records}
+        records = [by_id[r.session_id] for r in sorted_rows([ListRow(f) for f in records], *sort)]
+    return records
+
+
+def _same(a: list, b: list) -> bool:
+    """Equal record lists, NaN times counted equal to themselves (as `is` does in `==` of a list)."""
+    return len(a) == len(b) and all(x is y or x == y for x, y in zip(a, b, strict=True))
+
+
+def _home(tmp_path_factory, journals: dict[str, int]):
+    base = tmp_path_factory.mktemp("home")
+    home = locate_home(base)
+    home.session_dir.mkdir(parents=True)
+    for key, size in journals.items():
+        sid, run = key.split("/", 1)
+        if not (is_valid_journal_id(sid) and is_valid_journal_id(run)):
+            continue
+        path = home.session_dir / RUN_JOURNAL_DIR / sid / f"{run}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"x" * size)
+    return home
+
+
+SORTS = [None] + [(c, d) for c in range(len(Column.HEADERS)) for d in (False, True)]
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(catalogues())
+def test_the_first_session_is_the_one_the_walk_over_sorted_rows_finds(tmp_path_factory, drawn):
+    cat, journals = drawn
+    home = _home(tmp_path_factory, journals)
+    assert first_needing_attention(home, cat) == _reference_first(home, cat)
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(catalogues(), st.sampled_from(SORTS))
+def test_the_job_sends_the_rows_in_the_order_the_slow_path_gave(tmp_path_factory, monkeypatch, drawn, sort):
+    cat, journals = drawn
+    home = _home(tmp_path_factory, journals)
+    monkeypatch.setattr(inspector.load, "load_catalogue", lambda home, now, **kw: cat)
+    result = catalogue_job(home, time.time(), sort)
+    assert _same(result.rows, _reference_records(cat, sort))
+    assert result.first == _reference_first(home, cat)
+    assert result.attention == sum(1 for r in cat.rows.values() if r.needs_attention)
+
+
+@settings(max_examples=60)
+@given(catalogues(), st.sampled_from(SORTS[1:]))
+def test_flat_records_sort_as_their_list_rows_do(drawn, sort):
+    cat, _ = drawn
+    records = [flat_row(r) for r in cat.rows.values()]
+    by_rows = [r.flat() for r in sorted_rows([ListRow(f) for f in records], *sort)]
+    assert _same(sorted_records(records, *sort), by_rows)
+
+
+def test_a_row_without_findings_is_flattened_as_healthy():
+    row = SessionRow("s1", sidecar=SidecarSummary("s1", "/x/s1.json", 1, 1.0, meta={"updated_at": 5.0}))
+    healthy = flat_row(row)
+    row.findings = [Finding("k", WARNING, "m", session_id="s1")]
+    flagged = flat_row(row)
+    assert healthy[:12] == flagged[:12]
+    assert healthy[12:] == ("ok", False, "", ())
+    assert flagged[12:14] == (WARNING, True) and flagged[14] and len(flagged[15]) == 1
