@@ -70,6 +70,14 @@ _WORDS: dict[str, tuple[str, str, str]] = {
         "part of one reply may be lost for good",
         "hermes recovers nothing from a record it cannot read",
     ),
+    "journal_too_deep": (
+        "A line in the record of a reply is nested too deeply for hermes to read, so hermes "
+        "recovers nothing from the whole record (a known hermes defect)",
+        "part of one reply may be lost; the inspector does what hermes does, so the chat matches "
+        "what hermes shows",
+        "hermes cannot read this record; the inspector follows hermes and brings back nothing "
+        "from it (or, where hermes' result cannot be known, writes nothing)",
+    ),
     "journal_folder_unreadable": (
         "The folder of reply records cannot be read",
         "check the folder's permissions; nothing was changed",

@@ -27,6 +27,8 @@ from inspector.store import statedb
 from inspector.store.files import TooLargeToLoad, read_regular
 from inspector.store.journal import (
     RUN_JOURNAL_DIR,
+    JournalDepthUnsure,
+    JournalTooDeep,
     JournalTooLarge,
     JournalUnreadable,
     is_valid_journal_id,
@@ -393,6 +395,8 @@ def _streamed_facts(path: Path) -> dict:
         streamed = stream_summary(path, path.parent.name, path.stem)
     except JournalTooLarge as exc:
         return {"unreadable": None, "too_large": str(exc), "malformed": 0, "first": None}
+    except (JournalTooDeep, JournalDepthUnsure) as exc:
+        return {"unreadable": str(exc), "too_deep": True, "malformed": 0, "first": None}
     except JournalUnreadable as exc:
         return {"unreadable": str(exc), "malformed": 0, "first": None}
     except OSError as exc:
@@ -403,6 +407,8 @@ def _streamed_facts(path: Path) -> dict:
 def _dropped_line_facts(data: bytes) -> dict:
     try:
         count, first = journal_dropped_lines(data)
+    except (JournalTooDeep, JournalDepthUnsure) as exc:
+        return {"unreadable": str(exc), "too_deep": True, "malformed": 0, "first": None}
     except JournalUnreadable as exc:
         return {"unreadable": str(exc), "malformed": 0, "first": None}
     return {"unreadable": None, "malformed": count, "first": first}
@@ -440,7 +446,7 @@ def _journal_findings(
             if facts["unreadable"] is not None:
                 out.append(
                     Finding(
-                        "journal_unreadable",
+                        "journal_too_deep" if facts.get("too_deep") else "journal_unreadable",
                         "error",
                         f"run {path.stem}: {facts['unreadable']}",
                         sid,

@@ -226,6 +226,8 @@ def _raw_anomaly_lines(run: RunInfo) -> list[str]:
     out = []
     if journal.unreadable:
         out.append(f"UNREADABLE: {journal.unreadable}")
+    if journal.depth_unsure:
+        out.append(f"MAY BE UNREADABLE: {journal.depth_unsure}")
     for line in journal:
         if line.dropped:
             out.append(f"line {line.number} @ byte {line.offset}: hermes drops it: {line.dropped}")

@@ -17,6 +17,8 @@ from inspector.store import statedb
 from inspector.store.files import RawFile, TooLargeToLoad, read_raw, read_regular
 from inspector.store.index import index_path, parse_index
 from inspector.store.journal import (
+    JournalDepthUnsure,
+    JournalTooDeep,
     JournalTooLarge,
     JournalUnreadable,
     is_valid_journal_id,
@@ -138,16 +140,7 @@ def _load_runs(detail: SessionDetail, session_dir: Path) -> None:
             parsed = parse_journal_bytes(data)
         except JournalUnreadable as exc:
             detail.runs.append(RunInfo(run_id, path, len(data), None, error=str(exc)))
-            detail.findings.append(
-                Finding(
-                    "journal_unreadable",
-                    ERROR,
-                    f"run {run_id}: {exc}; hermes recovers nothing from it",
-                    detail.session_id,
-                    None,
-                    str(path),
-                )
-            )
+            detail.findings.append(_unreadable_finding(detail, run_id, path, exc))
             continue
         summary = run_summary(detail.session_id, run_id, parsed.events)
         detail.runs.append(RunInfo(run_id, path, len(data), summary, parsed.events, parsed.malformed))
@@ -163,6 +156,19 @@ def _load_runs(detail: SessionDetail, session_dir: Path) -> None:
                     str(path),
                 )
             )
+
+
+def _unreadable_finding(detail: SessionDetail, run_id: str, path: Path, exc: JournalUnreadable) -> Finding:
+    """A journal hermes cannot read (or, nested that deeply, may not read): its finding."""
+    unsure = isinstance(exc, JournalDepthUnsure)
+    return Finding(
+        "journal_too_deep" if unsure or isinstance(exc, JournalTooDeep) else "journal_unreadable",
+        ERROR,
+        f"run {run_id}: {exc}" + ("" if unsure else "; hermes recovers nothing from it"),
+        detail.session_id,
+        None,
+        str(path),
+    )
 
 
 def _stream_run(detail: SessionDetail, run_id: str, path: Path, too_large: TooLargeToLoad) -> None:
@@ -181,16 +187,7 @@ def _stream_run(detail: SessionDetail, run_id: str, path: Path, too_large: TooLa
         return
     except JournalUnreadable as exc:
         detail.runs.append(RunInfo(run_id, path, too_large.size, None, error=str(exc)))
-        detail.findings.append(
-            Finding(
-                "journal_unreadable",
-                ERROR,
-                f"run {run_id}: {exc}; hermes recovers nothing from it",
-                detail.session_id,
-                None,
-                str(path),
-            )
-        )
+        detail.findings.append(_unreadable_finding(detail, run_id, path, exc))
         return
     except OSError as exc:
         detail.runs.append(RunInfo(run_id, path, too_large.size, None, error=f"cannot read: {exc}"))

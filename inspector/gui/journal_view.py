@@ -478,6 +478,8 @@ class JournalView(QWidget):
             parts = [head, f"{self.model.rowCount():,} lines"]
             if run.raw is not None and run.raw.unreadable:
                 parts.append(f"hermes cannot read it: {run.raw.unreadable}")
+            elif run.raw is not None and run.raw.depth_unsure:
+                parts.append(f"hermes may not read it: {run.raw.depth_unsure}")
             elif run.dropped_lines:
                 parts.append(f"{run.dropped_lines} not read as events by hermes (red)")
             if run.odd_lines:

@@ -33,7 +33,7 @@ from inspector.repair.journal_read import (
 from inspector.repair.journal_recovery import MaterializeReport, append_journaled_partial_output
 from inspector.repair.marker import interrupted_marker, marker_with_retry_hook
 from inspector.repair.model_context import checkpoint_match, latest_user_text_matches, normalize, text_match
-from inspector.repair.notes import Notes, describe_output, journal_notes, output_warnings
+from inspector.repair.notes import Notes, describe_output, journal_notes, output_warnings, unsure_refusal
 from inspector.repair.pending_turn import (
     append_recovered_pending_turn,
     clear_pending,
@@ -456,6 +456,9 @@ def plan(ctx: RepairContext, session_id: str) -> Plan:
     journal = read_journal(
         ctx.snapshot, ctx.session_dir, session_id, session.get("active_stream_id"), stream=True
     )
+    if journal.unsure is not None:
+        result.refusal = unsure_refusal(journal)
+        return result
     core_path = ctx.home.core_transcript(session_id, session.get("profile"))
     try:
         returned = _Repair(session, journal, lambda: ctx.snapshot.read(core_path), ctx.clock, notes).run()

@@ -9,12 +9,14 @@ Spec run-journal-and-promotion §1.7 (reading the journal for (session_id, strea
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from inspector.store.files import FileSnapshot
 from inspector.store.journal import (
+    JournalDepthUnsure,
+    JournalTooDeep,
     JournalUnreadable,
     StreamedEvents,
     authoritative_terminal_event,
@@ -38,10 +40,15 @@ class JournalRead:
     malformed: list[dict]
     error: str | None  # why hermes cannot read it (then it behaves as if there were no output)
     torn_lines: list[int]  # physical lines str.splitlines() tore apart (U+2028 and friends)
+    # Set when a line is nested so deeply that whether hermes reads the journal depends on hermes'
+    # own call stack (inspector.store.json_depth): what hermes would do is unknown, repairs refuse.
+    unsure: str | None = None
+    too_deep: bool = False  # hermes' reader fails on a line nested too deeply (then ``error`` says so)
 
     @property
     def readable(self) -> bool:
-        """False when hermes' reader failed (bad id, I/O error, invalid UTF-8)."""
+        """False when hermes' reader failed (bad id, I/O error, invalid UTF-8, a line nested too
+        deeply), or may fail (:attr:`unsure`)."""
         return self.error is None
 
 
@@ -89,6 +96,10 @@ def read_journal(
             parsed = parse_journal_bytes(data)
             events, malformed = parsed.events, parsed.malformed
             torn = torn_line_numbers(data.decode("utf-8"))
+    except JournalDepthUnsure as exc:
+        return JournalRead(stream_id, path, True, len(data), [], [], str(exc), [], unsure=str(exc))
+    except JournalTooDeep as exc:
+        return replace(failed(str(exc), path, True, len(data)), too_deep=True)
     except JournalUnreadable as exc:
         return failed(str(exc), path, True, len(data))
     return JournalRead(stream_id, path, True, len(data), events, malformed, None, torn)

@@ -44,10 +44,18 @@ def describe_output(report: MaterializeReport, where: str) -> str | None:
 
 
 def journal_notes(journal: JournalRead, notes: Notes) -> None:
-    """Warnings for the journal quirks that apply to this file (§6.2 items 4 and 5)."""
+    """Warnings for the journal quirks that apply to this file (§6.2 items 4 and 5, and a line
+    nested too deeply for hermes' reader: see inspector.store.json_depth)."""
     name = journal.path.name if journal.path is not None else "the run journal"
     if journal.error and journal.exists:
-        notes.warnings.append(f"{name}: {journal.error}; hermes treats the run as having no output")
+        notes.warnings.append(
+            f"{name}: {journal.error}; hermes treats the run as having no output"
+            + (
+                ", so the reply's text in this record is not brought back (the inspector does the same)"
+                if journal.too_deep
+                else ""
+            )
+        )
     if journal.torn_lines:
         lines = ", ".join(str(n) for n in journal.torn_lines[:10])
         notes.warnings.append(
@@ -80,3 +88,12 @@ def output_warnings(report: MaterializeReport, notes: Notes) -> None:
             f"tool_complete for {name!r} has is_error={raw!r}; hermes uses truthiness, "
             f"so the card gets is_error={bool(raw)}"
         )
+
+
+def unsure_refusal(journal: JournalRead) -> str:
+    """The refusal of a repair whose journal hermes may or may not read (:attr:`JournalRead.unsure`)."""
+    name = journal.path.name if journal.path is not None else "the run journal"
+    return (
+        f"{name}: {journal.unsure}; the inspector does not guess, so nothing is written "
+        "(hermes' own repair would recover either all of this record or none of it)"
+    )

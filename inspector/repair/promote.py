@@ -19,7 +19,7 @@ from inspector.repair.gateway_error import detect_gateway_terminal_error, materi
 from inspector.repair.journal_read import JournalRead, journal_has_visible_output, read_journal
 from inspector.repair.journal_recovery import MaterializeReport, append_journaled_partial_output
 from inspector.repair.marker import NEUTRAL_WORDING, RECOVERED_WORDING, strip_retry_keys
-from inspector.repair.notes import Notes, describe_output, journal_notes, output_warnings
+from inspector.repair.notes import Notes, describe_output, journal_notes, output_warnings, unsure_refusal
 from inspector.repair.registry import HERMES, RUN_JOURNALS, SESSION, ActionSpec
 from inspector.repair.save import save_session
 from inspector.repair.session_source import load_session_for_repair
@@ -247,6 +247,9 @@ def plan(ctx: RepairContext, session_id: str) -> Plan:
         ]
         result.warnings = notes.warnings
         result.result = {"hermes_return": False, "hermes_error": f"{type(exc).__name__}: {exc}"}
+        return result
+    if retry.journal is not None and retry.journal.unsure is not None:
+        result.refusal = unsure_refusal(retry.journal)
         return result
     if saves:
         try:

@@ -3,7 +3,9 @@
 This module is the *hermes view* (spec run-journal-and-promotion §1.4, §1.7): the whole
 file decoded as UTF-8 (one bad byte makes the journal unreadable), split with
 ``str.splitlines()`` (so U+2028/U+2029/U+0085 inside a record tear it), non-object or
-unparseable lines skipped as malformed. The repairs read journals only through here, so
+unparseable lines skipped as malformed, and a line nested too deeply for ``json.loads`` failing
+the whole read (hermes catches only ``JSONDecodeError``: see :mod:`inspector.store.json_depth`
+and docs/hermes-journal-readers.md). The repairs read journals only through here, so
 they inherit hermes' quirks exactly. The raw, line-by-line view lives in
 :mod:`inspector.store.journal_raw`.
 """
@@ -19,6 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from inspector.store.files import open_regular, read_regular
+from inspector.store.json_depth import (
+    HERMES_NEVER_READS,
+    NEVER,
+    UNSURE,
+    hermes_verdict,
+    may_be_deep_bytes,
+)
 from inspector.store.jsonfmt import fast_loads, orjson_safe
 
 RUN_JOURNAL_DIR = "_run_journal"
@@ -27,7 +36,46 @@ _JOURNAL_ID = re.compile(r"[A-Za-z0-9_.-]+")
 
 
 class JournalUnreadable(Exception):
-    """hermes could not read the journal at all (invalid UTF-8, I/O error)."""
+    """hermes could not read the journal at all (invalid UTF-8, I/O error, a line nested too deeply)."""
+
+
+class JournalTooDeep(JournalUnreadable):
+    """A line nested so deeply that every hermes reader fails on it (``RecursionError`` out of
+    ``json.loads``, which ``_read_jsonl`` does not catch): hermes' repairs then treat the whole
+    journal as having no output, as for invalid UTF-8 (see :mod:`inspector.store.json_depth`)."""
+
+    def __init__(self, line: int, levels: int):
+        self.line, self.levels = line, levels
+        super().__init__(
+            f"line {line} is nested {HERMES_NEVER_READS} or more levels deep, deeper than hermes' "
+            "reader can go (a known hermes defect: it then fails on the whole journal, not just "
+            "that line)"
+        )
+
+
+class JournalDepthUnsure(JournalUnreadable):
+    """A line nested so deeply that whether hermes reads it depends on how deep hermes' own call
+    stack is when it reads (between :data:`HERMES_ALWAYS_READS` and :data:`HERMES_NEVER_READS`
+    levels): what hermes makes of the journal is not fixed by its bytes. A view shows it as a
+    journal it cannot read for sure; a repair that would follow hermes' read refuses."""
+
+    def __init__(self, line: int, levels: int):
+        self.line, self.levels = line, levels
+        super().__init__(
+            f"line {line} is nested {levels} levels deep: whether hermes can read it depends on "
+            "hermes itself (it reads up to 993 levels, fewer from deeper inside its own code), so "
+            "what hermes would recover from this journal cannot be known"
+        )
+
+
+def check_line_depth(line: str, number: int) -> None:
+    """Raise :class:`JournalTooDeep` or :class:`JournalDepthUnsure` for a line hermes' reader does
+    not read alike from every caller; nothing for any other line (a cheap bracket count first)."""
+    verdict, levels = hermes_verdict(line)
+    if verdict == NEVER:
+        raise JournalTooDeep(number, levels)
+    if verdict == UNSURE:
+        raise JournalDepthUnsure(number, levels)
 
 
 def is_valid_journal_id(value: object) -> bool:
@@ -137,23 +185,65 @@ def _records_of(
     goes to the stdlib), but may give a float for an integer beyond 64 bits, which only matters
     to a caller that keeps the values."""
     number = 0
+    pieces = iter(pieces)
     for start, piece in pieces:
-        try:
-            text = str(piece, "utf-8")
-        except UnicodeDecodeError as exc:
-            raise JournalUnreadable(
-                f"not valid UTF-8 at byte {start + exc.start}: the whole journal is unreadable"
-            ) from exc
-        safe = not exact_values or orjson_safe(bytes(piece) if isinstance(piece, memoryview) else piece)
-        for line in text.splitlines():
+        text = _piece_text(start, piece)
+        raw = bytes(piece) if isinstance(piece, memoryview) else piece
+        safe = not exact_values or orjson_safe(raw)
+        deep = may_be_deep_bytes(raw)
+        lines = text.splitlines()
+        for at, line in enumerate(lines):
             number += 1
             if not line.strip():
                 continue
+            if deep:
+                try:
+                    check_line_depth(line, number)
+                except (JournalTooDeep, JournalDepthUnsure) as exc:
+                    _raise_worst(exc, number, lines[at + 1 :], (_piece_text(*p) for p in pieces))
             try:
                 obj = fast_loads(line, checked=True) if safe else json.loads(line)
             except (ValueError, RecursionError):
                 obj = None
             yield number, line, obj if isinstance(obj, dict) else None
+
+
+def _piece_text(start: int, piece: Any) -> str:
+    try:
+        return str(piece, "utf-8")
+    except UnicodeDecodeError as exc:
+        raise _unreadable(start + exc.start) from exc
+
+
+def _raise_worst(
+    exc: JournalTooDeep | JournalDepthUnsure, number: int, lines: Iterable[str], texts: Iterable[str]
+) -> None:
+    """Raise what hermes' read of the whole file comes to, given a line nested too deeply (or
+    unsurely deep) at line ``number``, the lines after it in its piece and the texts of the
+    pieces after that (each decoded: an invalid UTF-8 byte raises JournalUnreadable).
+
+    hermes decodes the whole file before it parses a line, so an invalid UTF-8 byte anywhere
+    decides first; a line every reader fails on makes the read fail whatever an unsure line
+    before it did, so an unsure verdict holds only when no such line follows.
+    """
+
+    def look(more: Iterable[str]) -> None:
+        nonlocal exc, number
+        for line in more:
+            number += 1
+            if isinstance(exc, JournalDepthUnsure) and line.strip():
+                try:
+                    check_line_depth(line, number)
+                except JournalTooDeep as deeper:
+                    exc = deeper
+                except JournalDepthUnsure:
+                    pass
+
+    look(lines)
+    for text in texts:
+        if isinstance(exc, JournalDepthUnsure):
+            look(text.splitlines())  # each line's own bracket count comes first: cheap
+    raise exc
 
 
 def stream_lines(path: Path, max_line: int = MAX_LINE_BYTES) -> Iterator[tuple[int, str, dict | None]]:
@@ -247,6 +337,7 @@ except ImportError:  # pragma: no cover - orjson is a declared dependency
 # (a run of 19 may be an integer orjson cannot keep exact), each one-byte line break other than
 # "\n" becomes "!", the last byte of the multi-byte ones (U+0085, U+2028, U+2029) becomes "#"
 # (a common continuation byte: then the three sequences themselves are looked for), the rest " ".
+# A piece with a line of more than 900 opening brackets also takes the text path (json_depth).
 _ONE_BYTE_BREAKS = b"\r\x0b\x0c\x1c\x1d\x1e"
 _BREAK_TAILS = b"\x85\xa8\xa9"
 _MULTI_BYTE_BREAKS = (b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
@@ -264,8 +355,8 @@ def _plain_piece(piece: bytes) -> bool:
     if _orjson_loads is None:
         return False
     scan = piece.translate(_PIECE_MAP)
-    if _LONG_DIGITS in scan or b"!" in scan:
-        return False
+    if _LONG_DIGITS in scan or b"!" in scan or may_be_deep_bytes(piece):
+        return False  # (a piece that may hold a line nested too deeply: the text path checks it)
     at, looked = scan.find(b"#"), 0
     while at >= 0:
         if looked == _FEW_TAILS:  # text full of accents: three searches beat a look at each tail
@@ -339,6 +430,10 @@ def _scan(
         plan if plan else [(start, end, None) for start, end in _blocks(data)]
     )
     fill = plan is not None and not plan
+
+    def pieces_after(offset: int) -> Iterator[tuple[int, int, bool]]:
+        return ((start, end, False) for start, end in _blocks(data) if start >= offset)
+
     number = 0  # lines as str.splitlines() counts them
     newlines = 0  # "\n" bytes before the piece (torn lines are counted in "\n"-lines)
     for start, end, known in pieces:
@@ -355,9 +450,18 @@ def _scan(
                 torn.extend(newlines + n for n in torn_line_numbers(text))
                 newlines += piece.count(b"\n")
             safe = orjson_safe(piece)
-            for line in text.splitlines():
+            deep = may_be_deep_bytes(piece)
+            text_lines = text.splitlines()
+            for at, line in enumerate(text_lines):
                 number += 1
                 if line.strip():
+                    if deep:
+                        try:
+                            check_line_depth(line, number)
+                        except (JournalTooDeep, JournalDepthUnsure) as exc:
+                            rest = ((s, data[s:e]) for s, e, _ in pieces_after(end))
+                            texts = (_piece_text(*p) for p in rest)
+                            _raise_worst(exc, number, text_lines[at + 1 :], texts)
                     obj = _text_line(line, safe)
                     yield number, (line if obj is None else None), obj
             continue

@@ -43,6 +43,7 @@ from inspector.store.journal import (  # noqa: F401 - torn_line_numbers: also im
     stream_summary,
     torn_line_numbers,
 )
+from inspector.store.json_depth import HERMES_ALWAYS_READS, NEVER, UNSURE, hermes_verdict, may_be_deep_bytes
 from inspector.store.jsonfmt import has_long_digit_run
 
 try:  # orjson only speeds up parsing; a line it rejects or might read differently goes to the stdlib
@@ -193,7 +194,7 @@ class JournalIndex:
 
     size: int  # bytes indexed (a journal that grows later is indexed up to here)
     starts: array  # byte offset of each line
-    unreadable: str | None  # why hermes cannot read the file at all (invalid UTF-8), else None
+    unreadable: str | None  # why hermes cannot read the file at all (invalid UTF-8, a line nested too deeply)
     bad_byte_offset: int | None
     torn: frozenset[int]  # 0-based lines str.splitlines() tears
     seq_notes: dict[int, tuple[str, ...]]  # line -> its duplicate/gap notes
@@ -206,6 +207,11 @@ class JournalIndex:
     event_names: tuple[str, ...] = ()
     flagged: array = field(default_factory=lambda: array("q"))
     kind_counts: dict[int, int] = field(default_factory=dict)  # lines per code of ``kinds``
+    # the (0-based) line nested too deeply for hermes' reader from every caller (then
+    # ``unreadable`` says so) or from some (then ``depth_unsure`` says why hermes may or may not
+    # read the journal: a line in json_depth's band), else None
+    deep_line: int | None = None
+    depth_unsure: str | None = None
 
     def event_counts(self) -> list[tuple[str, int]]:
         """``(event name, lines)`` for every event name the journal holds, most frequent first
@@ -263,6 +269,8 @@ class RawJournal:
         self.unreadable: str | None = None
         self.bad_byte_offset: int | None = None
         self._torn: frozenset[int] = frozenset()  # 0-based indexes of lines splitlines() tears
+        self.deep_line: int | None = None
+        self.depth_unsure: str | None = None
         try:
             data.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -270,6 +278,13 @@ class RawJournal:
             self.unreadable = _unreadable_reason(exc.start)
         else:
             self._torn = _line_of(self._starts, _tearing_offsets(data))
+            problem = depth_problem(data)
+            if problem is not None:
+                self.deep_line = problem[1]
+                if problem[2]:
+                    self.unreadable = problem[0]
+                else:
+                    self.depth_unsure = problem[0]
 
     @classmethod
     def from_path(cls, path: Path) -> RawJournal:
@@ -284,6 +299,8 @@ class RawJournal:
         self.unreadable = index.unreadable
         self.bad_byte_offset = index.bad_byte_offset
         self._torn = index.torn
+        self.deep_line = index.deep_line
+        self.depth_unsure = index.depth_unsure
 
     # ------------------------------------------------------------ index
 
@@ -398,6 +415,14 @@ class RawJournal:
             notes.append("CRLF line end")
         if last_without_newline:
             notes.append("no newline at end of file")
+        if self.unreadable is not None and self.depth_unsure is None and self.deep_line is not None:
+            where = "this line is" if i == self.deep_line else f"line {self.deep_line + 1} is"
+            return (
+                f"journal unreadable ({where} nested too deeply for hermes' reader, which then "
+                "fails on the whole journal: a known hermes defect)",
+                notes,
+                [],
+            )
         if self.unreadable is not None:
             here = self.bad_byte_offset is not None and start <= self.bad_byte_offset < stop
             where = "this line holds the invalid byte" if here else "another line holds an invalid byte"
@@ -640,10 +665,17 @@ def index_journal(
             last_time = created
         if events is not None:
             events.append((line, value))
-    unreadable = None
-    if bad is not None:
+    unreadable = depth_unsure = deep_line = None
+    deep = depth_problem(data) if bad is None else None
+    if deep is not None:
+        deep_line = deep[1]
+        if deep[2]:
+            unreadable = deep[0]
+        else:
+            depth_unsure = deep[0]
+    if bad is not None or unreadable is not None:
         # hermes reads nothing of the file: every line is dropped, only the line-end notes remain
-        unreadable = _unreadable_reason(bad)
+        unreadable = _unreadable_reason(bad) if bad is not None else unreadable
         starts = _line_starts(data)
         torn, seq_notes, last_time = [], {}, 0.0
         kinds, codes, flagged = bytearray(len(starts)), {}, array("q", range(len(starts)))
@@ -666,6 +698,8 @@ def index_journal(
         starts=starts,
         unreadable=unreadable,
         bad_byte_offset=bad,
+        deep_line=deep_line,
+        depth_unsure=depth_unsure,
         torn=frozenset(torn),
         seq_notes=seq_notes,
         stats=stats,
@@ -750,6 +784,36 @@ def _parse(body: bytes) -> tuple[Any, str | None]:
         return json.loads(body.decode("utf-8", errors="surrogateescape")), None
     except (ValueError, RecursionError) as exc:
         return None, str(exc)
+
+
+def depth_problem(data: bytes) -> tuple[str, int, bool] | None:
+    """(why, the 0-based line, whether every hermes reader fails) for the valid UTF-8 journal
+    ``data`` when a line is nested too deeply for hermes' reader to read it from every caller
+    (:mod:`inspector.store.json_depth`), else None. A line every reader fails on is named over
+    an unsure one before it. Only lines with more opening brackets than the band's lower end are
+    walked; most journals have none at all."""
+    if not may_be_deep_bytes(data):
+        return None
+    unsure: tuple[str, int, bool] | None = None
+    for i, body in enumerate(data.split(b"\n")):
+        if body.count(b"[") + body.count(b"{") <= HERMES_ALWAYS_READS:
+            continue
+        for piece in body.decode("utf-8").splitlines():  # hermes' lines within this one
+            verdict, levels = hermes_verdict(piece)
+            if verdict == NEVER:
+                return (
+                    f"line {i + 1} is nested {levels} or more levels deep, deeper than hermes' reader can go",
+                    i,
+                    True,
+                )
+            if verdict == UNSURE and unsure is None:
+                unsure = (
+                    f"line {i + 1} is nested {levels} levels deep (hermes reads it or not "
+                    "depending on hermes itself)",
+                    i,
+                    False,
+                )
+    return unsure
 
 
 def _unreadable_reason(offset: int) -> str:

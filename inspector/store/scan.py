@@ -35,7 +35,8 @@ from inspector import portable
 from inspector.forked import Forked, ForkedError
 from inspector.statedir import cache_folder
 from inspector.store.files import NotARegularFile, read_regular
-from inspector.store.journal import JournalUnreadable
+from inspector.store.journal import JournalUnreadable, dropped_lines
+from inspector.store.json_depth import may_be_deep_bytes
 from inspector.store.jsonfmt import (
     PARSE_DEPTH_LIMIT,
     fast_loads,
@@ -49,7 +50,7 @@ from inspector.store.jsonfmt import (
 from inspector.store.sidecar import PATH_FIELDS, path_field_problem, pending_retry_marker
 from inspector.store.turn_journal import TURN_JOURNAL_DIR, TurnJournalError, shard_audit_facts
 
-CACHE_VERSION = 4  # 4: sidecar facts may hold "load_error"
+CACHE_VERSION = 5  # 4: sidecar facts may hold "load_error"; 5: journal facts may hold "too_deep"
 RACY_WINDOW_NS = 2_000_000_000
 _MARKER_FLAG = b'"_pending_journal_recovery": true'
 # A cache file that starts with _EXACT_PREFIX holds no run of 19+ digits (checked when it was
@@ -512,6 +513,10 @@ def journal_dropped_lines(data: bytes) -> tuple[int, int | None]:
     ``str.splitlines`` knows spans one, and no UTF-8 sequence holds that byte), so a piece the quick
     check does not prove is read here line by line as hermes does, numbered on from the pieces
     before it."""
+    if may_be_deep_bytes(
+        data
+    ):  # a line hermes may fail to read at all: the exact reader's rules (json_depth)
+        return dropped_lines(data)
     count, first, number = 0, None, 0
     start, size = 0, len(data)
     while start < size:

@@ -8,7 +8,9 @@ recovery audit (session-recovery §4.1 #11) reads them like this, and so does th
   first character), else the whole stem;
 * an id failing ``^[A-Za-z0-9_.-]+$`` makes hermes raise ``ValueError("invalid session_id")``
   (quirk Q4); shards are decoded strictly as UTF-8 (hermes does not catch a decode error);
-  unparseable or non-object lines are skipped as malformed;
+  unparseable or non-object lines are skipped as malformed, but a line nested too deeply for
+  ``json.loads`` raises (hermes catches only ``JSONDecodeError``; the depth rule and its band,
+  where hermes' own stack decides, are :mod:`inspector.store.json_depth`'s);
 * events of all shards are sorted by ``created_at`` (non-numbers count as 0), then the latest
   event per stripped ``turn_id`` wins (``>=``, so a later equal timestamp replaces), where
   hermes converts ``created_at`` with ``float()`` and fails on anything non-numeric;
@@ -29,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.store.files import FileSnapshot
+from inspector.store.json_depth import NEVER, UNSURE, hermes_verdict, may_be_deep_bytes
 from inspector.store.jsonfmt import fast_loads, loads_or_none, orjson_safe
 
 TURN_JOURNAL_DIR = "_turn_journal"
@@ -127,9 +130,22 @@ def _parse_shard(data: bytes, name: str, journal: TurnJournal) -> None:
             f"turn journal {name} is not valid UTF-8 (byte {exc.start}); hermes fails reading it"
         ) from exc
     safe = orjson_safe(data)  # checked once for the whole shard
+    deep = may_be_deep_bytes(data)
     for line_no, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
             continue
+        if deep:  # hermes' json.loads raises RecursionError past its room, which it does not catch
+            verdict, levels = hermes_verdict(raw)
+            if verdict == NEVER:
+                raise TurnJournalError(
+                    f"turn journal {name} line {line_no} is nested {levels} or more levels deep, "
+                    "deeper than hermes' reader can go"
+                )
+            if verdict == UNSURE:
+                raise TurnJournalError(
+                    f"turn journal {name} line {line_no} is nested {levels} levels deep: whether "
+                    "hermes reads it or fails depends on hermes itself"
+                )
         try:
             event = fast_loads(raw, checked=True) if safe else json.loads(raw)
         except ValueError:

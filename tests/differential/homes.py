@@ -261,6 +261,8 @@ def _session(rng: random.Random, case: Case, sid: str, role: str, updated_pool: 
                 case,
                 terminal=rng.random() < 0.4,
             )
+            if rng.random() < 0.15:
+                case.journal_damage.append((sid, run, rng.choice(JOURNAL_DAMAGE)))
     if role == "recover-journal":
         run = _hex(rng, 32)
         first_seen = case.now - rng.choice((GIVEUP - 5, GIVEUP + 5, GIVEUP, 60, 3600, GIVEUP * 2))
@@ -286,7 +288,7 @@ def _session(rng: random.Random, case: Case, sid: str, role: str, updated_pool: 
         if rng.random() < 0.85:
             _journal(rng, sid, run, base + 21, case, terminal=rng.random() < 0.6)
             if rng.random() < 0.2:
-                case.journal_damage.append((sid, run, rng.choice(("torn", "crlf", "bad-utf8", "empty"))))
+                case.journal_damage.append((sid, run, rng.choice(JOURNAL_DAMAGE)))
         if rng.random() < 0.15:  # an earlier, older run of the same session
             _journal(rng, sid, _hex(rng, 32), base - 100, case, terminal=True)
     saves.append({"init": init, "set": sets})
@@ -505,8 +507,28 @@ def _edit_sidecar(path: Path, kind: str) -> None:
     path.write_bytes(data)
 
 
+# "deep": a line nested 994+ levels deep (hermes' reader raises RecursionError: the whole journal
+# is no output), sometimes cut short after the deep part; "deep-ok": 850-900 levels, read by every
+# hermes caller (inspector.store.json_depth; the depths between depend on hermes' stack: not made).
+JOURNAL_DAMAGE = ("torn", "crlf", "bad-utf8", "empty", "deep", "deep-ok")
+
+
+def _deep_line(levels: int, cut: bool) -> bytes:
+    """A token event whose payload nests ``levels`` levels in all (the event and its payload included)."""
+    n = levels - 2
+    line = b'{"event":"token","payload":{"text":"deep","x":' + b"[" * n + b"]" * n + b"}}"
+    return line[: len(line) - n // 2] if cut else line
+
+
 def _damage_journal(path: Path, kind: str) -> None:
     data = path.read_bytes()
+    if kind in ("deep", "deep-ok"):
+        levels = 994 + len(data) % 600 if kind == "deep" else 850 + len(data) % 51
+        line = _deep_line(levels, cut=kind == "deep" and len(data) % 3 == 0) + b"\n"
+        first = data.find(b"\n") + 1
+        at = len(data) if len(data) % 2 or first <= 0 else first  # at the end, or after the first line
+        path.write_bytes(data[:at] + line + data[at:])
+        return
     if kind == "torn":
         path.write_bytes(data[: max(0, len(data) - 17)])
     elif kind == "crlf":

@@ -50,7 +50,10 @@ def hermes_sidecar_facts(data: bytes, want_texts: bool) -> dict:
 
 def hermes_dropped_lines(data: bytes) -> tuple[int, int | None] | str:
     """hermes' ``read_run_events`` verdicts: (lines it skips, the first one's number), or
-    ``"unreadable"`` when the file is not UTF-8."""
+    ``"unreadable"`` when the file is not UTF-8 or a line is nested too deeply for ``json.loads``
+    (its RecursionError is not a JSONDecodeError: ``_read_jsonl`` lets it out and every repair
+    reader takes the journal as unreadable). The homes' deep lines are far from the depths where
+    the caller's stack decides (:mod:`inspector.store.json_depth`)."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -61,8 +64,10 @@ def hermes_dropped_lines(data: bytes) -> tuple[int, int | None] | str:
             continue
         try:
             ok = isinstance(json.loads(line), dict)
-        except (ValueError, RecursionError):
+        except ValueError:
             ok = False
+        except RecursionError:
+            return "unreadable"
         if not ok:
             count += 1
             first = number if first is None else first
@@ -111,7 +116,7 @@ def index_row_outcome(parse: Callable[[bytes], dict], data: bytes) -> tuple:
 
 def hermes_run_events(data: bytes) -> tuple[list, list] | str:
     """hermes' ``_read_jsonl``: (events, malformed), or ``"unreadable"`` when the file is not UTF-8
-    (a line nested too deeply for the stdlib counts as skipped, as in :func:`hermes_dropped_lines`)."""
+    or a line is nested too deeply for the stdlib (as in :func:`hermes_dropped_lines`)."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -122,8 +127,10 @@ def hermes_run_events(data: bytes) -> tuple[list, list] | str:
             continue
         try:
             obj = json.loads(line)
-        except (ValueError, RecursionError):
+        except ValueError:
             obj = None
+        except RecursionError:
+            return "unreadable"
         if isinstance(obj, dict):
             events.append(obj)
         else:

@@ -13,9 +13,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from inspector.store.json_depth import may_be_deep_bytes
 from inspector.store.jsonfmt import PARSE_DEPTH_LIMIT, has_digit_run, objects_per_line, raw_items
 from inspector.store.scan import (
     JOURNAL_PIECE_BYTES,
@@ -258,9 +259,18 @@ def hostile_journals(draw) -> bytes:
     return data
 
 
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=1500,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
 @given(data=hostile_journals())
 def test_dropped_lines_equal_hermes_parse_on_hostile_lines(data: bytes) -> None:
+    # Hypothesis raises the recursion limit while a test runs, so json.loads here reads deeper than
+    # hermes' reader can: a line of 900+ opening brackets is judged by hermes' own limits
+    # (inspector.store.json_depth, pinned against hermes in tests/hermes_check/test_journal_depth_hermes.py,
+    # and by the plain test below, which runs outside Hypothesis).
+    assume(not may_be_deep_bytes(data))
     assert quick_dropped_lines(data) == hermes_dropped_lines(data)
 
 
