@@ -94,13 +94,14 @@ def test_an_attribute_the_preview_did_not_warn_about_must_stick(tmp_path, monkey
     )
 
 
-def test_staged_files_are_fsynced_by_named_worker_threads(tmp_path, monkeypatch):
-    """Rule: every staged file is fsynced, on threads named ``inspector-fsync`` (what a stack dump shows)."""
-    staged = []
-    for i in range(5):
-        tmp = tmp_path / f".s{i}.json.inspector.tmp.1.1.aaaa"
-        tmp.write_bytes(b"{}")
-        staged.append((tmp_path / f"s{i}.json", tmp))
+def test_staged_files_are_written_and_fsynced_by_named_worker_threads(tmp_path, monkeypatch):
+    """Rule: a write of many files stages each new file's bytes and fsyncs it, on threads named
+    ``inspector-stage`` (what a stack dump shows); a deletion stages nothing; every staged file
+    holds its bytes when the staging returns."""
+    changes = [planmod.FileChange(tmp_path / f"s{i}.json", None, b'{"n": %d}' % i) for i in range(5)]
+    gone = tmp_path / "gone.json"
+    gone.write_bytes(b"{}")
+    changes.append(planmod.FileChange(gone, b"{}", None))
     synced: list[tuple[int, str]] = []
     real_fsync = os.fsync
 
@@ -109,6 +110,11 @@ def test_staged_files_are_fsynced_by_named_worker_threads(tmp_path, monkeypatch)
         return real_fsync(fd)
 
     monkeypatch.setattr(os, "fsync", fsync)
-    assert planmod._fsync_staged(staged) is None
-    assert sorted(ino for ino, _ in synced) == sorted(tmp.stat().st_ino for _, tmp in staged)
-    assert all(name.startswith("inspector-fsync_") for _, name in synced), synced
+    staged, failed = planmod._stage_side_by_side(changes)
+    assert failed is None
+    assert [c for c, _ in staged] == changes
+    assert staged[-1][1] is None
+    temps = [tmp for _, tmp in staged[:-1]]
+    assert [t.read_bytes() for t in temps] == [b'{"n": %d}' % i for i in range(5)]
+    assert sorted(ino for ino, _ in synced) == sorted(t.stat().st_ino for t in temps)
+    assert all(name.startswith("inspector-stage_") for _, name in synced), synced

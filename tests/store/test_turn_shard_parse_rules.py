@@ -43,7 +43,9 @@ def test_a_line_nested_too_deeply_fails_the_read_naming_the_shard_and_line():
     data = b'{"event": "a"}\n' + b'{"a":' * 100000 + b"1" + b"}" * 100000 + b"\n"
     with pytest.raises(TurnJournalError) as caught:
         _parsed(data)
-    assert str(caught.value) == "turn journal s1~7.jsonl line 2 is nested too deeply"
+    assert str(caught.value) == (
+        "turn journal s1~7.jsonl line 2 is nested 994 or more levels deep, deeper than hermes' reader can go"
+    )
 
 
 @pytest.mark.parametrize(
