@@ -63,19 +63,18 @@ _KINDS = (SIDECAR, JOURNAL, INDEX, TURN, STATE_DB, OPEN_RUN)
 
 # The metadata keys the catalogue and the session list read from a sidecar (see SessionRow); the
 # rest of a sidecar's ~60 metadata keys would only cost time and memory in every scan.
-CATALOGUE_META = frozenset(
-    {
-        "session_id",
-        "title",
-        "profile",
-        "updated_at",
-        "created_at",
-        "pending_started_at",
-        "message_count",
-        "active_stream_id",
-        "pending_user_message",
-    }
+_META_KEYS = (
+    "session_id",
+    "title",
+    "profile",
+    "updated_at",
+    "created_at",
+    "pending_started_at",
+    "message_count",
+    "active_stream_id",
+    "pending_user_message",
 )
+CATALOGUE_META = frozenset(_META_KEYS)
 
 
 def cache_dir() -> Path:
@@ -693,19 +692,6 @@ if _msgspec is not None:
     _SIDECAR_TEXTS = _msgspec.json.Decoder(_SidecarTexts)
     _VALUE = _msgspec.json.Decoder()
     _NESTING_PROBE = _msgspec.json.Decoder(_msgspec.Raw)
-
-_META_KEYS = (
-    "session_id",
-    "title",
-    "profile",
-    "updated_at",
-    "created_at",
-    "pending_started_at",
-    "message_count",
-    "active_stream_id",
-    "pending_user_message",
-)
-assert frozenset(_META_KEYS) == CATALOGUE_META
 
 
 def _json_value(raw: Any) -> Any:
