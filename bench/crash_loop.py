@@ -43,28 +43,18 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import inspector.cli as cli
-import inspector.plan as planmod
-from inspector.demo import build_demo_home
-from inspector.plan import ApplyError, WriteLog, undo_write
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import inspector.cli as cli  # noqa: E402
+import inspector.plan as planmod  # noqa: E402
+from inspector.demo import build_demo_home  # noqa: E402
+from inspector.plan import ApplyError, WriteLog, undo_write  # noqa: E402
+from tests.safety.helpers import HOOKED  # noqa: E402
 
 NOW = 1_780_000_000.0
 CLOCK_ARGS = ["--now", str(NOW + 3600.0), "--server-started-at", str(NOW + 60.0)]
-HOOKED = (
-    "open",
-    "write",
-    "fsync",
-    "fchmod",
-    "fchown",
-    "close",
-    "replace",
-    "link",
-    "unlink",
-    "rename",
-    "mkdir",
-    "chmod",
-    "rmdir",
-)
 TEMP_MARK = ".inspector.tmp."
 HERMES_SUFFIXES = (".json", ".json.bak", ".jsonl")
 

@@ -46,6 +46,23 @@ NOW = 1_780_000_000.0
 # The clock every planner gets: an hour after the demo was made, the server restarted since.
 CLOCK = Clock(now=NOW + 3600.0, server_started_at=NOW + 60.0)
 ACTIONS = tuple(sorted(registry.names()))
+# The os functions the write path (inspector.plan) calls: the safety harnesses wrap each of them to
+# count, fail or kill at every call (tests/safety/test_write_path.py, bench/crash_loop.py).
+HOOKED = (
+    "open",
+    "write",
+    "fsync",
+    "fchmod",
+    "fchown",
+    "close",
+    "replace",
+    "link",
+    "unlink",
+    "rename",
+    "mkdir",
+    "chmod",
+    "rmdir",
+)
 
 
 _PRISTINE: list[DemoHome] = []

@@ -41,7 +41,7 @@ from inspector import portable
 from inspector.actions import make_context, plan_action
 from inspector.plan import ApplyError, FileChange, Plan, WriteLog, apply_plan, undo_write
 from inspector.store.files import Fingerprint
-from tests.safety.helpers import CLOCK, demo, run_cli, tree_diff, tree_state
+from tests.safety.helpers import CLOCK, HOOKED, demo, run_cli, tree_diff, tree_state
 
 
 def _repair_interrupted_write(home: Path, sid: str, *extra: str) -> tuple[int, str, str]:
@@ -75,21 +75,6 @@ def _done_entry_fails(code: int):
 
 
 ROOT = Path(__file__).resolve().parents[2]
-HOOKED = (
-    "open",
-    "write",
-    "fsync",
-    "fchmod",
-    "fchown",
-    "close",
-    "replace",
-    "link",
-    "unlink",
-    "rename",
-    "mkdir",
-    "chmod",
-    "rmdir",
-)
 REAL = {name: getattr(os, name) for name in HOOKED}
 TEMP_MARK = ".inspector.tmp."
 SAVED_MESSAGE = "hermes-webui saved this session during the write"
