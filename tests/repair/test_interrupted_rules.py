@@ -24,6 +24,7 @@ from inspector.plan import Clock
 from inspector.repair import interrupted
 from inspector.repair.context import RepairContext
 from inspector.store.sidecar import dump_session, load_session
+from tests.repair.test_interrupted import write_journal as hermes_journal
 
 SID = "rules_sid"
 S = "stream_rules"
@@ -72,27 +73,8 @@ def write_sidecar(home: Path, messages: list, **fields) -> None:
 
 
 def write_journal(home: Path, events: list[tuple[str, dict]]) -> None:
-    """The run journal as hermes' ``append_run_event`` writes it."""
-    path = home / "webui" / "sessions" / "_run_journal" / SID / f"{S}.jsonl"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    out = b""
-    for seq, (event, payload) in enumerate(events, start=1):
-        terminal = {"done": "completed", "stream_end": "completed", "apperror": "errored"}.get(event)
-        rec = {
-            "version": 1,
-            "event_id": f"{S}:{seq}",
-            "seq": seq,
-            "run_id": S,
-            "session_id": SID,
-            "event": event,
-            "type": event,
-            "created_at": NOW - 100 + seq,
-            "terminal": terminal is not None,
-            "terminal_state": terminal,
-            "payload": payload,
-        }
-        out += json.dumps(rec, separators=(",", ":")).encode() + b"\n"
-    path.write_bytes(out)
+    """The run journal of this file's session and stream, as hermes' ``append_run_event`` writes it."""
+    hermes_journal(home, events, sid=SID, run=S)
 
 
 def plan_for(home: Path):
