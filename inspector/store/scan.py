@@ -512,10 +512,6 @@ def journal_dropped_lines(data: bytes) -> tuple[int, int | None]:
     ``str.splitlines`` knows spans one, and no UTF-8 sequence holds that byte), so a piece the quick
     check does not prove is read here line by line as hermes does, numbered on from the pieces
     before it."""
-    if may_be_deep_bytes(
-        data
-    ):  # a line hermes may fail to read at all: the exact reader's rules (json_depth)
-        return dropped_lines(data)
     count, first, number = 0, None, 0
     start, size = 0, len(data)
     while start < size:
@@ -530,6 +526,12 @@ def journal_dropped_lines(data: bytes) -> tuple[int, int | None]:
         if quick is not None:
             number += quick
         else:
+            # A proven piece has no line of more than 900 opening brackets (objects_per_line leaves any
+            # line over PARSE_DEPTH_LIMIT of them to its caller), so a line hermes may fail to read at
+            # all is in a piece like this one: the whole journal then takes the exact reader's rules
+            # (json_depth: too deep, unsure; invalid UTF-8 anywhere first).
+            if may_be_deep_bytes(piece):
+                return dropped_lines(data)
             for line in _piece_lines(piece, start):
                 number += 1
                 if line.strip() and not _is_object_line(line):

@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from inspector.store.journal import JournalDepthUnsure, JournalTooDeep
 from inspector.store.json_depth import may_be_deep_bytes
 from inspector.store.jsonfmt import PARSE_DEPTH_LIMIT, has_digit_run, objects_per_line, raw_items
 from inspector.store.scan import (
@@ -307,6 +308,20 @@ def test_a_journal_larger_than_one_piece_numbers_its_lines_on_across_pieces() ->
     lines[n - 5] = '{"u": "a\u2028b"}'  # torn by str.splitlines: two dropped lines
     data = ("\n".join(lines) + "\n").encode()
     assert journal_dropped_lines(data) == hermes_dropped_lines(data) == (3, n - 9)
+
+
+@pytest.mark.parametrize(
+    ("levels", "error"), [(1000, JournalTooDeep), (950, JournalDepthUnsure)], ids=["too-deep", "unsure"]
+)
+def test_a_deep_line_after_pieces_proven_quickly_still_fails_the_journal(levels, error) -> None:
+    """Rule (json_depth): a line of 994+ levels makes hermes' reader fail on the whole journal, and
+    one of 901-993 levels may; the pieces before it, proven without a parse per line, change nothing."""
+    good = json.dumps({"seq": 1, "event": "token", "text": "x" * 200})
+    n = (JOURNAL_PIECE_BYTES // len(good)) * 2
+    deep = '{"d": ' + "[" * (levels - 1) + "]" * (levels - 1) + "}"
+    data = ("\n".join([good] * n + [deep, good]) + "\n").encode()
+    with pytest.raises(error):
+        journal_dropped_lines(data)
 
 
 def stdlib_index_facts(data: bytes) -> dict:
