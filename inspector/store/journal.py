@@ -28,7 +28,7 @@ from inspector.store.json_depth import (
     hermes_verdict,
     may_be_deep_bytes,
 )
-from inspector.store.jsonfmt import fast_loads, orjson_safe
+from inspector.store.jsonfmt import fast_loads, line_pieces, orjson_safe
 
 RUN_JOURNAL_DIR = "_run_journal"
 TERMINAL_EVENTS = frozenset({"done", "cancel", "apperror", "error", "stream_end"})
@@ -108,19 +108,8 @@ BLOCK_BYTES = 1 << 22
 
 def _blocks(data: bytes) -> Iterator[tuple[int, int]]:
     """``(start, end)`` of consecutive pieces of about :data:`BLOCK_BYTES`, each ending just after
-    a ``\n`` (or at the end). A UTF-8 sequence never holds byte 0x0A and every line break
-    ``str.splitlines`` knows is one character or ``\r\n``, so decoding and splitting the pieces
-    one by one gives the very lines (and the first bad byte) of decoding the whole file."""
-    start, size = 0, len(data)
-    while start < size:
-        end = start + BLOCK_BYTES
-        if end >= size:
-            end = size
-        else:
-            newline = data.find(b"\n", end - 1)
-            end = size if newline < 0 else newline + 1
-        yield start, end
-        start = end
+    a ``\n`` (or at the end): :func:`~inspector.store.jsonfmt.line_pieces`."""
+    return line_pieces(data, BLOCK_BYTES)
 
 
 def _records(data: bytes, *, exact_values: bool = True) -> Iterator[tuple[int, str, dict | None]]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from itertools import compress
 from operator import itemgetter
 from typing import Any
@@ -502,14 +503,7 @@ def _utf8_without_other_breaks(body: bytes, breaks: tuple[str, ...] = _OTHER_BRE
     a few KB at a time (cut after a b"\\n", never inside a character): only the pieces that are
     not ASCII are decoded, and none becomes one huge string (decoding 100 MB of mostly ASCII text
     with a few emoji in one piece builds a 400 MB UCS-4 string, fifteen times slower)."""
-    start, size = 0, len(body)
-    while start < size:
-        end = start + _UTF8_CHUNK
-        if end >= size:
-            end = size
-        else:
-            newline = body.find(b"\n", end)
-            end = size if newline < 0 else newline + 1
+    for start, end in line_pieces(body, _UTF8_CHUNK):
         chunk = body[start:end]
         if not chunk.isascii():
             try:
@@ -518,8 +512,24 @@ def _utf8_without_other_breaks(body: bytes, breaks: tuple[str, ...] = _OTHER_BRE
                 return False
             if any(sep in text for sep in breaks):
                 return False
-        start = end
     return True
+
+
+def line_pieces(data: bytes, size: int) -> Iterator[tuple[int, int]]:
+    """``(start, end)`` of consecutive pieces of ``data`` of about ``size`` bytes, each ending just
+    after a ``\n`` (or at the end). A UTF-8 sequence never holds byte 0x0A and every line break
+    ``str.splitlines`` knows is one character or ``\r\n``, so decoding and splitting the pieces
+    one by one gives the very lines (and the first bad byte) of decoding the whole of ``data``."""
+    start, total = 0, len(data)
+    while start < total:
+        end = start + size
+        if end >= total:
+            end = total
+        else:
+            newline = data.find(b"\n", end - 1)
+            end = total if newline < 0 else newline + 1
+        yield start, end
+        start = end
 
 
 def _stdlib_must_judge(raw: bytes) -> bool:

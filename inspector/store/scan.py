@@ -43,6 +43,7 @@ from inspector.store.jsonfmt import (
     has_digit_run,
     has_long_digit_run,
     is_utf8,
+    line_pieces,
     objects_per_line,
     raw_items,
     raw_string,
@@ -513,14 +514,7 @@ def journal_dropped_lines(data: bytes) -> tuple[int, int | None]:
     check does not prove is read here line by line as hermes does, numbered on from the pieces
     before it."""
     count, first, number = 0, None, 0
-    start, size = 0, len(data)
-    while start < size:
-        end = start + JOURNAL_PIECE_BYTES
-        if end >= size:
-            end = size
-        else:
-            newline = data.find(b"\n", end - 1)
-            end = size if newline < 0 else newline + 1
+    for start, end in line_pieces(data, JOURNAL_PIECE_BYTES):
         piece = data[start:end]
         quick = objects_per_line(piece[:-1] if piece.endswith(b"\n") else piece)
         if quick is not None:
@@ -537,7 +531,6 @@ def journal_dropped_lines(data: bytes) -> tuple[int, int | None]:
                 if line.strip() and not _is_object_line(line):
                     count += 1
                     first = number if first is None else first
-        start = end
     return count, first
 
 
