@@ -86,6 +86,21 @@ def _scalar_end(s: str, i: int) -> int:
     return m.end() if m else -1
 
 
+def _member_value_start(s: str, i: int) -> int:
+    """Where the value of an object member whose key starts at ``i`` begins (the key string, white
+    space, ":", white space); -1 where the stdlib's scanner raises on the way ("Expecting property
+    name enclosed in double quotes", a bad string, "Expecting ':' delimiter")."""
+    if not s.startswith('"', i):
+        return -1
+    i = _string_end(s, i)
+    if i < 0:
+        return -1
+    i = _WS.match(s, i).end()
+    if not s.startswith(":", i):
+        return -1
+    return _WS.match(s, i + 1).end()
+
+
 def _walk(s: str, stop_at: int) -> tuple[int, int]:
     """(levels ``json.loads(s)`` enters, the containers open where its C scanner raises
     ``JSONDecodeError`` itself or -1), counting no further than ``stop_at`` levels.
@@ -121,15 +136,9 @@ def _walk(s: str, stop_at: int) -> tuple[int, int]:
                         return deepest, -1
                     continue
                 if c == "{":
-                    if not s.startswith('"', i):
-                        return deepest, len(stack)  # "Expecting property name enclosed in double quotes"
-                    i = _string_end(s, i)
+                    i = _member_value_start(s, i)
                     if i < 0:
                         return deepest, len(stack)
-                    i = _WS.match(s, i).end()
-                    if not s.startswith(":", i):
-                        return deepest, len(stack)
-                    i = _WS.match(s, i + 1).end()
                 continue  # the first value of the container
             if c == '"':
                 end = _string_end(s, i)
@@ -160,15 +169,9 @@ def _walk(s: str, stop_at: int) -> tuple[int, int]:
             return deepest, len(stack)
         i = _WS.match(s, i + 1).end()
         if top == "{":
-            if not s.startswith('"', i):
-                return deepest, len(stack)
-            i = _string_end(s, i)
+            i = _member_value_start(s, i)
             if i < 0:
                 return deepest, len(stack)
-            i = _WS.match(s, i).end()
-            if not s.startswith(":", i):
-                return deepest, len(stack)
-            i = _WS.match(s, i + 1).end()
         want_value = True
 
 
