@@ -24,7 +24,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.differential.homes import Case, build_request, finish_home, make_case
+from tests.differential.homes import Case, act_request, build_request, finish_home, make_case
 from tests.differential.parse_check import parse_mismatches
 
 HERMES_SIDE = Path(__file__).with_name("hermes_side.py")
@@ -214,16 +214,7 @@ def run_case(case: Case, child: HermesChild, work: Path) -> Outcome:
     finish_home(case, home)
     shutil.copytree(home, pristine, symlinks=True)
     before = snapshot(home)
-    answer = child.ask(
-        {
-            "op": "act",
-            "home": str(home),
-            "action": case.action,
-            "session_id": case.session_id,
-            "now": case.now,
-            "server_started_at": case.server_started_at,
-        }
-    )
+    answer = child.ask(act_request(case, home))
     if "error" in answer:
         return Outcome(case.seed, case.action, "harness", "hermes child failed", answer["error"])
     after_h = snapshot(home)

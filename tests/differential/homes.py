@@ -679,3 +679,15 @@ def build_request(case: Case, home: Path) -> dict:
         "deleted": case.deleted,
         "pruned": case.pruned,
     }
+
+
+def act_request(case: Case, home: Path) -> dict:
+    """The hermes child's ``act`` request: this case's action on ``home``, at its clock."""
+    return {
+        "op": "act",
+        "home": str(home),
+        "action": case.action,
+        "session_id": case.session_id,
+        "now": case.now,
+        "server_started_at": case.server_started_at,
+    }

@@ -18,7 +18,7 @@ import pytest
 
 from inspector.store.json_depth import HERMES_ALWAYS_READS, HERMES_NEVER_READS
 from tests.differential.harness import HermesChild, hermes_src, run_case, snapshot
-from tests.differential.homes import build_request, finish_home, make_case
+from tests.differential.homes import act_request, build_request, finish_home, make_case
 
 SRC = hermes_src()
 pytestmark = pytest.mark.skipif(SRC is None, reason="HERMES_WEBUI_SRC does not name a hermes-webui checkout")
@@ -136,16 +136,7 @@ def _hermes_writes(child: HermesChild, case, home: Path) -> dict[str, bytes]:
     home.mkdir(parents=True)
     child.ask(build_request(case, home))
     finish_home(case, home)
-    child.ask(
-        {
-            "op": "act",
-            "home": str(home),
-            "action": case.action,
-            "session_id": case.session_id,
-            "now": case.now,
-            "server_started_at": case.server_started_at,
-        }
-    )
+    child.ask(act_request(case, home))
     return {k: v for k, v in snapshot(home).items() if "/_run_journal/" not in k}
 
 
