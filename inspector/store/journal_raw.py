@@ -19,7 +19,6 @@ the lines it paints.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from array import array
 from bisect import bisect_right
@@ -43,7 +42,14 @@ from inspector.store.journal import (  # noqa: F401 - torn_line_numbers: also im
     stream_summary,
     torn_line_numbers,
 )
-from inspector.store.json_depth import HERMES_ALWAYS_READS, NEVER, UNSURE, hermes_verdict, may_be_deep_bytes
+from inspector.store.json_depth import (
+    HERMES_ALWAYS_READS,
+    NEVER,
+    UNSURE,
+    hermes_verdict,
+    loads_from_a_fresh_stack,
+    may_be_deep_bytes,
+)
 from inspector.store.jsonfmt import has_long_digit_run
 
 try:  # orjson only speeds up parsing; a line it rejects or might read differently goes to the stdlib
@@ -127,7 +133,7 @@ def _fragment_events(text: str) -> list[dict]:
         if not piece.strip():
             continue
         try:
-            value = json.loads(piece)
+            value = loads_from_a_fresh_stack(piece)
         except (ValueError, RecursionError):
             continue
         if isinstance(value, dict):
@@ -614,7 +620,7 @@ def index_journal(
                 bad = pos + exc.start
                 break
             try:
-                value = json.loads(text)
+                value = loads_from_a_fresh_stack(text)
             except (ValueError, RecursionError):
                 value = _NOTHING
         i += 1
@@ -781,7 +787,7 @@ def _parse(body: bytes) -> tuple[Any, str | None]:
         except ValueError:
             pass  # the stdlib decides, and says why
     try:
-        return json.loads(body.decode("utf-8", errors="surrogateescape")), None
+        return loads_from_a_fresh_stack(body.decode("utf-8", errors="surrogateescape")), None
     except (ValueError, RecursionError) as exc:
         return None, str(exc)
 

@@ -35,7 +35,10 @@ levels).
 
 from __future__ import annotations
 
+import json
 import re
+import threading
+from typing import Any
 
 HERMES_ALWAYS_READS = 900  # levels every hermes reader enters without RecursionError
 HERMES_NEVER_READS = 994  # levels no hermes reader enters without RecursionError
@@ -225,3 +228,27 @@ def hermes_verdict(line: str) -> tuple[str, int]:
     if levels <= HERMES_ALWAYS_READS:
         return ALWAYS, levels
     return (NEVER if levels >= HERMES_NEVER_READS else UNSURE), levels
+
+
+def loads_from_a_fresh_stack(text: str) -> Any:
+    """``json.loads(text)`` run at the bottom of a new thread's stack, so that how deep a line
+    it reads does not depend on how deep its caller is (the stdlib parser counts its levels
+    against the recursion limit, with the caller's frames). The raw view reads a line in
+    :data:`UNSURE`'s band this way: the same answer from a test, the window or a worker."""
+    if not may_be_deep(text):
+        return json.loads(text)
+    result: list[Any] = []
+    failure: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            result.append(json.loads(text))
+        except (ValueError, RecursionError) as exc:
+            failure.append(exc)
+
+    reader = threading.Thread(target=read, name="deep-json-line", daemon=True)
+    reader.start()
+    reader.join()
+    if failure:
+        raise failure[0]
+    return result[0]

@@ -258,3 +258,31 @@ def test_a_turn_journal_line_too_deep_makes_hermes_reader_fail_like_its_other_er
         assert facts["error"] is None and len(facts["events"]) == 2
     else:
         assert error in facts["error"] and "line 2" in facts["error"]
+
+
+def test_the_raw_view_reads_a_line_in_the_band_the_same_from_any_depth_of_stack() -> None:
+    """A 950-level line (valid JSON) is read from a fresh stack: the same answer at the bottom
+    of a test as 80 frames deeper (where the stdlib parser would run out of levels)."""
+    from inspector.store.journal_raw import RawJournal
+    from inspector.store.json_depth import loads_from_a_fresh_stack
+
+    data = OK + _deep(950, seq=2) + b"\n" + OK
+
+    def dropped_at(depth: int) -> list[str | None]:
+        if depth:
+            return dropped_at(depth - 1)
+        return [line.dropped for line in RawJournal(data)]
+
+    assert dropped_at(0) == dropped_at(80) == [None, None, None]
+    text = "[" * 950 + "]" * 950
+    with pytest.raises(RecursionError):  # what the stdlib does from that deep a stack
+
+        def parse_at(depth: int) -> object:
+            return parse_at(depth - 1) if depth else json.loads(text)
+
+        parse_at(80)
+    assert loads_from_a_fresh_stack(text) == json.loads(text)
+    with pytest.raises(RecursionError):
+        loads_from_a_fresh_stack("[" * 1000 + "]" * 1000)
+    with pytest.raises(ValueError):
+        loads_from_a_fresh_stack("[" * 950 + "]" * 949)
