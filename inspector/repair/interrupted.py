@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from inspector.gcpause import gc_paused
 from inspector.plan import Clock, Plan
 from inspector.repair.context import RepairContext
 from inspector.repair.gateway_error import detect_gateway_terminal_error, materialize_gateway_terminal_error
@@ -442,6 +443,14 @@ def guard_warnings(ctx: RepairContext, data: dict) -> list[str]:
 
 def plan(ctx: RepairContext, session_id: str) -> Plan:
     """What ``_apply_core_sync_or_error_marker`` would write for this session (nothing is written)."""
+    # The plan builds many small acyclic objects (the session's rows, the recovered ones, the
+    # index's rows): without a pause the collector walks them again and again (~0.07 s CPU on the
+    # 200,000-event journal's session).
+    with gc_paused():
+        return _plan(ctx, session_id)
+
+
+def _plan(ctx: RepairContext, session_id: str) -> Plan:
     result = Plan(action=NAME, session_id=session_id)
     source = load_session_for_repair(ctx, session_id)
     if source.refusal is not None:

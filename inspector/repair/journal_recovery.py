@@ -17,7 +17,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from inspector.repair.journal_read import JournalRead
-from inspector.repair.model_context import append_to_context, checkpoint_match, normalize
+from inspector.repair.model_context import (
+    CONTEXT_DEDUPE_WINDOW,
+    checkpoint_match,
+    context_projection,
+    normalize,
+)
 
 FLUSH_EVENTS = frozenset({"done", "stream_end", "cancel", "apperror", "error"})
 TOOL_ARG_LIMIT = 4
@@ -95,6 +100,65 @@ class _Materializer:
         self.cards: list[dict] = []
         self.initial_count = len(session.get("messages") or [])
         self.claimed: set[int] = set()
+        # The cards not yet completed, as indices into ``cards`` (ascending): all of them, and by
+        # name. A completed card stays listed until a look at the top of its list finds it done.
+        self.open_cards: list[int] = []
+        self.open_by_name: dict[str, list[int]] = {}
+        # normalize() of the str contents already looked at, by the string's id (the string is
+        # kept in the entry, so the id cannot be reused while the entry lives)
+        self.normalized: dict[int, tuple[str, str]] = {}
+
+    # -------------------------------------------------- normalized text and the model context
+
+    def normalize(self, value: Any) -> str:
+        """:func:`~inspector.repair.model_context.normalize`, remembered for a ``str`` (immutable:
+        its normalized text never changes); any other value is normalized again each time."""
+        if type(value) is not str:
+            return normalize(value)
+        known = self.normalized.get(id(value))
+        if known is not None and known[0] is value:
+            return known[1]
+        text = normalize(value)
+        self.normalized[id(value)] = (value, text)
+        return text
+
+    def append_to_context(self, message: dict) -> None:
+        """:func:`~inspector.repair.model_context.append_to_context` (hermes'
+        ``_append_recovered_turn_to_context``) with the window's texts normalized once each:
+        the same rows appended (tests/repair/test_materialize_context_cache.py holds the two
+        equal)."""
+        s = self.s
+        context = s.get("context_messages")
+        if not isinstance(context, list):
+            context = []
+            s["context_messages"] = context
+        if not context:
+            for existing in s.get("messages") or []:
+                projected = context_projection(existing)
+                if projected is not None:
+                    context.append(projected)
+        projected = context_projection(message)
+        if projected is not None and not self._context_already_has(context, projected):
+            context.append(dict(projected))
+
+    def _context_already_has(self, context: list, row: dict) -> bool:
+        text = self.normalize(row.get("content"))
+        if not text:
+            return False
+        if row.get("role") == "user":
+            last = context[-1] if context else None
+            return checkpoint_match(
+                last, row.get("content"), row.get("timestamp"), row.get("_source"), row.get("attachments")
+            )
+        role = row.get("role")
+        for existing in reversed(context[-CONTEXT_DEDUPE_WINDOW:]):
+            if (
+                isinstance(existing, dict)
+                and existing.get("role") == role
+                and self.normalize(existing.get("content")) == text
+            ):
+                return True
+        return False
 
     # -------------------------------------------------- flush
 
@@ -129,7 +193,7 @@ class _Materializer:
                 continue
             if message.get("_error"):
                 continue
-            existing = normalize(message.get("content"))
+            existing = self.normalize(message.get("content"))
             if not existing:
                 continue
             if existing == candidate:
@@ -189,7 +253,7 @@ class _Materializer:
         messages = self.s["messages"]
         if 0 <= idx < len(messages):
             existing = messages[idx]
-            append_to_context(self.s, _without_reasoning(existing))
+            self.append_to_context(_without_reasoning(existing))
             if _attach_reasoning(existing, reasoning):
                 self.report.recovered = True
                 self.report.reasoning_attached.append(idx)
@@ -236,7 +300,7 @@ class _Materializer:
         }
         _attach_reasoning(row, reasoning)
         self.s["messages"].append(row)
-        append_to_context(self.s, _without_reasoning(row))
+        self.append_to_context(_without_reasoning(row))
         self.current = len(self.s["messages"]) - 1
         self.started_at = None
         self.report.recovered = True
@@ -300,6 +364,8 @@ class _Materializer:
         }
         if self.dedupe and self._same_stream_card_named(name):
             self.report.duplicate_cards.append(name)
+        self.open_cards.append(len(self.cards))
+        self.open_by_name.setdefault(name, []).append(len(self.cards))
         self.cards.append(card)
         self.report.recovered = True
         self.report.cards_added.append(card)
@@ -314,10 +380,14 @@ class _Materializer:
         )
 
     def on_tool_complete(self, payload: dict) -> None:
+        # hermes walks the cards from the newest for the first one not done (of this name, when
+        # the event names one); the lists of open cards give that card without the walk.
         name = str(payload.get("name") or "")
-        for card in reversed(self.cards):
-            if card.get("done") or (name and card.get("name") != name):
-                continue
+        stack = self.open_by_name.get(name, []) if name else self.open_cards
+        while stack and self.cards[stack[-1]]["done"]:
+            stack.pop()
+        if stack:
+            card = self.cards[stack[-1]]
             card["done"] = True
             if payload.get("preview"):
                 card["preview"] = str(payload.get("preview") or "")
