@@ -22,7 +22,9 @@ CONTENT = st.one_of(
     TEXTS,
     st.none(),
     st.integers(-2, 2),
-    st.lists(st.fixed_dictionaries({"type": st.sampled_from(["text", "thinking"]), "text": TEXTS}), max_size=2),
+    st.lists(
+        st.fixed_dictionaries({"type": st.sampled_from(["text", "thinking"]), "text": TEXTS}), max_size=2
+    ),
 )
 ROW = st.fixed_dictionaries(
     {
