@@ -29,6 +29,7 @@ from inspector.repair.journal_read import (
     events_have_visible_output,
     journal_completed,
     journal_has_visible_output,
+    journal_outputs,
     read_journal,
 )
 from inspector.repair.journal_recovery import MaterializeReport, append_journaled_partial_output
@@ -245,7 +246,9 @@ class _Repair:
         )
 
     def _journal_has_real_text(self) -> bool:
-        return events_have_visible_output(e for e in self.journal.events if not _blank_token(e))
+        return events_have_visible_output(
+            e for e in journal_outputs(self.journal.events) if not _blank_token(e)
+        )
 
     # -------------------------------------------------- branch C
 
@@ -316,9 +319,10 @@ def _when(ts: int) -> str:
         return str(ts)
 
 
-def _blank_token(event: dict) -> bool:
-    payload = event.get("payload") if isinstance(event.get("payload"), dict) else {}
-    name = str(event.get("event") or event.get("type") or "")
+def _blank_token(event: Any) -> bool:
+    """A token event whose text is blank (``event``: a :class:`~inspector.store.journal.JournalEvent`)."""
+    payload = event.payload if isinstance(event.payload, dict) else {}
+    name = str(event.event or event.type or "")
     return name == "token" and not str(payload.get("text") or "").strip()
 
 

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from inspector.repair.journal_read import JournalRead
+from inspector.repair.journal_read import JournalRead, journal_outputs
 from inspector.repair.model_context import (
     CONTEXT_DEDUPE_WINDOW,
     checkpoint_match,
@@ -341,7 +341,7 @@ class _Materializer:
         self.report.anchors_added.append(self.current)
         return self.current
 
-    def on_tool(self, event: dict, payload: dict, created_at: Any) -> None:
+    def on_tool(self, seq: Any, payload: dict, created_at: Any) -> None:
         anchor = self.flush()
         if anchor is None:
             anchor = self.ensure_anchor(created_at)
@@ -355,7 +355,7 @@ class _Materializer:
             "name": name,
             "preview": preview,
             "snippet": preview,
-            "tid": f"journal-{event.get('seq') or len(self.cards) + 1}",
+            "tid": f"journal-{seq or len(self.cards) + 1}",
             "assistant_msg_idx": anchor,
             "args": _tool_args(payload.get("args") or {}),
             "done": False,
@@ -437,14 +437,14 @@ class _Materializer:
 
     # -------------------------------------------------- the pass
 
-    def run(self, events: Iterable[dict]) -> None:
+    def run(self, events: Iterable[Any]) -> None:
+        """The walk over the events, each a :class:`~inspector.store.journal.JournalEvent` (its
+        fields are hermes' ``event.get(name)``)."""
         for event in events:
             self.report.events += 1
-            name = str(event.get("event") or event.get("type") or "")
-            payload = event.get("payload") if isinstance(event.get("payload"), dict) else {}
-            created_at = (
-                event.get("created_at") if isinstance(event.get("created_at"), (int, float)) else None
-            )
+            name = str(event.event or event.type or "")
+            payload = event.payload if isinstance(event.payload, dict) else {}
+            created_at = event.created_at if isinstance(event.created_at, (int, float)) else None
             if name == "reasoning":
                 self.on_reasoning(payload, created_at)
             elif name == "token":
@@ -452,7 +452,7 @@ class _Materializer:
             elif name == "interim_assistant":
                 self.on_interim(payload, created_at)
             elif name == "tool":
-                self.on_tool(event, payload, created_at)
+                self.on_tool(event.seq, payload, created_at)
             elif name == "tool_complete":
                 self.on_tool_complete(payload)
             elif name in FLUSH_EVENTS:
@@ -480,5 +480,7 @@ def append_journaled_partial_output(
     report = MaterializeReport()
     if not stream_id or not journal.readable or not journal.events:
         return report
-    _Materializer(session, stream_id, dedupe=dedupe, now=now, report=report).run(journal.events)
+    _Materializer(session, stream_id, dedupe=dedupe, now=now, report=report).run(
+        journal_outputs(journal.events)
+    )
     return report

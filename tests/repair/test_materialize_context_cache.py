@@ -102,7 +102,7 @@ def test_tool_complete_marks_the_card_hermes_walk_marks(steps):
     for seq, (kind, name) in enumerate(steps, 1):
         payload = {"name": name}
         if kind == "tool":
-            m.on_tool({"seq": seq}, payload, None)
+            m.on_tool(seq, payload, None)
             walked.append(copy.deepcopy(m.cards[-1]))
         else:
             m.on_tool_complete(payload)
