@@ -14,7 +14,6 @@ the agent's core transcript, C empty messages without one.
 from __future__ import annotations
 
 import os
-import re
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -374,8 +373,36 @@ def _index_may_name_parent(data: bytes, sid: Any) -> bool:
     """
     if not is_safe_session_id(sid) or b"\\u" in data:
         return True
-    pattern = rb'"parent_session_id"\s*:\s*"' + sid.encode("ascii") + rb'"'
-    return re.search(pattern, data) is not None
+    # The regex ``"parent_session_id"\s*:\s*"<sid>"``, looked for only where ``<sid>"`` stands:
+    # from the byte before it backwards, a quote, whitespace, a colon, whitespace, the key (each
+    # whitespace run skipped whole: it stops at the colon, then at the key's closing quote).
+    target = sid.encode("ascii") + b'"'
+    at = data.find(target)
+    while at >= 0:
+        if _key_before(data, at):
+            return True
+        at = data.find(target, at + 1)
+    return False
+
+
+_REGEX_SPACE = frozenset(b" \t\n\r\f\v")  # what ``\s`` matches in a bytes pattern
+_PARENT_KEY = b'"parent_session_id"'
+
+
+def _key_before(data: bytes, at: int) -> bool:
+    """Whether ``data[:at]`` ends with ``"parent_session_id"``, whitespace, ``:``, whitespace, ``"``."""
+    i = at - 1
+    if i < 0 or data[i] != 0x22:
+        return False
+    i -= 1
+    while i >= 0 and data[i] in _REGEX_SPACE:
+        i -= 1
+    if i < 0 or data[i] != 0x3A:
+        return False
+    i -= 1
+    while i >= 0 and data[i] in _REGEX_SPACE:
+        i -= 1
+    return data.endswith(_PARENT_KEY, 0, i + 1)
 
 
 def _continuation_sources(ctx: RepairContext, sid: str) -> list[str]:
@@ -400,6 +427,7 @@ def _continuation_sources(ctx: RepairContext, sid: str) -> list[str]:
         ):
             found.append("_index.json")
     needle = f'"parent_session_id": "{sid}"'
+    needle_bytes = needle.encode("utf-8", errors="surrogatepass")
     own = f"{sid}.json"
     sdir = str(ctx.session_dir)
     for name in sidecar_names(ctx.session_dir):
@@ -411,7 +439,12 @@ def _continuation_sources(ctx: RepairContext, sid: str) -> list[str]:
         # caching whole sidecars that the plan never writes.
         # 4096 ASCII bytes are the first 4096 characters; otherwise up to 4 bytes a character.
         head = _read_head(os.path.join(sdir, name), CONTINUATION_HEAD_CHARS, CONTINUATION_HEAD_CHARS * 4)
-        if head is not None and needle in head.decode("utf-8", errors="ignore")[:CONTINUATION_HEAD_CHARS]:
+        if head is None:
+            continue
+        if head.isascii():  # at most 4096 bytes, each a character: the text is the bytes
+            if needle_bytes in head:
+                found.append(name)
+        elif needle in head.decode("utf-8", errors="ignore")[:CONTINUATION_HEAD_CHARS]:
             found.append(name)
     return found
 
