@@ -19,6 +19,7 @@ from typing import Any
 from inspector.repair.journal_read import JournalRead, journal_outputs
 from inspector.repair.model_context import (
     CONTEXT_DEDUPE_WINDOW,
+    _reasoning_only_parts,
     checkpoint_match,
     context_projection,
     normalize,
@@ -137,9 +138,31 @@ class _Materializer:
                 projected = context_projection(existing)
                 if projected is not None:
                     context.append(projected)
-        projected = context_projection(message)
+        projected = self._projection(message)
         if projected is not None and not self._context_already_has(context, projected):
             context.append(dict(projected))
+
+    def _projection(self, message: Any) -> dict | None:
+        """:func:`~inspector.repair.model_context.context_projection` of a row the pass adds (or
+        claims), its text normalized through :meth:`normalize` (then found again by the window's
+        look): the same projection."""
+        if not isinstance(message, dict):
+            return None
+        projected = dict(message)
+        projected.pop("reasoning", None)
+        if projected.get("_error"):
+            return None
+        if _reasoning_only_parts(projected.get("content")):
+            if not projected.get("tool_calls"):
+                return None
+            projected["content"] = ""
+        if (
+            not self.normalize(projected.get("content"))
+            and not projected.get("tool_call_id")
+            and not projected.get("tool_calls")
+        ):
+            return None
+        return projected
 
     def _context_already_has(self, context: list, row: dict) -> bool:
         text = self.normalize(row.get("content"))
