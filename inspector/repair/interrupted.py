@@ -348,8 +348,13 @@ def _read_head(path: str, size: int, upto: int) -> bytes | None:
     except (OSError, ValueError):  # NotARegularFile included
         return None
     try:
-        chunks, got, want = [], 0, size
-        while got < want:
+        first = os.read(fd, size)
+        if len(first) == size and first.isascii():
+            return first  # the usual case, in one read: ``size`` ASCII bytes
+        chunks, got, want = [first], len(first), size
+        if first and got == size:  # (not ASCII: the loop's own test below would say the same)
+            want = upto
+        while got < want and chunks[-1]:
             chunk = os.read(fd, want - got)
             if not chunk:
                 break
