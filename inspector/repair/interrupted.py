@@ -376,7 +376,7 @@ def _index_may_name_parent(data: bytes, sid: Any) -> bool:
     quote, the name, a quote, optional JSON whitespace, a colon; inside a string every quote is
     escaped, so a match can only be a real key (of a row or of a nested object: then parse).
     """
-    if not is_safe_session_id(sid) or b"\\u" in data:
+    if not is_safe_session_id(sid) or _has_u_escape(data):
         return True
     # The regex ``"parent_session_id"\s*:\s*"<sid>"``, looked for only where ``<sid>"`` stands:
     # from the byte before it backwards, a quote, whitespace, a colon, whitespace, the key (each
@@ -387,6 +387,24 @@ def _index_may_name_parent(data: bytes, sid: Any) -> bool:
         if _key_before(data, at):
             return True
         at = data.find(target, at + 1)
+    return False
+
+
+_FEW_BACKSLASHES = 4096
+
+
+def _has_u_escape(data: bytes) -> bool:
+    """``b"\\u" in data``, found from the backslashes (one memchr each: an index holds few or
+    none, and a two-byte search of 22 MB costs ten times more); past a few thousand
+    backslashes, the search itself."""
+    at, looked = data.find(b"\\"), 0
+    while at >= 0:
+        if data[at + 1 : at + 2] == b"u":
+            return True
+        looked += 1
+        if looked > _FEW_BACKSLASHES:
+            return b"\\u" in data
+        at = data.find(b"\\", at + 1)
     return False
 
 
@@ -434,7 +452,7 @@ def _continuation_sources(ctx: RepairContext, sid: str) -> list[str]:
     needle = f'"parent_session_id": "{sid}"'
     needle_bytes = needle.encode("utf-8", errors="surrogatepass")
     own = f"{sid}.json"
-    sdir = str(ctx.session_dir)
+    prefix = os.path.join(str(ctx.session_dir), "")  # os.path.join(folder, name) for a listed name
     for name in sidecar_names(ctx.session_dir):
         if len(found) >= MAX_SOURCES_NAMED:
             break
@@ -443,7 +461,7 @@ def _continuation_sources(ctx: RepairContext, sid: str) -> list[str]:
         # Only the head matters (hermes reads 4096 characters); read it directly rather than
         # caching whole sidecars that the plan never writes.
         # 4096 ASCII bytes are the first 4096 characters; otherwise up to 4 bytes a character.
-        head = _read_head(os.path.join(sdir, name), CONTINUATION_HEAD_CHARS, CONTINUATION_HEAD_CHARS * 4)
+        head = _read_head(prefix + name, CONTINUATION_HEAD_CHARS, CONTINUATION_HEAD_CHARS * 4)
         if head is None:
             continue
         if head.isascii():  # at most 4096 bytes, each a character: the text is the bytes

@@ -10,6 +10,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from inspector.repair import interrupted
 from inspector.repair.interrupted import _index_may_name_parent
 from inspector.store.sidecar import is_safe_session_id
 
@@ -64,3 +65,17 @@ def test_the_prefilter_on_named_shapes():
     assert not _index_may_name_parent(b'[{"session_id": "p"}]', "p")
     assert not _index_may_name_parent(b'[{"parent_session_id":\xc2\xa0"p"}]', "p")  # NBSP is no \s
     assert _index_may_name_parent(b'[{"parent_session_id": "\\u0070"}]', "p")  # an escape: parse
+
+
+@settings(max_examples=800, deadline=None)
+@given(data=st.lists(st.sampled_from([b"\\", b"u", b"\\u", b"\\\\", b"x", b'"', b"\\\\u"]), max_size=12))
+def test_the_u_escape_test_is_the_substring_test(data):
+    """Rule: the look from each backslash answers as ``b"\\u" in data`` (also past its limit)."""
+    blob = b"".join(data)
+    assert interrupted._has_u_escape(blob) == (b"\\u" in blob), blob
+
+
+def test_the_u_escape_test_past_its_limit_searches_the_bytes(monkeypatch):
+    monkeypatch.setattr(interrupted, "_FEW_BACKSLASHES", 1)
+    assert interrupted._has_u_escape(b'"a\\"b\\"c\\"d" "\\u0070"')
+    assert not interrupted._has_u_escape(b'"a\\"b\\"c\\"d"')
