@@ -12,6 +12,7 @@ purpose: the same expressions give the same bytes and raise the same exceptions 
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -108,6 +109,7 @@ class _Materializer:
         # normalize() of the str contents already looked at, by the string's id (the string is
         # kept in the entry, so the id cannot be reused while the entry lives)
         self.normalized: dict[int, tuple[str, str]] = {}
+        self.window: list | None = None  # see _window_of
 
     # -------------------------------------------------- normalized text and the model context
 
@@ -140,7 +142,13 @@ class _Materializer:
                     context.append(projected)
         projected = self._projection(message)
         if projected is not None and not self._context_already_has(context, projected):
-            context.append(dict(projected))
+            added = dict(projected)
+            context.append(added)
+            window = self.window
+            if window is not None and window[0] is context and window[1] == len(context) - 1:
+                window[1] += 1
+                window[2].append(added.get("role"))
+                window[3].append(self.normalize(added.get("content")))
 
     def _projection(self, message: Any) -> dict | None:
         """:func:`~inspector.repair.model_context.context_projection` of a row the pass adds (or
@@ -164,6 +172,33 @@ class _Materializer:
             return None
         return projected
 
+    def _window_of(self, context: list) -> list:
+        """``[context, its length, roles, texts]`` of the last :data:`CONTEXT_DEDUPE_WINDOW`
+        context rows (role and normalized text of each; ``None`` text for a row that is not a
+        dict), kept up to date by :meth:`append_to_context` and made again whenever the context
+        list is another one or changed otherwise (the pass never changes a row in it)."""
+        window = self.window
+        if window is None or window[0] is not context or window[1] != len(context):
+            rows = context[-CONTEXT_DEDUPE_WINDOW:]
+            dicts = [isinstance(e, dict) for e in rows]
+            window = [
+                context,
+                len(context),
+                deque(
+                    (e.get("role") if d else None for e, d in zip(rows, dicts, strict=True)),
+                    CONTEXT_DEDUPE_WINDOW,
+                ),
+                deque(
+                    (
+                        self.normalize(e.get("content")) if d else None
+                        for e, d in zip(rows, dicts, strict=True)
+                    ),
+                    CONTEXT_DEDUPE_WINDOW,
+                ),
+            ]
+            self.window = window
+        return window
+
     def _context_already_has(self, context: list, row: dict) -> bool:
         text = self.normalize(row.get("content"))
         if not text:
@@ -173,15 +208,13 @@ class _Materializer:
             return checkpoint_match(
                 last, row.get("content"), row.get("timestamp"), row.get("_source"), row.get("attachments")
             )
+        # hermes: a row of the last 8 with the same role and normalized text (a dict; its text is
+        # then a str, never None); most rows match none, which the text search says at once
+        _, _, roles, texts = self._window_of(context)
+        if text not in texts:
+            return False
         role = row.get("role")
-        for existing in reversed(context[-CONTEXT_DEDUPE_WINDOW:]):
-            if (
-                isinstance(existing, dict)
-                and existing.get("role") == role
-                and self.normalize(existing.get("content")) == text
-            ):
-                return True
-        return False
+        return any(t is not None and r == role and t == text for r, t in zip(roles, texts, strict=True))
 
     # -------------------------------------------------- flush
 

@@ -28,7 +28,7 @@ CONTENT = st.one_of(
 )
 ROW = st.fixed_dictionaries(
     {
-        "role": st.sampled_from(["user", "assistant", "tool"]),
+        "role": st.sampled_from(["user", "assistant", "tool", None, float("nan")]),
         "content": CONTENT,
         "timestamp": st.sampled_from([1, 2, "3"]),
     },
@@ -48,7 +48,11 @@ def _materializer(session: dict) -> _Materializer:
 @settings(max_examples=300, deadline=None)
 @given(
     messages=st.lists(ROW, max_size=6),
-    context=st.one_of(st.none(), st.just("not a list"), st.lists(ROW, max_size=12)),
+    context=st.one_of(
+        st.none(),
+        st.just("not a list"),
+        st.lists(st.one_of(ROW, st.just("a string row"), st.none()), max_size=12),
+    ),
     added=st.lists(ROW, min_size=1, max_size=12),
 )
 def test_context_append_with_remembered_texts_equals_hermes_algorithm(messages, context, added):
@@ -61,7 +65,7 @@ def test_context_append_with_remembered_texts_equals_hermes_algorithm(messages, 
     for row in added:
         append_to_context(plain, copy.deepcopy(row))
         m.append_to_context(copy.deepcopy(row))
-        assert cached == plain
+        assert repr(cached) == repr(plain)  # (a NaN role is not == itself)
 
 
 def test_a_remembered_text_follows_the_string_not_its_id():
