@@ -385,8 +385,37 @@ def _journals_aside(session_dir: Path, cache: FactCache | None, with_findings: b
     journal findings (None without)."""
     if cache is None and not with_findings:
         return None
-    findings = _journal_findings(session_dir, cache, open_runs=cache is not None)
-    return findings if with_findings else None
+    if not with_findings:
+        # the window's list and ``list``: only the open-run facts, a few byte searches per
+        # journal; the dropped-line facts (every line checked, a third of a first open's CPU)
+        # are the audit command's, and a session's detail reads its own journals for them
+        _open_run_facts_of_every_journal(session_dir, cache)
+        return None
+    return _journal_findings(session_dir, cache, open_runs=cache is not None)
+
+
+def _open_run_facts_of_every_journal(session_dir: Path, cache: FactCache) -> None:
+    """:func:`open_run_facts` of every run journal of a valid run-journal folder, into ``cache``
+    (what :func:`add_unshown_output_findings` looks up; a journal it cannot read, or too large
+    to load, it skips, as that function does)."""
+    root = session_dir / RUN_JOURNAL_DIR
+    try:
+        folders = sorted(e.name for e in os.scandir(root) if e.is_dir())
+    except OSError:
+        return
+    for sid in folders:
+        if not is_valid_journal_id(sid):
+            continue
+        try:
+            names = sorted(e.name for e in os.scandir(root / sid) if e.name.endswith(".jsonl"))
+        except OSError:
+            continue
+        for name in names:
+            path = root / sid / name
+            try:
+                cached_file_facts(cache, OPEN_RUN, str(path), path, open_run_facts)
+            except OSError:
+                continue
 
 
 def _streamed_facts(path: Path) -> dict:

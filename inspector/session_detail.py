@@ -310,7 +310,8 @@ def find_index_row(session_dir: Path, session_id: str) -> dict | None:
 
     The shared scan's cached facts tell whether the index is usable and holds the id; the row
     itself is then parsed alone from hermes' indented layout (a 20 MB index is not parsed to
-    show one row), and the whole file only when that layout is not found.
+    show one row), and the whole file only when that layout is not found, or when a row before
+    the one found may hold the id too (written in escapes, or in another layout).
     """
     facts = SessionDirScan(session_dir, FactCache.for_session_dir(session_dir)).index_facts()
     if facts is None or not (facts["list"] and facts["all_objects"]):
@@ -328,7 +329,12 @@ def find_index_row(session_dir: Path, session_id: str) -> dict | None:
             start, end = data.rfind(b"\n  {", 0, pos), data.find(b"\n  }", pos)
             row = loads_or_none(data[start + 3 : end + 4]) if start >= 0 and end >= 0 else None
             if isinstance(row, dict) and row.get("session_id") == session_id:
-                return row
+                # the first row of the id only if no row before it holds the id: such a row
+                # would hold the id's bytes, or (hermes writes no escape but of a control
+                # character) the id in \uXXXX escapes; where either is there, the whole parse
+                if data.find(session_id.encode(), 0, start) < 0 and data.find(b"\\u", 0, start) < 0:
+                    return row
+                break
             pos = data.find(needle, pos + 1)
     for r in parse_index(data) or []:
         if r.get("session_id") == session_id:

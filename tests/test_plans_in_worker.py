@@ -154,12 +154,18 @@ def test_a_batch_is_dropped_whole_even_unseen(demo):
     kept.drop([other])
 
 
-def test_plans_of_a_window_that_is_gone_are_swept(demo):
+def test_plans_of_a_window_that_is_gone_are_swept(demo, monkeypatch):
     d, home = demo
     plan = plan_session_actions(home, d.sessions["shrunken"], set())["restore-backup"]
     gone = kept.keep(plan, "999999999-1")  # no such process
     alive = kept.keep(plan, f"{os.getppid()}-1")  # another window that still runs
     mine = kept.keep(plan)
-    assert kept.sweep_gone() >= 1
-    assert not Path(gone).exists() and Path(alive).exists() and Path(mine).exists()
+    also_gone = kept.keep(plan, "999999999-2")
+    asked = []
+    real = kept.portable.pid_alive
+    monkeypatch.setattr(kept.portable, "pid_alive", lambda pid: asked.append(pid) or real(pid))
+    assert kept.sweep_gone() >= 2
+    assert not Path(gone).exists() and not Path(also_gone).exists()
+    assert Path(alive).exists() and Path(mine).exists()
+    assert len(asked) == len(set(asked))  # each process asked after once, however many plans it kept
     kept.drop([alive, mine])

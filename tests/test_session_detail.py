@@ -53,3 +53,22 @@ def test_unusable_index_has_no_row(tmp_path, data):
 
 def test_missing_index_has_no_row(tmp_path):
     assert find_index_row(tmp_path, "a1") is None
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        b'  {\n    "session_id": "\\u0063\\u0033",\n    "title": "first"\n  },\n',  # the id in escapes
+        b'  {"session_id":"c3","title":"first"},\n',  # the id in another layout
+    ],
+)
+def test_a_row_found_by_its_bytes_is_the_first_only_when_no_row_before_holds_the_id(tmp_path, first):
+    """Rule: the row of the id is the first row whose ``session_id`` is the id, however an earlier
+    row writes it (hermes' layout is only where the row is looked for first)."""
+    data = b"[\n" + first + b'  {\n    "session_id": "c3",\n    "title": "second"\n  }\n]'
+    (tmp_path / "_index.json").write_bytes(data)
+    assert (
+        find_index_row(tmp_path, "c3")
+        == {"session_id": "c3", "title": "first"}
+        == _full_parse_row(data, "c3")
+    )

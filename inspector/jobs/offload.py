@@ -28,7 +28,8 @@ PROFILE, ATTENTION, ACTIVITY = (ROW_FIELDS.index(n) for n in ("profile", "needs_
 
 class CatalogueResult(NamedTuple):
     """The catalogue as the window lists it: flat records only (tuples of builtins, see
-    :mod:`inspector.present.rows`), decoded in the window with one plain ``pickle.loads``."""
+    :mod:`inspector.present.rows`), decoded in the window with plain ``pickle.loads`` calls (the rows
+    in chunks of ``pool.FLAT_CHUNK``, a chunk per step: ``pool.flat_pickled``)."""
 
     rows: list[FlatRow]  # every row, in the order asked for (newest first by default)
     first: str | None  # the session to show first (session_data.first_needing_attention)

@@ -10,7 +10,8 @@ children import only the core) and the waiting thread of the window only polls.
 Handing the result back must not stall either. What the window lists (the catalogue's rows, the
 quick rows, search hits) crosses as flat records (:mod:`inspector.present.rows`): jobs marked
 :func:`flat` come back as one plain pickle, decoded with one ``pickle.loads`` of a few
-milliseconds. Richer results (a session's data with its transcript, a journal's index, plan
+milliseconds (a list of more than :data:`FLAT_CHUNK` records in plain chunks, a chunk per step on
+the window's thread: one load of 50,000 sessions' rows held the GIL 30-60 ms). Richer results (a session's data with its transcript, a journal's index, plan
 summaries, a crosscheck's result) still come back in pieces, as follows: that still earns its
 place because a session has no size bound but the sidecar's (128 MB). Measured on the bench home's
 biggest session (5,000 messages, 11.1 MB pickled, load ~5 on 2 cores): one plain ``pickle.loads``
@@ -126,7 +127,7 @@ def _run_in_child(slot: int, fn: Callable[..., Any], args: tuple) -> tuple[str, 
 
     value = fn(*args, check=check)
     plain = getattr(fn, FLAT, False)
-    pickled = Pickled(pickle.dumps(value, protocol=5), []) if plain else pickle_pieces(value)
+    pickled = flat_pickled(value) if plain else pickle_pieces(value)
     if not pickled.bulk and len(pickled.stream) <= INLINE_MAX:
         return ("plain" if plain else "inline"), pickled.stream
     folder = portable.handover_dir()  # /dev/shm, else tempfile's folder (macOS, Windows)
@@ -150,7 +151,8 @@ FLAT = "flat_result"
 def flat(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Mark a job whose result is flat records (tuples, lists and dicts of builtins, as
     :mod:`inspector.present.rows` makes them): it comes back as one plain pickle and is decoded
-    with one ``pickle.loads`` in the waiting thread, no pieces, no steps.
+    with one ``pickle.loads`` in the waiting thread, no pieces, no steps; but for a big list of
+    records, which comes back in plain chunks unpickled a chunk per step (:func:`flat_pickled`).
 
     Measured on the 10,000-session bench home (11,500 rows, 2 shared cores, garbage collector
     paused as the window pauses it; ``bench/wire.py HOME --nogc``): as flat records the rows are
@@ -161,6 +163,57 @@ def flat(fn: Callable[..., Any]) -> Callable[..., Any]:
     ``pickle.dumps`` cost 57 ms where :func:`pickle_pieces` of the objects cost 71 ms."""
     setattr(fn, FLAT, True)
     return fn
+
+
+FLAT_CHUNK = 4000  # records per pickle of a big flat result: about a megabyte, 1-3 ms to unpickle
+
+
+def flat_pickled(value: Any) -> Pickled:
+    """A :func:`flat` job's result pickled: plainly (``stream``), or, where it is a list of more
+    than :data:`FLAT_CHUNK` records or a tuple holding such lists (the catalogue's rows, the
+    quick look's), each such list as plain pickles of :data:`FLAT_CHUNK` records (``bulk``) and
+    ``stream`` the pickle of ``(the rest, where each list goes and in how many chunks)``.
+
+    One ``pickle.loads`` of 57,500 rows (50,000 sessions, 11 MB) holds the GIL 22 ms with the
+    collector paused and 30-60 ms with it running (load ~6 on 2 cores), in the window's waiting
+    thread: the list's paints wait for it (the 54 ms stall at 50,000 sessions). In chunks, the
+    window's own thread unpickles them a chunk per step (:func:`flat_steps`), with the
+    collector paused, between paints; pickling them costs the child no more than one pickle."""
+    if type(value) is list:
+        spots = [-1] if len(value) > FLAT_CHUNK else []
+    elif type(value) is tuple or (isinstance(value, tuple) and hasattr(type(value), "_make")):
+        spots = [i for i, v in enumerate(value) if type(v) is list and len(v) > FLAT_CHUNK]
+    else:
+        spots = []
+    if not spots:
+        return Pickled(pickle.dumps(value, protocol=5), [])
+    bulk: list[bytes] = []
+    layout: list[tuple[int, int]] = []
+    for at in spots:
+        records = value if at < 0 else value[at]
+        starts = range(0, len(records), FLAT_CHUNK)
+        bulk += (pickle.dumps(records[i : i + FLAT_CHUNK], protocol=5) for i in starts)
+        layout.append((at, len(starts)))
+    rest = None if spots == [-1] else tuple(None if i in spots else v for i, v in enumerate(value))
+    kind = type(value) if spots != [-1] else list
+    return Pickled(pickle.dumps((kind, rest, layout), protocol=5), bulk)
+
+
+def flat_steps(pickled: Pickled) -> Steps:
+    """:func:`flat_pickled`'s result back, one chunk of records per step."""
+    kind, rest, layout = pickle.loads(pickled.stream)
+    chunks = iter(pickled.bulk)
+    lists: dict[int, list] = {}
+    for at, count in layout:
+        records: list = []
+        for _ in range(count):
+            yield
+            records += pickle.loads(next(chunks))
+        lists[at] = records
+    if rest is None:
+        return lists[-1]
+    fields = [lists.get(i, v) for i, v in enumerate(rest)]
+    return kind._make(fields) if hasattr(kind, "_make") else kind(fields)
 
 
 WARM_MODULES = ("inspector.jobs.offload", "inspector.jobs.session", "inspector.present.session_data")
@@ -336,11 +389,19 @@ class Job:
                     )
                     _drop_pool(self._pool)
                 raise  # the caller logs it (the window's TaskRunner, with the child's traceback chained)
-        if kind == "plain":
-            return Resume.done(pickle.loads(payload))
-        if kind == "plain-file":
-            return Resume.done(pickle.loads(_take_file(payload).stream))
-        return Resume(load_steps(_take_file(payload) if kind == "file" else payload))
+        return handed_back(kind, payload)
+
+
+def handed_back(kind: str, payload: Any) -> Resume:
+    """What :func:`_run_in_child` sent, as the steps still to run here."""
+    if kind == "plain":
+        return Resume.done(pickle.loads(payload))
+    if kind == "plain-file":
+        pickled = _take_file(payload)
+        if pickled.bulk:  # a big list of records, in chunks: unpickled a chunk per step
+            return Resume(flat_steps(pickled))
+        return Resume.done(pickle.loads(pickled.stream))
+    return Resume(load_steps(_take_file(payload) if kind == "file" else payload))
 
 
 def _log():

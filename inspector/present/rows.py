@@ -5,7 +5,8 @@ the sidecar's metadata dict and pending marker, its state.db record, its finding
 10,000 sessions (11,500 rows), that graph took the window's process 38-43 ms to unpickle,
 holding the GIL the whole time; the same rows as tuples of builtins take one plain
 ``pickle.loads`` of 2.4-3.0 ms, are freed in 1 ms instead of 11 ms, and a full collection with
-them alive takes 2 ms instead of 16 ms (``bench/wire.py``; see ``inspector.jobs.pool.flat``). So
+them alive takes 2 ms instead of 16 ms (``bench/wire.py``; see ``inspector.jobs.pool.flat``; a list
+of more than ``pool.FLAT_CHUNK`` rows is sent as plain chunks, one ``pickle.loads`` each). So
 the child sends :func:`flat_row` tuples (and :func:`flat_finding` tuples), and the window keeps
 each as a :class:`ListRow`, built from the tuple without another walk.
 
