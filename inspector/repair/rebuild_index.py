@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from inspector.plan import FileChange, Plan
+from inspector.plan import FileChange, Plan, prepare_previews
 from inspector.repair.context import RepairContext
 from inspector.repair.registry import HERMES, HOME, ActionSpec
 from inspector.repair.save import IndexRebuildError, rebuild_index_from_sidecars
@@ -52,7 +52,7 @@ class _SidecarWarnings:
         self.empty_ws = 0
 
     def fresh(self) -> _SidecarWarnings:
-        """An empty one, for the copy that reads the second half of the folder (``save._rows_in_two``)."""
+        """An empty one, for a piece of the folder another process reads (``save.IndexRebuild``)."""
         return _SidecarWarnings()
 
     def merge(self, later: _SidecarWarnings) -> None:
@@ -135,14 +135,16 @@ def plan(ctx: RepairContext, session_id: str | None = None) -> Plan:
         )
         return p
     p.summary.extend(_diff_lines(before_ids, after_ids, raw is not None))
-    p.changes.append(
-        FileChange(
-            path=path,
-            before=raw.data if raw else None,
-            after=after,
-            fingerprint=raw.fingerprint if raw else None,
-        )
+    change = FileChange(
+        path=path,
+        before=raw.data if raw else None,
+        after=after,
+        fingerprint=raw.fingerprint if raw else None,
     )
+    if raw is not None:  # the read hashed these bytes already: the 22 MB index is not hashed twice
+        vars(change)["sha256_before"] = raw.fingerprint.sha256
+    prepare_previews([change])  # its preview, and its hashes in a thread meanwhile
+    p.changes.append(change)
     return p
 
 
