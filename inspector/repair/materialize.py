@@ -42,6 +42,7 @@ from inspector.store.statedb import (
     StateDbError,
     dropped_field_counts,
     materialization_defects,
+    open_readonly,
     probe,
     read_missing_sidecar_rows,
     read_schema,
@@ -536,22 +537,39 @@ def plan(ctx: RepairContext, session_id: str | None = None) -> Plan:
     if _db_unusable(db, p):
         return p
     sidecar_exists = _sidecar_exists_check(ctx.session_dir)
-    if session_id is None:  # one read of state.db: the rows to write and the ones left alone
-        every = _rows_for(ctx, db, None, sidecar_exists, include_empty=True)
-        rows = _eligible(every)
-    else:
-        rows = _rows_for(ctx, db, session_id, sidecar_exists)
-    if session_id is not None and not rows:
-        p.summary.append(f"nothing to do: {_not_eligible_reason(ctx, db, session_id)}")
-        return p
     # The index is rebuilt from every sidecar once the new ones are planned; the rows of the sidecars
-    # already there do not depend on them, so forked helpers start making those now.
-    rebuild = start_index_rebuild(ctx.save_context(), helpers=INDEX_HELPERS if rows else 0)
+    # already there do not depend on them, so forked helpers start making those now, while this
+    # process reads state.db and writes the new sidecars (where a WebUI row lacks its sidecar at all).
+    likely = _some_webui_row_lacks_a_sidecar(db, sidecar_exists)
+    rebuild = start_index_rebuild(ctx.save_context(), helpers=INDEX_HELPERS if likely else 0)
     try:
+        if session_id is None:  # one read of state.db: the rows to write and the ones left alone
+            every = _rows_for(ctx, db, None, sidecar_exists, include_empty=True)
+            rows = _eligible(every)
+        else:
+            rows = _rows_for(ctx, db, session_id, sidecar_exists)
+        if session_id is not None and not rows:
+            p.summary.append(f"nothing to do: {_not_eligible_reason(ctx, db, session_id)}")
+            return p
         _plan_rows(ctx, db, rows, p, rebuild, every if session_id is None else None)
     finally:
         rebuild.cancel()  # nothing created (or a failure): the helpers stop; after finish(), a no-op
     return p
+
+
+def _some_webui_row_lacks_a_sidecar(db: Path, sidecar_exists: Callable[[str], bool]) -> bool:
+    """Whether a ``source='webui'`` id of state.db has no sidecar: one query of the ids (no
+    messages), to decide whether starting the index rebuild before reading the rows is worth it
+    (what is materialized is decided by :func:`_rows_for` alone). True when it cannot tell."""
+    try:
+        with contextlib.closing(open_readonly(db, 0.0)) as conn:
+            for (sid,) in conn.execute("SELECT id FROM sessions WHERE source = 'webui'"):
+                sid = str(sid or "").strip()
+                if sid and not sidecar_exists(sid):
+                    return True
+    except Exception:  # noqa: BLE001 - a guess only: the rows are read (and judged) by _rows_for
+        return True
+    return False
 
 
 INDEX_HELPERS = 2  # forked helpers of the index rebuild: this process plans the new sidecars meanwhile

@@ -179,3 +179,22 @@ def test_rebuild_index_preview_and_hashes_are_those_of_the_bytes(tmp_path, monke
     assert change.before is not None and change.preview == file_diff(change)
     assert change.sha256_before == sha256_hex(change.before)
     assert change.sha256_after == sha256_hex(change.after)
+
+
+def test_materialize_forks_no_helper_when_every_webui_row_has_its_sidecar(tmp_path, monkeypatch):
+    home_path, sessions = _materialize_home(tmp_path)
+    for name in ("b", "h", "n", "zz", "m2"):
+        write_json(sessions / f"{name}.json", sidecar(name, 1))
+    forked = _counting(monkeypatch, 2)
+    plan = materialize.plan(make_ctx(home_path), None)
+    assert plan.changes == [] and "nothing to materialize" in plan.summary and forked == []
+
+
+def test_helpers_started_for_rows_that_are_then_left_alone_are_ended(tmp_path, monkeypatch):
+    home_path, sessions, db = home_dirs(tmp_path)
+    for name in "acegikmoqsuw":
+        write_json(sessions / f"{name}.json", sidecar(name, 1))
+    seed_state_db(db, sid="empty", messages=0)  # lacks its sidecar, but hermes never writes a blank one
+    one, two, forked, _ = _both(monkeypatch, home_path, 2, materialize.plan)
+    assert forked == 2 and two.changes == [] and "nothing to materialize" in two.summary
+    _same(one, two)
