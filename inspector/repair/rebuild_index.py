@@ -14,7 +14,7 @@ from pathlib import Path
 from inspector.plan import FileChange, Plan, prepare_previews
 from inspector.repair.context import RepairContext
 from inspector.repair.registry import HERMES, HOME, ActionSpec
-from inspector.repair.save import IndexRebuildError, rebuild_index_from_sidecars
+from inspector.repair.save import IndexRebuildError, start_index_rebuild
 from inspector.store.index import INDEX_NAME
 from inspector.store.jsonfmt import loads_or_none
 
@@ -111,18 +111,21 @@ def plan(ctx: RepairContext, session_id: str | None = None) -> Plan:
         return p
     path = sdir / INDEX_NAME
     seen = _SidecarWarnings()
+    rebuild = start_index_rebuild(ctx.save_context(), seen)  # a helper starts on the sidecars now
     try:
-        raw = ctx.snapshot.read(path)
+        raw = ctx.snapshot.read(path)  # the old index read and parsed meanwhile
+        before_ids = index_row_ids(raw.data) if raw is not None else None
         skipped: list[str] = []
-        rebuilt = rebuild_index_from_sidecars(ctx.save_context(), skipped=skipped, observe=seen)
+        rebuilt = rebuild.finish(skipped=skipped)
     except OSError as exc:
         p.refusal = f"cannot read the sessions folder: {exc}"
         return p
     except IndexRebuildError as exc:
         p.refusal = f"hermes' index rebuild would fail here, so nothing is written: {exc}"
         return p
+    finally:
+        rebuild.cancel()  # after finish(), a no-op
     after, after_ids = rebuilt.data, rebuilt.row_ids  # = index_row_ids(after)
-    before_ids = index_row_ids(raw.data) if raw is not None else None
     if session_id is not None:
         p.summary.append("rebuild-index is home-wide: the whole index is rebuilt")
     p.warnings.extend(skipped)

@@ -416,7 +416,11 @@ class IndexRebuild:
         self._pieces = [(i, min(i + size, n)) for i in range(0, n, size)]
         _light_decoder()  # the one-time checks (the light parse's depth limit, orjson's escapes in
         dumps_pretty_fast({"": 0})  # the writer) made before the copies, not once in each
-        read_fd, write_fd = os.pipe()
+        try:
+            read_fd, write_fd = os.pipe()
+        except OSError:  # no descriptors left...: one pass here
+            self._pieces = []
+            return
         try:
             os.set_blocking(read_fd, False)  # an empty pipe = no piece left (all were written first)
             tokens = memoryview(b"".join(i.to_bytes(2, "little") for i in range(len(self._pieces))))
@@ -428,10 +432,8 @@ class IndexRebuild:
                     self._helpers.append(Forked(lambda: self._help(write_fd)))
                 except OSError:
                     break
-        except OSError:
-            os.close(read_fd)
-            self._tokens = None
-            raise
+        except OSError:  # the tokens could not be written (before any helper): one pass here
+            pass
         finally:
             os.close(write_fd)
         if not self._helpers:  # no copy could be forked: one pass here

@@ -198,3 +198,25 @@ def test_helpers_started_for_rows_that_are_then_left_alone_are_ended(tmp_path, m
     one, two, forked, _ = _both(monkeypatch, home_path, 2, materialize.plan)
     assert forked == 2 and two.changes == [] and "nothing to materialize" in two.summary
     _same(one, two)
+
+
+def test_no_pipe_or_no_fork_means_one_pass_here(tmp_path, monkeypatch):
+    home_path, _sessions = _home(tmp_path)
+    monkeypatch.setattr(save, "PARALLEL_ROWS_MIN", 10**9)
+    one = rebuild_index.plan(make_ctx(home_path), None)
+    forked = _counting(monkeypatch, 2)
+
+    def no_pipe():
+        raise OSError(24, "Too many open files")
+
+    monkeypatch.setattr(save.os, "pipe", no_pipe)
+    _same(one, rebuild_index.plan(make_ctx(home_path), None))
+    assert forked == []
+    monkeypatch.undo()
+    _counting(monkeypatch, 2)
+
+    def no_fork(fn):
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(save, "Forked", no_fork)
+    _same(one, rebuild_index.plan(make_ctx(home_path), None))
