@@ -18,6 +18,10 @@ from inspector.store import files
 from inspector.store.files import sha256_hex
 from tests.recovery_helpers import home_dirs, make_ctx, seed_state_db, sidecar, write_json
 
+FORKS = pytest.mark.skipif(
+    portable.FORCED or not hasattr(os, "fork"), reason="helpers are forked copies: this system does not fork"
+)
+
 
 def _counting(monkeypatch, pieces: int):
     """Pieces of ``pieces`` files, rebuilds forked from 2 files on; a list counting the forks."""
@@ -58,6 +62,7 @@ def _same(one, two):
     assert two.warnings == one.warnings and two.summary == one.summary and two.result == one.result
 
 
+@FORKS
 @pytest.mark.parametrize("pieces", [1, 2, 5, 64])
 def test_pieces_write_the_very_index_of_one_pass(tmp_path, monkeypatch, pieces):
     home_path, sessions = _home(tmp_path)
@@ -73,6 +78,7 @@ def test_pieces_write_the_very_index_of_one_pass(tmp_path, monkeypatch, pieces):
     _same(one, two)
 
 
+@FORKS
 @pytest.mark.parametrize("bad", ["s02.json", "s09.json"])  # in an early piece, in a late one
 def test_hermes_stops_at_the_same_file(tmp_path, monkeypatch, bad):
     home_path, sessions = _home(tmp_path)
@@ -84,6 +90,7 @@ def test_hermes_stops_at_the_same_file(tmp_path, monkeypatch, bad):
     _same(one, two)
 
 
+@FORKS
 def test_a_file_too_large_reaches_the_snapshot_once_and_in_order(tmp_path, monkeypatch):
     home_path, sessions = _home(tmp_path)
     for name in ("s03.json", "s10.json"):
@@ -113,6 +120,7 @@ def test_a_helper_that_fails_has_its_pieces_made_here(tmp_path, monkeypatch):
     _same(one, rebuild_index.plan(make_ctx(home_path), None))
 
 
+@FORKS
 def test_two_helpers_and_an_unused_rebuild_leave_nothing_behind(tmp_path, monkeypatch):
     home_path, sessions = _home(tmp_path, 30)
     ctx = make_ctx(home_path)
@@ -139,6 +147,7 @@ def _materialize_home(tmp_path):
     return home_path, sessions
 
 
+@FORKS
 def test_materialize_starts_the_rebuild_early_and_plans_the_same(tmp_path, monkeypatch):
     home_path, sessions = _materialize_home(tmp_path)
     (sessions / "g.json").write_text("{ torn")  # skipped with a line, between the new files
@@ -190,6 +199,7 @@ def test_materialize_forks_no_helper_when_every_webui_row_has_its_sidecar(tmp_pa
     assert plan.changes == [] and "nothing to materialize" in plan.summary and forked == []
 
 
+@FORKS
 def test_helpers_started_for_rows_that_are_then_left_alone_are_ended(tmp_path, monkeypatch):
     home_path, sessions, db = home_dirs(tmp_path)
     for name in "acegikmoqsuw":
