@@ -101,6 +101,12 @@ class FileChange:
     def sha256_after(self) -> str | None:
         return sha256_hex(self.after) if self.after is not None else None
 
+    @cached_property
+    def preview(self) -> str:
+        """:func:`file_diff` of this change, made once (a materialize makes its 1,000 new sidecars'
+        while its index is still being rebuilt, not after)."""
+        return file_diff(self)
+
 
 @dataclass
 class Plan:
@@ -133,7 +139,7 @@ class Plan:
                     "kind": c.kind,
                     "sha256_before": c.sha256_before,
                     "sha256_after": c.sha256_after,
-                    **({"diff": file_diff(c)} if diff else {}),
+                    **({"diff": c.preview} if diff else {}),
                 }
                 for c in self.changes
             ],
@@ -208,6 +214,25 @@ def _shift_hunk(line: str, offset: int) -> str:
     a, a_len, b, b_len = m.groups()
     # a zero-length side is numbered from the line before it; shifting keeps that convention
     return f"@@ -{int(a) + offset}{a_len or ''} +{int(b) + offset}{b_len or ''} @@" + line[m.end() :]
+
+
+def prepare_previews(changes: list[FileChange]) -> None:
+    """Make each change's preview and hashes now (they are cached): the hashes in a thread beside
+    the previews, since hashlib lets go of the GIL on large data (a home-wide write's 22 MB index
+    is hashed while its preview is made, not after)."""
+
+    def hashes() -> None:
+        for c in changes:
+            c.sha256_before  # noqa: B018 - cached
+            c.sha256_after  # noqa: B018
+
+    worker = threading.Thread(target=hashes, name="inspector-hash", daemon=True)
+    worker.start()
+    try:
+        for c in changes:
+            c.preview  # noqa: B018 - cached
+    finally:
+        worker.join()
 
 
 def file_diff(change: FileChange, context: int = 3) -> str:
@@ -511,7 +536,7 @@ def check_fingerprints(plan: Plan) -> list[str]:
                 changed.append(f"{c.path} now exists (it did not when the preview was made)")
         elif now is None:
             changed.append(f"{c.path} was removed since the preview")
-        elif sha256_hex(now) != c.sha256_before:
+        elif now != c.before:  # the bytes themselves: no hash of a 22 MB index per check
             changed.append(f"{c.path} changed since the preview")
     return changed
 

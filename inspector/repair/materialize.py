@@ -29,10 +29,10 @@ from typing import Any
 
 from inspector import portable
 from inspector.forked import Forked, ForkedError
-from inspector.plan import FileChange, Plan
+from inspector.plan import FileChange, Plan, prepare_previews
 from inspector.repair.context import RepairContext
 from inspector.repair.registry import HERMES, SESSION_OR_HOME, STATE_DB, ActionSpec
-from inspector.repair.save import IndexRebuildError, ListedNames, rebuild_index_from_sidecars
+from inspector.repair.save import IndexRebuild, IndexRebuildError, ListedNames, start_index_rebuild
 from inspector.store.backup import BAK_SUFFIX, message_count
 from inspector.store.index import INDEX_NAME
 from inspector.store.jsonfmt import dumps_pretty_fast
@@ -42,6 +42,7 @@ from inspector.store.statedb import (
     StateDbError,
     dropped_field_counts,
     materialization_defects,
+    open_readonly,
     probe,
     read_missing_sidecar_rows,
     read_schema,
@@ -459,31 +460,39 @@ def _with_db_warnings(
     return out
 
 
-def _index_change(ctx: RepairContext, created: dict[Path, bytes], p: Plan) -> None:
+def _index_change(
+    ctx: RepairContext, created: dict[Path, bytes], p: Plan, rebuild: IndexRebuild | None = None
+) -> list[str]:
+    """Plan the rebuilt index (or refuse) with ``created`` about to be written; ``rebuild``: one
+    already started (else it is made here). Its skipped lines are returned, for the warnings' end."""
     path = ctx.session_dir / INDEX_NAME
     try:
         raw = ctx.snapshot.read(path)
         skipped: list[str] = []
-        rebuilt = rebuild_index_from_sidecars(ctx.save_context(), overrides=created, skipped=skipped)
+        if rebuild is None:
+            rebuild = start_index_rebuild(ctx.save_context())
+        rebuilt = rebuild.finish(overrides=created, skipped=skipped)
     except OSError as exc:
         p.refusal = f"cannot rebuild {INDEX_NAME}: {exc}"
-        return
+        return []
     except IndexRebuildError as exc:
         p.refusal = f"hermes' index rebuild would fail here, so nothing is written: {exc}"
-        return
-    p.warnings.extend(skipped)
+        return []
     after, rows = rebuilt.data, len(rebuilt.row_ids)
     verb = "rewrite" if raw is not None else "create"
     p.summary.append(f"{verb} {INDEX_NAME} from the sidecars ({rows} rows)")
     if raw is None or raw.data != after:
-        p.changes.append(
-            FileChange(
-                path=path,
-                before=raw.data if raw else None,
-                after=after,
-                fingerprint=raw.fingerprint if raw else None,
-            )
+        change = FileChange(
+            path=path,
+            before=raw.data if raw else None,
+            after=after,
+            fingerprint=raw.fingerprint if raw else None,
         )
+        if raw is not None:  # the read hashed these bytes already: the 22 MB index is not hashed twice
+            vars(change)["sha256_before"] = raw.fingerprint.sha256
+        prepare_previews([change])
+        p.changes.append(change)
+    return skipped
 
 
 @contextlib.contextmanager
@@ -528,14 +537,49 @@ def plan(ctx: RepairContext, session_id: str | None = None) -> Plan:
     if _db_unusable(db, p):
         return p
     sidecar_exists = _sidecar_exists_check(ctx.session_dir)
-    if session_id is None:  # one read of state.db: the rows to write and the ones left alone
-        every = _rows_for(ctx, db, None, sidecar_exists, include_empty=True)
-        rows = _eligible(every)
-    else:
-        rows = _rows_for(ctx, db, session_id, sidecar_exists)
-    if session_id is not None and not rows:
-        p.summary.append(f"nothing to do: {_not_eligible_reason(ctx, db, session_id)}")
-        return p
+    # The index is rebuilt from every sidecar once the new ones are planned; the rows of the sidecars
+    # already there do not depend on them, so forked helpers start making those now, while this
+    # process reads state.db and writes the new sidecars (where a WebUI row lacks its sidecar at all).
+    likely = _some_webui_row_lacks_a_sidecar(db, sidecar_exists)
+    rebuild = start_index_rebuild(ctx.save_context(), helpers=INDEX_HELPERS if likely else 0)
+    try:
+        if session_id is None:  # one read of state.db: the rows to write and the ones left alone
+            every = _rows_for(ctx, db, None, sidecar_exists, include_empty=True)
+            rows = _eligible(every)
+        else:
+            rows = _rows_for(ctx, db, session_id, sidecar_exists)
+        if session_id is not None and not rows:
+            p.summary.append(f"nothing to do: {_not_eligible_reason(ctx, db, session_id)}")
+            return p
+        _plan_rows(ctx, db, rows, p, rebuild, every if session_id is None else None)
+    finally:
+        rebuild.cancel()  # nothing created (or a failure): the helpers stop; after finish(), a no-op
+    return p
+
+
+def _some_webui_row_lacks_a_sidecar(db: Path, sidecar_exists: Callable[[str], bool]) -> bool:
+    """Whether a ``source='webui'`` id of state.db has no sidecar: one query of the ids (no
+    messages), to decide whether starting the index rebuild before reading the rows is worth it
+    (what is materialized is decided by :func:`_rows_for` alone). True when it cannot tell."""
+    try:
+        with contextlib.closing(open_readonly(db, 0.0)) as conn:
+            for (sid,) in conn.execute("SELECT id FROM sessions WHERE source = 'webui'"):
+                sid = str(sid or "").strip()
+                if sid and not sidecar_exists(sid):
+                    return True
+    except Exception:  # noqa: BLE001 - a guess only: the rows are read (and judged) by _rows_for
+        return True
+    return False
+
+
+INDEX_HELPERS = 2  # forked helpers of the index rebuild: this process plans the new sidecars meanwhile
+
+
+def _plan_rows(
+    ctx: RepairContext, db: Path, rows: list[dict], p: Plan, rebuild: IndexRebuild, every: list[dict] | None
+) -> None:
+    """Plan the new sidecars of ``rows``, then the index (``every``: each row read without a sidecar,
+    for the lines about those left alone; None when one session was asked for)."""
     created: dict[Path, bytes] = {}
     has_count = _has_count_column(db)
     pending = _db_warnings_elsewhere(db, rows)
@@ -550,17 +594,20 @@ def plan(ctx: RepairContext, session_id: str | None = None) -> Plan:
         lines: list = []
         planned = (_plan_row(ctx, db, r, p, created, has_count, None, (i, lines)) for i, r in enumerate(rows))
         details = [d for d in planned if d is not None]
-        p.warnings.extend(_with_db_warnings(ctx, db, lines, pending, has_count))
+    prepare_previews(p.changes)  # the new files' previews and hashes, made while the helpers still read
     p.result = {"scanned": len(rows), "materialized": len(created), "details": details}
-    if session_id is None:
+    if every is not None:
         p.summary.extend(_skipped_lines(every, {_row_sid(r) for r in rows}))
+    skipped: list[str] = []
     if created:
         if not ctx.session_dir.exists():
             p.summary.insert(0, f"create the sessions folder {ctx.session_dir} (hermes creates it)")
-        _index_change(ctx, created, p)
+        skipped = _index_change(ctx, created, p, rebuild)
     else:
         p.summary.append("nothing to materialize")
-    return p
+    if pending is not None:  # the forked copy's state.db warnings, taken in once the index is made
+        p.warnings.extend(_with_db_warnings(ctx, db, lines, pending, has_count))
+    p.warnings.extend(skipped)
 
 
 def eligible(ctx: RepairContext) -> list[str]:

@@ -131,7 +131,7 @@ def plan(ctx: RepairContext, session_id: str | None) -> Plan:
     )
     p.changes.append(FileChange(path=path, before=raw.data, after=data, fingerprint=raw.fingerprint))
     p.warnings.extend(materialize._row_warnings(ctx, db, row, payload, materialize._has_count_column(db)))
-    materialize._index_change(ctx, {path: data}, p)
+    p.warnings.extend(materialize._index_change(ctx, {path: data}, p))
     if p.refusal is None:
         p.result = {
             "inspector_step": True,

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from inspector.plan import FileChange, Plan
+from inspector.plan import FileChange, Plan, prepare_previews
 from inspector.repair.context import RepairContext
 from inspector.repair.registry import HERMES, HOME, ActionSpec
-from inspector.repair.save import IndexRebuildError, rebuild_index_from_sidecars
+from inspector.repair.save import IndexRebuildError, start_index_rebuild
 from inspector.store.index import INDEX_NAME
 from inspector.store.jsonfmt import loads_or_none
 
@@ -52,7 +52,7 @@ class _SidecarWarnings:
         self.empty_ws = 0
 
     def fresh(self) -> _SidecarWarnings:
-        """An empty one, for the copy that reads the second half of the folder (``save._rows_in_two``)."""
+        """An empty one, for a piece of the folder another process reads (``save.IndexRebuild``)."""
         return _SidecarWarnings()
 
     def merge(self, later: _SidecarWarnings) -> None:
@@ -111,18 +111,21 @@ def plan(ctx: RepairContext, session_id: str | None = None) -> Plan:
         return p
     path = sdir / INDEX_NAME
     seen = _SidecarWarnings()
+    rebuild = start_index_rebuild(ctx.save_context(), seen)  # a helper starts on the sidecars now
     try:
-        raw = ctx.snapshot.read(path)
+        raw = ctx.snapshot.read(path)  # the old index read and parsed meanwhile
+        before_ids = index_row_ids(raw.data) if raw is not None else None
         skipped: list[str] = []
-        rebuilt = rebuild_index_from_sidecars(ctx.save_context(), skipped=skipped, observe=seen)
+        rebuilt = rebuild.finish(skipped=skipped)
     except OSError as exc:
         p.refusal = f"cannot read the sessions folder: {exc}"
         return p
     except IndexRebuildError as exc:
         p.refusal = f"hermes' index rebuild would fail here, so nothing is written: {exc}"
         return p
+    finally:
+        rebuild.cancel()  # after finish(), a no-op
     after, after_ids = rebuilt.data, rebuilt.row_ids  # = index_row_ids(after)
-    before_ids = index_row_ids(raw.data) if raw is not None else None
     if session_id is not None:
         p.summary.append("rebuild-index is home-wide: the whole index is rebuilt")
     p.warnings.extend(skipped)
@@ -135,14 +138,16 @@ def plan(ctx: RepairContext, session_id: str | None = None) -> Plan:
         )
         return p
     p.summary.extend(_diff_lines(before_ids, after_ids, raw is not None))
-    p.changes.append(
-        FileChange(
-            path=path,
-            before=raw.data if raw else None,
-            after=after,
-            fingerprint=raw.fingerprint if raw else None,
-        )
+    change = FileChange(
+        path=path,
+        before=raw.data if raw else None,
+        after=after,
+        fingerprint=raw.fingerprint if raw else None,
     )
+    if raw is not None:  # the read hashed these bytes already: the 22 MB index is not hashed twice
+        vars(change)["sha256_before"] = raw.fingerprint.sha256
+    prepare_previews([change])  # its preview, and its hashes in a thread meanwhile
+    p.changes.append(change)
     return p
 
 

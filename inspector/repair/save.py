@@ -12,7 +12,6 @@ Given a modified in-memory session, return what hermes' save would write:
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 from collections.abc import Callable
@@ -283,33 +282,25 @@ def rebuild_index_from_sidecars(
     hermes' load), so a caller needs no second pass over the folder.
 
     Each sidecar is read once, parsed, turned into its ``compact()`` row and dropped: only the
-    rows are kept.
+    rows are kept. :func:`start_index_rebuild` is the same in two steps.
     """
-    skipped = [] if skipped is None else skipped
-    overrides = overrides or {}
-    sdir = ctx.session_dir
-    names = sidecar_names(sdir, sort=recovery)
-    if all(p.parent == sdir for p in overrides):
-        by_name = {p.name: d for p, d in overrides.items()}
-        listed = set(names)
-        order = names + [n for n in by_name if n not in listed]
-        paths: list[Path] = [sdir / n for n in (sorted(order) if recovery else order)]
-        data_for: Callable[[Path], bytes | None] = lambda p: by_name.get(p.name)  # noqa: E731
-    else:  # pragma: no cover - every caller overrides files of the sessions folder
-        paths = sorted({sdir / n for n in names} | set(overrides))
-        data_for = overrides.get
-    rows = _rows_in_two(ctx, paths, data_for, observe, skipped, recovery)
-    try:
-        final = _final_rows(rows)
-        out = _index_bytes(final)
-    except IndexSortError as exc:
-        raise IndexRebuildError(f"a sidecar's updated_at cannot be sorted with the others ({exc})") from exc
-    except UnicodeEncodeError as exc:
-        raise IndexRebuildError(
-            f"a sidecar holds text that cannot be written as UTF-8 ({exc.reason}: "
-            f"{exc.object[max(0, exc.start - 20) : exc.end + 20]!r})"
-        ) from exc
-    return RebuiltIndex(out, [str(r.session_id) for r in final])
+    return start_index_rebuild(ctx, observe, recovery=recovery).finish(overrides, skipped)
+
+
+def start_index_rebuild(
+    ctx: SaveContext,
+    observe: Callable[[Path, dict], None] | None = None,
+    *,
+    recovery: bool = True,
+    helpers: int = 1,
+) -> IndexRebuild:
+    """:func:`rebuild_index_from_sidecars` begun: the folder is listed now and, on a big folder where
+    forking is safe, ``helpers`` forked copies start making the rows of the listed sidecars at
+    once, while the caller does other work (materialize reads state.db and writes its new
+    sidecars meanwhile: their rows never depend on the others'). :meth:`IndexRebuild.finish`
+    (``overrides``: the files about to be written) gives the index; :meth:`IndexRebuild.cancel`
+    ends it unused. Every ``start_index_rebuild`` must end in one of the two."""
+    return IndexRebuild(ctx, observe, recovery, helpers)
 
 
 class _Row(NamedTuple):
@@ -373,95 +364,260 @@ def _index_bytes(final: list[_Row]) -> bytes:
 
 
 PARALLEL_ROWS_MIN = 512  # fewer sidecars than this: the rows are made in this process only
+CHUNK_FILES = 64  # sidecars per piece of work the processes of a rebuild take one after the other
+_MAX_CHUNKS = 4096  # pieces at most (their tokens, 2 bytes each, fit any pipe's buffer)
+
+# What one sidecar gives a rebuild (see IndexRebuild._outcome): None (no file), or one of
+_ROW, _SKIP, _STOP = 0, 1, 2  # (_ROW, _Row), (_SKIP, line, [too-large details]), (_STOP, IndexRebuildError)
 
 
-def _rows_of(
-    ctx: SaveContext,
-    paths: list[Path],
-    data_for: Callable[[Path], bytes | None],
-    observe: Callable[[Path, dict], None] | None,
-    skipped: list[str],
-    recovery: bool,
-) -> list[_Row]:
-    """The ``compact()`` rows of ``paths``, in order (``skipped`` gets a line per file left out);
-    IndexRebuildError at the first file hermes' rebuild stops at."""
-    resolve = PathResolver(ctx.cwd)
-    rows: list[_Row] = []
-    for path in paths:
-        data = data_for(path)
+class IndexRebuild:
+    """A full index rebuild under way (:func:`start_index_rebuild`).
+
+    Where it is worth it, the sidecars listed at the start are cut into pieces of
+    :data:`CHUNK_FILES`, one token per piece in a pipe; the forked helpers and, from
+    :meth:`finish` on, this process take the next token until none is left (so whoever is free
+    works: the caller's own work before ``finish`` does not leave a core idle). Each sidecar's
+    outcome is kept (its row, its skipped line, or the error hermes' rebuild stops at), and
+    ``finish`` walks them in hermes' order with the overridden files' own, so rows, skipped
+    lines, the file hermes stops at, the files refused for their size and the observer's
+    findings are what one pass in order gives. An observer is split with ``fresh()`` (an empty
+    one of its kind per piece) and ``merge(other)`` (the pieces taken in, in order); one
+    without them, or an observer with overrides, makes the rebuild one pass here. A helper
+    that fails has its pieces made here.
+
+    The helpers read the files themselves: what this process's snapshot reads after the start
+    is not seen by them (materialize, the one caller that works meanwhile, reads no sidecar).
+    """
+
+    def __init__(
+        self,
+        ctx: SaveContext,
+        observe: Callable[[Path, dict], None] | None,
+        recovery: bool,
+        helpers: int,
+    ) -> None:
+        self.ctx, self.observe, self.recovery = ctx, observe, recovery
+        self.names = sidecar_names(ctx.session_dir, sort=recovery)
+        self.resolve = PathResolver(ctx.cwd)
+        self._pieces: list[tuple[int, int]] = []
+        self._tokens: int | None = None
+        self._helpers: list[Forked] = []
+        fresh, merge = getattr(observe, "fresh", None), getattr(observe, "merge", None)
+        splittable = observe is None or (callable(fresh) and callable(merge))
+        if len(self.names) >= PARALLEL_ROWS_MIN and splittable and helpers > 0 and portable.can_fork():
+            self._start(helpers)
+
+    # ------------------------------------------------------------ the helpers
+
+    def _start(self, helpers: int) -> None:
+        n = len(self.names)
+        size = max(CHUNK_FILES, -(-n // _MAX_CHUNKS))
+        self._pieces = [(i, min(i + size, n)) for i in range(0, n, size)]
+        _light_decoder()  # the one-time checks (the light parse's depth limit, orjson's escapes in
+        dumps_pretty_fast({"": 0})  # the writer) made before the copies, not once in each
+        try:
+            read_fd, write_fd = os.pipe()
+        except OSError:  # no descriptors left...: one pass here
+            self._pieces = []
+            return
+        try:
+            os.set_blocking(read_fd, False)  # an empty pipe = no piece left (all were written first)
+            tokens = memoryview(b"".join(i.to_bytes(2, "little") for i in range(len(self._pieces))))
+            while tokens:
+                tokens = tokens[os.write(write_fd, tokens) :]
+            self._tokens = read_fd
+            for _ in range(helpers):
+                try:
+                    self._helpers.append(Forked(lambda: self._help(write_fd)))
+                except OSError:
+                    break
+        except OSError:  # the tokens could not be written (before any helper): one pass here
+            pass
+        finally:
+            os.close(write_fd)
+        if not self._helpers:  # no copy could be forked: one pass here
+            os.close(read_fd)
+            self._tokens, self._pieces = None, []
+
+    def _help(self, write_fd: int) -> dict[int, tuple]:
+        """A helper's work: pieces until none is left, by number."""
+        os.close(write_fd)
+        done: dict[int, tuple] = {}
+        while (i := self._claim()) is not None:
+            done[i] = self._piece(i)
+        return done
+
+    def _claim(self) -> int | None:
+        if self._tokens is None:
+            return None
+        try:
+            token = os.read(self._tokens, 2)
+        except BlockingIOError:
+            return None
+        return int.from_bytes(token, "little") if len(token) == 2 else None
+
+    def _piece(self, i: int) -> tuple[list, Any]:
+        start, end = self._pieces[i]
+        observer = self.observe.fresh() if self.observe is not None else None  # type: ignore[attr-defined]
+        return [self._outcome(self.names[k], None, observer) for k in range(start, end)], observer
+
+    def _outcome(self, name: str, data: bytes | None, observe: Callable[[Path, dict], None] | None):
+        """What the sidecar ``name`` (``data``: its bytes about to be written) gives the rebuild."""
+        ctx = self.ctx
+        path = ctx.session_dir / name
         if data is None:
+            known = len(ctx.snapshot.too_large)
             try:
                 data = ctx.snapshot.read_transient(path)
             except OSError as exc:  # a folder named *.json or an unreadable file: hermes skips it too
-                skipped.append(
-                    f"{path.name} cannot be read ({exc.strerror or exc}): left out of the index, "
-                    "as hermes does"
-                )
-                continue
+                big = [(e.filename, e.size, e.limit) for e in ctx.snapshot.too_large[known:]]
+                del ctx.snapshot.too_large[known:]  # recorded in hermes' order by finish()
+                line = f"{name} cannot be read ({exc.strerror or exc}): left out of the index, as hermes does"
+                return (_SKIP, line, big)
             if data is None:
-                continue
-        row = _index_row(ctx, path, data, resolve, observe, skipped, recovery)
-        if row is not None:
-            rows.append(_make_row(row))
-    return rows
-
-
-def _rows_in_two(
-    ctx: SaveContext,
-    paths: list[Path],
-    data_for: Callable[[Path], bytes | None],
-    observe: Callable[[Path, dict], None] | None,
-    skipped: list[str],
-    recovery: bool,
-) -> list[_Row]:
-    """:func:`_rows_of`, the second half of ``paths`` made by a forked copy of this process while
-    this one makes the first (reading and parsing 10,000 sidecars is most of a rebuild), where
-    forking is safe and ``observe`` (if any) can be split: an observer with ``fresh()`` (an
-    empty one of its kind, used by the copy) and ``merge(other)`` (the copy's, taken in after
-    this one's). The halves are contiguous, so rows, skipped lines, the observer's findings and
-    the first file hermes stops at (IndexRebuildError) come out as one pass in order would give
-    them; files refused for their size reach this snapshot's ``too_large``. Where the copy
-    fails, its half is made here."""
-    fresh, merge = getattr(observe, "fresh", None), getattr(observe, "merge", None)
-    splittable = observe is None or (callable(fresh) and callable(merge))
-    if len(paths) < PARALLEL_ROWS_MIN or not splittable or not portable.can_fork():
-        return _rows_of(ctx, paths, data_for, observe, skipped, recovery)
-    cut = len(paths) // 2
-    theirs = fresh() if callable(fresh) else None
-    _light_decoder()  # the one-time checks (the light parse's depth limit, orjson's escapes in the
-    dumps_pretty_fast({"": 0})  # writer) made before the copy, not once in each
-
-    def job() -> tuple:
-        their_skipped: list[str] = []
-        known = len(ctx.snapshot.too_large)
+                return None
+        lines: list[str] = []
         try:
-            rows, error = _rows_of(ctx, paths[cut:], data_for, theirs, their_skipped, recovery), None
+            row = _index_row(ctx, path, data, self.resolve, observe, lines, self.recovery)
         except IndexRebuildError as exc:
-            rows, error = [], str(exc)
-        too_large = [(e.filename, e.size, e.limit) for e in ctx.snapshot.too_large[known:]]
-        return rows, their_skipped, theirs, error, too_large
+            return (_STOP, exc)
+        if row is None:
+            return (_SKIP, lines[0], [])
+        return (_ROW, _make_row(row))
 
-    try:
-        pending = Forked(job)
-    except OSError:
-        return _rows_of(ctx, paths, data_for, observe, skipped, recovery)
-    try:
-        mine = _rows_of(ctx, paths[:cut], data_for, observe, skipped, recovery)
-    except BaseException:
-        with contextlib.suppress(ForkedError):
-            pending.result()  # reap the copy; hermes stops at this half's file
-        raise
-    try:
-        rows, their_skipped, their_observer, error, too_large = pending.result()
-    except ForkedError:
-        return mine + _rows_of(ctx, paths[cut:], data_for, observe, skipped, recovery)
-    skipped.extend(their_skipped)
-    ctx.snapshot.too_large.extend(TooLargeToLoad(name, size, limit) for name, size, limit in too_large)
-    if callable(merge):
-        merge(their_observer)
-    if error is not None:
-        raise IndexRebuildError(error)
-    return mine + rows
+    def _gather(self) -> tuple[list, list]:
+        """Every listed sidecar's outcome (in listing order) and each piece's observer: this process
+        takes pieces until none is left, then the helpers' are collected."""
+        results: dict[int, tuple] = {}
+        try:
+            while (i := self._claim()) is not None:
+                results[i] = self._piece(i)
+        finally:
+            self._end_helpers(results)
+        for i in range(len(self._pieces)):
+            if i not in results:  # a helper failed: its pieces are made here
+                results[i] = self._piece(i)
+        pieces = [results[i] for i in range(len(self._pieces))]
+        return [o for outcomes, _ in pieces for o in outcomes], [observer for _, observer in pieces]
+
+    def _end_helpers(self, results: dict[int, tuple] | None) -> None:
+        """Take the pieces nobody has taken (so the helpers stop after their current one), then
+        collect (``results``) or just reap the helpers."""
+        while self._claim() is not None:
+            pass
+        if self._tokens is not None:
+            os.close(self._tokens)
+            self._tokens = None
+        helpers, self._helpers = self._helpers, []
+        for helper in helpers:
+            try:
+                done = helper.result()
+            except ForkedError:
+                continue
+            if results is not None:
+                results.update(done)
+
+    def cancel(self) -> None:
+        """End the rebuild unused: the helpers stop after their current piece and are reaped."""
+        self._end_helpers(None)
+        self._pieces = []
+
+    # ------------------------------------------------------------ the index
+
+    def finish(
+        self, overrides: dict[Path, bytes] | None = None, skipped: list[str] | None = None
+    ) -> RebuiltIndex:
+        """The rebuilt index, ``overrides`` (path -> bytes about to be written) read instead of the
+        folder's files (``skipped`` gets a line per file left out). See :func:`rebuild_index_from_sidecars`."""
+        skipped = [] if skipped is None else skipped
+        overrides = overrides or {}
+        sdir = self.ctx.session_dir
+        in_folder = all(p.parent == sdir for p in overrides)
+        if self._pieces and in_folder and (self.observe is None or not overrides):
+            by_name = {p.name: d for p, d in overrides.items()}
+            try:  # the new files first: the helpers may still be reading the others
+                made = {name: self._outcome(name, data, None) for name, data in by_name.items()}
+            except BaseException:
+                self.cancel()
+                raise
+            outcomes, observers = self._gather()
+            rows = self._walk(outcomes, made, skipped)
+            if self.observe is not None:
+                for observer in observers:
+                    self.observe.merge(observer)  # type: ignore[attr-defined]
+        else:
+            self.cancel()
+            rows = self._one_pass(overrides, skipped, in_folder)
+        try:
+            final = _final_rows(rows)
+            out = _index_bytes(final)
+        except IndexSortError as exc:
+            raise IndexRebuildError(
+                f"a sidecar's updated_at cannot be sorted with the others ({exc})"
+            ) from exc
+        except UnicodeEncodeError as exc:
+            raise IndexRebuildError(
+                f"a sidecar holds text that cannot be written as UTF-8 ({exc.reason}: "
+                f"{exc.object[max(0, exc.start - 20) : exc.end + 20]!r})"
+            ) from exc
+        return RebuiltIndex(out, [str(r.session_id) for r in final])
+
+    def _order(self, by_name: dict[str, Any]) -> list[tuple[str, int | None]]:
+        """(name, its place in the listing, or None for an overridden file) in hermes' order: names
+        sorted in a recovery rebuild, else the folder's order with the new files last."""
+        order: list[tuple[str, int | None]] = [
+            (n, None if n in by_name else k) for k, n in enumerate(self.names)
+        ]
+        listed = set(self.names)
+        order.extend((n, None) for n in by_name if n not in listed)
+        if self.recovery:
+            order.sort(key=_first)
+        return order
+
+    def _walk(self, outcomes: list, made: dict[str, Any], skipped: list[str]) -> list[_Row]:
+        """The rows of the outcomes (``made``: those of the overridden files, by name) in hermes'
+        order, up to the file its rebuild stops at."""
+        rows: list[_Row] = []
+        too_large = self.ctx.snapshot.too_large
+        for name, k in self._order(made):
+            out = outcomes[k] if k is not None else made[name]
+            if out is None:
+                continue
+            if out[0] == _ROW:
+                rows.append(out[1])
+            elif out[0] == _SKIP:
+                skipped.append(out[1])
+                too_large.extend(TooLargeToLoad(f, size, limit) for f, size, limit in out[2])
+            else:
+                raise out[1]
+        return rows
+
+    def _one_pass(self, overrides: dict[Path, bytes], skipped: list[str], in_folder: bool) -> list[_Row]:
+        """The rows made here, in hermes' order, stopping at the file hermes stops at."""
+        if not in_folder:
+            raise ValueError(
+                "an index rebuild reads only the sessions folder: an override names a file outside it"
+            )
+        by_name = {p.name: d for p, d in overrides.items()}
+        rows: list[_Row] = []
+        too_large = self.ctx.snapshot.too_large
+        for name, _k in self._order(by_name):
+            out = self._outcome(name, by_name.get(name), self.observe)
+            if out is None:
+                continue
+            if out[0] == _ROW:
+                rows.append(out[1])
+            elif out[0] == _SKIP:
+                skipped.append(out[1])
+                too_large.extend(TooLargeToLoad(f, size, limit) for f, size, limit in out[2])
+            else:
+                raise out[1]
+        return rows
+
+
+def _first(item: tuple) -> Any:
+    return item[0]
 
 
 def _index_row(

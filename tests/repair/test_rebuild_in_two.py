@@ -1,22 +1,30 @@
-"""Rule: an index rebuild whose second half of sidecars is read by a forked copy (``save._rows_in_two``,
-both cores on a big folder) plans exactly what one pass in order plans: the same bytes, the same skipped
-lines and sidecar warnings in the same order, the same file where hermes' rebuild stops, the same
-files refused for their size."""
+"""Rule: an index rebuild whose sidecars are read in pieces by forked helpers and this process
+(``save.IndexRebuild``: whoever is free takes the next piece) plans exactly what one pass in order
+plans: the same bytes, the same skipped lines and sidecar warnings in the same order, the same file
+where hermes' rebuild stops, the same files refused for their size. Materialize starts the helpers
+before it plans its new sidecars (their rows never depend on the others') and gets the very plan a
+rebuild started afterwards in one pass gives, its new files sorting in between the others."""
 
 from __future__ import annotations
+
+import os
 
 import pytest
 
 from inspector import portable
-from inspector.repair import rebuild_index, save
+from inspector.plan import file_diff
+from inspector.repair import materialize, rebuild_index, save
 from inspector.store import files
-from tests.recovery_helpers import home_dirs, make_ctx, sidecar, write_json
+from inspector.store.files import sha256_hex
+from tests.recovery_helpers import home_dirs, make_ctx, seed_state_db, sidecar, write_json
+
+FORKS = pytest.mark.skipif(
+    portable.FORCED or not hasattr(os, "fork"), reason="helpers are forked copies: this system does not fork"
+)
 
 
-def _both(monkeypatch, home_path):
-    """(plan made in one pass, plan made in two halves, whether the copy was forked)."""
-    monkeypatch.setattr(save, "PARALLEL_ROWS_MIN", 10**9)
-    one = rebuild_index.plan(make_ctx(home_path), None)
+def _counting(monkeypatch, pieces: int):
+    """Pieces of ``pieces`` files, rebuilds forked from 2 files on; a list counting the forks."""
     forked = []
     real = save.Forked
 
@@ -25,16 +33,25 @@ def _both(monkeypatch, home_path):
         return real(fn)
 
     monkeypatch.setattr(save, "PARALLEL_ROWS_MIN", 2)
+    monkeypatch.setattr(save, "CHUNK_FILES", pieces)
     monkeypatch.setattr(portable, "can_fork", lambda: True)  # the test process has Qt loaded
     monkeypatch.setattr(save, "Forked", counting)
+    return forked
+
+
+def _both(monkeypatch, home_path, pieces=2, plan=rebuild_index.plan):
+    """(plan made in one pass, plan made in pieces, how many helpers were forked, the context)."""
+    monkeypatch.setattr(save, "PARALLEL_ROWS_MIN", 10**9)
+    one = plan(make_ctx(home_path), None)
+    forked = _counting(monkeypatch, pieces)
     ctx = make_ctx(home_path)
-    two = rebuild_index.plan(ctx, None)
-    return one, two, bool(forked), ctx
+    two = plan(ctx, None)
+    return one, two, len(forked), ctx
 
 
-def _home(tmp_path):
+def _home(tmp_path, n=12):
     home_path, sessions, _db = home_dirs(tmp_path)
-    for i in range(12):
+    for i in range(n):
         write_json(sessions / f"s{i:02d}.json", sidecar(f"s{i:02d}", i % 4 + 1, updated_at=float(i % 5)))
     return home_path, sessions
 
@@ -45,35 +62,171 @@ def _same(one, two):
     assert two.warnings == one.warnings and two.summary == one.summary and two.result == one.result
 
 
-def test_two_halves_write_the_very_index_of_one_pass(tmp_path, monkeypatch):
+@FORKS
+@pytest.mark.parametrize("pieces", [1, 2, 5, 64])
+def test_pieces_write_the_very_index_of_one_pass(tmp_path, monkeypatch, pieces):
     home_path, sessions = _home(tmp_path)
-    (sessions / "s01.json").write_text("{ torn")  # first half: skipped with a line
-    (sessions / "s10.json").write_text("[not json")  # second half: skipped with a line
+    (sessions / "s01.json").write_text("{ torn")  # skipped with a line
+    (sessions / "s10.json").write_text("[not json")  # skipped with a line
     write_json(sessions / "s03.json", {**sidecar("other", 1), "workspace": ""})  # id differs: a warning
     write_json(sessions / "s09.json", {**sidecar("s09", 2), "workspace": ""})  # empty workspace: counted
-    one, two, forked, _ = _both(monkeypatch, home_path)
-    assert forked and one.changes and one.refusal is None
+    write_json(sessions / "s11.json", sidecar("s04", 9))  # a second row for s04, the larger one wins
+    one, two, forked, _ = _both(monkeypatch, home_path, pieces)
+    assert forked == 1 and one.changes and one.refusal is None
     assert any("s01.json cannot be loaded" in w for w in one.warnings)
     assert any("s10.json cannot be loaded" in w for w in one.warnings)
     _same(one, two)
 
 
-@pytest.mark.parametrize("bad", ["s02.json", "s09.json"])  # in the first half, in the second
+@FORKS
+@pytest.mark.parametrize("bad", ["s02.json", "s09.json"])  # in an early piece, in a late one
 def test_hermes_stops_at_the_same_file(tmp_path, monkeypatch, bad):
     home_path, sessions = _home(tmp_path)
     write_json(sessions / bad, [1, 2])  # not an object: hermes' recovery rebuild raises on it
     write_json(sessions / "s11.json", ["also", "not", "an", "object"])  # later: never reached
+    (sessions / "s10.json").write_text("{ torn")  # after the stop: no line about it
     one, two, forked, _ = _both(monkeypatch, home_path)
-    assert forked and one.refusal is not None and bad in one.refusal
+    assert forked == 1 and one.refusal is not None and bad in one.refusal and "s11" not in one.refusal
     _same(one, two)
 
 
-def test_a_file_too_large_in_the_copys_half_reaches_the_snapshot(tmp_path, monkeypatch):
+@FORKS
+def test_a_file_too_large_reaches_the_snapshot_once_and_in_order(tmp_path, monkeypatch):
     home_path, sessions = _home(tmp_path)
-    write_json(sessions / "s10.json", {**sidecar("s10", 1), "title": "x" * 5000})
+    for name in ("s03.json", "s10.json"):
+        write_json(sessions / name, {**sidecar(name[:3], 1), "title": "x" * 5000})
     monkeypatch.setattr(files, "MAX_FILE_BYTES", 4000)
     monkeypatch.setattr(files.read_regular, "__defaults__", (4000,))
     one, two, forked, ctx = _both(monkeypatch, home_path)
-    assert forked
-    assert [e.filename for e in ctx.snapshot.too_large] == [str(sessions / "s10.json")]
+    assert forked == 1
+    assert [e.filename for e in ctx.snapshot.too_large] == [
+        str(sessions / n) for n in ("s03.json", "s10.json")
+    ]
     _same(one, two)
+
+
+def test_a_helper_that_fails_has_its_pieces_made_here(tmp_path, monkeypatch):
+    home_path, _sessions = _home(tmp_path)
+    monkeypatch.setattr(save, "PARALLEL_ROWS_MIN", 10**9)
+    one = rebuild_index.plan(make_ctx(home_path), None)
+    _counting(monkeypatch, 2)
+
+    def broken(self, write_fd):
+        os.close(write_fd)
+        assert self._claim() is not None  # takes a piece, then dies with it
+        raise RuntimeError("the helper dies")
+
+    monkeypatch.setattr(save.IndexRebuild, "_help", broken)
+    _same(one, rebuild_index.plan(make_ctx(home_path), None))
+
+
+@FORKS
+def test_two_helpers_and_an_unused_rebuild_leave_nothing_behind(tmp_path, monkeypatch):
+    home_path, sessions = _home(tmp_path, 30)
+    ctx = make_ctx(home_path)
+    one = save.rebuild_index_from_sidecars(ctx.save_context())
+    forked = _counting(monkeypatch, 3)
+    started = save.start_index_rebuild(ctx.save_context(), helpers=2)
+    assert len(forked) == 2
+    assert started.finish().data == one.data
+    started.cancel()  # after finish: nothing left to end
+    unused = save.start_index_rebuild(ctx.save_context(), helpers=2)
+    unused.cancel()
+    assert unused._helpers == [] and unused._tokens is None
+
+
+def _materialize_home(tmp_path):
+    """Sidecars a..l on disk and state.db rows (no sidecar) whose names sort in between them."""
+    home_path, sessions, db = home_dirs(tmp_path)
+    for i, name in enumerate("acegikmoqsuw"):
+        write_json(sessions / f"{name}.json", sidecar(name, i % 3 + 1, updated_at=float(i % 4)))
+    first = True
+    for name in ("b", "h", "n", "zz", "m2"):
+        seed_state_db(db, sid=name, messages=2, create=first)
+        first = False
+    return home_path, sessions
+
+
+@FORKS
+def test_materialize_starts_the_rebuild_early_and_plans_the_same(tmp_path, monkeypatch):
+    home_path, sessions = _materialize_home(tmp_path)
+    (sessions / "g.json").write_text("{ torn")  # skipped with a line, between the new files
+    one, two, forked, _ = _both(monkeypatch, home_path, 2, materialize.plan)
+    assert forked >= 2 and one.result["materialized"] == 5 and one.refusal is None
+    assert any("g.json cannot be loaded" in w for w in one.warnings)
+    _same(one, two)
+    index = [c for c in two.changes if c.path.name == "_index.json"][0]
+    assert b'"session_id": "zz"' in index.after and b'"session_id": "b"' in index.after
+
+
+def test_materialize_refuses_at_the_same_file(tmp_path, monkeypatch):
+    home_path, sessions = _materialize_home(tmp_path)
+    write_json(sessions / "k.json", [1])  # hermes' recovery rebuild raises on it
+    one, two, _forked, _ = _both(monkeypatch, home_path, 2, materialize.plan)
+    assert one.refusal is not None and "k.json" in one.refusal
+    _same(one, two)
+
+
+def test_materialize_previews_and_hashes_are_those_of_the_bytes(tmp_path, monkeypatch):
+    home_path, sessions = _materialize_home(tmp_path)
+    write_json(sessions / "_index.json", [])  # an index to rewrite: its hash is the read's
+    _counting(monkeypatch, 2)
+    plan = materialize.plan(make_ctx(home_path), None)
+    assert plan.refusal is None and len(plan.changes) == 6
+    for change in plan.changes:
+        assert change.preview == file_diff(change)
+        assert change.sha256_after == sha256_hex(change.after)
+        assert change.sha256_before == (sha256_hex(change.before) if change.before is not None else None)
+
+
+def test_rebuild_index_preview_and_hashes_are_those_of_the_bytes(tmp_path, monkeypatch):
+    home_path, sessions = _home(tmp_path)
+    write_json(sessions / "_index.json", [{"session_id": "gone"}])  # a stale index to rewrite
+    _counting(monkeypatch, 2)
+    plan = rebuild_index.plan(make_ctx(home_path), None)
+    (change,) = plan.changes
+    assert change.before is not None and change.preview == file_diff(change)
+    assert change.sha256_before == sha256_hex(change.before)
+    assert change.sha256_after == sha256_hex(change.after)
+
+
+def test_materialize_forks_no_helper_when_every_webui_row_has_its_sidecar(tmp_path, monkeypatch):
+    home_path, sessions = _materialize_home(tmp_path)
+    for name in ("b", "h", "n", "zz", "m2"):
+        write_json(sessions / f"{name}.json", sidecar(name, 1))
+    forked = _counting(monkeypatch, 2)
+    plan = materialize.plan(make_ctx(home_path), None)
+    assert plan.changes == [] and "nothing to materialize" in plan.summary and forked == []
+
+
+@FORKS
+def test_helpers_started_for_rows_that_are_then_left_alone_are_ended(tmp_path, monkeypatch):
+    home_path, sessions, db = home_dirs(tmp_path)
+    for name in "acegikmoqsuw":
+        write_json(sessions / f"{name}.json", sidecar(name, 1))
+    seed_state_db(db, sid="empty", messages=0)  # lacks its sidecar, but hermes never writes a blank one
+    one, two, forked, _ = _both(monkeypatch, home_path, 2, materialize.plan)
+    assert forked == 2 and two.changes == [] and "nothing to materialize" in two.summary
+    _same(one, two)
+
+
+def test_no_pipe_or_no_fork_means_one_pass_here(tmp_path, monkeypatch):
+    home_path, _sessions = _home(tmp_path)
+    monkeypatch.setattr(save, "PARALLEL_ROWS_MIN", 10**9)
+    one = rebuild_index.plan(make_ctx(home_path), None)
+    forked = _counting(monkeypatch, 2)
+
+    def no_pipe():
+        raise OSError(24, "Too many open files")
+
+    monkeypatch.setattr(save.os, "pipe", no_pipe)
+    _same(one, rebuild_index.plan(make_ctx(home_path), None))
+    assert forked == []
+    monkeypatch.undo()
+    _counting(monkeypatch, 2)
+
+    def no_fork(fn):
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(save, "Forked", no_fork)
+    _same(one, rebuild_index.plan(make_ctx(home_path), None))
