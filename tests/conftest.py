@@ -19,8 +19,10 @@ if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
 # `pytest --hypothesis-profile=mutation` (mutmut passes it, pyproject [tool.mutmut]): no deadline, since
 # a loaded machine and mutmut's trampolines make a test case slow without making it wrong (a deadline
 # would kill a mutant for the load), a fixed seed per test so a mutant's verdict does not depend on the
-# draw, and no example database written into mutmut's copy of the project.
-settings.register_profile("mutation", deadline=None, derandomize=True, database=None)
+# draw, no example database written into mutmut's copy of the project, and 25 examples per property
+# instead of 100 (a surviving mutant runs every test that reaches it: the property tests were most of
+# that time; a survivor is then checked by hand against the full test, tests/MUTATION.md).
+settings.register_profile("mutation", deadline=None, derandomize=True, database=None, max_examples=25)
 
 DATA = Path(__file__).parent / "data"
 GOLDEN = DATA / "golden"
