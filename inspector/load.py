@@ -10,6 +10,7 @@ Their output for people and programs is :mod:`inspector.report`'s.
 from __future__ import annotations
 
 import os
+import pickle
 import stat
 import threading
 import time
@@ -181,9 +182,13 @@ def _catalogue(
     # _index.json is read once, here, before the copy is forked: hermes' audit in the copy and the
     # catalogue here both take its facts (each parsed it until 2026-12-01).
     scan.index_facts()
-    pending = _start_audit_aside(home, scan, with_hermes_audit, while_waiting is not None)
     texts_for = {f"{sid}.json" for sid in turn_journal_session_ids(home.session_dir, scan)}
-    scan.prefetch(scan.live_names() + scan.bak_names(), texts_for)
+    names = scan.live_names() + scan.bak_names()
+    pending = _start_audit_aside(home, scan, with_hermes_audit, while_waiting is not None, names, texts_for)
+    if pending is not None:
+        pending.read_sidecars(scan)
+    else:
+        scan.prefetch(names, texts_for)
     reader = _StateDbPrefetch(home, scan.cache)
     cat = build_catalogue(home, now=now, state_db_reader=reader, scan=scan)
     audit = error = extra = None
@@ -201,20 +206,32 @@ def _catalogue(
 
 
 def _audit_job(
-    home: Home, scan: SessionDirScan, with_hermes_audit: bool = True, with_journal_findings: bool = False
+    home: Home,
+    scan: SessionDirScan,
+    with_hermes_audit: bool = True,
+    with_journal_findings: bool = False,
+    share: list[tuple[str, bool]] | None = None,
+    stage: tuple[int, int] | None = None,
 ) -> tuple:
-    """In the forked copy: hermes' audit, with its error taken apart (it does not pickle whole);
-    every run journal read once, for the journal findings (``with_journal_findings``) and the
-    open-run facts :func:`add_unshown_output_findings` asks for; and the facts of the files it
-    looked at, for this process's cache."""
+    """In the forked copy: its ``share`` of the sidecars read first (hermes' own files among them)
+    and their facts written at once to ``stage`` (a pipe's (read, write) ends: this process's
+    other half builds the catalogue from them while this one goes on); hermes' audit, with its
+    error taken apart (it does not pickle whole); every run journal read once, for the journal
+    findings (``with_journal_findings``) and the open-run facts :func:`add_unshown_output_findings`
+    asks for; and the facts of the files it looked at, for the other process's cache."""
+    if stage is not None:
+        os.close(stage[0])
+        try:
+            got = scan.read_here(share or [])
+            scan.take(got)
+            _write_all(stage[1], pickle.dumps(got, protocol=pickle.HIGHEST_PROTOCOL))
+        finally:
+            os.close(stage[1])
     audit = error = None
     if with_hermes_audit:
-        # the sidecars hermes' audit reads (each one with a .bak and it, those with a turn
-        # journal for their user texts), read in one quick pass rather than one full parse each
-        texts = {f"{sid}.json" for sid in turn_journal_session_ids(home.session_dir, scan)}
-        baks = set(scan.bak_names())
-        pairs = [m for n in scan.live_names() if n + ".bak" in baks for m in (n, n + ".bak")]
-        scan.read_ahead(pairs + sorted(texts - set(pairs)), texts)
+        # what hermes' audit reads beyond the share (none, when the split is the usual one), in one
+        # quick pass rather than one full parse each
+        scan.read_ahead(*_hermes_files(home, scan))
         audit, error = hermes_audit(home, scan)
     findings = _journals_aside(home.session_dir, scan.cache, with_journal_findings)
     facts = {}
@@ -227,19 +244,177 @@ def _audit_job(
     return None, (str(error), error.partial_report, list(error.errors)), findings, facts
 
 
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while True:
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def _hermes_files(home: Home, scan: SessionDirScan) -> tuple[list[str], set[str]]:
+    """(the sidecars and ``.bak`` files hermes' audit reads, the names among them whose user texts
+    it compares): every ``.bak`` and its live sidecar, the sessions with a turn journal, and the
+    live sidecars ``_index.json`` does not list (their message count is in the item)."""
+    texts = {f"{sid}.json" for sid in turn_journal_session_ids(home.session_dir, scan)}
+    baks = scan.bak_names()
+    live = scan.live_names()
+    live_set = set(live)
+    wanted = [n for b in baks for n in (b[:-4], b) if n in live_set or n == b]
+    facts = scan.index_facts() if scan.exists("_index.json") else None
+    if facts is not None:
+        listed = {f"{sid}.json" for sid, _ in facts["rows"]}
+        wanted += [n for n in live if n not in listed]
+    else:
+        wanted += live if scan.exists("_index.json") else []
+    wanted += sorted(texts)
+    return list(dict.fromkeys(wanted)), texts
+
+
+# The split of a first open's work between this process and the forked copy, in bytes read (a
+# sidecar's quick pass and a run journal's check each cost about 2.3 ns a byte here), plus a
+# cost per sidecar for what does not grow with its size: opening and reading it, and, in this
+# process, its row of the catalogue (and the state.db records, the JSON output), in the copy its
+# part of hermes' audit.
+FILE_COST = 6_000
+CATALOGUE_COST_PER_FILE = 12_000
+AUDIT_COST_PER_FILE = 6_000
+
+
+def _journal_bytes(session_dir: Path) -> int:
+    """The size of every run journal (``_run_journal/*/*.jsonl``), which the copy reads."""
+    total = 0
+    try:
+        with os.scandir(session_dir / RUN_JOURNAL_DIR) as folders:
+            for folder in folders:
+                try:
+                    if not folder.is_dir():
+                        continue
+                    with os.scandir(folder.path) as files:
+                        for f in files:
+                            if f.name.endswith(".jsonl"):
+                                try:
+                                    total += f.stat().st_size
+                                except OSError:
+                                    pass
+                except OSError:
+                    continue
+    except OSError:
+        pass
+    return total
+
+
+def split_sidecars(
+    todo: list[tuple[int, str, bool]],
+    theirs_first: list[str],
+    their_fixed: int,
+    my_fixed: int,
+) -> tuple[list[tuple[str, bool]], list[tuple[str, bool]]]:
+    """(the copy's share, this process's) of the sidecars to read, ``(name, want_texts)`` each, so
+    that both finish together: each file costs its size plus :data:`FILE_COST`; the copy has
+    ``their_fixed`` other work, this process ``my_fixed``. The files named in ``theirs_first``
+    (hermes' audit reads them in the copy) go to the copy whatever the balance; then the largest
+    of the others, until its share is full; the rest is this process's."""
+    total = sum(size + FILE_COST for size, _, _ in todo)
+    target = (total + my_fixed - their_fixed) / 2
+    first = set(theirs_first)
+    theirs: list[tuple[str, bool]] = []
+    mine: list[tuple[str, bool]] = []
+    held = 0
+    rest = []
+    for size, name, want in todo:
+        if name in first:
+            theirs.append((name, want))
+            held += size + FILE_COST
+        else:
+            rest.append((size, name, want))
+    rest.sort(reverse=True)
+    for size, name, want in rest:
+        if held + size + FILE_COST <= target:
+            theirs.append((name, want))
+            held += size + FILE_COST
+        else:
+            mine.append((name, want))
+    return theirs, mine
+
+
+class _Aside:
+    """:func:`_audit_job` running in a forked copy, with its share of the sidecars."""
+
+    def __init__(self, forked: Forked, stage_fd: int, theirs: list, mine: list) -> None:
+        self.forked = forked
+        self._stage_fd: int | None = stage_fd
+        self._theirs = theirs
+        self._mine = mine
+
+    def read_sidecars(self, scan: SessionDirScan) -> None:
+        """This process's share read here, then the copy's taken from it (read here after all when
+        the copy failed before it wrote them)."""
+        scan.take(scan.read_here(self._mine))
+        got = None
+        try:
+            data = _read_all(self._stage_fd)
+            if data:
+                got = pickle.loads(data)
+        except (OSError, pickle.UnpicklingError, EOFError, ValueError):
+            got = None
+        finally:
+            os.close(self._stage_fd)
+            self._stage_fd = None
+        scan.take(got if got is not None else scan.read_here(self._theirs))
+
+    def result(self):
+        if self._stage_fd is not None:  # never read: closed so the copy cannot block on it
+            os.close(self._stage_fd)
+            self._stage_fd = None
+        return self.forked.result()
+
+
 def _start_audit_aside(
-    home: Home, scan: SessionDirScan, with_hermes_audit: bool = True, with_journal_findings: bool = False
-) -> Forked | None:
+    home: Home,
+    scan: SessionDirScan,
+    with_hermes_audit: bool = True,
+    with_journal_findings: bool = False,
+    names: list[str] | None = None,
+    texts_for: set[str] | frozenset[str] = frozenset(),
+) -> _Aside | None:
     """:func:`_audit_job` running in a forked copy of this process, or None when this process may
     not fork (see ``scan.can_fork``), the folder is too small to be worth it, or the fact cache
     already knows nearly every sidecar (a second look: the copy would only look facts up, and
-    forking a process holding the cache costs more than that)."""
+    forking a process holding the cache costs more than that). The sidecars among ``names`` the
+    cache does not answer for are split between the two processes (:func:`split_sidecars`): the
+    copy reads hermes' own files and its share first and hands their facts back at once."""
     if len(scan.names) < AUDIT_ASIDE_MIN_FILES or not can_fork() or _mostly_cached(scan):
         return None
+    todo = scan.unanswered(names or [], texts_for)
+    theirs_first: list[str] = []
+    their_fixed = 0
+    if with_hermes_audit:
+        theirs_first = _hermes_files(home, scan)[0]
+        their_fixed += AUDIT_COST_PER_FILE * len(todo)
+    if scan.cache is not None or with_journal_findings:
+        their_fixed += _journal_bytes(home.session_dir)
+    theirs, mine = split_sidecars(todo, theirs_first, their_fixed, CATALOGUE_COST_PER_FILE * len(todo))
+    read_fd, write_fd = os.pipe()
     try:
-        return Forked(lambda: _audit_job(home, scan, with_hermes_audit, with_journal_findings))
+        forked = Forked(
+            lambda: _audit_job(
+                home, scan, with_hermes_audit, with_journal_findings, theirs, (read_fd, write_fd)
+            )
+        )
     except OSError:
+        os.close(read_fd)
+        os.close(write_fd)
         return None
+    os.close(write_fd)
+    return _Aside(forked, read_fd, theirs, mine)
 
 
 WARM_SHARE = 0.9  # of the sidecars and .bak files with a cache entry: a second look, no forked copy
@@ -259,7 +434,7 @@ def _mostly_cached(scan: SessionDirScan) -> bool:
 def _finish_aside(
     home: Home,
     scan: SessionDirScan,
-    pending: Forked,
+    pending: _Aside,
     with_hermes_audit: bool,
 ) -> tuple[dict | None, HermesAuditError | None, list[Finding] | None]:
     """(hermes' audit, its error, the journal findings) the forked copy worked out; (None, None,

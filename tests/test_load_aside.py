@@ -72,3 +72,63 @@ def test_a_second_look_with_the_cache_filled_forks_no_copy_and_says_the_same(tmp
     assert forked == [1]
     second = load.full_audit(home, now=now)  # every sidecar known to the cache: all of it here
     assert forked == [1] and second == first
+
+
+def test_the_split_gives_hermes_files_to_the_copy_and_every_file_to_one_side():
+    todo = [(size, f"s{i}.json", i % 3 == 0) for i, size in enumerate([900_000, 5_000, 70_000, 300, 40_000] * 4)]
+    hermes = ["s7.json", "s3.json"]
+    theirs, mine = load.split_sidecars(todo, hermes, their_fixed=200_000, my_fixed=50_000)
+    names = [n for n, _ in theirs + mine]
+    assert sorted(names) == sorted(n for _, n, _ in todo)  # each file once, on one side
+    assert {"s7.json", "s3.json"} <= {n for n, _ in theirs}  # hermes' audit reads these in the copy
+    want = {n: w for _, n, w in todo}
+    assert all(w == want[n] for n, w in theirs + mine)  # the user texts still asked for
+    size = {n: s + load.FILE_COST for s, n, _ in todo}
+    theirs_cost = 200_000 + sum(size[n] for n, _ in theirs)
+    mine_cost = 50_000 + sum(size[n] for n, _ in mine)
+    # the rule: both sides finish together, within the largest file left to this side
+    assert abs(theirs_cost - mine_cost) <= max(size[n] for n, _ in mine)
+
+
+def test_a_copy_busier_than_everything_takes_only_hermes_files():
+    todo = [(1000, f"s{i}.json", False) for i in range(10)]
+    theirs, mine = load.split_sidecars(todo, ["s4.json"], their_fixed=10**9, my_fixed=0)
+    assert theirs == [("s4.json", False)] and len(mine) == 9
+
+
+def test_each_sidecar_is_read_once_across_both_processes(tmp_path, monkeypatch):
+    home = _home(tmp_path, False)
+    monkeypatch.setenv("HERMES_INSPECTOR_NO_CACHE", "1")
+    monkeypatch.setattr(load, "AUDIT_ASIDE_MIN_FILES", 0)
+    monkeypatch.setattr(load, "can_fork", lambda: True)
+    monkeypatch.setattr(scan_mod, "can_fork", lambda: True)
+    log = tmp_path / "reads.log"
+    real = scan_mod.read_regular
+
+    def noting(path, *a, **k):
+        with open(log, "a") as fh:  # appended from both processes
+            fh.write(f"{path}\n")
+        return real(path, *a, **k)
+
+    monkeypatch.setattr(scan_mod, "read_regular", noting)
+    load.full_audit(home, now=time.time())
+    names = [line.rsplit("/", 1)[-1] for line in log.read_text().splitlines()]
+    sidecars = [n for n in names if n.endswith((".json", ".json.bak")) and not n.startswith("_")]
+    assert sorted(sidecars) == sorted(set(sidecars))
+    assert set(sidecars) == {f"s{i}.json" for i in range(6)} | {"s5.json.bak", "gone.json.bak"}
+
+
+def test_a_copy_that_fails_before_handing_its_share_over_changes_nothing(tmp_path, monkeypatch):
+    home = _home(tmp_path, False)
+    now = time.time()
+    monkeypatch.setenv("HERMES_INSPECTOR_NO_CACHE", "1")
+    here = load.full_audit(home, now=now)
+    monkeypatch.setattr(load, "AUDIT_ASIDE_MIN_FILES", 0)
+    monkeypatch.setattr(load, "can_fork", lambda: True)
+
+    def broken(fd, data):
+        raise OSError("no pipe")
+
+    monkeypatch.setattr(load, "_write_all", broken)  # in the copy: it dies before writing
+    monkeypatch.setattr("inspector.forked._log_failure", lambda *a: None)
+    assert load.full_audit(home, now=now) == here
