@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-_SITE = '''
+_SITE = """
 import os, sys, atexit
 _log = os.environ.get("AUDIT_AB_CPU_LOG")
 if _log:
@@ -45,13 +45,17 @@ if _log:
         _real(code)
     os._exit = _exit
     atexit.register(lambda: None if _is_child[0] else _note("main"))
-'''
+"""
 
 _MINUTES = re.compile(rb"\d+ min(utes?)? old")
 
 
 def run_once(src: Path, home: Path, state: Path, log: Path | None) -> tuple[float, float, bytes]:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "HERMES_INSPECTOR_NO_CACHE")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONDONTWRITEBYTECODE", "HERMES_INSPECTOR_NO_CACHE")
+    }
     paths = [str(src)]
     if log is not None:
         paths.insert(0, str(log.parent / "site"))
@@ -121,11 +125,15 @@ def main() -> int:
                     extra = "  per process: " + ", ".join(
                         f"{r[2]} {float(r[3]) + float(r[4]):.2f}" for r in rows
                     )
-                print(f"run {i} {name}: wall {wall:.3f} s, cpu {cpu:.3f} s, load {load:.1f}{extra}", flush=True)
+                print(
+                    f"run {i} {name}: wall {wall:.3f} s, cpu {cpu:.3f} s, load {load:.1f}{extra}", flush=True
+                )
         for name in ("a", "b"):
             walls = [w for w, _ in results[name]]
             cpus = [c for _, c in results[name]]
-            print(f"{name}: median wall {statistics.median(walls):.3f} s, median cpu {statistics.median(cpus):.3f} s")
+            print(
+                f"{name}: median wall {statistics.median(walls):.3f} s, median cpu {statistics.median(cpus):.3f} s"
+            )
         ratios_w = [b[0] / a[0] for a, b in zip(results["a"], results["b"], strict=True)]
         ratios_c = [b[1] / a[1] for a, b in zip(results["a"], results["b"], strict=True)]
         print(f"b/a: wall {statistics.median(ratios_w):.2f}x, cpu {statistics.median(ratios_c):.2f}x")

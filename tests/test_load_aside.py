@@ -75,7 +75,9 @@ def test_a_second_look_with_the_cache_filled_forks_no_copy_and_says_the_same(tmp
 
 
 def test_the_split_gives_hermes_files_to_the_copy_and_every_file_to_one_side():
-    todo = [(size, f"s{i}.json", i % 3 == 0) for i, size in enumerate([900_000, 5_000, 70_000, 300, 40_000] * 4)]
+    todo = [
+        (size, f"s{i}.json", i % 3 == 0) for i, size in enumerate([900_000, 5_000, 70_000, 300, 40_000] * 4)
+    ]
     hermes = ["s7.json", "s3.json"]
     theirs, mine = load.split_sidecars(todo, hermes, their_fixed=200_000, my_fixed=50_000)
     names = [n for n, _ in theirs + mine]
