@@ -236,7 +236,7 @@ def _audit_job(
     findings = _journals_aside(home.session_dir, scan.cache, with_journal_findings)
     facts = {}
     if scan.cache is not None:
-        for kind in (TURN, JOURNAL, OPEN_RUN):
+        for kind in (TURN, JOURNAL, OPEN_RUN, STATE_DB):
             entries = scan.cache.entries[kind]
             facts[kind] = {p: entries[p] for p in scan.cache.seen(kind) if p in entries}
     if error is None:
