@@ -15,6 +15,7 @@ import stat
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -184,7 +185,7 @@ def _catalogue(
     scan.index_facts()
     texts_for = {f"{sid}.json" for sid in turn_journal_session_ids(home.session_dir, scan)}
     names = scan.live_names() + scan.bak_names()
-    pending = _start_audit_aside(home, scan, with_hermes_audit, while_waiting is not None, names, texts_for)
+    pending = _start_aside(home, scan, with_hermes_audit, while_waiting is not None, names, texts_for)
     if pending is not None:
         pending.read_sidecars(scan)
     else:
@@ -193,49 +194,59 @@ def _catalogue(
     cat = build_catalogue(home, now=now, state_db_reader=reader, scan=scan)
     audit = error = extra = None
     journal_findings = None
+    done = False
     if pending is not None:
-        audit, error, journal_findings = _finish_aside(home, scan, pending, with_hermes_audit)
+        audit, error, journal_findings, done = _finish_aside(
+            home, scan, pending, with_hermes_audit, while_waiting is not None
+        )
     add_unshown_output_findings(home, scan, cat, now)
     if while_waiting is not None:
         extra = journal_findings if journal_findings is not None else while_waiting()
     if with_hermes_audit:
-        if pending is None or (audit is None and error is None):
+        if not done:
             audit, error = hermes_audit(home, scan)
         add_hermes_audit(cat, audit if error is None else error.partial_report)
     return cat, audit, error, extra
 
 
-def _audit_job(
+def _aside_job(
     home: Home,
     scan: SessionDirScan,
-    with_hermes_audit: bool = True,
+    share: list[tuple[str, bool]],
+    stages: list[int],
+    journals: list[str],
+    with_hermes_audit: bool = False,
     with_journal_findings: bool = False,
-    share: list[tuple[str, bool]] | None = None,
-    stage: tuple[int, int] | None = None,
 ) -> tuple:
-    """In the forked copy: its ``share`` of the sidecars read first (hermes' own files among them)
-    and their facts written at once to ``stage`` (a pipe's (read, write) ends: this process's
-    other half builds the catalogue from them while this one goes on); hermes' audit, with its
-    error taken apart (it does not pickle whole); every run journal read once, for the journal
-    findings (``with_journal_findings``) and the open-run facts :func:`add_unshown_output_findings`
-    asks for; and the facts of the files it looked at, for the other process's cache."""
-    if stage is not None:
-        os.close(stage[0])
-        try:
-            got = scan.read_here(share or [])
-            scan.take(got)
-            _write_all(stage[1], pickle.dumps(got, protocol=pickle.HIGHEST_PROTOCOL))
-        finally:
-            os.close(stage[1])
-    audit = error = None
+    """In a forked copy: its ``share`` of the sidecars read first and their facts written at once
+    to ``stages[0]`` (a pipe: the first process builds the catalogue from them while this one goes
+    on; every other descriptor in ``stages`` is the reading or another copy's writing end of such
+    a pipe, closed here at once); ``with_hermes_audit``: hermes' audit, with its error taken
+    apart (it does not pickle whole); the run ``journals`` read, their facts into the cache; and
+    the facts of the files it looked at, for the first process's cache, from which it then works
+    out the journal findings. Without a cache (nothing to hand the journals' facts over in) the
+    journals are all read here and their findings returned."""
+    for fd in stages[1:]:
+        os.close(fd)
+    try:
+        got = scan.read_here(share)
+        scan.take(got)
+        _write_all(stages[0], pickle.dumps(got, protocol=pickle.HIGHEST_PROTOCOL))
+    finally:
+        os.close(stages[0])
+    audit = error = findings = None
     if with_hermes_audit:
         # what hermes' audit reads beyond the share (none, when the split is the usual one), in one
         # quick pass rather than one full parse each
         scan.read_ahead(*_hermes_files(home, scan))
         audit, error = hermes_audit(home, scan)
-    findings = _journals_aside(home.session_dir, scan.cache, with_journal_findings)
     facts = {}
-    if scan.cache is not None:
+    if scan.cache is None:
+        if with_hermes_audit:
+            findings = _journals_aside(home.session_dir, None, with_journal_findings)
+    else:
+        for path in journals:
+            _journal_facts(Path(path), scan.cache, open_runs=True)
         for kind in (TURN, JOURNAL, OPEN_RUN, STATE_DB):
             entries = scan.cache.entries[kind]
             facts[kind] = {p: entries[p] for p in scan.cache.seen(kind) if p in entries}
@@ -278,22 +289,32 @@ def _hermes_files(home: Home, scan: SessionDirScan) -> tuple[list[str], set[str]
     return list(dict.fromkeys(wanted)), texts
 
 
-# The split of a first open's work between this process and the forked copy, in bytes of
-# sidecars read (their quick pass: about 2.1 ns a byte on the benchmark machine), plus a cost per
-# sidecar for what does not grow with its size: opening and reading it, and, in this process,
-# its row of the catalogue (and the JSON output), in the copy its part of hermes' audit. A byte
-# of run journal costs about half as much again as a byte of sidecar (3.3 ns: read, checked
-# line by line for the journal findings and the open-run facts). state.db is read on both sides
-# (the catalogue's records here, hermes' query there), about as long: left out.
+# The work of a first open is dealt out between this process and two forked copies so that the
+# three finish together (on two idle cores that is half the work each core; on a busy machine,
+# where every process gets its turn, no one process has much more to do than the others). Costs
+# are in bytes of sidecar read (their quick pass: about 2.1 ns a byte on the benchmark machine),
+# plus a cost per sidecar for what does not grow with its size: opening and reading it, and, in
+# this process, its row of the catalogue (and the JSON output), in the first copy its part of
+# hermes' audit. A byte of run journal costs about half as much again (3.3 ns: read, checked line
+# by line for the journal findings and the open-run facts).
 FILE_COST = 6_000
 CATALOGUE_COST_PER_FILE = 12_000
 AUDIT_COST_PER_FILE = 6_000
 JOURNAL_BYTE_COST = 1.5
+# state.db's records for the catalogue (here) and hermes' query (in the first copy): a byte of the
+# database costs this much (0.15 s and 0.09 s for the bench home's 194 MB)
+RECORDS_DB_BYTE_COST = 0.35
+HERMES_DB_BYTE_COST = 0.2
 
 
-def _journal_bytes(session_dir: Path) -> int:
-    """The size of every run journal (``_run_journal/*/*.jsonl``), which the copy reads."""
-    total = 0
+def _size_or_zero(path: Path) -> int:
+    st = _stat_or_none(path)
+    return st.st_size if st is not None else 0
+
+
+def _journal_sizes(session_dir: Path) -> list[tuple[int, str]]:
+    """``(size, path)`` of every run journal (``_run_journal/*/*.jsonl``)."""
+    out: list[tuple[int, str]] = []
     try:
         with os.scandir(session_dir / RUN_JOURNAL_DIR) as folders:
             for folder in folders:
@@ -304,83 +325,109 @@ def _journal_bytes(session_dir: Path) -> int:
                         for f in files:
                             if f.name.endswith(".jsonl"):
                                 try:
-                                    total += f.stat().st_size
+                                    out.append((f.stat().st_size, f.path))
                                 except OSError:
                                     pass
                 except OSError:
                     continue
     except OSError:
         pass
-    return total
+    return out
 
 
-def split_sidecars(
+class Plan:
+    """Who reads what on a first open: ``sidecars[i]`` (``(name, want_texts)`` pairs) and
+    ``journals[i]`` (paths) of worker ``i`` (0: this process, 1: the copy running hermes' audit,
+    2: the other copy), and the cost each was given."""
+
+    def __init__(self, workers: int) -> None:
+        self.sidecars: list[list[tuple[str, bool]]] = [[] for _ in range(workers)]
+        self.journals: list[list[str]] = [[] for _ in range(workers)]
+        self.load: list[float] = [0.0] * workers
+
+
+def plan_work(
     todo: list[tuple[int, str, bool]],
-    theirs_first: list[str],
-    their_fixed: int,
-    my_fixed: int,
-) -> tuple[list[tuple[str, bool]], list[tuple[str, bool]]]:
-    """(the copy's share, this process's) of the sidecars to read, ``(name, want_texts)`` each, so
-    that both finish together: each file costs its size plus :data:`FILE_COST`; the copy has
-    ``their_fixed`` other work, this process ``my_fixed``. The files named in ``theirs_first``
-    (hermes' audit reads them in the copy) go to the copy whatever the balance; then the largest
-    of the others, until its share is full; the rest is this process's."""
-    total = sum(size + FILE_COST for size, _, _ in todo)
-    target = (total + my_fixed - their_fixed) / 2
-    first = set(theirs_first)
-    theirs: list[tuple[str, bool]] = []
-    mine: list[tuple[str, bool]] = []
-    held = 0
+    hermes_first: list[str],
+    journals: list[tuple[int, str]],
+    fixed: list[float],
+) -> Plan:
+    """The sidecars ``todo`` (``(size, name, want_texts)``) and the run ``journals`` (``(size,
+    path)``) dealt out between ``len(fixed)`` workers that already have ``fixed`` work each, so
+    that they finish together: the files named in ``hermes_first`` to worker 1 (hermes' audit
+    reads them there), the journals to the copies only (workers 1 and up), then every file,
+    largest first, to the worker with the least work so far (each sidecar costs its size plus
+    :data:`FILE_COST`, each journal byte :data:`JOURNAL_BYTE_COST`)."""
+    plan = Plan(len(fixed))
+    plan.load = list(fixed)
+    first = set(hermes_first)
     rest = []
     for size, name, want in todo:
         if name in first:
-            theirs.append((name, want))
-            held += size + FILE_COST
+            plan.sidecars[1].append((name, want))
+            plan.load[1] += size + FILE_COST
         else:
-            rest.append((size, name, want))
+            rest.append((size + FILE_COST, 0, name, want))
+    copies = range(1, len(fixed))
+    for size, path in sorted(journals, reverse=True):
+        i = min(copies, key=plan.load.__getitem__)
+        plan.journals[i].append(path)
+        plan.load[i] += JOURNAL_BYTE_COST * size
     rest.sort(reverse=True)
-    for size, name, want in rest:
-        if held + size + FILE_COST <= target:
-            theirs.append((name, want))
-            held += size + FILE_COST
-        else:
-            mine.append((name, want))
-    return theirs, mine
+    load = plan.load
+    everyone = range(len(fixed))
+    for cost, _, name, want in rest:
+        i = min(everyone, key=load.__getitem__)
+        plan.sidecars[i].append((name, want))
+        load[i] += cost
+    return plan
 
 
 class _Aside:
-    """:func:`_audit_job` running in a forked copy, with its share of the sidecars."""
+    """The forked copies of a first open (:func:`_aside_job`), with this process's share."""
 
-    def __init__(self, forked: Forked, stage_fd: int, theirs: list, mine: list) -> None:
-        self.forked = forked
-        self._stage_fd: int | None = stage_fd
-        self._theirs = theirs
-        self._mine = mine
+    def __init__(
+        self, copies: list[Forked | None], stages: list[int], plan: Plan, journals_here: bool
+    ) -> None:
+        self.copies = copies
+        self._stages: list[int] | None = stages
+        self.plan = plan
+        self.journals_here = journals_here  # the journal facts come back through the cache
 
     def read_sidecars(self, scan: SessionDirScan) -> None:
-        """This process's share read here, then the copy's taken from it (read here after all when
-        the copy failed before it wrote them)."""
-        scan.take(scan.read_here(self._mine))
-        got = None
-        try:
-            data = _read_all(self._stage_fd)
-            if data:
-                got = pickle.loads(data)
-        except (OSError, pickle.UnpicklingError, EOFError, ValueError):
+        """This process's share read here, then each copy's taken from it (read here after all
+        when a copy failed before it wrote them)."""
+        scan.take(scan.read_here(self.plan.sidecars[0]))
+        stages, self._stages = self._stages or [], None
+        for i, fd in enumerate(stages, start=1):
             got = None
-        finally:
-            os.close(self._stage_fd)
-            self._stage_fd = None
-        scan.take(got if got is not None else scan.read_here(self._theirs))
+            try:
+                data = _read_all(fd)
+                if data:
+                    got = pickle.loads(data)
+            except (OSError, pickle.UnpicklingError, EOFError, ValueError):
+                got = None
+            finally:
+                os.close(fd)
+            scan.take(got if got is not None else scan.read_here(self.plan.sidecars[i]))
 
-    def result(self):
-        if self._stage_fd is not None:  # never read: closed so the copy cannot block on it
-            os.close(self._stage_fd)
-            self._stage_fd = None
-        return self.forked.result()
+    def results(self) -> list:
+        """Each copy's result, or the ForkedError it ended with."""
+        for fd in self._stages or ():  # never read: closed so that no copy blocks on it
+            os.close(fd)
+        self._stages = None
+        out: list = []
+        for copy in self.copies:
+            try:
+                if copy is None:
+                    raise ForkedError("this system did not fork a second copy")
+                out.append(copy.result())
+            except ForkedError as exc:
+                out.append(exc)
+        return out
 
 
-def _start_audit_aside(
+def _start_aside(
     home: Home,
     scan: SessionDirScan,
     with_hermes_audit: bool = True,
@@ -388,36 +435,54 @@ def _start_audit_aside(
     names: list[str] | None = None,
     texts_for: set[str] | frozenset[str] = frozenset(),
 ) -> _Aside | None:
-    """:func:`_audit_job` running in a forked copy of this process, or None when this process may
-    not fork (see ``scan.can_fork``), the folder is too small to be worth it, or the fact cache
-    already knows nearly every sidecar (a second look: the copy would only look facts up, and
-    forking a process holding the cache costs more than that). The sidecars among ``names`` the
-    cache does not answer for are split between the two processes (:func:`split_sidecars`): the
-    copy reads hermes' own files and its share first and hands their facts back at once."""
+    """The forked copies of a first open, working, or None when this process may not fork (see
+    ``scan.can_fork``), the folder is too small to be worth it, or the fact cache already knows
+    nearly every sidecar (a second look: the copies would only look facts up, and forking a
+    process holding the cache costs more than that). The sidecars among ``names`` the cache does
+    not answer for and the run journals are dealt out by :func:`plan_work`: the first copy runs
+    hermes' audit (and reads the files it reads), and both hand their sidecars' facts back at
+    once, then read their journals. Without a fact cache the first copy reads every journal."""
     if len(scan.names) < AUDIT_ASIDE_MIN_FILES or not can_fork() or _mostly_cached(scan):
         return None
     todo = scan.unanswered(names or [], texts_for)
-    theirs_first: list[str] = []
-    their_fixed = 0
+    hermes_first: list[str] = []
+    fixed = [float(CATALOGUE_COST_PER_FILE * len(todo)), 0.0, 0.0]
+    db_size = _size_or_zero(home.state_db())
+    fixed[0] += RECORDS_DB_BYTE_COST * db_size
     if with_hermes_audit:
-        theirs_first = _hermes_files(home, scan)[0]
-        their_fixed += AUDIT_COST_PER_FILE * len(todo)
-    if scan.cache is not None or with_journal_findings:
-        their_fixed += int(JOURNAL_BYTE_COST * _journal_bytes(home.session_dir))
-    theirs, mine = split_sidecars(todo, theirs_first, their_fixed, CATALOGUE_COST_PER_FILE * len(todo))
-    read_fd, write_fd = os.pipe()
-    try:
-        forked = Forked(
-            lambda: _audit_job(
-                home, scan, with_hermes_audit, with_journal_findings, theirs, (read_fd, write_fd)
-            )
+        hermes_first = _hermes_files(home, scan)[0]
+        fixed[1] += AUDIT_COST_PER_FILE * len(todo) + HERMES_DB_BYTE_COST * db_size
+    journals: list[tuple[int, str]] = []
+    if scan.cache is not None:
+        journals = _journal_sizes(home.session_dir)
+    elif with_hermes_audit and with_journal_findings:  # read by the first copy, all of them
+        fixed[1] += JOURNAL_BYTE_COST * sum(size for size, _ in _journal_sizes(home.session_dir))
+    plan = plan_work(todo, hermes_first, journals, fixed)
+    pipes = [os.pipe(), os.pipe()]
+    ends = [fd for pair in pipes for fd in pair]
+    copies: list[Forked | None] = []
+    for i, (_, write_fd) in enumerate(pipes, start=1):
+        job = partial(
+            _aside_job,
+            home,
+            scan,
+            plan.sidecars[i],
+            [write_fd, *(fd for fd in ends if fd != write_fd)],
+            plan.journals[i],
+            with_hermes_audit and i == 1,
+            with_journal_findings,
         )
-    except OSError:
-        os.close(read_fd)
+        try:
+            copies.append(Forked(job))
+        except OSError:
+            if i == 1:  # no copy at all: everything here, the usual way
+                for fd in ends:
+                    os.close(fd)
+                return None
+            copies.append(None)  # its share and its journals are read here
+    for _, write_fd in pipes:
         os.close(write_fd)
-        return None
-    os.close(write_fd)
-    return _Aside(forked, read_fd, theirs, mine)
+    return _Aside(copies, [read_fd for read_fd, _ in pipes], plan, scan.cache is not None)
 
 
 WARM_SHARE = 0.9  # of the sidecars and .bak files with a cache entry: a second look, no forked copy
@@ -439,21 +504,28 @@ def _finish_aside(
     scan: SessionDirScan,
     pending: _Aside,
     with_hermes_audit: bool,
-) -> tuple[dict | None, HermesAuditError | None, list[Finding] | None]:
-    """(hermes' audit, its error, the journal findings) the forked copy worked out; (None, None,
-    None) when it failed (the caller then does the work here: it raises what it raises). The
-    facts it read are taken into this process's cache."""
-    try:
-        audit, error, findings, facts = pending.result()
-    except ForkedError:
-        return None, None, None
-    if scan.cache is not None:
-        for kind, entries in facts.items():
-            scan.cache.adopt(kind, entries)
+    with_journal_findings: bool,
+) -> tuple[dict | None, HermesAuditError | None, list[Finding] | None, bool]:
+    """(hermes' audit, its error, the journal findings, whether it all came through) of the forked
+    copies; the facts they read are taken into this process's cache, and the journal findings
+    worked out here from those facts (a journal whose facts did not come back is read here). When
+    the first copy failed, (None, None, None, False): the caller then does its work here (it
+    raises what it raises)."""
+    results = pending.results()
+    first = results[0]
+    for got in results:
+        if not isinstance(got, ForkedError) and scan.cache is not None:
+            for kind, entries in got[3].items():
+                scan.cache.adopt(kind, entries)
+    if isinstance(first, ForkedError):
+        return None, None, None, False
+    audit, error, findings, _ = first
+    if pending.journals_here:
+        findings = _journals_aside(home.session_dir, scan.cache, with_journal_findings)
     if error is not None:
-        message, partial, errors = error
-        return None, HermesAuditError(message, partial_report=partial, errors=errors), findings
-    return (audit if with_hermes_audit else None), None, findings
+        message, partial_report, errors = error
+        return None, HermesAuditError(message, partial_report=partial_report, errors=errors), findings, True
+    return (audit if with_hermes_audit else None), None, findings, True
 
 
 def load_catalogue(
