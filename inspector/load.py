@@ -213,27 +213,29 @@ def _aside_job(
     home: Home,
     scan: SessionDirScan,
     share: list[tuple[str, bool]],
-    stages: list[int],
+    stage: _Stage,
+    others: list[int],
     journals: list[str],
     with_hermes_audit: bool = False,
     with_journal_findings: bool = False,
 ) -> tuple:
-    """In a forked copy: its ``share`` of the sidecars read first and their facts written at once
-    to ``stages[0]`` (a pipe: the first process builds the catalogue from them while this one goes
-    on; every other descriptor in ``stages`` is the reading or another copy's writing end of such
-    a pipe, closed here at once); ``with_hermes_audit``: hermes' audit, with its error taken
-    apart (it does not pickle whole); the run ``journals`` read, their facts into the cache; and
-    the facts of the files it looked at, for the first process's cache, from which it then works
-    out the journal findings. Without a cache (nothing to hand the journals' facts over in) the
-    journals are all read here and their findings returned."""
-    for fd in stages[1:]:
+    """In a forked copy: its ``share`` of the sidecars read first and their facts handed over at
+    once through ``stage`` (the first process builds the catalogue from them while this one goes
+    on; ``others``: the descriptors of the other copies' stages, closed here at once);
+    ``with_hermes_audit``: hermes' audit, with its error taken apart (it does not pickle whole);
+    the run ``journals`` read, their facts into the cache; and the facts of the files it looked
+    at, for the first process's cache, from which it then works out the journal findings.
+    Without a cache (nothing to hand the journals' facts over in) the journals are all read here
+    and their findings returned."""
+    for fd in others:
         os.close(fd)
+    stage.in_copy()
     try:
         got = scan.read_here(share)
         scan.take(got)
-        _write_all(stages[0], pickle.dumps(got, protocol=pickle.HIGHEST_PROTOCOL))
+        stage.hand_over(pickle.dumps(got, protocol=pickle.HIGHEST_PROTOCOL))
     finally:
-        os.close(stages[0])
+        stage.close_writing_end()
     audit = error = findings = None
     if with_hermes_audit:
         # what hermes' audit reads beyond the share (none, when the split is the usual one), in one
@@ -255,19 +257,80 @@ def _aside_job(
     return None, (str(error), error.partial_report, list(error.errors)), findings, facts
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
+class _Stage:
+    """A forked copy's first result, handed to the first process while the copy goes on: the bytes
+    are written to a file both share (memory-backed where the system has ``memfd_create``; a pipe
+    alone would hold 64 KB and stop the copy until the first process reads, which it does only
+    once its own share is read), then one byte through a pipe says they are complete; the pipe's
+    end (the copy's last descriptor of it closed, by its exit at the latest) says the copy is done
+    with it, so a copy that died is noticed."""
 
+    def __init__(self) -> None:
+        self.read_fd, self.write_fd = os.pipe()
+        try:
+            self.file_fd = os.memfd_create("hermes-inspector-stage", os.MFD_CLOEXEC)
+        except (AttributeError, OSError):
+            import tempfile
 
-def _read_all(fd: int) -> bytes:
-    chunks = []
-    while True:
-        chunk = os.read(fd, 1 << 20)
-        if not chunk:
-            return b"".join(chunks)
-        chunks.append(chunk)
+            fh = tempfile.TemporaryFile()
+            self.file_fd = os.dup(fh.fileno())
+            fh.close()
+
+    def fds(self) -> list[int]:
+        return [self.read_fd, self.write_fd, self.file_fd]
+
+    def in_copy(self) -> None:
+        os.close(self.read_fd)
+
+    def hand_over(self, data: bytes) -> None:
+        view = memoryview(data)
+        at = 0
+        while at < len(view):
+            at += os.pwrite(self.file_fd, view[at:], at)
+        os.close(self.file_fd)
+        os.write(self.write_fd, b".")
+
+    def close_writing_end(self) -> None:
+        try:
+            os.close(self.write_fd)
+        except OSError:
+            pass
+
+    def in_parent(self) -> None:
+        """After the fork: only the copy keeps the writing end."""
+        os.close(self.write_fd)
+
+    def receive(self) -> bytes | None:
+        """The bytes the copy handed over; None when it ended without (it failed or died)."""
+        try:
+            said = b""
+            while True:
+                chunk = os.read(self.read_fd, 16)
+                if not chunk:
+                    break
+                said += chunk
+            if said != b".":
+                return None
+            size = os.fstat(self.file_fd).st_size
+            parts = []
+            at = 0
+            while at < size:
+                part = os.pread(self.file_fd, size - at, at)
+                if not part:
+                    return None
+                parts.append(part)
+                at += len(part)
+            return b"".join(parts)
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        for fd in (self.read_fd, self.file_fd):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.read_fd = self.file_fd = -1
 
 
 def _hermes_files(home: Home, scan: SessionDirScan) -> tuple[list[str], set[str]]:
@@ -387,34 +450,32 @@ class _Aside:
     """The forked copies of a first open (:func:`_aside_job`), with this process's share."""
 
     def __init__(
-        self, copies: list[Forked | None], stages: list[int], plan: Plan, journals_here: bool
+        self, copies: list[Forked | None], stages: list[_Stage], plan: Plan, journals_here: bool
     ) -> None:
         self.copies = copies
-        self._stages: list[int] | None = stages
+        self._stages: list[_Stage] | None = stages
         self.plan = plan
         self.journals_here = journals_here  # the journal facts come back through the cache
 
     def read_sidecars(self, scan: SessionDirScan) -> None:
         """This process's share read here, then each copy's taken from it (read here after all
-        when a copy failed before it wrote them)."""
+        when a copy failed before it handed them over)."""
         scan.take(scan.read_here(self.plan.sidecars[0]))
         stages, self._stages = self._stages or [], None
-        for i, fd in enumerate(stages, start=1):
+        for i, stage in enumerate(stages, start=1):
             got = None
             try:
-                data = _read_all(fd)
-                if data:
+                data = stage.receive()
+                if data is not None:
                     got = pickle.loads(data)
             except (OSError, pickle.UnpicklingError, EOFError, ValueError):
                 got = None
-            finally:
-                os.close(fd)
             scan.take(got if got is not None else scan.read_here(self.plan.sidecars[i]))
 
     def results(self) -> list:
         """Each copy's result, or the ForkedError it ended with."""
-        for fd in self._stages or ():  # never read: closed so that no copy blocks on it
-            os.close(fd)
+        for stage in self._stages or ():  # never read
+            stage.close()
         self._stages = None
         out: list = []
         for copy in self.copies:
@@ -458,16 +519,17 @@ def _start_aside(
     elif with_hermes_audit and with_journal_findings:  # read by the first copy, all of them
         fixed[1] += JOURNAL_BYTE_COST * sum(size for size, _ in _journal_sizes(home.session_dir))
     plan = plan_work(todo, hermes_first, journals, fixed)
-    pipes = [os.pipe(), os.pipe()]
-    ends = [fd for pair in pipes for fd in pair]
+    stages = [_Stage(), _Stage()]
     copies: list[Forked | None] = []
-    for i, (_, write_fd) in enumerate(pipes, start=1):
+    for i, stage in enumerate(stages, start=1):
+        others = [fd for other in stages if other is not stage for fd in other.fds()]
         job = partial(
             _aside_job,
             home,
             scan,
             plan.sidecars[i],
-            [write_fd, *(fd for fd in ends if fd != write_fd)],
+            stage,
+            others,
             plan.journals[i],
             with_hermes_audit and i == 1,
             with_journal_findings,
@@ -476,13 +538,14 @@ def _start_aside(
             copies.append(Forked(job))
         except OSError:
             if i == 1:  # no copy at all: everything here, the usual way
-                for fd in ends:
-                    os.close(fd)
+                for st in stages:
+                    st.in_parent()
+                    st.close()
                 return None
             copies.append(None)  # its share and its journals are read here
-    for _, write_fd in pipes:
-        os.close(write_fd)
-    return _Aside(copies, [read_fd for read_fd, _ in pipes], plan, scan.cache is not None)
+    for stage in stages:
+        stage.in_parent()
+    return _Aside(copies, stages, plan, scan.cache is not None)
 
 
 WARM_SHARE = 0.9  # of the sidecars and .bak files with a cache entry: a second look, no forked copy

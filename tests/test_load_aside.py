@@ -135,10 +135,10 @@ def test_a_copy_that_fails_before_handing_its_share_over_changes_nothing(tmp_pat
     monkeypatch.setattr(load, "AUDIT_ASIDE_MIN_FILES", 0)
     monkeypatch.setattr(load, "can_fork", lambda: True)
 
-    def broken(fd, data):
-        raise OSError("no pipe")
+    def broken(stage, data):
+        raise OSError("no room")
 
-    monkeypatch.setattr(load, "_write_all", broken)  # in the copy: it dies before writing
+    monkeypatch.setattr(load._Stage, "hand_over", broken)  # in the copies: they fail before handing over
     monkeypatch.setattr("inspector.forked._log_failure", lambda *a: None)
     assert load.full_audit(home, now=now) == here
 
@@ -199,3 +199,45 @@ def test_a_second_copy_that_fails_changes_nothing(tmp_path, monkeypatch):
     monkeypatch.setattr(load, "_aside_job", second_fails)
     monkeypatch.setattr("inspector.forked._log_failure", lambda *a: None)
     assert load.full_audit(home, now=now) == here
+
+
+def test_a_copy_hands_over_megabytes_without_waiting_for_the_reader():
+    import signal
+
+    from inspector.forked import Forked
+
+    data = os.urandom(3 << 20)  # far more than a pipe holds
+    stage = load._Stage()
+
+    def job():
+        stage.in_copy()
+        try:
+            stage.hand_over(data)
+        finally:
+            stage.close_writing_end()
+        return "went on"
+
+    signal.alarm(20)  # a copy blocked on its hand-over would hang here
+    try:
+        copy = Forked(job)
+        stage.in_parent()
+        assert copy.result() == "went on"  # it ended before anything was read
+        assert stage.receive() == data
+    finally:
+        signal.alarm(0)
+
+
+def test_a_copy_that_dies_before_handing_over_is_told_apart_from_an_empty_hand_over():
+    from inspector.forked import Forked, ForkedError
+
+    stage = load._Stage()
+
+    def dies():
+        stage.in_copy()
+        os._exit(3)
+
+    copy = Forked(dies)
+    stage.in_parent()
+    with pytest.raises(ForkedError):
+        copy.result()
+    assert stage.receive() is None
