@@ -38,6 +38,7 @@ from inspector.store.journal import (
     stream_summary,
 )
 from inspector.store.scan import (
+    INDEX,
     JOURNAL,
     OPEN_RUN,
     SIDECAR,
@@ -180,9 +181,9 @@ def _catalogue(
     # The same copy then reads every run journal once (the journal findings of the audit command,
     # and for the list which journals hold output no terminal record ended), so that work, a
     # quarter of a first open, runs beside the sidecars too.
-    # _index.json is read once, here, before the copy is forked: hermes' audit in the copy and the
-    # catalogue here both take its facts (each parsed it until 2026-12-01).
-    scan.index_facts()
+    # _index.json is read once: by the copy running hermes' audit, which hands its facts over with
+    # its sidecars' (each process parsed it until 2026-12-01, this one before the fork until the
+    # fourth session), or here when there is no copy.
     texts_for = {f"{sid}.json" for sid in turn_journal_session_ids(home.session_dir, scan)}
     names = scan.live_names() + scan.bak_names()
     pending = _start_aside(home, scan, with_hermes_audit, while_waiting is not None, names, texts_for)
@@ -219,8 +220,8 @@ def _aside_job(
     with_hermes_audit: bool = False,
     with_journal_findings: bool = False,
 ) -> tuple:
-    """In a forked copy: its ``share`` of the sidecars read first and their facts handed over at
-    once through ``stage`` (the first process builds the catalogue from them while this one goes
+    """In a forked copy: its ``share`` of the sidecars read first (``with_hermes_audit``: after
+    ``_index.json``) and their facts handed over at once through ``stage`` (the first process builds the catalogue from them while this one goes
     on; ``others``: the descriptors of the other copies' stages, closed here at once);
     ``with_hermes_audit``: hermes' audit, with its error taken apart (it does not pickle whole);
     the run ``journals`` read, their facts into the cache; and the facts of the files it looked
@@ -231,9 +232,14 @@ def _aside_job(
         os.close(fd)
     stage.in_copy()
     try:
+        index = None
+        if with_hermes_audit:  # its facts go over with the sidecars' (and the cache entry, to keep)
+            facts = scan.index_facts()
+            entry = scan.cache.entries[INDEX].get("_index.json") if scan.cache is not None else None
+            index = (facts, entry)
         got = scan.read_here(share)
         scan.take(got)
-        stage.hand_over(pickle.dumps(got, protocol=pickle.HIGHEST_PROTOCOL))
+        stage.hand_over(pickle.dumps((got, index), protocol=pickle.HIGHEST_PROTOCOL))
     finally:
         stage.close_writing_end()
     audit = error = findings = None
@@ -333,20 +339,21 @@ class _Stage:
         self.read_fd = self.file_fd = -1
 
 
-def _hermes_files(home: Home, scan: SessionDirScan) -> tuple[list[str], set[str]]:
+def _hermes_files(home: Home, scan: SessionDirScan, with_index: bool = True) -> tuple[list[str], set[str]]:
     """(the sidecars and ``.bak`` files hermes' audit reads, the names among them whose user texts
-    it compares): every ``.bak`` and its live sidecar, the sessions with a turn journal, and the
-    live sidecars ``_index.json`` does not list (their message count is in the item)."""
+    it compares): every ``.bak`` and its live sidecar, the sessions with a turn journal, and
+    (``with_index``) the live sidecars ``_index.json`` does not list (their message count is in
+    the item)."""
     texts = {f"{sid}.json" for sid in turn_journal_session_ids(home.session_dir, scan)}
     baks = scan.bak_names()
     live = scan.live_names()
     live_set = set(live)
     wanted = [n for b in baks for n in (b[:-4], b) if n in live_set or n == b]
-    facts = scan.index_facts() if scan.exists("_index.json") else None
+    facts = scan.index_facts() if with_index and scan.exists("_index.json") else None
     if facts is not None:
         listed = {f"{sid}.json" for sid, _ in facts["rows"]}
         wanted += [n for n in live if n not in listed]
-    else:
+    elif with_index:
         wanted += live if scan.exists("_index.json") else []
     wanted += sorted(texts)
     return list(dict.fromkeys(wanted)), texts
@@ -368,6 +375,7 @@ JOURNAL_BYTE_COST = 1.5
 # database costs this much (0.15 s and 0.09 s for the bench home's 194 MB)
 RECORDS_DB_BYTE_COST = 0.35
 HERMES_DB_BYTE_COST = 0.2
+INDEX_BYTE_COST = 1.2  # _index.json, parsed in the first copy (0.08 s for 22 MB)
 
 
 def _size_or_zero(path: Path) -> int:
@@ -463,14 +471,16 @@ class _Aside:
         scan.take(scan.read_here(self.plan.sidecars[0]))
         stages, self._stages = self._stages or [], None
         for i, stage in enumerate(stages, start=1):
-            got = None
+            got = index = None
             try:
                 data = stage.receive()
                 if data is not None:
-                    got = pickle.loads(data)
-            except (OSError, pickle.UnpicklingError, EOFError, ValueError):
-                got = None
+                    got, index = pickle.loads(data)
+            except (OSError, pickle.UnpicklingError, EOFError, ValueError, TypeError):
+                got = index = None
             scan.take(got if got is not None else scan.read_here(self.plan.sidecars[i]))
+            if index is not None:
+                scan.adopt_index_facts(*index)
 
     def results(self) -> list:
         """Each copy's result, or the ForkedError it ended with."""
@@ -510,9 +520,10 @@ def _start_aside(
     fixed = [float(CATALOGUE_COST_PER_FILE * len(todo)), 0.0, 0.0]
     db_size = _size_or_zero(home.state_db())
     fixed[0] += RECORDS_DB_BYTE_COST * db_size
-    if with_hermes_audit:
-        hermes_first = _hermes_files(home, scan)[0]
+    if with_hermes_audit:  # (the few files _index.json leaves out it reads after the split)
+        hermes_first = _hermes_files(home, scan, with_index=False)[0]
         fixed[1] += AUDIT_COST_PER_FILE * len(todo) + HERMES_DB_BYTE_COST * db_size
+        fixed[1] += INDEX_BYTE_COST * _size_or_zero(home.session_dir / "_index.json")
     journals: list[tuple[int, str]] = []
     if scan.cache is not None:
         journals = _journal_sizes(home.session_dir)

@@ -106,7 +106,10 @@ def test_a_copy_busier_than_everything_gets_only_hermes_files():
 
 
 def test_each_sidecar_is_read_once_across_the_processes(tmp_path, monkeypatch):
+    # (a live sidecar _index.json does not list may be read again by the copy running hermes'
+    # audit, which counts its messages for the item: the index is parsed there, after the split)
     home = _home(tmp_path, False)
+    (home.session_dir / "_index.json").write_text(json.dumps([{"session_id": f"s{i}"} for i in range(6)]))
     monkeypatch.setenv("HERMES_INSPECTOR_NO_CACHE", "1")
     monkeypatch.setattr(load, "AUDIT_ASIDE_MIN_FILES", 0)
     monkeypatch.setattr(load, "can_fork", lambda: True)
@@ -125,6 +128,7 @@ def test_each_sidecar_is_read_once_across_the_processes(tmp_path, monkeypatch):
     sidecars = [n for n in names if n.endswith((".json", ".json.bak")) and not n.startswith("_")]
     assert sorted(sidecars) == sorted(set(sidecars))
     assert set(sidecars) == {f"s{i}.json" for i in range(6)} | {"s5.json.bak", "gone.json.bak"}
+    assert names.count("_index.json") == 1  # parsed in the copy, its facts handed over
 
 
 def test_a_copy_that_fails_before_handing_its_share_over_changes_nothing(tmp_path, monkeypatch):

@@ -1069,6 +1069,16 @@ class SessionDirScan:
             self.cache.put(INDEX, "_index.json", self._index_st, facts, started)
         return facts
 
+    def adopt_index_facts(self, facts: dict | None, entry: list | None) -> None:
+        """:meth:`index_facts` as another copy of this scan worked them out (None: it found the
+        index missing or unreadable; then this scan reads it itself when asked, for the error),
+        with that copy's cache entry for them."""
+        if facts is None or self._index_facts is not None:
+            return
+        self._index_facts = facts
+        if self.cache is not None:
+            self.cache.adopt(INDEX, {"_index.json": entry} if entry is not None else {})
+
     # -- turn journals
 
     def turn_journal_entries(self) -> tuple[list[str], set[str], set[str]]:
