@@ -384,13 +384,14 @@ def _size_or_zero(path: Path) -> int:
 
 
 def _journal_sizes(session_dir: Path) -> list[tuple[int, str]]:
-    """``(size, path)`` of every run journal (``_run_journal/*/*.jsonl``)."""
+    """``(size, path)`` of every run journal (``_run_journal/<session>/*.jsonl``) that
+    :func:`_journal_findings` reads (not those of a folder whose name hermes rejects)."""
     out: list[tuple[int, str]] = []
     try:
         with os.scandir(session_dir / RUN_JOURNAL_DIR) as folders:
             for folder in folders:
                 try:
-                    if not folder.is_dir():
+                    if not folder.is_dir() or not is_valid_journal_id(folder.name):
                         continue
                     with os.scandir(folder.path) as files:
                         for f in files:
