@@ -507,18 +507,19 @@ def _start_aside(
     names: list[str] | None = None,
     texts_for: set[str] | frozenset[str] = frozenset(),
 ) -> _Aside | None:
-    """The forked copies of a first open, working, or None when this process may not fork (see
-    ``scan.can_fork``), the folder is too small to be worth it, or the fact cache already knows
-    nearly every sidecar (a second look: the copies would only look facts up, and forking a
-    process holding the cache costs more than that). The sidecars among ``names`` the cache does
-    not answer for and the run journals are dealt out by :func:`plan_work`: the first copy runs
-    hermes' audit (and reads the files it reads), and both hand their sidecars' facts back at
-    once, then read their journals. Without a fact cache the first copy reads every journal."""
+    """The :data:`FIRST_OPEN_COPIES` forked copies of a first open, working, or None when this
+    process may not fork (see ``scan.can_fork``), the folder is too small to be worth it, or the
+    fact cache already knows nearly every sidecar (a second look: the copies would only look facts
+    up, and forking a process holding the cache costs more than that). The sidecars among
+    ``names`` the cache does not answer for and the run journals are dealt out by
+    :func:`plan_work`: the first copy runs hermes' audit (and reads the files it reads), and each
+    hands its sidecars' facts back at once, then reads its journals. Without a fact cache the
+    first copy reads every journal."""
     if len(scan.names) < AUDIT_ASIDE_MIN_FILES or not can_fork() or _mostly_cached(scan):
         return None
     todo = scan.unanswered(names or [], texts_for)
     hermes_first: list[str] = []
-    fixed = [float(CATALOGUE_COST_PER_FILE * len(todo)), 0.0, 0.0]
+    fixed = [float(CATALOGUE_COST_PER_FILE * len(todo))] + [0.0] * FIRST_OPEN_COPIES
     db_size = _size_or_zero(home.state_db())
     fixed[0] += RECORDS_DB_BYTE_COST * db_size
     if with_hermes_audit:  # (the few files _index.json leaves out it reads after the split)
@@ -531,7 +532,7 @@ def _start_aside(
     elif with_hermes_audit and with_journal_findings:  # read by the first copy, all of them
         fixed[1] += JOURNAL_BYTE_COST * sum(size for size, _ in _journal_sizes(home.session_dir))
     plan = plan_work(todo, hermes_first, journals, fixed)
-    stages = [_Stage(), _Stage()]
+    stages = [_Stage() for _ in range(FIRST_OPEN_COPIES)]
     copies: list[Forked | None] = []
     for i, stage in enumerate(stages, start=1):
         others = [fd for other in stages if other is not stage for fd in other.fds()]
@@ -559,6 +560,11 @@ def _start_aside(
         stage.in_parent()
     return _Aside(copies, stages, plan, scan.cache is not None)
 
+
+# How many forked copies share a first open's work with this process (1 or more). Two: on a busy
+# machine three processes get more turns than two and none has much more to do than the others;
+# one: about 7% less CPU (each copy's fork and copy-on-write). See bench/profile_notes.md.
+FIRST_OPEN_COPIES = 2
 
 WARM_SHARE = 0.9  # of the sidecars and .bak files with a cache entry: a second look, no forked copy
 

@@ -187,6 +187,21 @@ def test_journals_read_by_the_copies_give_the_journal_findings_of_reading_them_h
     assert len(reads) == 4 and os.getpid() not in {int(pid) for pid, _ in reads}  # in the copies
 
 
+@pytest.mark.parametrize("copies", [1, 3])
+def test_any_number_of_copies_gives_the_same_report(tmp_path, monkeypatch, copies):
+    home = _with_journals(tmp_path, monkeypatch)
+    now = time.time()
+    monkeypatch.setenv("HERMES_INSPECTOR_NO_CACHE", "1")
+    here = load.full_audit(home, now=now)
+    monkeypatch.delenv("HERMES_INSPECTOR_NO_CACHE")
+    monkeypatch.setattr(load, "FIRST_OPEN_COPIES", copies)
+    forked = []
+    real = load.Forked
+    monkeypatch.setattr(load, "Forked", lambda fn: forked.append(1) or real(fn))
+    assert load.full_audit(home, now=now) == here
+    assert len(forked) == copies
+
+
 def test_a_second_copy_that_fails_changes_nothing(tmp_path, monkeypatch):
     home = _with_journals(tmp_path, monkeypatch)
     now = time.time()
