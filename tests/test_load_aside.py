@@ -8,9 +8,12 @@ import time
 
 import pytest
 
-from inspector import load
+from inspector import load, portable
 from inspector.home import locate_home
 from inspector.store import scan as scan_mod
+
+# the tests that fork (the copies themselves, not only the report): none where this process may not
+needs_fork = pytest.mark.skipif(portable.FORCED or not hasattr(os, "fork"), reason="no fork here")
 
 
 def _home(tmp_path, bad_turn_journal: bool):
@@ -60,6 +63,7 @@ def test_turn_journal_facts_of_the_copy_reach_the_cache(tmp_path, monkeypatch):
     assert list(json.loads(cache_file.read_text())["turn"]) == ["_turn_journal/s2~1.jsonl"]
 
 
+@needs_fork
 def test_a_second_look_with_the_cache_filled_forks_no_copy_and_says_the_same(tmp_path, monkeypatch):
     home = _home(tmp_path, False)
     monkeypatch.setattr(scan_mod, "RACY_WINDOW_NS", 0)
@@ -105,6 +109,7 @@ def test_a_copy_busier_than_everything_gets_only_hermes_files():
     assert len(plan.sidecars[0]) + len(plan.sidecars[2]) == 9
 
 
+@needs_fork
 def test_each_sidecar_is_read_once_across_the_processes(tmp_path, monkeypatch):
     # (a live sidecar _index.json does not list may be read again by the copy running hermes'
     # audit, which counts its messages for the item: the index is parsed there, after the split)
@@ -161,6 +166,7 @@ def _with_journals(tmp_path, monkeypatch):
     return home
 
 
+@needs_fork
 def test_journals_read_by_the_copies_give_the_journal_findings_of_reading_them_here(tmp_path, monkeypatch):
     home = _with_journals(tmp_path, monkeypatch)
     now = time.time()
@@ -187,6 +193,7 @@ def test_journals_read_by_the_copies_give_the_journal_findings_of_reading_them_h
     assert len(reads) == 4 and os.getpid() not in {int(pid) for pid, _ in reads}  # in the copies
 
 
+@needs_fork
 @pytest.mark.parametrize("copies", [1, 3])
 def test_any_number_of_copies_gives_the_same_report(tmp_path, monkeypatch, copies):
     home = _with_journals(tmp_path, monkeypatch)
@@ -220,6 +227,7 @@ def test_a_second_copy_that_fails_changes_nothing(tmp_path, monkeypatch):
     assert load.full_audit(home, now=now) == here
 
 
+@needs_fork
 def test_a_copy_hands_over_megabytes_without_waiting_for_the_reader():
     import signal
 
@@ -246,6 +254,7 @@ def test_a_copy_hands_over_megabytes_without_waiting_for_the_reader():
         signal.alarm(0)
 
 
+@needs_fork
 def test_a_copy_that_dies_before_handing_over_is_told_apart_from_an_empty_hand_over():
     from inspector.forked import Forked, ForkedError
 
