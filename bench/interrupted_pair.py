@@ -7,7 +7,8 @@ Issue 18's figure: the inspector's plan of ``repair-interrupted`` on the largest
 journal holds the big crashed turn (``bench_manifest.json``: ``largest_sidecar``, ``big_journal``),
 next to hermes' ``api.run_journal.read_run_events`` of that one journal (only the read: hermes' own
 repair reads it three times more and saves the session and index on top). Each side is a fresh
-process, imports before its clock; the pairs alternate which side goes first. Prints, per pair,
+process, imports before its clock (the action's module, which ``plan_action`` imports lazily, too:
+hermes' side imports ``api.models`` before its clock); the pairs alternate which side goes first. Prints, per pair,
 wall and CPU time (``time.process_time``: the plan forks no helper) of both, the plan's peak RSS
 (VmHWM) and the 1-minute load average, then the medians and the median CPU ratio. On a loaded
 machine only the CPU ratio means much.
@@ -36,7 +37,9 @@ if str(ROOT) not in sys.path:
 def plan_side(home: str) -> dict:
     from bench.measure import _home, _manifest, peak_rss_mb
     from inspector.actions import default_clock, make_context, plan_action
+    from inspector.repair import action_module
 
+    action_module("repair-interrupted")  # its imports before the clock, as hermes' side imports api.models
     loc = _home(home)
     sid = _manifest(home)["largest_sidecar"]["session_id"]
     wall, cpu = time.perf_counter(), time.process_time()

@@ -8,7 +8,7 @@ Spec run-journal-and-promotion §1.7 (reading the journal for (session_id, strea
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ from inspector.store.journal import (
     StreamedEvents,
     authoritative_terminal_event,
     event_owns_run,
+    journal_event,
     journal_path,
     parse_journal_bytes,
     scan_journal_bytes,
@@ -105,16 +106,26 @@ def read_journal(
     return JournalRead(stream_id, path, True, len(data), events, malformed, None, torn)
 
 
+def journal_outputs(events: list[dict] | StreamedEvents) -> Iterator[Any]:
+    """The events as :class:`~inspector.store.journal.JournalEvent` (the fields the repair's walks
+    read, each ``event.get(name)``), in file order: a streamed journal's decoded piece by piece,
+    without a dict per event."""
+    if isinstance(events, StreamedEvents):
+        return events.outputs()
+    return map(journal_event, events)
+
+
 def journal_has_visible_output(journal: JournalRead) -> bool:
     """``_run_journal_has_visible_output``: a token, a fresh interim, reasoning or any tool."""
-    return events_have_visible_output(journal.events)
+    return events_have_visible_output(journal_outputs(journal.events))
 
 
-def events_have_visible_output(events: Iterable[dict]) -> bool:
-    """:func:`journal_has_visible_output` of these events (the first visible one ends the walk)."""
+def events_have_visible_output(events: Iterable[Any]) -> bool:
+    """:func:`journal_has_visible_output` of these :class:`~inspector.store.journal.JournalEvent`
+    (the first visible one ends the walk)."""
     for event in events:
-        name = str(event.get("event") or event.get("type") or "")
-        payload = event.get("payload") if isinstance(event.get("payload"), dict) else {}
+        name = str(event.event or event.type or "")
+        payload = event.payload if isinstance(event.payload, dict) else {}
         if name == "token" and str(payload.get("text") or ""):
             return True  # whitespace-only counts here (quirk 6)
         if (

@@ -12,12 +12,19 @@ purpose: the same expressions give the same bytes and raise the same exceptions 
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from inspector.repair.journal_read import JournalRead
-from inspector.repair.model_context import append_to_context, checkpoint_match, normalize
+from inspector.repair.journal_read import JournalRead, journal_outputs
+from inspector.repair.model_context import (
+    CONTEXT_DEDUPE_WINDOW,
+    _reasoning_only_parts,
+    checkpoint_match,
+    context_projection,
+    normalize,
+)
 
 FLUSH_EVENTS = frozenset({"done", "stream_end", "cancel", "apperror", "error"})
 TOOL_ARG_LIMIT = 4
@@ -95,6 +102,119 @@ class _Materializer:
         self.cards: list[dict] = []
         self.initial_count = len(session.get("messages") or [])
         self.claimed: set[int] = set()
+        # The cards not yet completed, as indices into ``cards`` (ascending): all of them, and by
+        # name. A completed card stays listed until a look at the top of its list finds it done.
+        self.open_cards: list[int] = []
+        self.open_by_name: dict[str, list[int]] = {}
+        # normalize() of the str contents already looked at, by the string's id (the string is
+        # kept in the entry, so the id cannot be reused while the entry lives)
+        self.normalized: dict[int, tuple[str, str]] = {}
+        self.window: list | None = None  # see _window_of
+
+    # -------------------------------------------------- normalized text and the model context
+
+    def normalize(self, value: Any) -> str:
+        """:func:`~inspector.repair.model_context.normalize`, remembered for a ``str`` (immutable:
+        its normalized text never changes); any other value is normalized again each time."""
+        if type(value) is not str:
+            return normalize(value)
+        known = self.normalized.get(id(value))
+        if known is not None and known[0] is value:
+            return known[1]
+        text = normalize(value)
+        self.normalized[id(value)] = (value, text)
+        return text
+
+    def append_to_context(self, message: dict) -> None:
+        """:func:`~inspector.repair.model_context.append_to_context` (hermes'
+        ``_append_recovered_turn_to_context``) with the window's texts normalized once each:
+        the same rows appended (tests/repair/test_materialize_context_cache.py holds the two
+        equal)."""
+        s = self.s
+        context = s.get("context_messages")
+        if not isinstance(context, list):
+            context = []
+            s["context_messages"] = context
+        if not context:
+            for existing in s.get("messages") or []:
+                projected = context_projection(existing)
+                if projected is not None:
+                    context.append(projected)
+        projected = self._projection(message)
+        if projected is not None and not self._context_already_has(context, projected):
+            added = dict(projected)
+            context.append(added)
+            window = self.window
+            if window is not None and window[0] is context and window[1] == len(context) - 1:
+                window[1] += 1
+                window[2].append(added.get("role"))
+                window[3].append(self.normalize(added.get("content")))
+
+    def _projection(self, message: Any) -> dict | None:
+        """:func:`~inspector.repair.model_context.context_projection` of a row the pass adds (or
+        claims), its text normalized through :meth:`normalize` (then found again by the window's
+        look): the same projection."""
+        if not isinstance(message, dict):
+            return None
+        projected = dict(message)
+        projected.pop("reasoning", None)
+        if projected.get("_error"):
+            return None
+        if _reasoning_only_parts(projected.get("content")):
+            if not projected.get("tool_calls"):
+                return None
+            projected["content"] = ""
+        if (
+            not self.normalize(projected.get("content"))
+            and not projected.get("tool_call_id")
+            and not projected.get("tool_calls")
+        ):
+            return None
+        return projected
+
+    def _window_of(self, context: list) -> list:
+        """``[context, its length, roles, texts]`` of the last :data:`CONTEXT_DEDUPE_WINDOW`
+        context rows (role and normalized text of each; ``None`` text for a row that is not a
+        dict), kept up to date by :meth:`append_to_context` and made again whenever the context
+        list is another one or changed otherwise (the pass never changes a row in it)."""
+        window = self.window
+        if window is None or window[0] is not context or window[1] != len(context):
+            rows = context[-CONTEXT_DEDUPE_WINDOW:]
+            dicts = [isinstance(e, dict) for e in rows]
+            window = [
+                context,
+                len(context),
+                deque(
+                    (e.get("role") if d else None for e, d in zip(rows, dicts, strict=True)),
+                    CONTEXT_DEDUPE_WINDOW,
+                ),
+                deque(
+                    (
+                        self.normalize(e.get("content")) if d else None
+                        for e, d in zip(rows, dicts, strict=True)
+                    ),
+                    CONTEXT_DEDUPE_WINDOW,
+                ),
+            ]
+            self.window = window
+        return window
+
+    def _context_already_has(self, context: list, row: dict) -> bool:
+        text = self.normalize(row.get("content"))
+        if not text:
+            return False
+        if row.get("role") == "user":
+            last = context[-1] if context else None
+            return checkpoint_match(
+                last, row.get("content"), row.get("timestamp"), row.get("_source"), row.get("attachments")
+            )
+        # hermes: a row of the last 8 with the same role and normalized text (a dict; its text is
+        # then a str, never None); most rows match none, which the text search says at once
+        _, _, roles, texts = self._window_of(context)
+        if text not in texts:
+            return False
+        role = row.get("role")
+        return any(t is not None and r == role and t == text for r, t in zip(roles, texts, strict=True))
 
     # -------------------------------------------------- flush
 
@@ -129,7 +249,7 @@ class _Materializer:
                 continue
             if message.get("_error"):
                 continue
-            existing = normalize(message.get("content"))
+            existing = self.normalize(message.get("content"))
             if not existing:
                 continue
             if existing == candidate:
@@ -189,7 +309,7 @@ class _Materializer:
         messages = self.s["messages"]
         if 0 <= idx < len(messages):
             existing = messages[idx]
-            append_to_context(self.s, _without_reasoning(existing))
+            self.append_to_context(_without_reasoning(existing))
             if _attach_reasoning(existing, reasoning):
                 self.report.recovered = True
                 self.report.reasoning_attached.append(idx)
@@ -236,7 +356,7 @@ class _Materializer:
         }
         _attach_reasoning(row, reasoning)
         self.s["messages"].append(row)
-        append_to_context(self.s, _without_reasoning(row))
+        self.append_to_context(_without_reasoning(row))
         self.current = len(self.s["messages"]) - 1
         self.started_at = None
         self.report.recovered = True
@@ -277,7 +397,7 @@ class _Materializer:
         self.report.anchors_added.append(self.current)
         return self.current
 
-    def on_tool(self, event: dict, payload: dict, created_at: Any) -> None:
+    def on_tool(self, seq: Any, payload: dict, created_at: Any) -> None:
         anchor = self.flush()
         if anchor is None:
             anchor = self.ensure_anchor(created_at)
@@ -291,7 +411,7 @@ class _Materializer:
             "name": name,
             "preview": preview,
             "snippet": preview,
-            "tid": f"journal-{event.get('seq') or len(self.cards) + 1}",
+            "tid": f"journal-{seq or len(self.cards) + 1}",
             "assistant_msg_idx": anchor,
             "args": _tool_args(payload.get("args") or {}),
             "done": False,
@@ -300,6 +420,8 @@ class _Materializer:
         }
         if self.dedupe and self._same_stream_card_named(name):
             self.report.duplicate_cards.append(name)
+        self.open_cards.append(len(self.cards))
+        self.open_by_name.setdefault(name, []).append(len(self.cards))
         self.cards.append(card)
         self.report.recovered = True
         self.report.cards_added.append(card)
@@ -314,10 +436,14 @@ class _Materializer:
         )
 
     def on_tool_complete(self, payload: dict) -> None:
+        # hermes walks the cards from the newest for the first one not done (of this name, when
+        # the event names one); the lists of open cards give that card without the walk.
         name = str(payload.get("name") or "")
-        for card in reversed(self.cards):
-            if card.get("done") or (name and card.get("name") != name):
-                continue
+        stack = self.open_by_name.get(name, []) if name else self.open_cards
+        while stack and self.cards[stack[-1]]["done"]:
+            stack.pop()
+        if stack:
+            card = self.cards[stack[-1]]
             card["done"] = True
             if payload.get("preview"):
                 card["preview"] = str(payload.get("preview") or "")
@@ -367,14 +493,14 @@ class _Materializer:
 
     # -------------------------------------------------- the pass
 
-    def run(self, events: Iterable[dict]) -> None:
+    def run(self, events: Iterable[Any]) -> None:
+        """The walk over the events, each a :class:`~inspector.store.journal.JournalEvent` (its
+        fields are hermes' ``event.get(name)``)."""
         for event in events:
             self.report.events += 1
-            name = str(event.get("event") or event.get("type") or "")
-            payload = event.get("payload") if isinstance(event.get("payload"), dict) else {}
-            created_at = (
-                event.get("created_at") if isinstance(event.get("created_at"), (int, float)) else None
-            )
+            name = str(event.event or event.type or "")
+            payload = event.payload if isinstance(event.payload, dict) else {}
+            created_at = event.created_at if isinstance(event.created_at, (int, float)) else None
             if name == "reasoning":
                 self.on_reasoning(payload, created_at)
             elif name == "token":
@@ -382,7 +508,7 @@ class _Materializer:
             elif name == "interim_assistant":
                 self.on_interim(payload, created_at)
             elif name == "tool":
-                self.on_tool(event, payload, created_at)
+                self.on_tool(event.seq, payload, created_at)
             elif name == "tool_complete":
                 self.on_tool_complete(payload)
             elif name in FLUSH_EVENTS:
@@ -410,5 +536,7 @@ def append_journaled_partial_output(
     report = MaterializeReport()
     if not stream_id or not journal.readable or not journal.events:
         return report
-    _Materializer(session, stream_id, dedupe=dedupe, now=now, report=report).run(journal.events)
+    _Materializer(session, stream_id, dedupe=dedupe, now=now, report=report).run(
+        journal_outputs(journal.events)
+    )
     return report

@@ -17,6 +17,7 @@ import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -322,41 +323,60 @@ try:  # orjson only speeds up parsing; a line it rejects goes to the exact text 
 except ImportError:  # pragma: no cover - orjson is a declared dependency
     _orjson_loads = None
 
-# One translate of a piece tells both what sends it to the exact path: every digit becomes "9"
-# (a run of 19 may be an integer orjson cannot keep exact), each one-byte line break other than
-# "\n" becomes "!", the last byte of the multi-byte ones (U+0085, U+2028, U+2029) becomes "#"
-# (a common continuation byte: then the three sequences themselves are looked for), the rest " ".
-# A piece with a line of more than 900 opening brackets also takes the text path (json_depth).
+try:  # msgspec only reads the few fields the repair asks for; a line it rejects goes to the exact path
+    import msgspec as _msgspec
+except ImportError:  # pragma: no cover - msgspec is a declared dependency
+    _msgspec = None
+
+# One translate of a piece tells what sends it to the exact path: every digit becomes "9" (a run
+# of 19 may be an integer orjson cannot keep exact), each one-byte line break other than "\n"
+# becomes "!", every byte above 0x7F "#" (the multi-byte characters, among them the line breaks
+# U+0085, U+2028, U+2029), the rest " ". Each run of "#" is then looked at: it must be valid UTF-8
+# on its own (an ASCII byte never belongs to a multi-byte sequence, so the piece is valid UTF-8
+# exactly when each of its runs of non-ASCII bytes is) and hold none of the three breaks. A piece
+# with more than _FEW_TAILS such bytes (text full of accents) is decoded whole and searched for the
+# three sequences instead. A piece with a line of more than 900 opening brackets also takes the
+# text path (json_depth). So a plain piece is valid UTF-8: what reads it need not check again.
 _ONE_BYTE_BREAKS = b"\r\x0b\x0c\x1c\x1d\x1e"
-_BREAK_TAILS = b"\x85\xa8\xa9"
 _MULTI_BYTE_BREAKS = (b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
 _PIECE_MAP = bytes(
-    0x39 if 0x30 <= b <= 0x39 else 0x21 if b in _ONE_BYTE_BREAKS else 0x23 if b in _BREAK_TAILS else 0x20
+    0x39 if 0x30 <= b <= 0x39 else 0x21 if b in _ONE_BYTE_BREAKS else 0x23 if b >= 0x80 else 0x20
     for b in range(256)
 )
 _LONG_DIGITS = b"9" * 19
-_FEW_TAILS = 256
+_FEW_TAILS = 4096
 
 
 def _plain_piece(piece: bytes) -> bool:
-    """Whether ``str.splitlines()`` cuts the piece's text only at ``\n`` and orjson reads its
-    numbers exactly (no run of 19+ digits); then its lines are the ``\n``-separated bytes."""
+    """Whether ``str.splitlines()`` cuts the piece's text only at ``\n``, the piece is valid UTF-8
+    and orjson reads its numbers exactly (no run of 19+ digits); then its lines are the
+    ``\n``-separated bytes."""
     if _orjson_loads is None:
         return False
     scan = piece.translate(_PIECE_MAP)
     if _LONG_DIGITS in scan or b"!" in scan or may_be_deep_bytes(piece):
         return False  # (a piece that may hold a line nested too deeply: the text path checks it)
-    at, looked = scan.find(b"#"), 0
+    at = scan.find(b"#")
+    size, looked = len(scan), 0
     while at >= 0:
-        if looked == _FEW_TAILS:  # text full of accents: three searches beat a look at each tail
-            return not any(seq in piece for seq in _MULTI_BYTE_BREAKS)
-        if (
-            piece[max(at - 2, 0) : at + 1] in _MULTI_BYTE_BREAKS
-            or piece[max(at - 1, 0) : at + 1] == b"\xc2\x85"
-        ):
+        end = at + 1
+        while end < size and scan[end] == 0x23:
+            end += 1
+        looked += end - at
+        if looked > _FEW_TAILS:  # text full of accents: one decode beats a look at each run
+            try:
+                text = str(piece, "utf-8")
+            except UnicodeDecodeError:
+                return False
+            return not any(ch in text for ch in "\x85\u2028\u2029")  # one-character searches
+        run = piece[at:end]
+        try:
+            str(run, "utf-8")
+        except UnicodeDecodeError:
             return False
-        looked += 1
-        at = scan.find(b"#", at + 1)
+        if any(seq in run for seq in _MULTI_BYTE_BREAKS):
+            return False
+        at = scan.find(b"#", end)
     return True
 
 
@@ -404,7 +424,10 @@ PiecePlan = list[tuple[int, int, bool]]  # the pieces of a file: (start, end, pl
 
 
 def _scan(
-    data: bytes, plan: PiecePlan | None = None, torn: list[int] | None = None
+    data: bytes,
+    plan: PiecePlan | None = None,
+    torn: list[int] | None = None,
+    counted: list[int] | None = None,
 ) -> Iterator[tuple[int, str | None, dict | None]]:
     """``(line number, the line's text when hermes skips it else None, the object or None)`` of
     every non-blank line, as :func:`_records` gives them (the text only where the object is None).
@@ -412,8 +435,10 @@ def _scan(
     ``plan``: the ``(start, end, plain)`` pieces; an empty list is filled while scanning, a full
     one (from an earlier scan of the same bytes) is used as it is. ``torn``: filled with the
     ``\n``-line numbers ``str.splitlines()`` tears (:func:`~inspector.store.journal_raw.
-    torn_line_numbers` of the whole text). Raises JournalUnreadable for invalid UTF-8, at the
-    first bad byte's offset (lines before it may have been yielded: callers drop them).
+    torn_line_numbers` of the whole text). ``counted``: a one-item list; a plain piece whose
+    every line is an object without a true ``terminal`` (:func:`_count_plain`) yields nothing,
+    its lines are added to ``counted[0]`` instead. Raises JournalUnreadable for invalid UTF-8,
+    at the first bad byte's offset (lines before it may have been yielded: callers drop them).
     """
     pieces: Iterable[tuple[int, int, bool | None]] = (
         plan if plan else [(start, end, None) for start, end in _blocks(data)]
@@ -454,6 +479,14 @@ def _scan(
                     obj = _text_line(line, safe)
                     yield number, (line if obj is None else None), obj
             continue
+        if counted is not None:
+            objects = _count_plain(piece)
+            if objects is not None:
+                lines_in = piece.count(b"\n") + (not piece.endswith(b"\n"))
+                number += lines_in
+                newlines += lines_in
+                counted[0] += objects
+                continue
         lines = piece.split(b"\n")
         if piece.endswith(b"\n"):
             lines.pop()  # str.splitlines() gives no empty line after the last line end
@@ -480,6 +513,97 @@ def _scan(
             at += len(raw) + 1
 
 
+# ---------------------------------------------------------------- msgspec's part of the read
+#
+# msgspec decodes a line into a Struct of the few fields asked for and skips the rest; where it
+# decodes a line at all, the stdlib's ``json.loads`` of that line is an object whose fields hold
+# exactly the values msgspec gives (tests/store/test_journal_msgspec.py: hostile lines, and the
+# differential's parse check on every journal of its homes). It is only used on a plain piece
+# (valid UTF-8, no line break but "\n", no line nested 900+ levels): msgspec does not check the
+# UTF-8 of the strings it skips. Whatever it rejects (NaN, a lone surrogate escape, 1e400, a line
+# that is not an object, bad JSON) is read by the exact path as before.
+
+
+class JournalEvent:
+    """The fields of a journal event that hermes' repair readers look at (``_append_journaled_
+    partial_output``, ``_run_journal_has_visible_output``): ``event``, ``type``, ``created_at``,
+    ``seq`` and ``payload``, each the value ``event.get(name)`` gives (None when absent)."""
+
+    __slots__ = ("created_at", "event", "payload", "seq", "type")
+
+    def __init__(
+        self,
+        event: Any = None,
+        type: Any = None,
+        created_at: Any = None,
+        seq: Any = None,
+        payload: Any = None,
+    ):
+        self.event, self.type, self.created_at, self.seq, self.payload = event, type, created_at, seq, payload
+
+    def __repr__(self) -> str:
+        return (
+            f"JournalEvent(event={self.event!r}, type={self.type!r}, created_at={self.created_at!r}, "
+            f"seq={self.seq!r}, payload={self.payload!r})"
+        )
+
+
+_EVENT_DECODER: Any = None
+_FLAGS_DECODER: Any = None
+_MSGSPEC_ERRORS: tuple[type[BaseException], ...] = (ValueError, RecursionError)
+if _msgspec is not None:
+
+    class _DecodedEvent(_msgspec.Struct, gc=False):
+        # gc=False: not tracked by the collector (it holds no cycle: its values are JSON data)
+        event: Any = None
+        type: Any = None
+        created_at: Any = None
+        seq: Any = None
+        payload: Any = None
+
+    class _TerminalFlags(_msgspec.Struct, gc=False):
+        terminal: Any = None
+        event: Any = None
+
+    JournalEvent = _DecodedEvent  # type: ignore[misc,assignment]  # the same fields, decoded in C
+    _EVENT_DECODER = _msgspec.json.Decoder(_DecodedEvent)
+    _FLAGS_DECODER = _msgspec.json.Decoder(_TerminalFlags)
+    _MSGSPEC_ERRORS = (_msgspec.DecodeError, _msgspec.ValidationError, RecursionError)
+
+
+def journal_event(event: dict) -> Any:
+    """The :class:`JournalEvent` of an event read by the exact path (a dict)."""
+    return JournalEvent(
+        event.get("event"), event.get("type"), event.get("created_at"), event.get("seq"), event.get("payload")
+    )
+
+
+def _count_plain(piece: bytes) -> int | None:
+    """How many object lines the plain ``piece`` holds (its other lines blank), when msgspec reads
+    every non-blank line as an object and none has a true ``terminal``; else None (the exact path
+    reads the piece: a line hermes skips, or a terminal record the scan must keep whole)."""
+    if _FLAGS_DECODER is None:
+        return None
+    try:
+        flags = _FLAGS_DECODER.decode_lines(piece)
+    except _MSGSPEC_ERRORS:
+        return None
+    for flag in flags:
+        if flag.terminal:
+            return None
+    return len(flags)
+
+
+def _piece_events(data: bytes, start: int, end: int, plain: bool) -> list[Any]:
+    """The :class:`JournalEvent` of every object line of one piece (of a journal the scan read)."""
+    if plain and _EVENT_DECODER is not None:
+        try:
+            return _EVENT_DECODER.decode_lines(data[start:end])
+        except _MSGSPEC_ERRORS:
+            pass  # some line is not for msgspec: the piece goes line by line, exactly
+    return [journal_event(obj) for _n, _t, obj in _scan(data, [(start, end, plain)]) if obj is not None]
+
+
 class StreamedEvents:
     """A journal's events (hermes' ``events``: the object lines, in file order) without holding them.
 
@@ -498,6 +622,12 @@ class StreamedEvents:
         for _number, _text, obj in _scan(self._data, self._plan):
             if obj is not None:
                 yield obj
+
+    def outputs(self) -> Iterator[Any]:
+        """The events as :class:`JournalEvent` (only the fields the repair's walks look at), in
+        file order: a plain piece decoded by msgspec in one call, the rest as :meth:`__iter__`."""
+        # one piece's list at a time, its items handed on by chain (in C: no frame per event)
+        return chain.from_iterable(_piece_events(self._data, *piece) for piece in self._plan)
 
     def __len__(self) -> int:
         return self._count
@@ -524,7 +654,8 @@ def scan_journal_bytes(data: bytes) -> ScannedJournal:
     torn: list[int] = []
     malformed: list[dict] = []
     count, last_terminal, last_stream_end = 0, None, None
-    for number, text, obj in _scan(data, plan, torn):
+    counted = [0]  # the object lines of the pieces msgspec counted whole (no terminal record there)
+    for number, text, obj in _scan(data, plan, torn, counted):
         if obj is None:
             malformed.append({"line": number, "raw": text})
             continue
@@ -535,6 +666,7 @@ def scan_journal_bytes(data: bytes) -> ScannedJournal:
             else:
                 last_terminal = obj
     terminal = last_terminal if last_terminal is not None else last_stream_end
+    count += counted[0]
     return ScannedJournal(StreamedEvents(data, plan, count, terminal), malformed, torn)
 
 

@@ -147,6 +147,27 @@ def streamed_run_events(data: bytes) -> tuple[list, list] | str:
     return list(scanned.events), scanned.malformed
 
 
+def hermes_walked_fields(data: bytes) -> list[str] | str:
+    """The fields the repair's walks read (``event.get`` of each) of hermes' events, as text."""
+    theirs = hermes_run_events(data)
+    if isinstance(theirs, str):
+        return theirs
+    return [repr(tuple(e.get(k) for k in _WALKED)) for e in theirs[0]]
+
+
+def streamed_walked_fields(data: bytes) -> list[str] | str:
+    """The same of the repairs' streaming read's walk (:meth:`StreamedEvents.outputs`: msgspec
+    decodes a plain piece's lines into the few fields the walk reads)."""
+    try:
+        scanned = scan_journal_bytes(data)
+    except JournalUnreadable:
+        return "unreadable"
+    return [repr(tuple(getattr(e, k) for k in _WALKED)) for e in scanned.events.outputs()]
+
+
+_WALKED = ("event", "type", "created_at", "seq", "payload")
+
+
 def _same_facts(quick: dict, hermes: dict) -> bool:
     """:func:`_same`, the metadata's key order aside (the first open's quick read keeps the kept
     keys in a fixed order, not the file's: nothing reads them in order)."""
@@ -189,4 +210,7 @@ def parse_mismatches(files: dict[str, bytes]) -> list[str]:
             streamed, theirs = streamed_run_events(data), hermes_run_events(data)
             if not _same(streamed, theirs):
                 out.append(f"{rel}: streamed events {streamed!r:.200} != hermes' {theirs!r:.200}")
+            walked, theirs_walked = streamed_walked_fields(data), hermes_walked_fields(data)
+            if walked != theirs_walked:
+                out.append(f"{rel}: walked events {walked!r:.200} != hermes' {theirs_walked!r:.200}")
     return out

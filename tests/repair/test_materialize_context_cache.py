@@ -1,0 +1,114 @@
+"""The journal materializer's shortcuts give what hermes' plain algorithm gives.
+
+``_Materializer.append_to_context`` normalizes each context row's text once instead of at every
+look (rule: the same rows appended as ``model_context.append_to_context``, hermes'
+``_append_recovered_turn_to_context``), and ``on_tool_complete`` finds the newest card not done
+from lists of open cards instead of walking every card (rule: the same card completed as
+hermes' walk from the newest card).
+"""
+
+from __future__ import annotations
+
+import copy
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from inspector.repair.journal_recovery import MaterializeReport, _Materializer
+from inspector.repair.model_context import append_to_context
+
+TEXTS = st.sampled_from(["", " ", "hello", "hello ", " hello  world", "hello world", "x" * 30, "\n"])
+CONTENT = st.one_of(
+    TEXTS,
+    st.none(),
+    st.integers(-2, 2),
+    st.lists(
+        st.fixed_dictionaries({"type": st.sampled_from(["text", "thinking"]), "text": TEXTS}), max_size=2
+    ),
+)
+ROW = st.fixed_dictionaries(
+    {
+        "role": st.sampled_from(["user", "assistant", "tool", None, float("nan")]),
+        "content": CONTENT,
+        "timestamp": st.sampled_from([1, 2, "3"]),
+    },
+    optional={
+        "reasoning": TEXTS,
+        "_error": st.booleans(),
+        "tool_calls": st.lists(st.just({"id": "a"}), max_size=1),
+        "_source": st.sampled_from(["webui", "cli"]),
+    },
+)
+
+
+def _materializer(session: dict) -> _Materializer:
+    return _Materializer(session, "s1", dedupe=False, now=100.0, report=MaterializeReport())
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    messages=st.lists(ROW, max_size=6),
+    context=st.one_of(
+        st.none(),
+        st.just("not a list"),
+        st.lists(st.one_of(ROW, st.just("a string row"), st.none()), max_size=12),
+    ),
+    added=st.lists(ROW, min_size=1, max_size=12),
+)
+def test_context_append_with_remembered_texts_equals_hermes_algorithm(messages, context, added):
+    session = {"messages": messages}
+    if context is not None:
+        session["context_messages"] = context
+    plain = copy.deepcopy(session)
+    cached = copy.deepcopy(session)
+    m = _materializer(cached)
+    for row in added:
+        append_to_context(plain, copy.deepcopy(row))
+        m.append_to_context(copy.deepcopy(row))
+        assert repr(cached) == repr(plain)  # (a NaN role is not == itself)
+
+
+def test_a_remembered_text_follows_the_string_not_its_id():
+    m = _materializer({"messages": []})
+    first = "a  b"
+    assert m.normalize(first) == "a b"
+    assert m.normalize(["a", "b"]) == "['a', 'b']"  # not a str: never remembered
+    other = "c   d"
+    assert m.normalize(other) == "c d"
+    assert m.normalize(first) == "a b"
+
+
+def _complete_by_walk(cards: list[dict], payload: dict) -> dict | None:
+    """hermes' loop: from the newest card, the first not done (of this name when one is given)."""
+    name = str(payload.get("name") or "")
+    for card in reversed(cards):
+        if card.get("done") or (name and card.get("name") != name):
+            continue
+        card["done"] = True
+        return card
+    return None
+
+
+NAMES = st.sampled_from(["", "read", "write", "grep"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    steps=st.lists(
+        st.tuples(st.sampled_from(["tool", "tool_complete"]), st.one_of(NAMES, st.none(), st.just(0))),
+        max_size=40,
+    )
+)
+def test_tool_complete_marks_the_card_hermes_walk_marks(steps):
+    session: dict = {"messages": [{"role": "user", "content": "hi", "timestamp": 1}]}
+    m = _materializer(session)
+    walked: list[dict] = []
+    for seq, (kind, name) in enumerate(steps, 1):
+        payload = {"name": name}
+        if kind == "tool":
+            m.on_tool(seq, payload, None)
+            walked.append(copy.deepcopy(m.cards[-1]))
+        else:
+            m.on_tool_complete(payload)
+            _complete_by_walk(walked, payload)
+        assert [c["done"] for c in m.cards] == [c["done"] for c in walked]
