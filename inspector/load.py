@@ -10,10 +10,12 @@ Their output for people and programs is :mod:`inspector.report`'s.
 from __future__ import annotations
 
 import os
+import pickle
 import stat
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +38,7 @@ from inspector.store.journal import (
     stream_summary,
 )
 from inspector.store.scan import (
+    INDEX,
     JOURNAL,
     OPEN_RUN,
     SIDECAR,
@@ -178,48 +181,81 @@ def _catalogue(
     # The same copy then reads every run journal once (the journal findings of the audit command,
     # and for the list which journals hold output no terminal record ended), so that work, a
     # quarter of a first open, runs beside the sidecars too.
-    # _index.json is read once, here, before the copy is forked: hermes' audit in the copy and the
-    # catalogue here both take its facts (each parsed it until 2026-12-01).
-    scan.index_facts()
-    pending = _start_audit_aside(home, scan, with_hermes_audit, while_waiting is not None)
+    # _index.json is read once: by the copy running hermes' audit, which hands its facts over with
+    # its sidecars' (each process parsed it until 2026-12-01, this one before the fork until the
+    # fourth session), or here when there is no copy.
     texts_for = {f"{sid}.json" for sid in turn_journal_session_ids(home.session_dir, scan)}
-    scan.prefetch(scan.live_names() + scan.bak_names(), texts_for)
+    names = scan.live_names() + scan.bak_names()
+    pending = _start_aside(home, scan, with_hermes_audit, while_waiting is not None, names, texts_for)
+    if pending is not None:
+        pending.read_sidecars(scan)
+    else:
+        scan.prefetch(names, texts_for)
     reader = _StateDbPrefetch(home, scan.cache)
     cat = build_catalogue(home, now=now, state_db_reader=reader, scan=scan)
     audit = error = extra = None
     journal_findings = None
+    done = False
     if pending is not None:
-        audit, error, journal_findings = _finish_aside(home, scan, pending, with_hermes_audit)
+        audit, error, journal_findings, done = _finish_aside(
+            home, scan, pending, with_hermes_audit, while_waiting is not None
+        )
     add_unshown_output_findings(home, scan, cat, now)
     if while_waiting is not None:
         extra = journal_findings if journal_findings is not None else while_waiting()
     if with_hermes_audit:
-        if pending is None or (audit is None and error is None):
+        if not done:
             audit, error = hermes_audit(home, scan)
         add_hermes_audit(cat, audit if error is None else error.partial_report)
     return cat, audit, error, extra
 
 
-def _audit_job(
-    home: Home, scan: SessionDirScan, with_hermes_audit: bool = True, with_journal_findings: bool = False
+def _aside_job(
+    home: Home,
+    scan: SessionDirScan,
+    share: list[tuple[str, bool]],
+    stage: _Stage,
+    others: list[int],
+    journals: list[str],
+    with_hermes_audit: bool = False,
+    with_journal_findings: bool = False,
 ) -> tuple:
-    """In the forked copy: hermes' audit, with its error taken apart (it does not pickle whole);
-    every run journal read once, for the journal findings (``with_journal_findings``) and the
-    open-run facts :func:`add_unshown_output_findings` asks for; and the facts of the files it
-    looked at, for this process's cache."""
-    audit = error = None
+    """In a forked copy: its ``share`` of the sidecars read first (``with_hermes_audit``: after
+    ``_index.json``) and their facts handed over at once through ``stage`` (the first process builds the catalogue from them while this one goes
+    on; ``others``: the descriptors of the other copies' stages, closed here at once);
+    ``with_hermes_audit``: hermes' audit, with its error taken apart (it does not pickle whole);
+    the run ``journals`` read, their facts into the cache; and the facts of the files it looked
+    at, for the first process's cache, from which it then works out the journal findings.
+    Without a cache (nothing to hand the journals' facts over in) the journals are all read here
+    and their findings returned."""
+    for fd in others:
+        os.close(fd)
+    stage.in_copy()
+    try:
+        index = None
+        if with_hermes_audit:  # its facts go over with the sidecars' (and the cache entry, to keep)
+            facts = scan.index_facts()
+            entry = scan.cache.entries[INDEX].get("_index.json") if scan.cache is not None else None
+            index = (facts, entry)
+        got = scan.read_here(share)
+        scan.take(got)
+        stage.hand_over(pickle.dumps((got, index), protocol=pickle.HIGHEST_PROTOCOL))
+    finally:
+        stage.close_writing_end()
+    audit = error = findings = None
     if with_hermes_audit:
-        # the sidecars hermes' audit reads (each one with a .bak and it, those with a turn
-        # journal for their user texts), read in one quick pass rather than one full parse each
-        texts = {f"{sid}.json" for sid in turn_journal_session_ids(home.session_dir, scan)}
-        baks = set(scan.bak_names())
-        pairs = [m for n in scan.live_names() if n + ".bak" in baks for m in (n, n + ".bak")]
-        scan.read_ahead(pairs + sorted(texts - set(pairs)), texts)
+        # what hermes' audit reads beyond the share (none, when the split is the usual one), in one
+        # quick pass rather than one full parse each
+        scan.read_ahead(*_hermes_files(home, scan))
         audit, error = hermes_audit(home, scan)
-    findings = _journals_aside(home.session_dir, scan.cache, with_journal_findings)
     facts = {}
-    if scan.cache is not None:
-        for kind in (TURN, JOURNAL, OPEN_RUN):
+    if scan.cache is None:
+        if with_hermes_audit:
+            findings = _journals_aside(home.session_dir, None, with_journal_findings)
+    else:
+        for path in journals:
+            _journal_facts(Path(path), scan.cache, open_runs=True)
+        for kind in (TURN, JOURNAL, OPEN_RUN, STATE_DB):
             entries = scan.cache.entries[kind]
             facts[kind] = {p: entries[p] for p in scan.cache.seen(kind) if p in entries}
     if error is None:
@@ -227,20 +263,308 @@ def _audit_job(
     return None, (str(error), error.partial_report, list(error.errors)), findings, facts
 
 
-def _start_audit_aside(
-    home: Home, scan: SessionDirScan, with_hermes_audit: bool = True, with_journal_findings: bool = False
-) -> Forked | None:
-    """:func:`_audit_job` running in a forked copy of this process, or None when this process may
-    not fork (see ``scan.can_fork``), the folder is too small to be worth it, or the fact cache
-    already knows nearly every sidecar (a second look: the copy would only look facts up, and
-    forking a process holding the cache costs more than that)."""
+class _Stage:
+    """A forked copy's first result, handed to the first process while the copy goes on: the bytes
+    are written to a file both share (memory-backed where the system has ``memfd_create``; a pipe
+    alone would hold 64 KB and stop the copy until the first process reads, which it does only
+    once its own share is read), then one byte through a pipe says they are complete; the pipe's
+    end (the copy's last descriptor of it closed, by its exit at the latest) says the copy is done
+    with it, so a copy that died is noticed."""
+
+    def __init__(self) -> None:
+        self.read_fd, self.write_fd = os.pipe()
+        try:
+            self.file_fd = os.memfd_create("hermes-inspector-stage", os.MFD_CLOEXEC)
+        except (AttributeError, OSError):
+            import tempfile
+
+            fh = tempfile.TemporaryFile()
+            self.file_fd = os.dup(fh.fileno())
+            fh.close()
+
+    def fds(self) -> list[int]:
+        return [self.read_fd, self.write_fd, self.file_fd]
+
+    def in_copy(self) -> None:
+        os.close(self.read_fd)
+
+    def hand_over(self, data: bytes) -> None:
+        view = memoryview(data)
+        at = 0
+        while at < len(view):
+            at += os.pwrite(self.file_fd, view[at:], at)
+        os.close(self.file_fd)
+        os.write(self.write_fd, b".")
+
+    def close_writing_end(self) -> None:
+        try:
+            os.close(self.write_fd)
+        except OSError:
+            pass
+
+    def in_parent(self) -> None:
+        """After the fork: only the copy keeps the writing end."""
+        os.close(self.write_fd)
+
+    def receive(self) -> bytes | None:
+        """The bytes the copy handed over; None when it ended without (it failed or died)."""
+        try:
+            said = b""
+            while True:
+                chunk = os.read(self.read_fd, 16)
+                if not chunk:
+                    break
+                said += chunk
+            if said != b".":
+                return None
+            size = os.fstat(self.file_fd).st_size
+            parts = []
+            at = 0
+            while at < size:
+                part = os.pread(self.file_fd, size - at, at)
+                if not part:
+                    return None
+                parts.append(part)
+                at += len(part)
+            return b"".join(parts)
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        for fd in (self.read_fd, self.file_fd):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.read_fd = self.file_fd = -1
+
+
+def _hermes_files(home: Home, scan: SessionDirScan, with_index: bool = True) -> tuple[list[str], set[str]]:
+    """(the sidecars and ``.bak`` files hermes' audit reads, the names among them whose user texts
+    it compares): every ``.bak`` and its live sidecar, the sessions with a turn journal, and
+    (``with_index``) the live sidecars ``_index.json`` does not list (their message count is in
+    the item)."""
+    texts = {f"{sid}.json" for sid in turn_journal_session_ids(home.session_dir, scan)}
+    baks = scan.bak_names()
+    live = scan.live_names()
+    live_set = set(live)
+    wanted = [n for b in baks for n in (b[:-4], b) if n in live_set or n == b]
+    facts = scan.index_facts() if with_index and scan.exists("_index.json") else None
+    if facts is not None:
+        listed = {f"{sid}.json" for sid, _ in facts["rows"]}
+        wanted += [n for n in live if n not in listed]
+    elif with_index:
+        wanted += live if scan.exists("_index.json") else []
+    wanted += sorted(texts)
+    return list(dict.fromkeys(wanted)), texts
+
+
+# The work of a first open is dealt out between this process and two forked copies so that the
+# three finish together (on two idle cores that is half the work each core; on a busy machine,
+# where every process gets its turn, no one process has much more to do than the others). Costs
+# are in bytes of sidecar read (their quick pass: about 2.1 ns a byte on the benchmark machine),
+# plus a cost per sidecar for what does not grow with its size: opening and reading it, and, in
+# this process, its row of the catalogue (and the JSON output), in the first copy its part of
+# hermes' audit. A byte of run journal costs about half as much again (3.3 ns: read, checked line
+# by line for the journal findings and the open-run facts).
+FILE_COST = 6_000
+CATALOGUE_COST_PER_FILE = 12_000
+AUDIT_COST_PER_FILE = 6_000
+JOURNAL_BYTE_COST = 1.5
+# state.db's records for the catalogue (here) and hermes' query (in the first copy): a byte of the
+# database costs this much (0.15 s and 0.09 s for the bench home's 194 MB)
+RECORDS_DB_BYTE_COST = 0.35
+HERMES_DB_BYTE_COST = 0.2
+INDEX_BYTE_COST = 1.2  # _index.json, parsed in the first copy (0.08 s for 22 MB)
+
+
+def _size_or_zero(path: Path) -> int:
+    st = _stat_or_none(path)
+    return st.st_size if st is not None else 0
+
+
+def _journal_sizes(session_dir: Path) -> list[tuple[int, str]]:
+    """``(size, path)`` of every run journal (``_run_journal/<session>/*.jsonl``) that
+    :func:`_journal_findings` reads (not those of a folder whose name hermes rejects)."""
+    out: list[tuple[int, str]] = []
+    try:
+        with os.scandir(session_dir / RUN_JOURNAL_DIR) as folders:
+            for folder in folders:
+                try:
+                    if not folder.is_dir() or not is_valid_journal_id(folder.name):
+                        continue
+                    with os.scandir(folder.path) as files:
+                        for f in files:
+                            if f.name.endswith(".jsonl"):
+                                try:
+                                    out.append((f.stat().st_size, f.path))
+                                except OSError:
+                                    pass
+                except OSError:
+                    continue
+    except OSError:
+        pass
+    return out
+
+
+class Plan:
+    """Who reads what on a first open: ``sidecars[i]`` (``(name, want_texts)`` pairs) and
+    ``journals[i]`` (paths) of worker ``i`` (0: this process, 1: the copy running hermes' audit,
+    2: the other copy), and the cost each was given."""
+
+    def __init__(self, workers: int) -> None:
+        self.sidecars: list[list[tuple[str, bool]]] = [[] for _ in range(workers)]
+        self.journals: list[list[str]] = [[] for _ in range(workers)]
+        self.load: list[float] = [0.0] * workers
+
+
+def plan_work(
+    todo: list[tuple[int, str, bool]],
+    hermes_first: list[str],
+    journals: list[tuple[int, str]],
+    fixed: list[float],
+) -> Plan:
+    """The sidecars ``todo`` (``(size, name, want_texts)``) and the run ``journals`` (``(size,
+    path)``) dealt out between ``len(fixed)`` workers that already have ``fixed`` work each, so
+    that they finish together: the files named in ``hermes_first`` to worker 1 (hermes' audit
+    reads them there), the journals to the copies only (workers 1 and up), then every file,
+    largest first, to the worker with the least work so far (each sidecar costs its size plus
+    :data:`FILE_COST`, each journal byte :data:`JOURNAL_BYTE_COST`)."""
+    plan = Plan(len(fixed))
+    plan.load = list(fixed)
+    first = set(hermes_first)
+    rest = []
+    for size, name, want in todo:
+        if name in first:
+            plan.sidecars[1].append((name, want))
+            plan.load[1] += size + FILE_COST
+        else:
+            rest.append((size + FILE_COST, 0, name, want))
+    copies = range(1, len(fixed))
+    for size, path in sorted(journals, reverse=True):
+        i = min(copies, key=plan.load.__getitem__)
+        plan.journals[i].append(path)
+        plan.load[i] += JOURNAL_BYTE_COST * size
+    rest.sort(reverse=True)
+    load = plan.load
+    everyone = range(len(fixed))
+    for cost, _, name, want in rest:
+        i = min(everyone, key=load.__getitem__)
+        plan.sidecars[i].append((name, want))
+        load[i] += cost
+    return plan
+
+
+class _Aside:
+    """The forked copies of a first open (:func:`_aside_job`), with this process's share."""
+
+    def __init__(
+        self, copies: list[Forked | None], stages: list[_Stage], plan: Plan, journals_here: bool
+    ) -> None:
+        self.copies = copies
+        self._stages: list[_Stage] | None = stages
+        self.plan = plan
+        self.journals_here = journals_here  # the journal facts come back through the cache
+
+    def read_sidecars(self, scan: SessionDirScan) -> None:
+        """This process's share read here, then each copy's taken from it (read here after all
+        when a copy failed before it handed them over)."""
+        scan.take(scan.read_here(self.plan.sidecars[0]))
+        stages, self._stages = self._stages or [], None
+        for i, stage in enumerate(stages, start=1):
+            got = index = None
+            try:
+                data = stage.receive()
+                if data is not None:
+                    got, index = pickle.loads(data)
+            except (OSError, pickle.UnpicklingError, EOFError, ValueError, TypeError):
+                got = index = None
+            scan.take(got if got is not None else scan.read_here(self.plan.sidecars[i]))
+            if index is not None:
+                scan.adopt_index_facts(*index)
+
+    def results(self) -> list:
+        """Each copy's result, or the ForkedError it ended with."""
+        for stage in self._stages or ():  # never read
+            stage.close()
+        self._stages = None
+        out: list = []
+        for copy in self.copies:
+            try:
+                if copy is None:
+                    raise ForkedError("this system did not fork a second copy")
+                out.append(copy.result())
+            except ForkedError as exc:
+                out.append(exc)
+        return out
+
+
+def _start_aside(
+    home: Home,
+    scan: SessionDirScan,
+    with_hermes_audit: bool = True,
+    with_journal_findings: bool = False,
+    names: list[str] | None = None,
+    texts_for: set[str] | frozenset[str] = frozenset(),
+) -> _Aside | None:
+    """The :data:`FIRST_OPEN_COPIES` forked copies of a first open, working, or None when this
+    process may not fork (see ``scan.can_fork``), the folder is too small to be worth it, or the
+    fact cache already knows nearly every sidecar (a second look: the copies would only look facts
+    up, and forking a process holding the cache costs more than that). The sidecars among
+    ``names`` the cache does not answer for and the run journals are dealt out by
+    :func:`plan_work`: the first copy runs hermes' audit (and reads the files it reads), and each
+    hands its sidecars' facts back at once, then reads its journals. Without a fact cache the
+    first copy reads every journal."""
     if len(scan.names) < AUDIT_ASIDE_MIN_FILES or not can_fork() or _mostly_cached(scan):
         return None
-    try:
-        return Forked(lambda: _audit_job(home, scan, with_hermes_audit, with_journal_findings))
-    except OSError:
-        return None
+    todo = scan.unanswered(names or [], texts_for)
+    hermes_first: list[str] = []
+    fixed = [float(CATALOGUE_COST_PER_FILE * len(todo))] + [0.0] * FIRST_OPEN_COPIES
+    db_size = _size_or_zero(home.state_db())
+    fixed[0] += RECORDS_DB_BYTE_COST * db_size
+    if with_hermes_audit:  # (the few files _index.json leaves out it reads after the split)
+        hermes_first = _hermes_files(home, scan, with_index=False)[0]
+        fixed[1] += AUDIT_COST_PER_FILE * len(todo) + HERMES_DB_BYTE_COST * db_size
+        fixed[1] += INDEX_BYTE_COST * _size_or_zero(home.session_dir / "_index.json")
+    journals: list[tuple[int, str]] = []
+    if scan.cache is not None:
+        journals = _journal_sizes(home.session_dir)
+    elif with_hermes_audit and with_journal_findings:  # read by the first copy, all of them
+        fixed[1] += JOURNAL_BYTE_COST * sum(size for size, _ in _journal_sizes(home.session_dir))
+    plan = plan_work(todo, hermes_first, journals, fixed)
+    stages = [_Stage() for _ in range(FIRST_OPEN_COPIES)]
+    copies: list[Forked | None] = []
+    for i, stage in enumerate(stages, start=1):
+        others = [fd for other in stages if other is not stage for fd in other.fds()]
+        job = partial(
+            _aside_job,
+            home,
+            scan,
+            plan.sidecars[i],
+            stage,
+            others,
+            plan.journals[i],
+            with_hermes_audit and i == 1,
+            with_journal_findings,
+        )
+        try:
+            copies.append(Forked(job))
+        except OSError:
+            if i == 1:  # no copy at all: everything here, the usual way
+                for st in stages:
+                    st.in_parent()
+                    st.close()
+                return None
+            copies.append(None)  # its share and its journals are read here
+    for stage in stages:
+        stage.in_parent()
+    return _Aside(copies, stages, plan, scan.cache is not None)
 
+
+# How many forked copies share a first open's work with this process (1 or more). Two: on a busy
+# machine three processes get more turns than two and none has much more to do than the others;
+# one: about 7% less CPU (each copy's fork and copy-on-write). See bench/profile_notes.md.
+FIRST_OPEN_COPIES = 2
 
 WARM_SHARE = 0.9  # of the sidecars and .bak files with a cache entry: a second look, no forked copy
 
@@ -259,23 +583,30 @@ def _mostly_cached(scan: SessionDirScan) -> bool:
 def _finish_aside(
     home: Home,
     scan: SessionDirScan,
-    pending: Forked,
+    pending: _Aside,
     with_hermes_audit: bool,
-) -> tuple[dict | None, HermesAuditError | None, list[Finding] | None]:
-    """(hermes' audit, its error, the journal findings) the forked copy worked out; (None, None,
-    None) when it failed (the caller then does the work here: it raises what it raises). The
-    facts it read are taken into this process's cache."""
-    try:
-        audit, error, findings, facts = pending.result()
-    except ForkedError:
-        return None, None, None
-    if scan.cache is not None:
-        for kind, entries in facts.items():
-            scan.cache.adopt(kind, entries)
+    with_journal_findings: bool,
+) -> tuple[dict | None, HermesAuditError | None, list[Finding] | None, bool]:
+    """(hermes' audit, its error, the journal findings, whether it all came through) of the forked
+    copies; the facts they read are taken into this process's cache, and the journal findings
+    worked out here from those facts (a journal whose facts did not come back is read here). When
+    the first copy failed, (None, None, None, False): the caller then does its work here (it
+    raises what it raises)."""
+    results = pending.results()
+    first = results[0]
+    for got in results:
+        if not isinstance(got, ForkedError) and scan.cache is not None:
+            for kind, entries in got[3].items():
+                scan.cache.adopt(kind, entries)
+    if isinstance(first, ForkedError):
+        return None, None, None, False
+    audit, error, findings, _ = first
+    if pending.journals_here:
+        findings = _journals_aside(home.session_dir, scan.cache, with_journal_findings)
     if error is not None:
-        message, partial, errors = error
-        return None, HermesAuditError(message, partial_report=partial, errors=errors), findings
-    return (audit if with_hermes_audit else None), None, findings
+        message, partial_report, errors = error
+        return None, HermesAuditError(message, partial_report=partial_report, errors=errors), findings, True
+    return (audit if with_hermes_audit else None), None, findings, True
 
 
 def load_catalogue(

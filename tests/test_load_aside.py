@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 
 import pytest
 
-from inspector import load
+from inspector import load, portable
 from inspector.home import locate_home
 from inspector.store import scan as scan_mod
+
+# the tests that fork (the copies themselves, not only the report): none where this process may not
+needs_fork = pytest.mark.skipif(portable.FORCED or not hasattr(os, "fork"), reason="no fork here")
 
 
 def _home(tmp_path, bad_turn_journal: bool):
@@ -42,8 +46,8 @@ def test_audit_aside_equals_audit_here(tmp_path, monkeypatch, bad_turn_journal):
     monkeypatch.setattr(load, "AUDIT_ASIDE_MIN_FILES", 0)
     monkeypatch.setattr(load, "can_fork", lambda: True)  # the test process has PySide6 loaded
     started = []
-    real = load._start_audit_aside
-    monkeypatch.setattr(load, "_start_audit_aside", lambda *a: started.append(1) or real(*a))
+    real = load._start_aside
+    monkeypatch.setattr(load, "_start_aside", lambda *a: started.append(1) or real(*a))
     aside = load.full_audit(home, now=now)
     assert started and aside == here
     assert (here["status"] == "hermes_audit_failed") == bad_turn_journal
@@ -59,6 +63,7 @@ def test_turn_journal_facts_of_the_copy_reach_the_cache(tmp_path, monkeypatch):
     assert list(json.loads(cache_file.read_text())["turn"]) == ["_turn_journal/s2~1.jsonl"]
 
 
+@needs_fork
 def test_a_second_look_with_the_cache_filled_forks_no_copy_and_says_the_same(tmp_path, monkeypatch):
     home = _home(tmp_path, False)
     monkeypatch.setattr(scan_mod, "RACY_WINDOW_NS", 0)
@@ -68,7 +73,199 @@ def test_a_second_look_with_the_cache_filled_forks_no_copy_and_says_the_same(tmp
     real = load.Forked
     monkeypatch.setattr(load, "Forked", lambda fn: forked.append(1) or real(fn))
     now = time.time()
-    first = load.full_audit(home, now=now)  # no cache yet: hermes' audit and the journals in a copy
-    assert forked == [1]
+    first = load.full_audit(home, now=now)  # no cache yet: the work dealt out to two copies
+    assert forked == [1, 1]
     second = load.full_audit(home, now=now)  # every sidecar known to the cache: all of it here
-    assert forked == [1] and second == first
+    assert forked == [1, 1] and second == first
+
+
+def test_the_plan_gives_hermes_files_to_its_copy_and_every_file_to_one_worker():
+    sizes = [900_000, 5_000, 70_000, 300, 40_000] * 4
+    todo = [(size, f"s{i}.json", i % 3 == 0) for i, size in enumerate(sizes)]
+    journals = [(3_000_000, "/j/a.jsonl"), (200_000, "/j/b.jsonl"), (1_000_000, "/j/c.jsonl")]
+    plan = load.plan_work(todo, ["s7.json", "s3.json"], journals, [50_000.0, 200_000.0, 0.0])
+    names = [n for share in plan.sidecars for n, _ in share]
+    assert sorted(names) == sorted(n for _, n, _ in todo)  # each sidecar once, to one worker
+    assert {"s7.json", "s3.json"} <= {n for n, _ in plan.sidecars[1]}  # hermes' audit reads them there
+    want = {n: w for _, n, w in todo}
+    assert all(w == want[n] for share in plan.sidecars for n, w in share)  # the user texts still asked for
+    assert plan.journals[0] == []  # this process builds the catalogue: journals go to the copies
+    assert sorted(p for j in plan.journals for p in j) == sorted(p for _, p in journals)
+    cost = {n: s + load.FILE_COST for s, n, _ in todo}
+    jcost = {p: load.JOURNAL_BYTE_COST * s for s, p in journals}
+    loads = [
+        fixed + sum(cost[n] for n, _ in plan.sidecars[i]) + sum(jcost[p] for p in plan.journals[i])
+        for i, fixed in enumerate([50_000.0, 200_000.0, 0.0])
+    ]
+    assert loads == pytest.approx(plan.load)
+    # the rule: the workers finish together, within the largest file dealt out by the balance
+    assert max(loads) - min(loads) <= max(max(cost.values()), max(jcost.values()))
+
+
+def test_a_copy_busier_than_everything_gets_only_hermes_files():
+    todo = [(1000, f"s{i}.json", False) for i in range(10)]
+    plan = load.plan_work(todo, ["s4.json"], [], [0.0, 1e9, 0.0])
+    assert plan.sidecars[1] == [("s4.json", False)]
+    assert len(plan.sidecars[0]) + len(plan.sidecars[2]) == 9
+
+
+@needs_fork
+def test_each_sidecar_is_read_once_across_the_processes(tmp_path, monkeypatch):
+    # (a live sidecar _index.json does not list may be read again by the copy running hermes'
+    # audit, which counts its messages for the item: the index is parsed there, after the split)
+    home = _home(tmp_path, False)
+    (home.session_dir / "_index.json").write_text(json.dumps([{"session_id": f"s{i}"} for i in range(6)]))
+    monkeypatch.setenv("HERMES_INSPECTOR_NO_CACHE", "1")
+    monkeypatch.setattr(load, "AUDIT_ASIDE_MIN_FILES", 0)
+    monkeypatch.setattr(load, "can_fork", lambda: True)
+    monkeypatch.setattr(scan_mod, "can_fork", lambda: True)
+    log = tmp_path / "reads.log"
+    real = scan_mod.read_regular
+
+    def noting(path, *a, **k):
+        with open(log, "a") as fh:  # appended from both processes
+            fh.write(f"{path}\n")
+        return real(path, *a, **k)
+
+    monkeypatch.setattr(scan_mod, "read_regular", noting)
+    load.full_audit(home, now=time.time())
+    names = [line.rsplit("/", 1)[-1] for line in log.read_text().splitlines()]
+    sidecars = [n for n in names if n.endswith((".json", ".json.bak")) and not n.startswith("_")]
+    assert sorted(sidecars) == sorted(set(sidecars))
+    assert set(sidecars) == {f"s{i}.json" for i in range(6)} | {"s5.json.bak", "gone.json.bak"}
+    assert names.count("_index.json") == 1  # parsed in the copy, its facts handed over
+
+
+def test_a_copy_that_fails_before_handing_its_share_over_changes_nothing(tmp_path, monkeypatch):
+    home = _home(tmp_path, False)
+    now = time.time()
+    monkeypatch.setenv("HERMES_INSPECTOR_NO_CACHE", "1")
+    here = load.full_audit(home, now=now)
+    monkeypatch.setattr(load, "AUDIT_ASIDE_MIN_FILES", 0)
+    monkeypatch.setattr(load, "can_fork", lambda: True)
+
+    def broken(stage, data):
+        raise OSError("no room")
+
+    monkeypatch.setattr(load._Stage, "hand_over", broken)  # in the copies: they fail before handing over
+    monkeypatch.setattr("inspector.forked._log_failure", lambda *a: None)
+    assert load.full_audit(home, now=now) == here
+
+
+def _with_journals(tmp_path, monkeypatch):
+    home = _home(tmp_path, False)
+    runs = home.session_dir / "_run_journal"
+    for sid, lines in (("s1", ['{"seq": 1}', "not json", '{"seq": 3}']), ("s3", ['{"a": 1}', "[1]"])):
+        (runs / sid).mkdir(parents=True)
+        (runs / sid / "r1.jsonl").write_text("\n".join(lines) + "\n")
+        (runs / sid / "r2.jsonl").write_text('{"seq": 1}\n')
+    (runs / "bad name!").mkdir()
+    monkeypatch.setattr(scan_mod, "RACY_WINDOW_NS", 0)
+    monkeypatch.setattr(load, "AUDIT_ASIDE_MIN_FILES", 0)
+    monkeypatch.setattr(load, "can_fork", lambda: True)
+    return home
+
+
+@needs_fork
+def test_journals_read_by_the_copies_give_the_journal_findings_of_reading_them_here(tmp_path, monkeypatch):
+    home = _with_journals(tmp_path, monkeypatch)
+    now = time.time()
+    monkeypatch.setenv("HERMES_INSPECTOR_NO_CACHE", "1")
+    monkeypatch.setattr(load, "can_fork", lambda: False)
+    here = load.full_audit(home, now=now)
+    monkeypatch.delenv("HERMES_INSPECTOR_NO_CACHE")
+    monkeypatch.setattr(load, "can_fork", lambda: True)
+    log = tmp_path / "journal-reads.log"
+    real = load.read_regular
+
+    def noting(path, *a, **k):
+        with open(log, "a") as fh:  # appended from every process
+            fh.write(f"{os.getpid()} {path}\n")
+        return real(path, *a, **k)
+
+    monkeypatch.setattr(load, "read_regular", noting)
+    aside = load.full_audit(home, now=now)
+    assert aside == here
+    kinds = [f["kind"] for f in aside["inspector"]["findings"]]
+    assert kinds.count("journal_lines_dropped") == 2 and "unsafe_journal_id" in kinds
+    reads = [line.split() for line in log.read_text().splitlines()]
+    assert sorted(p for _, p in reads) == sorted({p for _, p in reads})  # each journal read once
+    assert len(reads) == 4 and os.getpid() not in {int(pid) for pid, _ in reads}  # in the copies
+
+
+@needs_fork
+@pytest.mark.parametrize("copies", [1, 3])
+def test_any_number_of_copies_gives_the_same_report(tmp_path, monkeypatch, copies):
+    home = _with_journals(tmp_path, monkeypatch)
+    now = time.time()
+    monkeypatch.setenv("HERMES_INSPECTOR_NO_CACHE", "1")
+    here = load.full_audit(home, now=now)
+    monkeypatch.delenv("HERMES_INSPECTOR_NO_CACHE")
+    monkeypatch.setattr(load, "FIRST_OPEN_COPIES", copies)
+    forked = []
+    real = load.Forked
+    monkeypatch.setattr(load, "Forked", lambda fn: forked.append(1) or real(fn))
+    assert load.full_audit(home, now=now) == here
+    assert len(forked) == copies
+
+
+def test_a_second_copy_that_fails_changes_nothing(tmp_path, monkeypatch):
+    home = _with_journals(tmp_path, monkeypatch)
+    now = time.time()
+    monkeypatch.setenv("HERMES_INSPECTOR_NO_CACHE", "1")
+    here = load.full_audit(home, now=now)
+    monkeypatch.delenv("HERMES_INSPECTOR_NO_CACHE")
+    real = load._aside_job
+
+    def second_fails(home, scan, share, stages, journals, with_hermes_audit, *rest):
+        if not with_hermes_audit:
+            raise RuntimeError("the second copy fails")
+        return real(home, scan, share, stages, journals, with_hermes_audit, *rest)
+
+    monkeypatch.setattr(load, "_aside_job", second_fails)
+    monkeypatch.setattr("inspector.forked._log_failure", lambda *a: None)
+    assert load.full_audit(home, now=now) == here
+
+
+@needs_fork
+def test_a_copy_hands_over_megabytes_without_waiting_for_the_reader():
+    import signal
+
+    from inspector.forked import Forked
+
+    data = os.urandom(3 << 20)  # far more than a pipe holds
+    stage = load._Stage()
+
+    def job():
+        stage.in_copy()
+        try:
+            stage.hand_over(data)
+        finally:
+            stage.close_writing_end()
+        return "went on"
+
+    signal.alarm(20)  # a copy blocked on its hand-over would hang here
+    try:
+        copy = Forked(job)
+        stage.in_parent()
+        assert copy.result() == "went on"  # it ended before anything was read
+        assert stage.receive() == data
+    finally:
+        signal.alarm(0)
+
+
+@needs_fork
+def test_a_copy_that_dies_before_handing_over_is_told_apart_from_an_empty_hand_over():
+    from inspector.forked import Forked, ForkedError
+
+    stage = load._Stage()
+
+    def dies():
+        stage.in_copy()
+        os._exit(3)
+
+    copy = Forked(dies)
+    stage.in_parent()
+    with pytest.raises(ForkedError):
+        copy.result()
+    assert stage.receive() is None

@@ -17,7 +17,10 @@ warning instead of crashing.
 
 from __future__ import annotations
 
+import os
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +31,7 @@ from inspector.store.backup import (
     session_id_of_bak,
 )
 from inspector.store.files import FileSnapshot
-from inspector.store.scan import SessionDirScan
+from inspector.store.scan import STATE_DB, SessionDirScan
 from inspector.store.statedb import SessionPresence, read_missing_sidecar_rows
 from inspector.store.tombstone import is_durably_tombstoned
 from inspector.store.turn_journal import (
@@ -239,6 +242,92 @@ class _Background:
         return value
 
 
+def _stat_or_none(path: str) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except (OSError, ValueError):
+        return None
+
+
+def _missing_sidecar_rows(
+    session_dir: Path,
+    state_db_path: Path | None,
+    scan: SessionDirScan,
+    sidecar_exists: Callable[[str], bool],
+    is_tombstoned: Callable[[str], bool],
+) -> list[dict]:
+    """What the audit reads of :func:`read_missing_sidecar_rows` (``include_empty``): each row's
+    ``id`` and its ``_state_db_empty_messages`` / ``_state_db_deleted_webui_tombstone`` flags, in
+    hermes' order.
+
+    With a fact cache, what the query found is kept while state.db and its WAL and rollback
+    journal are the files they were (device, inode, size, mtime, ctime: every commit changes one
+    of them): the stripped id of every ``source='webui'`` row in the query's order, and of those
+    that had no sidecar the raw id and whether they have messages. A second look then asks the
+    folder which of them have a sidecar now and the tombstones which are deleted, as hermes does
+    each time; the query runs again only when a row without a sidecar is not in the entry (its
+    sidecar was removed since). Nothing is kept when the query failed (hermes then reports no
+    rows: a locked database may answer next time), found no webui row, or an id is not text."""
+    cache = scan.cache
+    if cache is None or state_db_path is None:
+        return _read_rows(session_dir, state_db_path, sidecar_exists, is_tombstoned)
+    db = str(state_db_path)
+    key = f"hermes-missing-rows:{db}"
+    started = time.time_ns()
+    stats = [_stat_or_none(f"{db}{suffix}") for suffix in ("", "-wal", "-journal")]
+    if stats[0] is None:
+        return _read_rows(session_dir, state_db_path, sidecar_exists, is_tombstoned)
+    facts = cache.get_for(STATE_DB, key, stats)
+    if facts is not None and isinstance(facts.get("ids"), list) and isinstance(facts.get("rows"), dict):
+        known = facts["rows"]
+        rows = []
+        for sid in facts["ids"]:
+            if sidecar_exists(sid):
+                continue
+            got = known.get(sid)
+            if got is None:  # a sidecar removed since the query ran: its messages were not asked for
+                rows = None
+                break
+            row = {"id": got[0], "_state_db_empty_messages": got[1]}
+            if is_tombstoned(sid):
+                row["_state_db_deleted_webui_tombstone"] = True
+            rows.append(row)
+        if rows is not None:
+            return rows
+    ids: list[str] = []
+
+    def noting(sid: str) -> bool:  # called once per webui row with an id, in the query's order
+        ids.append(sid)
+        return sidecar_exists(sid)
+
+    rows = _read_rows(session_dir, state_db_path, noting, is_tombstoned)
+    kept = {}
+    for row in rows:
+        raw = row.get("id")
+        if raw.__class__ is not str:
+            return rows
+        kept[raw.strip()] = [raw, bool(row.get("_state_db_empty_messages"))]
+    missing = [sid for sid in ids if not sidecar_exists(sid)]
+    if ids and all(sid in kept for sid in missing) and len(kept) == len(missing):
+        cache.put_for(STATE_DB, key, stats, {"ids": ids, "rows": kept}, started)
+    return rows
+
+
+def _read_rows(
+    session_dir: Path,
+    state_db_path: Path | None,
+    sidecar_exists: Callable[[str], bool],
+    is_tombstoned: Callable[[str], bool],
+) -> list[dict]:
+    return read_missing_sidecar_rows(
+        session_dir,
+        state_db_path,
+        include_empty=True,
+        sidecar_exists=sidecar_exists,
+        is_tombstoned=is_tombstoned,
+    )
+
+
 def _report(items: list[dict], live_count: int) -> dict:
     summary = {"ok": live_count, REPAIRABLE: 0, UNSAFE: 0}
     for item in items:
@@ -279,12 +368,12 @@ def audit_session_recovery(
     # state.db is read in a second thread while this one looks at the files (SQLite lets go of
     # the GIL while it runs a query); the items keep hermes' order.
     rows_thread = _Background(
-        read_missing_sidecar_rows,
+        _missing_sidecar_rows,
         session_dir,
         state_db_path,
-        include_empty=True,
-        sidecar_exists=sidecar_exists,
-        is_tombstoned=lambda sid: is_durably_tombstoned(session_dir, sid, snap),
+        scan,
+        sidecar_exists,
+        lambda sid: is_durably_tombstoned(session_dir, sid, snap),
     )
     tombstoned_baks: set[str] = set()
     items = _live_items(session_dir, live_names, snap, scan)

@@ -956,11 +956,28 @@ class SessionDirScan:
             theirs = None
         if theirs is None:
             theirs = _read_sidecars(self._dir_str, theirs_todo)
-        for name, facts, st, error, started in mine + theirs:
+        self.take(mine + theirs)
+        return len(todo)
+
+    def read_here(self, todo: list[tuple[str, bool]]) -> list[tuple]:
+        """:func:`_read_sidecars` of ``(name, want_texts)`` pairs of this folder, in this process (one
+        quick pass): what :meth:`take` takes, and what pickles to another copy of this scan."""
+        return _read_sidecars(self._dir_str, todo) if todo else []
+
+    def take(self, results: list[tuple]) -> None:
+        """The facts of files read (by :meth:`read_here`, here or in another copy of this scan),
+        answered from now on by :meth:`sidecar` and stored in the cache."""
+        for name, facts, st, error, started in results:
             self._facts[name] = (facts, st, error)
             if error is None and self.cache is not None:
                 self.cache.put(SIDECAR, name, st, facts, started)
-        return len(todo)
+
+    def unanswered(
+        self, names: list[str], texts_for: set[str] | frozenset[str] = frozenset()
+    ) -> list[tuple[int, str, bool]]:
+        """``(size, name, want_texts)`` of the files among ``names`` neither this scan nor the cache
+        answers for (their facts are taken from the cache here)."""
+        return self._todo(names, texts_for)
 
     def _todo(self, names: list[str], texts_for: set[str] | frozenset[str]) -> list[tuple[int, str, bool]]:
         """``(size, name, want_texts)`` of the files among ``names`` neither this scan nor the cache
@@ -988,10 +1005,7 @@ class SessionDirScan:
         todo = self._todo(names, texts_for)
         if not todo:
             return 0
-        for name, facts, st, error, started in _read_sidecars(self._dir_str, [(n, w) for _, n, w in todo]):
-            self._facts[name] = (facts, st, error)
-            if error is None and self.cache is not None:
-                self.cache.put(SIDECAR, name, st, facts, started)
+        self.take(self.read_here([(n, w) for _, n, w in todo]))
         return len(todo)
 
     def message_count(self, name: str) -> int:
@@ -1054,6 +1068,16 @@ class SessionDirScan:
         if self.cache is not None and self._index_st is not None:
             self.cache.put(INDEX, "_index.json", self._index_st, facts, started)
         return facts
+
+    def adopt_index_facts(self, facts: dict | None, entry: list | None) -> None:
+        """:meth:`index_facts` as another copy of this scan worked them out (None: it found the
+        index missing or unreadable; then this scan reads it itself when asked, for the error),
+        with that copy's cache entry for them."""
+        if facts is None or self._index_facts is not None:
+            return
+        self._index_facts = facts
+        if self.cache is not None:
+            self.cache.adopt(INDEX, {"_index.json": entry} if entry is not None else {})
 
     # -- turn journals
 
