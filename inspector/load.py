@@ -527,7 +527,9 @@ def _start_aside(
         fixed[1] += AUDIT_COST_PER_FILE * len(todo) + HERMES_DB_BYTE_COST * db_size
         fixed[1] += INDEX_BYTE_COST * _size_or_zero(home.session_dir / "_index.json")
     journals: list[tuple[int, str]] = []
-    if scan.cache is not None:
+    if scan.cache is not None and with_journal_findings:
+        # (the list's catalogue wants only the open-run facts: a few byte tests per journal, done
+        # here after the copies by _journals_aside, not every line checked in a copy)
         journals = _journal_sizes(home.session_dir)
     elif with_hermes_audit and with_journal_findings:  # read by the first copy, all of them
         fixed[1] += JOURNAL_BYTE_COST * sum(size for size, _ in _journal_sizes(home.session_dir))
