@@ -91,6 +91,9 @@ def test_hermes_stops_at_the_same_file(tmp_path, monkeypatch, bad):
 
 
 @FORKS
+# It lowers read_regular's size limit through its __defaults__; under mutmut read_regular is a
+# trampoline whose own defaults that does not reach (tests/MUTATION.md), so it sits the run out.
+@pytest.mark.skipif("MUTANT_UNDER_TEST" in os.environ, reason="patches a default mutmut's trampoline hides")
 def test_a_file_too_large_reaches_the_snapshot_once_and_in_order(tmp_path, monkeypatch):
     home_path, sessions = _home(tmp_path)
     for name in ("s03.json", "s10.json"):
