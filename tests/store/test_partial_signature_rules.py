@@ -95,7 +95,12 @@ def test_args_that_are_a_string_are_written_as_a_json_string():
 def test_partials_differing_only_in_whitespace_collapse_and_in_a_flag_do_not():
     """Rule: adjacent partials with the same signature collapse to the first; a changed flag, preview or
     args order does (or, for the order, does not) make them differ."""
-    first = {"role": "assistant", "_partial": True, "content": "so far", "_partial_tool_calls": [{"name": "t"}]}
+    first = {
+        "role": "assistant",
+        "_partial": True,
+        "content": "so far",
+        "_partial_tool_calls": [{"name": "t"}],
+    }
     same = {**first, "content": "so far  ", "timestamp": 2}
     kept, dropped = collapse_duplicate_partials([first, same])
     assert kept == [first] and dropped is True

@@ -72,7 +72,11 @@ def test_chosen_sessions_rows_are_copied_and_counted(tmp_path):
     assert got.empty_tables == ["settings"]
     assert got.left_out == []
     assert _read(dest, "SELECT * FROM sessions ORDER BY id") == [("a", "A"), ("c", "C")]
-    assert _read(dest, "SELECT * FROM messages ORDER BY id") == [(1, "a", "hi"), (3, "a", "there"), (4, "c", "y")]
+    assert _read(dest, "SELECT * FROM messages ORDER BY id") == [
+        (1, "a", "hi"),
+        (3, "a", "there"),
+        (4, "c", "y"),
+    ]
     assert _read(dest, "SELECT * FROM state_meta") == [("k1", "v1"), ("k2", "v2")]
     assert _read(dest, "SELECT count(*) FROM settings") == [(0,)]
     assert _names(dest, "index") == ["idx_messages_session"]
@@ -272,7 +276,10 @@ def test_a_source_that_is_no_database_is_refused_and_leaves_no_file(tmp_path):
     dest = tmp_path / "x.db"
     with pytest.raises(StateDbError) as caught:
         extract_sessions(src, dest, ["a"])
-    assert str(caught.value) == f"{src} is not an SQLite database (it looks encrypted or is not a state.db at all)"
+    assert (
+        str(caught.value)
+        == f"{src} is not an SQLite database (it looks encrypted or is not a state.db at all)"
+    )
     assert not dest.exists()
     with pytest.raises(StateDbError) as caught:
         extract_sessions(tmp_path / "missing.db", dest, ["a"])
