@@ -8,6 +8,7 @@ import os
 import re
 import stat
 import time
+from pathlib import Path
 
 import pytest
 
@@ -93,3 +94,11 @@ def test_a_long_name_is_shortened_to_leave_room_for_the_part_suffix(tmp_path) ->
     dest = log.rescue(name, b"theirs", "displaced")
     assert len(os.fsencode(dest.name)) == NAME_MAX - len(".part")
     assert dest.read_bytes() == b"theirs"
+
+
+def test_a_failed_writes_words_list_the_written_files_comma_separated() -> None:
+    assert (
+        planmod._written_list([Path("/h/s/a.json"), Path("/h/s/_index.json")])
+        == "/h/s/a.json, /h/s/_index.json"
+    )
+    assert planmod._written_list([]) == ""

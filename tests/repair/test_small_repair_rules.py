@@ -4,8 +4,12 @@ while writing) and how many rows a materialization defect warning names."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from inspector.repair.journal_read import JournalRead
 from inspector.repair.materialize import _more
-from inspector.repair.pending_turn import wakeup_display_meta
+from inspector.repair.notes import unsure_refusal
+from inspector.repair.pending_turn import context_only_recovered_turn, wakeup_display_meta
 
 WATCH = (
     '[IMPORTANT: Background process p9 matched watch pattern "ERROR .*".\n'
@@ -36,3 +40,22 @@ def test_a_defect_warning_names_twelve_rows_and_counts_the_rest() -> None:
     assert _more(list(range(12))) == ""
     assert _more(list(range(13))) == " and 1 more"
     assert _more(list(range(40))) == " and 28 more"
+
+
+def _unsure(path: Path | None) -> JournalRead:
+    return JournalRead("s", path, True, 1, [], [], None, [], unsure="a line 950 levels deep")
+
+
+def test_the_unsure_refusal_names_the_journal_file_or_the_run_journal() -> None:
+    tail = (
+        ": a line 950 levels deep; the inspector does not guess, so nothing is written "
+        "(hermes' own repair would recover either all of this record or none of it)"
+    )
+    assert unsure_refusal(_unsure(Path("/h/_run_journal/c1/r1.jsonl"))) == "r1.jsonl" + tail
+    assert unsure_refusal(_unsure(None)) == "the run journal" + tail
+
+
+def test_the_context_only_row_of_a_webui_prompt_has_no_source() -> None:
+    session = {"messages": [], "pending_user_message": "hi", "pending_user_source": "webui"}
+    row = context_only_recovered_turn(session, timestamp=7)
+    assert row == {"role": "user", "content": "hi", "timestamp": 7, "_recovered": True}
