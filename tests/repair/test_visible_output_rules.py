@@ -8,26 +8,23 @@ from pathlib import Path
 
 import pytest
 
-from inspector.repair.journal_read import (
-    JournalRead,
-    events_have_visible_output,
-    journal_has_visible_output,
-)
+from inspector.repair.journal_read import JournalRead, journal_has_visible_output
 
 
 def _journal(events: list[dict]) -> JournalRead:
     return JournalRead("s1", Path("j.jsonl"), True, 1, events, [], None, [])
 
 
+def _visible(events: list[dict]) -> bool:
+    return journal_has_visible_output(_journal(events))
+
+
 def _one(event: dict) -> bool:
-    answer = events_have_visible_output([event])
-    assert journal_has_visible_output(_journal([event])) is answer
-    return answer
+    return _visible([event])
 
 
 def test_no_events_is_no_output() -> None:
-    assert events_have_visible_output([]) is False
-    assert journal_has_visible_output(_journal([])) is False
+    assert _visible([]) is False
 
 
 def test_events_that_show_nothing_are_no_output() -> None:
@@ -118,21 +115,25 @@ def test_names_are_case_sensitive() -> None:
     assert _one({"event": "REASONING", "payload": {"text": "r"}}) is False
 
 
-def test_one_visible_event_among_others_is_output_and_ends_the_walk() -> None:
-    def events():
-        yield {"event": "done", "payload": {"text": "x"}}
-        yield {"event": "token", "payload": {"text": "a"}}
+class _Unread(dict):
+    """An event that fails the test if the walk reads it."""
+
+    def get(self, *args):
         raise AssertionError("read past the first visible event")
 
-    assert events_have_visible_output(events()) is True
+
+def test_one_visible_event_among_others_is_output_and_ends_the_walk() -> None:
+    assert _visible(
+        [{"event": "done", "payload": {"text": "x"}}, {"event": "token", "payload": {"text": "a"}}, _Unread()]
+    )
     quiet = [
         {"event": "token", "payload": {"text": ""}},
         {"event": "interim_assistant", "payload": {"text": "w", "already_streamed": True}},
         {"event": "reasoning", "payload": {"text": " "}},
         {"event": "done"},
     ]
-    assert events_have_visible_output(quiet) is False
-    assert events_have_visible_output([*quiet, {"event": "tool"}]) is True
+    assert _visible(quiet) is False
+    assert _visible([*quiet, {"event": "tool"}]) is True
 
 
 @pytest.mark.parametrize("name", ["token", "interim_assistant", "reasoning"])
