@@ -25,11 +25,15 @@ class GatewayTerminalError:
 
 
 def _embedded_error_row(messages: Any) -> dict | None:
+    """The last assistant row after the last user row, if it is an error with text: no user row
+    at all is no current turn, and whitespace is no text (hermes ``content.strip()``)."""
     if not isinstance(messages, list):
         return None
     last_user = max(
-        (i for i, m in enumerate(messages) if isinstance(m, dict) and m.get("role") == "user"), default=-1
+        (i for i, m in enumerate(messages) if isinstance(m, dict) and m.get("role") == "user"), default=None
     )
+    if last_user is None:
+        return None
     row = next(
         (
             m
@@ -41,7 +45,7 @@ def _embedded_error_row(messages: Any) -> dict | None:
     if row is None or row.get("_error") is not True:
         return None
     content = row.get("content")
-    return row if isinstance(content, str) and content else None
+    return row if isinstance(content, str) and content.strip() else None
 
 
 def detect_gateway_terminal_error(

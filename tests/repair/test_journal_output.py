@@ -538,6 +538,7 @@ def _apperror(session_messages: list, **payload) -> dict:
 
 
 ERROR_ROW = {"role": "assistant", "content": "**Error:** 502", "_error": True}
+USER_Q = {"role": "user", "content": "q"}  # the turn the error ends (hermes needs a user row)
 
 
 def test_gateway_error_is_detected_and_appended(journal: Journal) -> None:
@@ -576,19 +577,19 @@ def test_gateway_error_tags_an_identical_row_of_the_current_turn(journal: Journa
         {"session": "not an object"},
         {"terminal_session_persisted": True, "terminal_session_persisted_session_id": SID},
         {"session": {"session_id": SID, "messages": [{"role": "user", "content": "q"}]}},
-        {"session": {"session_id": SID, "messages": [{**ERROR_ROW, "_error": 1}]}},
-        {"session": {"session_id": SID, "messages": [{**ERROR_ROW, "content": ""}]}},
+        {"session": {"session_id": SID, "messages": [USER_Q, {**ERROR_ROW, "_error": 1}]}},
+        {"session": {"session_id": SID, "messages": [USER_Q, {**ERROR_ROW, "content": ""}]}},
     ],
 )
 def test_gateway_error_rejects_foreign_or_malformed_identity(journal: Journal, change: dict) -> None:
-    journal.append("apperror", _apperror([ERROR_ROW], **change))
+    journal.append("apperror", _apperror([USER_Q, ERROR_ROW], **change))
     assert detect_gateway_terminal_error(SID, S, journal.read()) is None
 
 
 def test_gateway_error_must_own_the_run(tmp_path: Path) -> None:
     j = Journal(tmp_path)
     j.path.parent.mkdir(parents=True)
-    j.path.write_bytes(line(1, "apperror", _apperror([ERROR_ROW]), run="someone_else"))
+    j.path.write_bytes(line(1, "apperror", _apperror([USER_Q, ERROR_ROW]), run="someone_else"))
     assert detect_gateway_terminal_error(SID, S, j.read()) is None
 
 
@@ -598,7 +599,7 @@ def test_gateway_error_must_own_the_run(tmp_path: Path) -> None:
 def test_gateway_error_uses_the_authoritative_terminal_event(
     journal: Journal, later: str, found: bool
 ) -> None:
-    journal.append("apperror", _apperror([ERROR_ROW])).append(later, {"text": "x"})
+    journal.append("apperror", _apperror([USER_Q, ERROR_ROW])).append(later, {"text": "x"})
     assert (detect_gateway_terminal_error(SID, S, journal.read()) is not None) is found
 
 
