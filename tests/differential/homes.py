@@ -171,9 +171,39 @@ def _journal(rng: random.Random, sid: str, run: str, start: float, case: Case, t
                 ),
                 "type": rng.choice(("gateway_error", "empty_response")),
             }
+            if rng.random() < 0.6:
+                _embed_gateway_session(random.Random(rng.random()), payload, sid, start)
         case.journals.append(
             {"session_id": sid, "run_id": run, "event": end, "payload": payload, "created_at": t + 1}
         )
+
+
+def _embed_gateway_session(rng: random.Random, payload: dict, sid: str, base: float) -> None:
+    """What a gateway's terminal error carries when the WebUI could not save the turn: the session
+    with its transcript, whose last assistant row after the last user row is the error hermes'
+    ``_recoverable_unsaved_gateway_terminal_error`` recovers (or, drawn here, is not: no user row,
+    an error text of spaces, not ``_error``, another session, already persisted)."""
+    rows: list[dict] = []
+    if rng.random() < 0.8:
+        rows += _transcript(rng, rng.randint(0, 3), base)
+        rows.append({"role": "user", "content": rng.choice(TEXTS), "timestamp": base + 5})
+    elif rng.random() < 0.5:
+        rows.append({"role": "assistant", "content": "before any user row", "timestamp": base + 5})
+    error = {
+        "role": "assistant",
+        "content": rng.choice(("Gateway API server returned HTTP 502", "   ", "", "\n\t", 7)),
+        "_error": rng.choice((True, True, True, 1, "true")),
+        "timestamp": base + 6,
+    }
+    if rng.random() < 0.85:
+        rows.append(error)
+    if rng.random() < 0.2:
+        rows.append({"role": "tool", "content": "late tool row", "timestamp": base + 7})
+    payload["session_id"] = sid if rng.random() < 0.9 else "other" + sid[5:]
+    payload["session"] = {"session_id": sid if rng.random() < 0.9 else "other" + sid[5:], "messages": rows}
+    if rng.random() < 0.25:
+        payload["terminal_session_persisted"] = rng.choice((True, False))
+        payload["terminal_session_persisted_session_id"] = rng.choice((sid, "other"))
 
 
 def _session(rng: random.Random, case: Case, sid: str, role: str, updated_pool: list[float]) -> dict:
