@@ -18,7 +18,8 @@ from collections.abc import Container, Iterable
 from pathlib import Path
 from typing import Any
 
-from inspector.store.jsonfmt import dumps_pretty_fast, loads_bytes_fast, loads_or_none
+from inspector.store.index_json import dumps_index_rows, parse_index_rows
+from inspector.store.jsonfmt import dumps_pretty_fast, loads_or_none
 from inspector.store.sidecar import LoadedSession, load_session, resolve_path
 
 INDEX_NAME = "_index.json"
@@ -222,8 +223,9 @@ class FastPathFailed(Exception):
 
 def parse_index_json(data: bytes) -> Any:
     """The index parsed with exactly the stdlib's verdict (whatever JSON value it holds);
-    raises ValueError/RecursionError where hermes' ``json.loads`` raises."""
-    return loads_bytes_fast(data)
+    raises ValueError/RecursionError where hermes' ``json.loads`` raises
+    (:func:`~inspector.store.index_json.parse_index_rows`)."""
+    return parse_index_rows(data)
 
 
 def index_after_save(existing: Any, saved: LoadedSession, on_disk_ids: Container[str]) -> bytes:
@@ -245,7 +247,7 @@ def index_after_save(existing: Any, saved: LoadedSession, on_disk_ids: Container
         if sid not in {row.get("session_id") for row in rows}:
             rows.append(new_row)
         rows = [new_row if row.get("session_id") == sid else row for row in rows]
-        return dumps_pretty_fast(sort_rows(rows))
+        return dumps_index_rows(sort_rows(rows))
     except (AttributeError, TypeError, ValueError, OverflowError, RecursionError) as exc:
         # UnicodeEncodeError is a ValueError; IndexSortError a TypeError
         raise FastPathFailed(f"{type(exc).__name__}: {exc}") from exc
