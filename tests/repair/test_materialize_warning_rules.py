@@ -110,3 +110,20 @@ def test_a_preview_with_the_copys_answers_is_the_one_asked_here(tmp_path: Path, 
     assert len(made) == 1  # the copy was used
     assert forked == alone
     assert all(isinstance(w, str) for w in forked["warnings"])
+
+
+def test_the_reason_nothing_is_done_reads_the_tombstone_the_plan_read(tmp_path: Path) -> None:
+    """Rule: a plan is made from one snapshot of the files (what apply checks by fingerprint); the
+    reason a deleted chat is not brought back is read from that snapshot's tombstone, not the disk's."""
+    home = _home(tmp_path, ["gone1"])
+    tombstone = home / "webui" / "sessions" / "_deleted_webui_sessions.json"
+    tombstone.write_bytes(b'{"version": 1, "ids": ["gone1"]}')
+    ctx = make_ctx(home)
+    assert ctx.snapshot.data(tombstone) == b'{"version": 1, "ids": ["gone1"]}'  # read once for the plan
+    tombstone.write_bytes(b'{"version": 1, "ids": []}')  # changed on disk afterwards
+    plan = materialize.plan(ctx, "gone1")
+    assert not plan.changes
+    assert (
+        "nothing to do: gone1 was deleted by the user (durable tombstone): hermes never brings it back"
+        in plan.summary
+    )
