@@ -401,11 +401,12 @@ def _orjson_loads_within(data: bytes, limit: int) -> Any:
     ``k`` closing brackets that close exactly those arrays, so ``data`` is whitespace, one JSON
     value, whitespace - that value. It costs a copy of the bytes; walking the parsed value for
     its depth instead (:func:`nesting_exceeds`) costs more than the parse itself on a sidecar
-    of a few hundred messages (0.37 ms walk vs 0.30 ms parse for 0.28 MB, 3.11.7).
+    of a few hundred messages (0.37 ms walk vs 0.30 ms parse for 0.28 MB, 3.11.7). The wrapped
+    text is built by one join (one copy; two with ``+``, 25 ms on the 22 MB bench index).
     """
     k = _ORJSON_MAX_DEPTH - limit
     try:
-        obj = _orjson.loads(b"[" * k + data + b"]" * k)
+        obj = _orjson.loads(b"".join((b"[" * k, data, b"]" * k)) if k else data)
     except (ValueError, TypeError):
         return _NOT_PARSED
     for _ in range(k):

@@ -157,8 +157,8 @@ def test_a_plain_index_many_levels_of_brackets_in_all_is_parsed_without_the_stdl
     """More ``[``/``{`` than the depth limit in all (every row opens one), yet shallow: orjson
     parses it inside the extra arrays; only a document nested past the limit reaches the stdlib."""
     seen = []
-    real = index_json.loads_bytes
-    monkeypatch.setattr(index_json, "loads_bytes", lambda d: seen.append(len(d)) or real(d))
+    real = jsonfmt.loads_bytes  # the stdlib path of jsonfmt.loads_bytes_fast, which parse_index_rows is
+    monkeypatch.setattr(jsonfmt, "loads_bytes", lambda d: seen.append(len(d)) or real(d))
     rows = [_index_row(i, 0.5) for i in range(700)]
     data = dumps_pretty(rows)
     assert parse_index_rows(data) == rows
