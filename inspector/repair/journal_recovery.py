@@ -20,7 +20,6 @@ from typing import Any
 from inspector.repair.journal_read import JournalRead, journal_outputs
 from inspector.repair.model_context import (
     CONTEXT_DEDUPE_WINDOW,
-    _reasoning_only_parts,
     checkpoint_match,
     context_projection,
     normalize,
@@ -154,23 +153,7 @@ class _Materializer:
         """:func:`~inspector.repair.model_context.context_projection` of a row the pass adds (or
         claims), its text normalized through :meth:`normalize` (then found again by the window's
         look): the same projection."""
-        if not isinstance(message, dict):
-            return None
-        projected = dict(message)
-        projected.pop("reasoning", None)
-        if projected.get("_error"):
-            return None
-        if _reasoning_only_parts(projected.get("content")):
-            if not projected.get("tool_calls"):
-                return None
-            projected["content"] = ""
-        if (
-            not self.normalize(projected.get("content"))
-            and not projected.get("tool_call_id")
-            and not projected.get("tool_calls")
-        ):
-            return None
-        return projected
+        return context_projection(message, self.normalize)
 
     def _window_of(self, context: list) -> list:
         """``[context, its length, roles, texts]`` of the last :data:`CONTEXT_DEDUPE_WINDOW`

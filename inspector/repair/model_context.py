@@ -12,6 +12,7 @@ purpose: the same expressions give the same bytes and raise the same exceptions 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 CONTEXT_DEDUPE_WINDOW = 8
@@ -83,8 +84,9 @@ def _reasoning_only_parts(content: Any) -> bool:
     return saw_reasoning
 
 
-def context_projection(message: Any) -> dict | None:
-    """The row the model would see for ``message``, or None when it never enters the context."""
+def context_projection(message: Any, normalize: Callable[[Any], str] = normalize) -> dict | None:
+    """The row the model would see for ``message``, or None when it never enters the context
+    (``normalize``: :func:`normalize`, or a caller's memo of it)."""
     if not isinstance(message, dict):
         return None
     projected = dict(message)
