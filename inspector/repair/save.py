@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, TypedDict
@@ -578,20 +578,8 @@ class IndexRebuild:
     def _walk(self, outcomes: list, made: dict[str, Any], skipped: list[str]) -> list[_Row]:
         """The rows of the outcomes (``made``: those of the overridden files, by name) in hermes'
         order, up to the file its rebuild stops at."""
-        rows: list[_Row] = []
-        too_large = self.ctx.snapshot.too_large
-        for name, k in self._order(made):
-            out = outcomes[k] if k is not None else made[name]
-            if out is None:
-                continue
-            if out[0] == _ROW:
-                rows.append(out[1])
-            elif out[0] == _SKIP:
-                skipped.append(out[1])
-                too_large.extend(TooLargeToLoad(f, size, limit) for f, size, limit in out[2])
-            else:
-                raise out[1]
-        return rows
+        order = self._order(made)
+        return self._rows_of((outcomes[k] if k is not None else made[name] for name, k in order), skipped)
 
     def _one_pass(self, overrides: dict[Path, bytes], skipped: list[str], in_folder: bool) -> list[_Row]:
         """The rows made here, in hermes' order, stopping at the file hermes stops at."""
@@ -600,10 +588,18 @@ class IndexRebuild:
                 "an index rebuild reads only the sessions folder: an override names a file outside it"
             )
         by_name = {p.name: d for p, d in overrides.items()}
+        order = self._order(by_name)
+        return self._rows_of(
+            (self._outcome(name, by_name.get(name), self.observe) for name, _k in order), skipped
+        )
+
+    def _rows_of(self, outcomes: Iterable, skipped: list[str]) -> list[_Row]:
+        """The rows of ``outcomes`` (taken one by one, in hermes' order): a skipped file's line into
+        ``skipped`` and its too-large files into the snapshot; a refusal raised where it stands,
+        so no later file is looked at."""
         rows: list[_Row] = []
         too_large = self.ctx.snapshot.too_large
-        for name, _k in self._order(by_name):
-            out = self._outcome(name, by_name.get(name), self.observe)
+        for out in outcomes:
             if out is None:
                 continue
             if out[0] == _ROW:
