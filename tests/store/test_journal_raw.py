@@ -5,13 +5,13 @@ from __future__ import annotations
 import hashlib
 import json
 import pickle
-import time
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from inspector.store import journal_raw
 from inspector.store.journal import JournalUnreadable, parse_journal_bytes
 from inspector.store.journal_raw import RawJournal, index_journal, list_session_runs, torn_line_numbers
 
@@ -190,21 +190,29 @@ def test_from_path_takes_ids_from_the_path(tmp_path: Path) -> None:
     assert any("does not match the folder" in a for a in journal.line(0).anomalies)
 
 
-def test_200k_event_journal_opens_fast() -> None:
+def test_200k_event_journal_opens_without_parsing_every_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rule: opening a journal and reading its first lines parses only the lines up to them (the speed of a
+    200,000-event journal is the benchmark's business, not a unit test's: bench/); the last line is
+    still reachable and right."""
     one = rec(1).decode()
     data = "".join(
         one.replace(f"{RUN}:1", f"{RUN}:{i}").replace('"seq":1', f'"seq":{i}') for i in range(1, 200_001)
     ).encode()
-    started = time.perf_counter()
+    parsed: list[bytes] = []
+    real_parse = journal_raw._parse
+
+    def counting_parse(body: bytes):
+        parsed.append(body)
+        return real_parse(body)
+
+    monkeypatch.setattr(journal_raw, "_parse", counting_parse)
     journal = raw(data)
     first, tenth = journal.line(0), journal.line(9)
-    opened = time.perf_counter() - started
     assert len(journal) == 200_000 and first.is_event and not tenth.anomalies
-    assert opened < 2.0, f"opening took {opened:.2f}s"
-    started = time.perf_counter()
+    # line 9 needs the seq order of the lines before it, and nothing after it
+    assert len(parsed) <= 10 and journal.indexed is None, f"opening parsed {len(parsed)} lines"
     last = journal.line(199_999)
     assert last.value["seq"] == 200_000 and not last.anomalies
-    assert time.perf_counter() - started < 10.0
 
 
 # ---------------------------------------------------------------- properties
