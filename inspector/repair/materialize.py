@@ -29,7 +29,7 @@ from typing import Any
 
 from inspector import portable
 from inspector.forked import Forked, ForkedError
-from inspector.plan import FileChange, Plan, prepare_previews
+from inspector.plan import FileChange, Plan, prepare_previews, stage_early
 from inspector.repair.context import RepairContext
 from inspector.repair.registry import HERMES, SESSION_OR_HOME, STATE_DB, ActionSpec
 from inspector.repair.save import IndexRebuild, IndexRebuildError, ListedNames, start_index_rebuild
@@ -490,6 +490,7 @@ def _index_change(
         )
         if raw is not None:  # the read hashed these bytes already: the 22 MB index is not hashed twice
             vars(change)["sha256_before"] = raw.fingerprint.sha256
+        stage_early([change])
         prepare_previews([change])
         p.changes.append(change)
     return skipped
@@ -594,6 +595,7 @@ def _plan_rows(
         lines: list = []
         planned = (_plan_row(ctx, db, r, p, created, has_count, None, (i, lines)) for i, r in enumerate(rows))
         details = [d for d in planned if d is not None]
+    stage_early(p.changes)  # written at once (repair --write): staged in threads while the index is made
     prepare_previews(p.changes)  # the new files' previews and hashes, made while the helpers still read
     p.result = {"scanned": len(rows), "materialized": len(created), "details": details}
     if every is not None:
