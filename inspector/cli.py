@@ -429,7 +429,7 @@ def _plan_and_write(args: argparse.Namespace, home: Home, clock) -> tuple[list[P
         return plans, written
     # Planned and written in one go: a plan may stage its new files while it is still being made
     # (a materialize's thousand sidecars while the index is rebuilt); what no write takes is removed.
-    with early_staging():
+    with early_staging(log):
         plans = plan_action(ctx, args.action, session_id, follow_links=follow)
         return plans, [_apply(p, log, home, follow) for p in plans if not p.refusal and p.changes]
 

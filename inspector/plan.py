@@ -1333,13 +1333,16 @@ def backup_name(index: int, name: str) -> str:
     return prefix + fit_name(name, NAME_MAX - len(prefix) - len(".part"))
 
 
-def _save_backup(folder: Path, index: int, change: FileChange) -> str | None:
+def _save_backup(
+    folder: Path, index: int, change: FileChange, early: EarlyStaging | None = None
+) -> str | None:
     if change.before is None:
         return None
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     os.chmod(folder, 0o700)
     dest = folder / backup_name(index, change.path.name)
-    _write_private(dest, change.before)
+    if early is None or not early.take_backup(change, dest):
+        _write_private(dest, change.before)
     return str(dest)
 
 
@@ -1598,8 +1601,10 @@ def _apply_locked(plan: Plan, log: WriteLog, clock_now: float | None) -> WriteRe
     side = _SideBySide(plan.changes, early) if _staged_count(plan) >= PARALLEL_FSYNC_MIN else None
     try:
         log._ensure()
+        backed_up = early if early is not None and early.backs_up_to(log) else None
         files = [
-            _file_entry(change, _save_backup(folder, i, change)) for i, change in enumerate(plan.changes)
+            _file_entry(change, _save_backup(folder, i, change, backed_up))
+            for i, change in enumerate(plan.changes)
         ]
     except BaseException as exc:
         if side is not None:
@@ -1847,11 +1852,15 @@ class EarlyStaging:
     the write path refuses, are never staged early (the plan's link guard has not judged them yet).
     Whatever was staged and not taken is removed when :func:`early_staging` ends."""
 
-    def __init__(self) -> None:
+    def __init__(self, log: WriteLog | None = None) -> None:
         self._pool = None
         self._umask: int | None = None
         self._staged: dict[int, tuple[FileChange, Any]] = {}
         self._plain_folders: dict[Path, bool] = {}
+        self._log = log  # where the write's backups go: the previous versions are copied there early too
+        self._backups: dict[int, tuple[FileChange, Any]] = {}
+        self._backup_folder: Path | None = None
+        self._lock = threading.Lock()
 
     def _folder_is_plain(self, folder: Path) -> bool:
         """``folder`` exists and no link is on its path (realpath changes nothing)."""
@@ -1862,7 +1871,8 @@ class EarlyStaging:
         return known
 
     def stage(self, changes: list[FileChange]) -> None:
-        """Start staging each of ``changes`` with new bytes (in threads; this returns at once)."""
+        """Start staging each of ``changes`` with new bytes, and copying the previous bytes of each
+        it replaces to the write log's folder (in threads; this returns at once)."""
         for c in changes:
             if c.after is None or id(c) in self._staged:
                 continue
@@ -1875,7 +1885,50 @@ class EarlyStaging:
                 self._pool = ThreadPoolExecutor(
                     max_workers=_FSYNC_THREADS, thread_name_prefix="inspector-early"
                 )
+            if c.before is not None and self._log is not None:
+                self._backups[id(c)] = (c, self._pool.submit(self._back_up, c))
             self._staged[id(c)] = (c, self._pool.submit(self._stage_one, c, self._umask))
+
+    def _back_up(self, change: FileChange) -> tuple[Path, tuple[int, ...] | None]:
+        """``change.before`` as a private file (0600, fsynced, as ``_write_private`` writes every
+        backup) in a private folder of this process in the write log's ``backups/``."""
+        assert self._log is not None and change.before is not None
+        with self._lock:
+            if self._backup_folder is None:
+                self._log._ensure()  # the checks and modes of the folders a write's backups go in
+                folder = self._log.root / "backups" / f".early-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+                folder.mkdir(mode=0o700)
+                os.chmod(folder, 0o700)
+                self._backup_folder = folder
+            folder = self._backup_folder
+        dest = folder / uuid.uuid4().hex
+        _write_private(dest, change.before)
+        return dest, _stamp(dest)
+
+    def backs_up_to(self, log: WriteLog) -> bool:
+        """Whether the previous versions are copied early to ``log``'s folder (the write's own)."""
+        return self._log is log
+
+    def take_backup(self, change: FileChange, dest: Path) -> bool:
+        """Move the copy of ``change.before`` made early to ``dest`` (the write's backup); False when
+        there is none, or it is no longer the file written (the caller then writes the backup)."""
+        entry = self._backups.pop(id(change), None)
+        if entry is None or entry[0] is not change:
+            return False
+        try:
+            made, stamp = entry[1].result()
+        except BaseException:  # noqa: BLE001 - written by the caller, which meets the error itself
+            return False
+        try:
+            if _stamp(made) != stamp:  # changed since (in this process's private folder): not a backup
+                os.unlink(made)
+                return False
+            os.replace(made, dest)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(made)
+            return False
+        return True
 
     @staticmethod
     def _stage_one(change: FileChange, umask: int | None):
@@ -1907,14 +1960,18 @@ class EarlyStaging:
         return tmp
 
     def close(self) -> None:
-        """Wait for the threads; remove every staged file no write took."""
+        """Wait for the threads; remove every staged file and early backup no write took."""
         if self._pool is not None:
             self._pool.shutdown(wait=True)
-        for _change, future in self._staged.values():
+        for _change, future in (*self._staged.values(), *self._backups.values()):
             if future.exception() is None:
                 with contextlib.suppress(OSError):
                     os.unlink(future.result()[0])
         self._staged.clear()
+        self._backups.clear()
+        if self._backup_folder is not None:
+            with contextlib.suppress(OSError):
+                os.rmdir(self._backup_folder)
 
 
 def _stamp(path: Path) -> tuple[int, ...] | None:
@@ -1933,10 +1990,11 @@ _EARLY: contextvars.ContextVar[EarlyStaging | None] = contextvars.ContextVar(
 
 
 @contextlib.contextmanager
-def early_staging() -> Iterator[EarlyStaging]:
-    """Within this, :func:`stage_early` stages (see :class:`EarlyStaging`) and :func:`apply_plan`
-    takes what was staged; at its end whatever was not taken is removed."""
-    early = EarlyStaging()
+def early_staging(log: WriteLog | None = None) -> Iterator[EarlyStaging]:
+    """Within this, :func:`stage_early` stages (see :class:`EarlyStaging`; with ``log``, the write
+    log the plan will be written with, the previous versions are copied to its backups folder too)
+    and :func:`apply_plan` takes what was staged; at its end whatever was not taken is removed."""
+    early = EarlyStaging(log)
     token = _EARLY.set(early)
     try:
         yield early

@@ -13,7 +13,10 @@ Rules pinned (``EarlyStaging``'s docstring):
 * whatever no write took (a refused plan, a plan never applied) is removed when ``early_staging``
   ends, and a write refused before its swaps leaves nothing behind;
 * a write of many files stages them while its backups are written: a backup that fails stops the
-  write with nothing written and no staged file left.
+  write with nothing written and no staged file left;
+* with the write log given, the previous version of each replaced file is copied early (0600,
+  fsynced) into a private folder of the log's ``backups/``, and the write moves that very copy to its
+  backup's place; a copy no write took, or one changed since, is removed with its folder.
 """
 
 from __future__ import annotations
@@ -179,7 +182,7 @@ def test_a_failed_backup_stops_the_write_and_removes_the_staged_files(tmp_path: 
         FileChange(index, b"[]", b"[1]", fingerprint=Fingerprint.of_bytes(b"[]", index.stat()))
     )
 
-    def no_backup(folder, i, change):
+    def no_backup(folder, i, change, early=None):
         if change.before is not None:
             raise OSError(28, "No space left on device")
         return None
@@ -268,3 +271,69 @@ def test_a_preview_stages_nothing(tmp_path: Path, capsys, monkeypatch) -> None:
     _repair(home, tmp_path, capsys, monkeypatch, "preview", write=False)
     assert calls == []
     assert sorted(p.name for p in (home / "webui" / "sessions").iterdir()) == before
+
+
+def _index_change(folder: Path, before: bytes = b"[old]", after: bytes = b"[new]") -> FileChange:
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / "_index.json"
+    target.write_bytes(before)
+    return FileChange(target, before, after, fingerprint=Fingerprint.of_bytes(before, target.stat()))
+
+
+def test_the_previous_version_copied_early_is_the_backup(tmp_path: Path, monkeypatch) -> None:
+    change = _index_change(tmp_path / "s")
+    plan = Plan("test", None, [change])
+    log = WriteLog(tmp_path / "state")
+    writes: list[str] = []
+    real = planmod._write_private
+
+    def write_private(dest, data):
+        writes.append(dest.parent.name)
+        return real(dest, data)
+
+    monkeypatch.setattr(planmod, "_write_private", write_private)
+    with early_staging(log) as early:
+        stage_early(plan.changes)
+        early._pool.shutdown(wait=True)
+        (copy,) = (log.root / "backups").glob(".early-*/*")
+        assert copy.read_bytes() == b"[old]" and stat.S_IMODE(copy.stat().st_mode) == 0o600
+        copied = os.stat(copy).st_ino
+        rec = apply_plan(plan, log)
+    (entry,) = rec.files
+    backup = Path(entry["backup"])
+    assert backup.read_bytes() == b"[old]" and stat.S_IMODE(backup.stat().st_mode) == 0o600
+    assert os.stat(backup).st_ino == copied  # moved into place, not written again
+    assert [w for w in writes if not w.startswith(".early-")] == []
+    assert [p.name for p in (log.root / "backups").iterdir()] == [rec.write_id]
+    assert change.path.read_bytes() == b"[new]"
+
+
+def test_a_copy_no_write_took_is_removed_with_its_folder(tmp_path: Path) -> None:
+    change = _index_change(tmp_path / "s")
+    log = WriteLog(tmp_path / "state")
+    with early_staging(log):
+        stage_early([change])
+    assert list((log.root / "backups").iterdir()) == []
+    assert change.path.read_bytes() == b"[old]" and _temps(tmp_path / "s") == []
+
+
+def test_another_write_log_writes_its_own_backup(tmp_path: Path) -> None:
+    change = _index_change(tmp_path / "s")
+    with early_staging(WriteLog(tmp_path / "state-early")):
+        stage_early([change])
+        rec = apply_plan(Plan("test", None, [change]), WriteLog(tmp_path / "state"))
+    assert Path(rec.files[0]["backup"]).read_bytes() == b"[old]"
+    assert list((tmp_path / "state-early" / "backups").iterdir()) == []
+
+
+def test_a_copy_changed_since_is_not_taken(tmp_path: Path) -> None:
+    change = _index_change(tmp_path / "s")
+    log = WriteLog(tmp_path / "state")
+    with early_staging(log) as early:
+        stage_early([change])
+        early._pool.shutdown(wait=True)
+        (copy,) = (log.root / "backups").glob(".early-*/*")
+        copy.write_bytes(b"[tampered]")
+        rec = apply_plan(Plan("test", None, [change]), log)
+    assert Path(rec.files[0]["backup"]).read_bytes() == b"[old]"
+    assert [p.name for p in (log.root / "backups").iterdir()] == [rec.write_id]
