@@ -55,7 +55,7 @@ def written(home: Path, before: set[str], scratch: Path) -> tuple[dict[str, str]
 
 
 def run_once(
-    src: Path, home: Path, work: Path, python: str
+    src: Path, home: Path, work: Path, python: str, nice: int = 0
 ) -> tuple[float, float, bytes, dict[str, str], int]:
     scratch = Path(tempfile.mkdtemp(prefix="ab-", dir=work))
     target = scratch / "home"
@@ -76,7 +76,14 @@ def run_once(
     try:
         with tempfile.TemporaryFile(dir=work) as out:
             t0 = time.perf_counter()
-            proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.DEVNULL, env=env, cwd=target)
+            proc = subprocess.Popen(
+                cmd,
+                stdout=out,
+                stderr=subprocess.DEVNULL,
+                env=env,
+                cwd=target,
+                preexec_fn=(lambda: os.nice(nice)) if nice else None,
+            )
             _, status, usage = os.wait4(proc.pid, 0)
             wall = time.perf_counter() - t0
             out.seek(0)
@@ -103,6 +110,13 @@ def main() -> int:
         "--work", type=Path, default=None, help="where scratch copies go (default: beside the home)"
     )
     ap.add_argument("--python", default=sys.executable)
+    ap.add_argument(
+        "--nice",
+        type=int,
+        default=0,
+        help="run both trees' commands at this niceness (negative, as root: the machine's other work "
+        "gives way, about as on a quiet machine; keep such runs few and short)",
+    )
     ap.add_argument("--keep-outputs", type=Path, default=None, help="write each run's masked output here")
     args = ap.parse_args()
     home = args.home.resolve()
@@ -115,7 +129,7 @@ def main() -> int:
             for name in ("a", "b") if i % 2 == 0 else ("b", "a"):
                 src = (args.a if name == "a" else args.b).resolve()
                 load = os.getloadavg()[0]
-                wall, cpu, out, files, code = run_once(src, home, work, args.python)
+                wall, cpu, out, files, code = run_once(src, home, work, args.python, args.nice)
                 results[name].append((wall, cpu))
                 if args.keep_outputs is not None:
                     args.keep_outputs.mkdir(parents=True, exist_ok=True)

@@ -58,6 +58,8 @@ STAGES = [
     ("inspector.plan", "sweep_stale_temps"),
     ("inspector.plan", "_SideBySide.finish"),
     ("inspector.plan", "EarlyStaging.stage"),
+    ("inspector.plan", "EarlyStaging.take"),
+    ("inspector.plan", "EarlyStaging.close"),
     ("inspector.plan", "write_lock"),
     ("inspector.plan", "Plan.to_json"),
     ("inspector.plan", "_swap_all"),
@@ -124,6 +126,7 @@ def main() -> int:
         "--work", type=Path, default=None, help="where the scratch copy goes (default: beside the home)"
     )
     ap.add_argument("--keep", action="store_true", help="keep the scratch copy and the output")
+    ap.add_argument("--switch", type=float, default=None, help="sys.setswitchinterval for the run (seconds)")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="mat-stages-", dir=args.work or args.home.parent))
     home = work / "home"
@@ -133,6 +136,8 @@ def main() -> int:
     os.environ["HERMES_INSPECTOR_STATE_DIR"] = str(state)
     os.environ["HOME"] = str(work)
     os.chdir(home)
+    if args.switch is not None:
+        sys.setswitchinterval(args.switch)
     try:
         w0, t0 = time.perf_counter(), os.times()
         import inspector.cli as cli

@@ -1861,6 +1861,7 @@ class EarlyStaging:
         self._backups: dict[int, tuple[FileChange, Any]] = {}
         self._backup_folder: Path | None = None
         self._lock = threading.Lock()
+        self._switch: float | None = None  # the interpreter's switch interval before staging began
 
     def _folder_is_plain(self, folder: Path) -> bool:
         """``folder`` exists and no link is on its path (realpath changes nothing)."""
@@ -1881,6 +1882,12 @@ class EarlyStaging:
             if self._pool is None:
                 from concurrent.futures import ThreadPoolExecutor
 
+                # The staging threads take the GIL back after each of their ~9 system calls per file,
+                # while this thread goes on with Python work (the plan's previews, the index rows):
+                # at the default 5 ms hand-over they would mostly wait for it, a thousand files for
+                # seconds. Handed over every 0.5 ms until the staging ends (see close()).
+                self._switch = sys.getswitchinterval()
+                sys.setswitchinterval(min(self._switch, EARLY_SWITCH_INTERVAL))
                 self._umask = current_umask()
                 self._pool = ThreadPoolExecutor(
                     max_workers=_FSYNC_THREADS, thread_name_prefix="inspector-early"
@@ -1963,6 +1970,9 @@ class EarlyStaging:
         """Wait for the threads; remove every staged file and early backup no write took."""
         if self._pool is not None:
             self._pool.shutdown(wait=True)
+        if self._switch is not None:
+            sys.setswitchinterval(self._switch)
+            self._switch = None
         for _change, future in (*self._staged.values(), *self._backups.values()):
             if future.exception() is None:
                 with contextlib.suppress(OSError):
@@ -1983,6 +1993,8 @@ def _stamp(path: Path) -> tuple[int, ...] | None:
         return None
     return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode
 
+
+EARLY_SWITCH_INTERVAL = 0.0005  # seconds: the GIL hand-over while files are staged early
 
 _EARLY: contextvars.ContextVar[EarlyStaging | None] = contextvars.ContextVar(
     "inspector_early_staging", default=None
