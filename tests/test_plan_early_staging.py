@@ -337,3 +337,15 @@ def test_a_copy_changed_since_is_not_taken(tmp_path: Path) -> None:
         rec = apply_plan(Plan("test", None, [change]), log)
     assert Path(rec.files[0]["backup"]).read_bytes() == b"[old]"
     assert [p.name for p in (log.root / "backups").iterdir()] == [rec.write_id]
+
+
+def test_the_switch_interval_is_given_back_when_the_staging_ends(tmp_path: Path) -> None:
+    import sys
+
+    before = sys.getswitchinterval()
+    plan = _new_files(tmp_path / "s", 3)
+    with early_staging():
+        assert sys.getswitchinterval() == before  # nothing staged yet: untouched
+        stage_early(plan.changes)
+        assert sys.getswitchinterval() == min(before, planmod.EARLY_SWITCH_INTERVAL)
+    assert sys.getswitchinterval() == before

@@ -22,6 +22,7 @@ Differences from hermes, on purpose:
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -288,9 +289,16 @@ def _file_warnings(ctx: RepairContext, sid: str, payload: dict) -> list[str]:
     if payload["workspace"] == "":
         out.append(
             f"{sid}: workspace is empty; hermes resolves it to its working directory "
-            f"({resolve_path('', ctx.cwd)}) when it loads the session [Q10]"
+            f"({_working_directory(ctx.cwd)}) when it loads the session [Q10]"
         )
     return out
+
+
+@functools.lru_cache(maxsize=8)
+def _working_directory(cwd: Path) -> str:
+    """``resolve_path('', cwd)``, resolved once per plan for the hundreds of rows without a workspace
+    (the cache is cleared when a plan starts: a link changed between two plans is seen)."""
+    return resolve_path("", cwd)
 
 
 def _count_warning(sid: str, payload: dict, has_count_column: bool) -> list[str]:
@@ -527,6 +535,7 @@ def _db_unusable(db: Path, p: Plan) -> bool:
 def plan(ctx: RepairContext, session_id: str | None = None) -> Plan:
     """Plan hermes' materialization: every eligible row (``None``) or only ``session_id``'s row."""
     p = Plan(action=NAME, session_id=session_id)
+    _working_directory.cache_clear()
     if session_id is not None and not is_safe_session_id(session_id):
         p.refusal = (
             f"{session_id!r} is not a safe session id (only A-Z a-z 0-9 _ -): "
