@@ -1904,7 +1904,8 @@ class EarlyStaging:
         with self._lock:
             if self._backup_folder is None:
                 self._log._ensure()  # the checks and modes of the folders a write's backups go in
-                folder = self._log.root / "backups" / f".early-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+                _sweep_early_folders(self._log.root / "backups")
+                folder = self._log.root / "backups" / f"{_EARLY_MARK}{os.getpid()}-{uuid.uuid4().hex[:8]}"
                 folder.mkdir(mode=0o700)
                 os.chmod(folder, 0o700)
                 self._backup_folder = folder
@@ -1983,6 +1984,27 @@ class EarlyStaging:
         if self._backup_folder is not None:
             with contextlib.suppress(OSError):
                 os.rmdir(self._backup_folder)
+
+
+_EARLY_MARK = ".early-"  # backups/.early-<pid>-<random>/: copies made before a write took them
+
+
+def _sweep_early_folders(backups: Path) -> None:
+    """Remove the ``.early-<pid>-*`` folders of processes that ended without their write (killed
+    between planning and writing): a copy there was never moved to a write's backup, so no write
+    replaced the version it holds, which is still where it was. A living process's are left alone."""
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(backups):
+            if not entry.name.startswith(_EARLY_MARK) or not entry.is_dir(follow_symlinks=False):
+                continue
+            pid = entry.name[len(_EARLY_MARK) :].split("-", 1)[0]
+            if not pid.isdigit() or int(pid) == os.getpid() or _pid_alive(int(pid)):
+                continue
+            with contextlib.suppress(OSError):
+                for leftover in os.scandir(entry.path):
+                    if leftover.is_file(follow_symlinks=False):
+                        os.unlink(leftover.path)
+                os.rmdir(entry.path)
 
 
 def _stamp(path: Path) -> tuple[int, ...] | None:

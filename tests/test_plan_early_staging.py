@@ -349,3 +349,22 @@ def test_the_switch_interval_is_given_back_when_the_staging_ends(tmp_path: Path)
         stage_early(plan.changes)
         assert sys.getswitchinterval() == min(before, planmod.EARLY_SWITCH_INTERVAL)
     assert sys.getswitchinterval() == before
+
+
+def test_the_copies_of_a_process_that_ended_without_its_write_are_removed(
+    tmp_path: Path, monkeypatch
+) -> None:
+    log = WriteLog(tmp_path / "state")
+    log._ensure()
+    backups = log.root / "backups"
+    dead, alive = backups / ".early-999999-aaaa", backups / f".early-{os.getppid()}-bbbb"
+    for folder in (dead, alive):
+        folder.mkdir()
+        (folder / "copy").write_bytes(b"[old]")
+    monkeypatch.setattr(planmod, "_pid_alive", lambda pid: pid != 999999)
+    change = _index_change(tmp_path / "s")
+    with early_staging(log) as early:
+        stage_early([change])
+        early._pool.shutdown(wait=True)
+        assert not dead.exists()
+        assert (alive / "copy").read_bytes() == b"[old]"  # another process's, still running
