@@ -1859,7 +1859,7 @@ class EarlyStaging:
         self._staged: dict[int, tuple[FileChange, Any]] = {}
         self._plain_folders: dict[Path, bool] = {}
         self._log = log  # where the write's backups go: the previous versions are copied there early too
-        self._backups: dict[int, tuple[FileChange, Any]] = {}
+        self._backups: dict[Path, tuple[bytes, Any]] = {}  # path -> (the bytes copied, their copy)
         self._backup_folder: Path | None = None
         self._lock = threading.Lock()
         self._switch: float | None = None  # the interpreter's switch interval before staging began
@@ -1872,6 +1872,20 @@ class EarlyStaging:
             self._plain_folders[folder] = known
         return known
 
+    def _start(self) -> Any:
+        if self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            # The staging threads take the GIL back after each of their ~9 system calls per file,
+            # while this thread goes on with Python work (the plan's previews, the index rows):
+            # at the default 5 ms hand-over they would mostly wait for it, a thousand files for
+            # seconds. Handed over every 0.5 ms until the staging ends (see close()).
+            self._switch = sys.getswitchinterval()
+            sys.setswitchinterval(min(self._switch, EARLY_SWITCH_INTERVAL))
+            self._umask = current_umask()
+            self._pool = ThreadPoolExecutor(max_workers=_FSYNC_THREADS, thread_name_prefix="inspector-early")
+        return self._pool
+
     def stage(self, changes: list[FileChange]) -> None:
         """Start staging each of ``changes`` with new bytes, and copying the previous bytes of each
         it replaces to the write log's folder (in threads; this returns at once)."""
@@ -1880,27 +1894,25 @@ class EarlyStaging:
                 continue
             if _plain_problem(c.path) is not None or not self._folder_is_plain(c.path.parent):
                 continue
-            if self._pool is None:
-                from concurrent.futures import ThreadPoolExecutor
+            pool = self._start()
+            if c.before is not None:
+                self.back_up(c.path, c.before)
+            self._staged[id(c)] = (c, pool.submit(self._stage_one, c, self._umask))
 
-                # The staging threads take the GIL back after each of their ~9 system calls per file,
-                # while this thread goes on with Python work (the plan's previews, the index rows):
-                # at the default 5 ms hand-over they would mostly wait for it, a thousand files for
-                # seconds. Handed over every 0.5 ms until the staging ends (see close()).
-                self._switch = sys.getswitchinterval()
-                sys.setswitchinterval(min(self._switch, EARLY_SWITCH_INTERVAL))
-                self._umask = current_umask()
-                self._pool = ThreadPoolExecutor(
-                    max_workers=_FSYNC_THREADS, thread_name_prefix="inspector-early"
-                )
-            if c.before is not None and self._log is not None:
-                self._backups[id(c)] = (c, self._pool.submit(self._back_up, c))
-            self._staged[id(c)] = (c, self._pool.submit(self._stage_one, c, self._umask))
+    def back_up(self, path: Path, before: bytes) -> None:
+        """Start copying ``before``, the bytes of ``path`` a write will replace, to the write log's
+        folder (a plan may ask as soon as it has read them, before it knows the new ones). A write
+        takes the copy only for a change of ``path`` whose previous bytes are this very object."""
+        if self._log is None or path in self._backups:
+            return
+        if _plain_problem(path) is not None or not self._folder_is_plain(path.parent):
+            return
+        self._backups[path] = (before, self._start().submit(self._back_up, before))
 
-    def _back_up(self, change: FileChange) -> tuple[Path, tuple[int, ...] | None]:
-        """``change.before`` as a private file (0600, fsynced, as ``_write_private`` writes every
-        backup) in a private folder of this process in the write log's ``backups/``."""
-        assert self._log is not None and change.before is not None
+    def _back_up(self, before: bytes) -> tuple[Path, tuple[int, ...] | None]:
+        """``before`` as a private file (0600, fsynced, as ``_write_private`` writes every backup)
+        in a private folder of this process in the write log's ``backups/``."""
+        assert self._log is not None
         with self._lock:
             if self._backup_folder is None:
                 self._log._ensure()  # the checks and modes of the folders a write's backups go in
@@ -1911,7 +1923,7 @@ class EarlyStaging:
                 self._backup_folder = folder
             folder = self._backup_folder
         dest = folder / uuid.uuid4().hex
-        _write_private(dest, change.before)
+        _write_private(dest, before)
         return dest, _stamp(dest)
 
     def backs_up_to(self, log: WriteLog) -> bool:
@@ -1921,9 +1933,10 @@ class EarlyStaging:
     def take_backup(self, change: FileChange, dest: Path) -> bool:
         """Move the copy of ``change.before`` made early to ``dest`` (the write's backup); False when
         there is none, or it is no longer the file written (the caller then writes the backup)."""
-        entry = self._backups.pop(id(change), None)
-        if entry is None or entry[0] is not change:
+        entry = self._backups.get(change.path)
+        if entry is None or entry[0] is not change.before:
             return False
+        del self._backups[change.path]
         try:
             made, stamp = entry[1].result()
         except BaseException:  # noqa: BLE001 - written by the caller, which meets the error itself
@@ -1975,7 +1988,7 @@ class EarlyStaging:
         if self._switch is not None:
             sys.setswitchinterval(self._switch)
             self._switch = None
-        for _change, future in (*self._staged.values(), *self._backups.values()):
+        for _key, future in (*self._staged.values(), *self._backups.values()):
             if future.exception() is None:
                 with contextlib.suppress(OSError):
                     os.unlink(future.result()[0])
@@ -2036,6 +2049,14 @@ def early_staging(log: WriteLog | None = None) -> Iterator[EarlyStaging]:
     finally:
         _EARLY.reset(token)
         early.close()
+
+
+def back_up_early(path: Path, before: bytes) -> None:
+    """Copy ``before`` (``path``'s bytes as a plan read them) to the write log's folder now, when
+    the plan is to be written as soon as it is made (see :meth:`EarlyStaging.back_up`); else nothing."""
+    early = _EARLY.get()
+    if early is not None:
+        early.back_up(path, before)
 
 
 def stage_early(changes: list[FileChange]) -> None:

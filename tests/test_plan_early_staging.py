@@ -368,3 +368,30 @@ def test_the_copies_of_a_process_that_ended_without_its_write_are_removed(
         early._pool.shutdown(wait=True)
         assert not dead.exists()
         assert (alive / "copy").read_bytes() == b"[old]"  # another process's, still running
+
+
+def test_a_copy_made_from_the_bytes_read_is_taken_only_for_those_very_bytes(tmp_path: Path) -> None:
+    from inspector.plan import back_up_early
+
+    read = b"[old]"
+    one = _index_change(tmp_path / "one", before=read)
+    log = WriteLog(tmp_path / "state")
+    with early_staging(log) as early:
+        back_up_early(one.path, one.before)  # as soon as the plan read it, before the new bytes exist
+        early._pool.shutdown(wait=True)
+        (copy,) = (log.root / "backups").glob(".early-*/*")
+        copied = os.stat(copy).st_ino
+        rec = apply_plan(Plan("test", None, [one]), log)
+    assert os.stat(rec.files[0]["backup"]).st_ino == copied
+    two = _index_change(tmp_path / "two")
+    equal_not_same = bytes(bytearray(two.before))  # equal bytes, another object: not what was read
+    log2 = WriteLog(tmp_path / "state2")
+    with early_staging(log2) as early:
+        back_up_early(two.path, equal_not_same)
+        early._pool.shutdown(wait=True)
+        (copy,) = (log2.root / "backups").glob(".early-*/*")
+        copied = os.stat(copy).st_ino
+        rec = apply_plan(Plan("test", None, [two]), log2)
+    backup = Path(rec.files[0]["backup"])
+    assert backup.read_bytes() == b"[old]" and os.stat(backup).st_ino != copied
+    assert [p.name for p in (log2.root / "backups").iterdir()] == [rec.write_id]

@@ -30,7 +30,7 @@ from typing import Any
 
 from inspector import portable
 from inspector.forked import Forked, ForkedError
-from inspector.plan import FileChange, Plan, prepare_previews, stage_early
+from inspector.plan import FileChange, Plan, back_up_early, prepare_previews, stage_early
 from inspector.repair.context import RepairContext
 from inspector.repair.registry import HERMES, SESSION_OR_HOME, STATE_DB, ActionSpec
 from inspector.repair.save import IndexRebuild, IndexRebuildError, ListedNames, start_index_rebuild
@@ -479,6 +479,8 @@ def _index_change(
         skipped: list[str] = []
         if rebuild is None:
             rebuild = start_index_rebuild(ctx.save_context())
+        if raw is not None:  # written at once (repair --write): its backup is copied while the rows are made
+            back_up_early(path, raw.data)
         rebuilt = rebuild.finish(overrides=created, skipped=skipped)
     except OSError as exc:
         p.refusal = f"cannot rebuild {INDEX_NAME}: {exc}"
