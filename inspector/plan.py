@@ -1854,7 +1854,7 @@ class EarlyStaging:
     Whatever was staged and not taken is removed when :func:`early_staging` ends."""
 
     def __init__(self, log: WriteLog | None = None) -> None:
-        self._pool = None
+        self._pool: Any = None  # a ThreadPoolExecutor once something is staged
         self._umask: int | None = None
         self._staged: dict[int, tuple[FileChange, Any]] = {}
         self._plain_folders: dict[Path, bool] = {}
