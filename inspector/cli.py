@@ -411,7 +411,7 @@ def _plan_and_write(args: argparse.Namespace, home: Home, clock) -> tuple[list[P
     previous session's write would (rightly) be refused as stale.
     """
     from inspector.actions import make_context, plan_action
-    from inspector.plan import WriteLog
+    from inspector.plan import WriteLog, early_staging
 
     session_id = None if args.all else args.session_id
     follow = args.follow_links
@@ -427,8 +427,11 @@ def _plan_and_write(args: argparse.Namespace, home: Home, clock) -> tuple[list[P
             if not plan.refusal and plan.changes:
                 written.append(_apply(plan, log, home, follow))
         return plans, written
-    plans = plan_action(ctx, args.action, session_id, follow_links=follow)
-    return plans, [_apply(p, log, home, follow) for p in plans if not p.refusal and p.changes]
+    # Planned and written in one go: a plan may stage its new files while it is still being made
+    # (a materialize's thousand sidecars while the index is rebuilt); what no write takes is removed.
+    with early_staging(log):
+        plans = plan_action(ctx, args.action, session_id, follow_links=follow)
+        return plans, [_apply(p, log, home, follow) for p in plans if not p.refusal and p.changes]
 
 
 def cmd_search(args: argparse.Namespace) -> int:

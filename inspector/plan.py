@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import contextvars
 import ctypes
 import difflib
 import errno
@@ -26,7 +27,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -1332,13 +1333,16 @@ def backup_name(index: int, name: str) -> str:
     return prefix + fit_name(name, NAME_MAX - len(prefix) - len(".part"))
 
 
-def _save_backup(folder: Path, index: int, change: FileChange) -> str | None:
+def _save_backup(
+    folder: Path, index: int, change: FileChange, early: EarlyStaging | None = None
+) -> str | None:
     if change.before is None:
         return None
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     os.chmod(folder, 0o700)
     dest = folder / backup_name(index, change.path.name)
-    _write_private(dest, change.before)
+    if early is None or not early.take_backup(change, dest):
+        _write_private(dest, change.before)
     return str(dest)
 
 
@@ -1579,7 +1583,8 @@ def apply_plan(plan: Plan, log: WriteLog, *, clock_now: float | None = None) -> 
     not_plain = [p for c in plan.changes if (p := _plain_problem(c.path)) is not None]
     if not_plain:
         raise _refuse(not_plain, "the plan names paths the inspector never writes")
-    folders = [c.path.parent for c in plan.changes]
+    # each folder once (a materialize's 1,041 new sidecars share one): both checks resolve it
+    folders = list(dict.fromkeys(c.path.parent for c in plan.changes))
     log.check_outside(folders)
     with write_lock(folders, log):
         return _apply_locked(plan, log, clock_now)
@@ -1591,13 +1596,23 @@ def _apply_locked(plan: Plan, log: WriteLog, clock_now: float | None) -> WriteRe
         raise _refuse(stale, "the files changed since the preview (or cannot be written safely)")
     write_id = time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + "-" + uuid.uuid4().hex[:8]
     folder = log.backup_dir(write_id)
+    early = _EARLY.get()
+    # Many files: their staging starts now, in threads, and the backups are written meanwhile (both
+    # are done, every file fsynced, before the write is logged as started and anything is swapped).
+    side = _SideBySide(plan.changes, early) if _staged_count(plan) >= PARALLEL_FSYNC_MIN else None
     try:
         log._ensure()
+        backed_up = early if early is not None and early.backs_up_to(log) else None
         files = [
-            _file_entry(change, _save_backup(folder, i, change)) for i, change in enumerate(plan.changes)
+            _file_entry(change, _save_backup(folder, i, change, backed_up))
+            for i, change in enumerate(plan.changes)
         ]
-    except OSError as exc:
+    except BaseException as exc:
+        if side is not None:
+            side.finish_and_discard()
         _remove_backups(folder)
+        if not isinstance(exc, OSError):
+            raise
         raise WriteFailed(
             f"could not keep a backup in {folder} ({_reason(exc)}); nothing was written, "
             "every file is as it was"
@@ -1622,13 +1637,16 @@ def _apply_locked(plan: Plan, log: WriteLog, clock_now: float | None) -> WriteRe
                 for c in plan.changes
             },
         )
-        if sum(1 for c in plan.changes if c.after is not None) < PARALLEL_FSYNC_MIN:
+        if side is None:
             for change in plan.changes:
                 current = change.path
-                tmp = _stage_change(change) if change.after is not None else None
+                tmp = None
+                if change.after is not None:
+                    tmp = (early.take(change) if early is not None else None) or _stage_change(change)
                 slots.append(_Slot(change, tmp, _identity(tmp) if tmp is not None else None))
         else:
-            staged, failed = _stage_side_by_side(plan.changes)
+            staged, failed = side.finish()
+            side = None
             slots.extend(_Slot(c, tmp, _identity(tmp) if tmp is not None else None) for c, tmp in staged)
             if failed is not None:
                 current = failed[0]
@@ -1640,6 +1658,8 @@ def _apply_locked(plan: Plan, log: WriteLog, clock_now: float | None) -> WriteRe
         if stale:
             raise _refuse(stale, "the files changed while the write was being prepared")
     except (OSError, ApplyError) as exc:
+        if side is not None:  # the sweep failed while the pool was staging
+            side.finish_and_discard()
         _discard(slots)
         _remove_backups(folder)
         if logged:  # the "started" line may be on disk even though appending it failed
@@ -1650,6 +1670,10 @@ def _apply_locked(plan: Plan, log: WriteLog, clock_now: float | None) -> WriteRe
         raise WriteFailed(
             f"could not write {current} ({_reason(exc)}); nothing was written, every file is as it was"
         ) from exc
+    except BaseException:
+        if side is not None:  # interrupted while the pool was staging: its files go, as the pool ends
+            side.finish_and_discard()
+        raise
     _swap_all(plan, slots, log, record, folder)
     for slot in slots:
         for leftover in (slot.aside, slot.tmp):
@@ -1740,14 +1764,66 @@ PARALLEL_FSYNC_MIN = 32  # staged files from which they are written and fsynced 
 _FSYNC_THREADS = 8
 
 
+def _staged_count(plan: Plan) -> int:
+    return sum(1 for c in plan.changes if c.after is not None)
+
+
 def _stage_change(change: FileChange, umask: int | None = None) -> Path:
     """:func:`_stage` of ``change``'s new bytes with the attributes and xattrs it is to have."""
-    xattrs = read_xattrs(change.path) if change.before is not None else change.new_xattrs
+    xattrs = _xattrs_for(change)
     return _stage(change.path, change.after, _attributes(change, umask), xattrs)
 
 
+def _xattrs_for(change: FileChange) -> dict[str, bytes] | None:
+    """The extended attributes ``change``'s staged file gets: the replaced file's, or ``new_xattrs``."""
+    return read_xattrs(change.path) if change.before is not None else change.new_xattrs
+
+
+class _SideBySide:
+    """Every change with new bytes being staged by a pool of threads (:func:`_stage_side_by_side`
+    started); :meth:`finish` waits for all of them. ``early``: versions staged while the plan was
+    made, taken instead of staging them again where they still fit."""
+
+    def __init__(self, changes: list[FileChange], early: EarlyStaging | None = None) -> None:
+        from concurrent.futures import Future, ThreadPoolExecutor
+
+        self.changes = changes
+        umask = current_umask()  # read once (Linux: from /proc), not once per new file
+        self._pool = ThreadPoolExecutor(max_workers=_FSYNC_THREADS, thread_name_prefix="inspector-stage")
+        self.futures: list = []
+        for c in changes:
+            tmp = early.take(c, umask) if early is not None and c.after is not None else None
+            if tmp is not None:
+                done: Future = Future()
+                done.set_result(tmp)
+                self.futures.append(done)
+            else:
+                self.futures.append(
+                    self._pool.submit(_stage_change, c, umask) if c.after is not None else None
+                )
+
+    def finish(self) -> tuple[list[tuple[FileChange, Path | None]], tuple[Path, BaseException] | None]:
+        self._pool.shutdown(wait=True)  # every staged file is on disk (fsynced) once this returns
+        staged: list[tuple[FileChange, Path | None]] = []
+        failed: tuple[Path, BaseException] | None = None
+        for change, future in zip(self.changes, self.futures, strict=True):
+            error = future.exception() if future is not None else None
+            if error is not None and failed is None:
+                failed = (change.path, error)
+            staged.append((change, future.result() if future is not None and error is None else None))
+        return staged, failed
+
+    def finish_and_discard(self) -> None:
+        """Wait for the pool and remove every file it staged (the write stops before any swap)."""
+        staged, _failed = self.finish()
+        for _change, tmp in staged:
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+
+
 def _stage_side_by_side(
-    changes: list[FileChange],
+    changes: list[FileChange], early: EarlyStaging | None = None
 ) -> tuple[list[tuple[FileChange, Path | None]], tuple[Path, BaseException] | None]:
     """Stage (write and fsync) every change with new bytes, several at a time: one after the other, a
     thousand new sidecars cost a thousand waits on the disk (creating, writing, then a journal
@@ -1755,19 +1831,240 @@ def _stage_side_by_side(
     them before this returns, so every staged file is on disk before any is swapped in, as with
     one staged file at a time. Returns each change with its temp file (None: no new bytes, or its
     staging failed and left nothing) and the first failure in plan order with its error."""
-    from concurrent.futures import ThreadPoolExecutor
+    return _SideBySide(changes, early).finish()
 
-    umask = current_umask()  # read once (Linux: from /proc), not once per new file
-    with ThreadPoolExecutor(max_workers=_FSYNC_THREADS, thread_name_prefix="inspector-stage") as pool:
-        futures = [pool.submit(_stage_change, c, umask) if c.after is not None else None for c in changes]
-    staged: list[tuple[FileChange, Path | None]] = []
-    failed: tuple[Path, BaseException] | None = None
-    for change, future in zip(changes, futures, strict=True):
-        error = future.exception() if future is not None else None
-        if error is not None and failed is None:
-            failed = (change.path, error)
-        staged.append((change, future.result() if future is not None and error is None else None))
-    return staged, failed
+
+# ---------------------------------------------------------------- staging while the plan is made
+
+
+class EarlyStaging:
+    """New versions staged (written and fsynced under their temp names, exactly as :func:`apply_plan`
+    stages them) while a plan that is written as soon as it is made is still being made: ``repair
+    --write`` of a materialize stages its thousand new sidecars while the index is rebuilt, not
+    after. Only inside :func:`early_staging` (the command that plans and then writes at once); a
+    plan that is only previewed never stages anything.
+
+    Nothing is swapped in here: :func:`apply_plan` takes a staged file for its change only after its
+    own checks (under the write lock, fingerprints checked), and only when the change is the very
+    object that was staged, the temp file is still the inode that was written (same number, size,
+    times and mode), and the attributes
+    (mode, owner, extended attributes) the file would be staged with now are those it was staged
+    with; anything else is staged again there. Folders reached through a symbolic link, and paths
+    the write path refuses, are never staged early (the plan's link guard has not judged them yet).
+    Whatever was staged and not taken is removed when :func:`early_staging` ends."""
+
+    def __init__(self, log: WriteLog | None = None) -> None:
+        self._pool: Any = None  # a ThreadPoolExecutor once something is staged
+        self._umask: int | None = None
+        self._staged: dict[int, tuple[FileChange, Any]] = {}
+        self._plain_folders: dict[Path, bool] = {}
+        self._log = log  # where the write's backups go: the previous versions are copied there early too
+        self._backups: dict[Path, tuple[bytes, Any]] = {}  # path -> (the bytes copied, their copy)
+        self._backup_folder: Path | None = None
+        self._lock = threading.Lock()
+        self._switch: float | None = None  # the interpreter's switch interval before staging began
+
+    def _folder_is_plain(self, folder: Path) -> bool:
+        """``folder`` exists and no link is on its path (realpath changes nothing)."""
+        known = self._plain_folders.get(folder)
+        if known is None:
+            known = os.path.isdir(folder) and os.path.realpath(folder) == str(folder)
+            self._plain_folders[folder] = known
+        return known
+
+    def _start(self) -> Any:
+        if self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            # The staging threads take the GIL back after each of their ~9 system calls per file,
+            # while this thread goes on with Python work (the plan's previews, the index rows):
+            # at the default 5 ms hand-over they would mostly wait for it, a thousand files for
+            # seconds. Handed over every 0.5 ms until the staging ends (see close()).
+            self._switch = sys.getswitchinterval()
+            sys.setswitchinterval(min(self._switch, EARLY_SWITCH_INTERVAL))
+            self._umask = current_umask()
+            self._pool = ThreadPoolExecutor(max_workers=_FSYNC_THREADS, thread_name_prefix="inspector-early")
+        return self._pool
+
+    def stage(self, changes: list[FileChange]) -> None:
+        """Start staging each of ``changes`` with new bytes, and copying the previous bytes of each
+        it replaces to the write log's folder (in threads; this returns at once)."""
+        for c in changes:
+            if c.after is None or id(c) in self._staged:
+                continue
+            if _plain_problem(c.path) is not None or not self._folder_is_plain(c.path.parent):
+                continue
+            pool = self._start()
+            if c.before is not None:
+                self.back_up(c.path, c.before)
+            self._staged[id(c)] = (c, pool.submit(self._stage_one, c, self._umask))
+
+    def back_up(self, path: Path, before: bytes) -> None:
+        """Start copying ``before``, the bytes of ``path`` a write will replace, to the write log's
+        folder (a plan may ask as soon as it has read them, before it knows the new ones). A write
+        takes the copy only for a change of ``path`` whose previous bytes are this very object."""
+        if self._log is None or path in self._backups:
+            return
+        if _plain_problem(path) is not None or not self._folder_is_plain(path.parent):
+            return
+        self._backups[path] = (before, self._start().submit(self._back_up, before))
+
+    def _back_up(self, before: bytes) -> tuple[Path, tuple[int, ...] | None]:
+        """``before`` as a private file (0600, fsynced, as ``_write_private`` writes every backup)
+        in a private folder of this process in the write log's ``backups/``."""
+        assert self._log is not None
+        with self._lock:
+            if self._backup_folder is None:
+                self._log._ensure()  # the checks and modes of the folders a write's backups go in
+                _sweep_early_folders(self._log.root / "backups")
+                folder = self._log.root / "backups" / f"{_EARLY_MARK}{os.getpid()}-{uuid.uuid4().hex[:8]}"
+                folder.mkdir(mode=0o700)
+                os.chmod(folder, 0o700)
+                self._backup_folder = folder
+            folder = self._backup_folder
+        dest = folder / uuid.uuid4().hex
+        _write_private(dest, before)
+        return dest, _stamp(dest)
+
+    def backs_up_to(self, log: WriteLog) -> bool:
+        """Whether the previous versions are copied early to ``log``'s folder (the write's own)."""
+        return self._log is log
+
+    def take_backup(self, change: FileChange, dest: Path) -> bool:
+        """Move the copy of ``change.before`` made early to ``dest`` (the write's backup); False when
+        there is none, or it is no longer the file written (the caller then writes the backup)."""
+        entry = self._backups.get(change.path)
+        if entry is None or entry[0] is not change.before:
+            return False
+        del self._backups[change.path]
+        try:
+            made, stamp = entry[1].result()
+        except BaseException:  # noqa: BLE001 - written by the caller, which meets the error itself
+            return False
+        try:
+            if _stamp(made) != stamp:  # changed since (in this process's private folder): not a backup
+                os.unlink(made)
+                return False
+            os.replace(made, dest)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(made)
+            return False
+        return True
+
+    @staticmethod
+    def _stage_one(change: FileChange, umask: int | None):
+        xattrs = _xattrs_for(change)
+        attributes = _attributes(change, umask)
+        tmp = _stage(change.path, change.after, attributes, xattrs)
+        return tmp, _stamp(tmp), attributes, xattrs
+
+    def take(self, change: FileChange, umask: int | None = None) -> Path | None:
+        """The temp file staged for ``change`` if it still fits (see the class), else None (and the
+        file is removed): the caller stages ``change`` itself."""
+        entry = self._staged.pop(id(change), None)
+        if entry is None or entry[0] is not change:
+            return None
+        try:
+            tmp, identity, attributes, xattrs = entry[1].result()
+        except BaseException:  # noqa: BLE001 - staged again by the caller, which meets the error itself
+            return None
+        if _stamp(tmp) != identity:
+            return None  # not the file staged here any more: it is not ours to remove
+        try:
+            fits = _attributes(change, umask) == attributes and _xattrs_for(change) == xattrs
+        except OSError:
+            fits = False
+        if not fits:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            return None
+        return tmp
+
+    def close(self) -> None:
+        """Wait for the threads; remove every staged file and early backup no write took."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+        if self._switch is not None:
+            sys.setswitchinterval(self._switch)
+            self._switch = None
+        for _key, future in (*self._staged.values(), *self._backups.values()):
+            if future.exception() is None:
+                with contextlib.suppress(OSError):
+                    os.unlink(future.result()[0])
+        self._staged.clear()
+        self._backups.clear()
+        if self._backup_folder is not None:
+            with contextlib.suppress(OSError):
+                os.rmdir(self._backup_folder)
+
+
+_EARLY_MARK = ".early-"  # backups/.early-<pid>-<random>/: copies made before a write took them
+
+
+def _sweep_early_folders(backups: Path) -> None:
+    """Remove the ``.early-<pid>-*`` folders of processes that ended without their write (killed
+    between planning and writing): a copy there was never moved to a write's backup, so no write
+    replaced the version it holds, which is still where it was. A living process's are left alone."""
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(backups):
+            if not entry.name.startswith(_EARLY_MARK) or not entry.is_dir(follow_symlinks=False):
+                continue
+            pid = entry.name[len(_EARLY_MARK) :].split("-", 1)[0]
+            if not pid.isdigit() or int(pid) == os.getpid() or _pid_alive(int(pid)):
+                continue
+            with contextlib.suppress(OSError):
+                for leftover in os.scandir(entry.path):
+                    if leftover.is_file(follow_symlinks=False):
+                        os.unlink(leftover.path)
+                os.rmdir(entry.path)
+
+
+def _stamp(path: Path) -> tuple[int, ...] | None:
+    """The inode at ``path`` with its size and times: a file staged early is still ours when this
+    has not changed (an inode number alone may be given to a new file once ours is removed)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode
+
+
+EARLY_SWITCH_INTERVAL = 0.0005  # seconds: the GIL hand-over while files are staged early
+
+_EARLY: contextvars.ContextVar[EarlyStaging | None] = contextvars.ContextVar(
+    "inspector_early_staging", default=None
+)
+
+
+@contextlib.contextmanager
+def early_staging(log: WriteLog | None = None) -> Iterator[EarlyStaging]:
+    """Within this, :func:`stage_early` stages (see :class:`EarlyStaging`; with ``log``, the write
+    log the plan will be written with, the previous versions are copied to its backups folder too)
+    and :func:`apply_plan` takes what was staged; at its end whatever was not taken is removed."""
+    early = EarlyStaging(log)
+    token = _EARLY.set(early)
+    try:
+        yield early
+    finally:
+        _EARLY.reset(token)
+        early.close()
+
+
+def back_up_early(path: Path, before: bytes) -> None:
+    """Copy ``before`` (``path``'s bytes as a plan read them) to the write log's folder now, when
+    the plan is to be written as soon as it is made (see :meth:`EarlyStaging.back_up`); else nothing."""
+    early = _EARLY.get()
+    if early is not None:
+        early.back_up(path, before)
+
+
+def stage_early(changes: list[FileChange]) -> None:
+    """Stage ``changes`` now when the plan they belong to is to be written as soon as it is made
+    (inside :func:`early_staging`); elsewhere (a preview) nothing."""
+    early = _EARLY.get()
+    if early is not None:
+        early.stage(changes)
 
 
 def _discard(slots: list[_Slot]) -> None:

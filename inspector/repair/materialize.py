@@ -22,6 +22,7 @@ Differences from hermes, on purpose:
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -29,7 +30,7 @@ from typing import Any
 
 from inspector import portable
 from inspector.forked import Forked, ForkedError
-from inspector.plan import FileChange, Plan, prepare_previews
+from inspector.plan import FileChange, Plan, back_up_early, prepare_previews, stage_early
 from inspector.repair.context import RepairContext
 from inspector.repair.registry import HERMES, SESSION_OR_HOME, STATE_DB, ActionSpec
 from inspector.repair.save import IndexRebuild, IndexRebuildError, ListedNames, start_index_rebuild
@@ -288,9 +289,16 @@ def _file_warnings(ctx: RepairContext, sid: str, payload: dict) -> list[str]:
     if payload["workspace"] == "":
         out.append(
             f"{sid}: workspace is empty; hermes resolves it to its working directory "
-            f"({resolve_path('', ctx.cwd)}) when it loads the session [Q10]"
+            f"({_working_directory(ctx.cwd)}) when it loads the session [Q10]"
         )
     return out
+
+
+@functools.lru_cache(maxsize=8)
+def _working_directory(cwd: Path) -> str:
+    """``resolve_path('', cwd)``, resolved once per plan for the hundreds of rows without a workspace
+    (the cache is cleared when a plan starts: a link changed between two plans is seen)."""
+    return resolve_path("", cwd)
 
 
 def _count_warning(sid: str, payload: dict, has_count_column: bool) -> list[str]:
@@ -471,6 +479,8 @@ def _index_change(
         skipped: list[str] = []
         if rebuild is None:
             rebuild = start_index_rebuild(ctx.save_context())
+        if raw is not None:  # written at once (repair --write): its backup is copied while the rows are made
+            back_up_early(path, raw.data)
         rebuilt = rebuild.finish(overrides=created, skipped=skipped)
     except OSError as exc:
         p.refusal = f"cannot rebuild {INDEX_NAME}: {exc}"
@@ -490,6 +500,7 @@ def _index_change(
         )
         if raw is not None:  # the read hashed these bytes already: the 22 MB index is not hashed twice
             vars(change)["sha256_before"] = raw.fingerprint.sha256
+        stage_early([change])
         prepare_previews([change])
         p.changes.append(change)
     return skipped
@@ -526,6 +537,7 @@ def _db_unusable(db: Path, p: Plan) -> bool:
 def plan(ctx: RepairContext, session_id: str | None = None) -> Plan:
     """Plan hermes' materialization: every eligible row (``None``) or only ``session_id``'s row."""
     p = Plan(action=NAME, session_id=session_id)
+    _working_directory.cache_clear()
     if session_id is not None and not is_safe_session_id(session_id):
         p.refusal = (
             f"{session_id!r} is not a safe session id (only A-Z a-z 0-9 _ -): "
@@ -594,6 +606,7 @@ def _plan_rows(
         lines: list = []
         planned = (_plan_row(ctx, db, r, p, created, has_count, None, (i, lines)) for i, r in enumerate(rows))
         details = [d for d in planned if d is not None]
+    stage_early(p.changes)  # written at once (repair --write): staged in threads while the index is made
     prepare_previews(p.changes)  # the new files' previews and hashes, made while the helpers still read
     p.result = {"scanned": len(rows), "materialized": len(created), "details": details}
     if every is not None:
