@@ -188,10 +188,13 @@ def _catalogue(
     names = scan.live_names() + scan.bak_names()
     pending = _start_aside(home, scan, with_hermes_audit, while_waiting is not None, names, texts_for)
     if pending is not None:
+        # the copies are forked: state.db is read (in a thread of its own, SQLite letting go of
+        # the GIL) while they and this process read the sidecars, not after
+        reader = _StateDbPrefetch(home, scan.cache)
         pending.read_sidecars(scan)
     else:
-        scan.prefetch(names, texts_for)
-    reader = _StateDbPrefetch(home, scan.cache)
+        scan.prefetch(names, texts_for)  # (it may fork a copy: no thread may run before)
+        reader = _StateDbPrefetch(home, scan.cache)
     cat = build_catalogue(home, now=now, state_db_reader=reader, scan=scan)
     audit = error = extra = None
     journal_findings = None
@@ -252,9 +255,16 @@ def _aside_job(
     if scan.cache is None:
         if with_hermes_audit:
             findings = _journals_aside(home.session_dir, None, with_journal_findings)
-    else:
+    elif with_journal_findings:
         for path in journals:
             _journal_facts(Path(path), scan.cache, open_runs=True)
+    else:  # the list's: the open-run facts only (what _open_run_facts_of_every_journal derives)
+        for path in journals:
+            try:
+                cached_file_facts(scan.cache, OPEN_RUN, path, Path(path), open_run_facts)
+            except OSError:
+                continue
+    if scan.cache is not None:
         for kind in (TURN, JOURNAL, OPEN_RUN, STATE_DB):
             entries = scan.cache.entries[kind]
             facts[kind] = {p: entries[p] for p in scan.cache.seen(kind) if p in entries}
@@ -371,6 +381,9 @@ FILE_COST = 6_000
 CATALOGUE_COST_PER_FILE = 12_000
 AUDIT_COST_PER_FILE = 6_000
 JOURNAL_BYTE_COST = 1.5
+# only a run journal's open-run facts (the window's list): its read and a few byte searches,
+# 0.37 s for the 558 MB of journals of the 50,000-session home (0.66 ns a byte)
+OPEN_RUN_BYTE_COST = 0.3
 # state.db's records for the catalogue (here) and hermes' query (in the first copy): a byte of the
 # database costs this much (0.15 s and 0.09 s for the bench home's 194 MB)
 RECORDS_DB_BYTE_COST = 0.35
@@ -423,13 +436,14 @@ def plan_work(
     hermes_first: list[str],
     journals: list[tuple[int, str]],
     fixed: list[float],
+    journal_byte_cost: float = JOURNAL_BYTE_COST,
 ) -> Plan:
     """The sidecars ``todo`` (``(size, name, want_texts)``) and the run ``journals`` (``(size,
     path)``) dealt out between ``len(fixed)`` workers that already have ``fixed`` work each, so
     that they finish together: the files named in ``hermes_first`` to worker 1 (hermes' audit
     reads them there), the journals to the copies only (workers 1 and up), then every file,
     largest first, to the worker with the least work so far (each sidecar costs its size plus
-    :data:`FILE_COST`, each journal byte :data:`JOURNAL_BYTE_COST`)."""
+    :data:`FILE_COST`, each journal byte ``journal_byte_cost``)."""
     plan = Plan(len(fixed))
     plan.load = list(fixed)
     first = set(hermes_first)
@@ -444,7 +458,7 @@ def plan_work(
     for size, path in sorted(journals, reverse=True):
         i = min(copies, key=plan.load.__getitem__)
         plan.journals[i].append(path)
-        plan.load[i] += JOURNAL_BYTE_COST * size
+        plan.load[i] += journal_byte_cost * size
     rest.sort(reverse=True)
     load = plan.load
     everyone = range(len(fixed))
@@ -527,13 +541,16 @@ def _start_aside(
         fixed[1] += AUDIT_COST_PER_FILE * len(todo) + HERMES_DB_BYTE_COST * db_size
         fixed[1] += INDEX_BYTE_COST * _size_or_zero(home.session_dir / "_index.json")
     journals: list[tuple[int, str]] = []
-    if scan.cache is not None and with_journal_findings:
-        # (the list's catalogue wants only the open-run facts: a few byte tests per journal, done
-        # here after the copies by _journals_aside, not every line checked in a copy)
+    journal_cost = JOURNAL_BYTE_COST
+    if scan.cache is not None:
+        # the list's catalogue wants only the open-run facts (a few byte tests per journal, most
+        # of it the read: OPEN_RUN_BYTE_COST), the audit every line checked; either way in the
+        # copies, and _journals_aside here finds them in the cache
         journals = _journal_sizes(home.session_dir)
+        journal_cost = JOURNAL_BYTE_COST if with_journal_findings else OPEN_RUN_BYTE_COST
     elif with_hermes_audit and with_journal_findings:  # read by the first copy, all of them
         fixed[1] += JOURNAL_BYTE_COST * sum(size for size, _ in _journal_sizes(home.session_dir))
-    plan = plan_work(todo, hermes_first, journals, fixed)
+    plan = plan_work(todo, hermes_first, journals, fixed, journal_cost)
     stages = [_Stage() for _ in range(FIRST_OPEN_COPIES)]
     copies: list[Forked | None] = []
     for i, stage in enumerate(stages, start=1):
@@ -612,14 +629,24 @@ def _finish_aside(
 
 
 def load_catalogue(
-    home: Home, *, now: float, with_hermes_audit: bool = True, save_in_background: bool = False
+    home: Home,
+    *,
+    now: float,
+    with_hermes_audit: bool = True,
+    save_in_background: bool = False,
+    save_later: Callable[[Callable[[], None]], Any] | None = None,
 ) -> Catalogue:
     """``save_in_background``: the fact cache is written by a detached process (a command that
-    exits right after; see :meth:`FactCache.save`)."""
+    exits right after; see :meth:`FactCache.save`). ``save_later``: given the function that
+    writes the fact cache instead of it being written here (the window's job calls it once its
+    rows are handed back: ``jobs.pool.after_reply``)."""
     with gc_paused():
         scan = _scan(home)
         cat, _, _, _ = _catalogue(home, scan, now, with_hermes_audit)
-        _save(scan, save_in_background)
+        if save_later is not None:
+            save_later(partial(_save, scan, save_in_background))
+        else:
+            _save(scan, save_in_background)
         return cat
 
 
