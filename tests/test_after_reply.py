@@ -4,6 +4,7 @@ the fact cache's write there, and it is still written."""
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 
@@ -104,3 +105,40 @@ def test_the_catalogue_job_writes_the_fact_cache_after_its_reply(tmp_path, monke
     (cache_file,) = scan_mod.cache_dir().glob("scan-*.json")
     assert cache_file.stat().st_size > 0
     assert pool.run_steps(pool.handed_back(kind, payload).steps).rows
+
+
+def test_the_collector_is_paused_until_the_catalogue_is_let_go_of(tmp_path, monkeypatch):
+    """Rule: the child's collector stays off from the catalogue's start until after its reply (a
+    collection while the catalogue is alive walks every object of it), and is on again after,
+    also when the job is cancelled."""
+    home = locate_home(build_demo_home(tmp_path / "demo-home", now=time.time()).home)
+    _as_in_a_child(monkeypatch)
+    assert gc.isenabled()
+    gate = threading.Event()
+    ran = threading.Event()
+    real_later = pool._run_later
+
+    def later(todo):
+        gate.wait(10)
+        real_later(todo)
+        ran.set()
+
+    monkeypatch.setattr(pool, "_run_later", later)
+    seen: list[bool] = []
+    real_flat = offload.flat_row
+    monkeypatch.setattr(offload, "flat_row", lambda row: seen.append(gc.isenabled()) or real_flat(row))
+    try:
+        pool._run_in_child(0, offload.catalogue_job, (home, 1_800_000_000.0))
+        assert seen and not any(seen)
+        assert not gc.isenabled()  # the reply is out, the after-work not yet done
+    finally:
+        gate.set()
+    _wait_for(ran)
+    assert gc.isenabled()
+
+    ran.clear()
+    pool._child_flags[3] = 1  # the window cancels the job in slot 3: its check() raises
+    with pytest.raises(pool.JobCancelled):
+        pool._run_in_child(3, offload.catalogue_job, (home, 1_800_000_000.0))
+    _wait_for(ran)
+    assert gc.isenabled()
