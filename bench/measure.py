@@ -169,6 +169,9 @@ def core_first_open(args) -> dict:
             return got
 
         real_steal.sidecars = sidecars
+    import gc
+
+    gc.disable()  # as the job has it (offload.catalogue_job)
     try:
         t0, p0, w0 = time.thread_time(), time.process_time(), time.perf_counter()
         cat = load.load_catalogue(home, now=time.time(), save_later=lambda fn: None)
@@ -178,6 +181,7 @@ def core_first_open(args) -> dict:
         pool.flat_pickled(records)
         t2, w2 = time.thread_time(), time.perf_counter()
     finally:
+        gc.enable()
         load._aside_job, load._start_aside, load._Aside.read_sidecars = real_job, real_start, real_read
         if real_steal is not None:
             real_steal.sidecars = real_sidecars
