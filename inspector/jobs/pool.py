@@ -168,9 +168,9 @@ def after_reply(fn: Callable[[], None]) -> None:
     Anywhere else (the job run in the calling thread, a test calling it): ``fn()`` now.
 
     For what nothing waits for but would delay the window's result: the catalogue's fact cache
-    is written by a detached copy of the child, whose fork (twice the child's page tables, at
-    50,000 sessions about a gigabyte of them) and the copy-on-write faults while it lives cost
-    the child 0.25 s that it would otherwise spend before its rows are sent. Errors are logged."""
+    is written by a detached copy of the child, whose two forks (each copies the page tables of
+    the child: a few hundred megabytes of heap at 50,000 sessions) and the copy-on-write faults
+    while it lives cost the child 0.25 s there, before its rows were sent. Errors are logged."""
     if in_child():
         _after_reply.append(fn)
     else:
