@@ -110,6 +110,117 @@ def core_catalogue(args) -> dict:
     return {"seconds": {"total": time.perf_counter() - t0}, "rows": len(rows), "health": health}
 
 
+def core_first_open(args) -> dict:
+    """The window's catalogue job on a first open (run ``HERMES_INSPECTOR_STATE_DIR`` at an empty
+    folder), without Qt or the pool: the CPU of each part of each process, and what they make on
+    two idle cores (``estimate_2_cores_s``): this process's serial start (before the copies are
+    forked), the reading all of them share (each process's part, this one's state.db thread
+    included: on two cores the longest, or half of them all), this process's taking the copies'
+    facts, then its tail (the catalogue built, hermes' audit and the journals awaited: the copies'
+    work after their hand-over runs on the other core) and the job's last steps (rows flattened,
+    sorted, pickled). A model for comparing changes on a loaded machine, where wall times are the
+    load's; the window's own part (unpickling, painting) is not in it."""
+    import json as _json
+    import tempfile
+
+    from inspector import load
+    from inspector.jobs import offload, pool
+    from inspector.present.rows import flat_row
+
+    home = _home(args.home)
+    log = tempfile.NamedTemporaryFile(prefix="measure-first-open-", delete=False).name
+    marks: dict[str, float] = {}
+    main_pid = os.getpid()
+
+    def noted(kind: str) -> None:
+        with open(log, "a") as fh:  # from every process
+            fh.write(_json.dumps([kind, os.getpid(), time.process_time()]) + "\n")
+
+    real_job, real_start, real_read = load._aside_job, load._start_aside, load._Aside.read_sidecars
+    real_steal = getattr(load, "_Steal", None)
+
+    def job(*a, **k):
+        stage = a[3]
+        hand = stage.hand_over
+        stage.hand_over = lambda data: (noted("hand"), hand(data))[1]
+        try:
+            return real_job(*a, **k)
+        finally:
+            noted("end")
+
+    def start(*a, **k):
+        got = real_start(*a, **k)
+        marks["forked"] = time.thread_time()
+        return got
+
+    def read(self, scan):
+        got = real_read(self, scan)
+        marks["received"] = time.thread_time()
+        return got
+
+    load._aside_job, load._start_aside, load._Aside.read_sidecars = job, start, read
+    if real_steal is not None:
+        real_sidecars = real_steal.sidecars
+
+        def sidecars(self, scan):
+            got = real_sidecars(self, scan)
+            if os.getpid() == main_pid:
+                marks["read"] = time.thread_time()
+            return got
+
+        real_steal.sidecars = sidecars
+    import gc
+
+    gc.disable()  # as the job has it (offload.catalogue_job)
+    try:
+        t0, p0, w0 = time.thread_time(), time.process_time(), time.perf_counter()
+        cat = load.load_catalogue(home, now=time.time(), save_later=lambda fn: None)
+        t1, p1 = time.thread_time(), time.process_time()
+        records = [flat_row(r) for r in cat.rows.values()]
+        records.sort(key=offload._newest_first_key)
+        pool.flat_pickled(records)
+        t2, w2 = time.thread_time(), time.perf_counter()
+    finally:
+        gc.enable()
+        load._aside_job, load._start_aside, load._Aside.read_sidecars = real_job, real_start, real_read
+        if real_steal is not None:
+            real_steal.sidecars = real_sidecars
+    with open(log) as fh:
+        events = [_json.loads(line) for line in fh]
+    os.unlink(log)
+    hands = {pid: cpu for kind, pid, cpu in events if kind == "hand"}
+    ends = {pid: cpu for kind, pid, cpu in events if kind == "end"}
+    if "forked" not in marks or "received" not in marks:
+        raise RuntimeError("no forked copy: run it with an empty state folder, outside Qt")
+    serial = marks["forked"] - t0
+    own = marks.get("read", marks["received"]) - marks["forked"]
+    receiving = marks["received"] - marks.get("read", marks["received"])
+    thread = (p1 - p0) - (t1 - t0)  # the state.db thread
+    shares = [own + thread] + [hands[pid] for pid in sorted(hands)]
+    after = [ends[pid] - hands[pid] for pid in sorted(hands)]
+    tail = t1 - marks["received"]
+    last = t2 - t1
+    reading = max(max(shares), sum(shares) / 2)
+    estimate = serial + reading + receiving + max(tail, sum(after) / 2) + last
+    r = lambda v: round(v, 3)  # noqa: E731
+    return {
+        "seconds": {"total": w2 - w0, "estimate_2_cores_s": r(estimate)},
+        "cpu": {
+            "serial_before_fork": r(serial),
+            "here_reading": r(own),
+            "state_db_thread": r(thread),
+            "here_receiving": r(receiving),
+            "copies_to_hand_over": [r(v) for v in shares[1:]],
+            "copies_after_hand_over": [r(v) for v in after],
+            "here_tail": r(tail),
+            "last_steps": r(last),
+            "tree": r(p1 - p0 + sum(ends.values()) + last),
+        },
+        "rows": len(cat.rows),
+        "load": os.getloadavg()[0],
+    }
+
+
 def _big_journal(args) -> Path:
     return Path(_manifest(args.home)["big_journal"]["path"])
 
@@ -627,6 +738,7 @@ def gui_journal(args) -> dict:
 MEASUREMENTS = {
     "core_first_rows": core_first_rows,
     "core_catalogue": core_catalogue,
+    "core_first_open": core_first_open,
     "core_journal": core_journal,
     "core_plan": core_plan,
     "gui_list": gui_list,

@@ -10,6 +10,7 @@ first or not.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -108,3 +109,38 @@ def test_audit_after_a_window_open_reports_the_journals_as_on_a_first_open(tmp_p
     again = load.load_catalogue(home, now=NOW)
     assert len(_cache()["journal"]) == 2
     assert _row_kinds(again) == _row_kinds(with_copy)
+
+
+def _as_json(cat) -> tuple:
+    return [row.to_json() for row in cat.sorted_rows()], [f.to_json() for f in cat.home_findings]
+
+
+def test_window_first_open_reads_each_journal_once_in_the_copies_and_lists_the_same(tmp_path, monkeypatch):
+    """Rule: on a window's first open the copies derive the run journals' open-run facts beside
+    the sidecars (each journal read once, none here); the list is the one of reading them here."""
+    monkeypatch.setattr(scan_mod, "RACY_WINDOW_NS", 0)
+    home = locate_home(_home(tmp_path))
+    monkeypatch.setenv("HERMES_INSPECTOR_NO_CACHE", "1")
+    here = _as_json(load.load_catalogue(home, now=NOW))  # no copy: this test process has Qt loaded
+    monkeypatch.delenv("HERMES_INSPECTOR_NO_CACHE")
+    forks: list = []
+    _with_copy(monkeypatch, forks)
+    log = tmp_path / "reads.log"
+    real = scan_mod.read_regular
+
+    def noting(path, *a, **k):
+        if "_run_journal" in str(path):
+            with open(log, "a") as fh:  # appended from every process
+                fh.write(f"{os.getpid()} {path}\n")
+        return real(path, *a, **k)
+
+    monkeypatch.setattr(scan_mod, "read_regular", noting)
+    aside = load.load_catalogue(home, now=NOW)
+    assert len(forks) == load.FIRST_OPEN_COPIES
+    assert _as_json(aside) == here
+    assert "journal_output_not_shown" in [f.kind for f in aside.rows[S08].findings]
+    reads = [line.split() for line in log.read_text().splitlines()]
+    journals = sorted(str(p) for p in (home.session_dir / "_run_journal").rglob("*.jsonl"))
+    assert sorted(p for _, p in reads) == journals  # each once
+    assert os.getpid() not in {int(pid) for pid, _ in reads}  # in the copies
+    assert len(_cache()["open_run"]) == 2 and _cache()["journal"] == {}
