@@ -27,9 +27,11 @@ from inspector.store.index import (
     FastPathFailed,
     IndexSortError,
     PathResolver,
+    cache_hit_percent,
     compact,
     index_after_save,
     index_path,
+    last_message_at,
     load_for_index,
     parse_index_json,
 )
@@ -40,9 +42,17 @@ from inspector.store.jsonfmt import (
     loads_bytes_fast,
 )
 from inspector.store.sidecar import (
+    _BOOL_KEYS,
+    _DICT_KEYS,
+    _META_DEFAULTS,
+    _ZERO_IF_FALSY,
     META_KEYS,
     LoadedSession,
     SidecarError,
+    _metadata_count,
+    _nonnegative_int,
+    _path_value,
+    _str_stripped_or_none,
     count_messages_in_bytes,
     is_safe_session_id,
     session_payload,
@@ -246,6 +256,196 @@ def light_parse_sidecar(data: bytes) -> dict | None:
                 if messages is None or not any(m.get("_partial") for m in messages):
                     return obj
     return None
+
+
+# ---------------------------------------------------------------- the row of a lightly parsed sidecar
+
+# compact()'s keys copied as they stand (after the first nine, which are built one by one), in its
+# order; the coerced ones are set before the row is made (see _light_row).
+_ROW_COUNTERS = (
+    "pinned",
+    "archived",
+    "project_id",
+    "profile",
+    "input_tokens",
+    "output_tokens",
+    "estimated_cost",
+    "cache_read_tokens",
+    "cache_write_tokens",
+)
+_ROW_MIDDLE = (
+    "personality",
+    "compression_anchor_visible_idx",
+    "compression_anchor_message_key",
+    "compression_anchor_summary",
+    "pre_compression_snapshot",
+    "context_engine",
+    "compression_anchor_engine",
+    "compression_anchor_mode",
+    "compression_anchor_details",
+    "context_engine_state",
+    "context_length",
+    "threshold_tokens",
+    "last_prompt_tokens",
+    "post_compression_context_tokens_estimate",
+    "compression_recovery",
+    "recommended_recovery_action",
+    "gateway_routing",
+    "gateway_routing_history",
+    "manual_title",
+)
+_ROW_WORKTREE = ("worktree_path", "worktree_branch", "worktree_repo_root", "worktree_created_at")
+_ROW_SOURCE = (
+    "is_cli_session",
+    "source_tag",
+    "raw_source",
+    "session_source",
+    "source_label",
+    "read_only",
+    "enabled_toolsets",
+    "composer_draft",
+    "process_wakeup_pause",
+    "share_token",
+    "share_created_at",
+)
+# The metadata a row reads (with load_session's defaults), and the keys load_session turns into str
+# with str(): a container there goes to load_for_index (its str() recurses, and near the nesting
+# limit its verdict depends on the depth of the stack).
+_ROW_META = tuple(
+    (k, d)
+    for k, d in _META_DEFAULTS
+    if k
+    not in (
+        "model_explicit_pick_signature",
+        "pending_attachments",
+        "pending_user_source",
+        "truncation_watermark",
+        "truncation_boundary",
+        "clear_generation",
+        "intentional_shrink_generation",
+        "llm_title_generated",
+    )
+)
+_ROW_BOOLS = tuple(k for k in _BOOL_KEYS if k != "llm_title_generated")
+_STR_COERCED = (
+    "model_provider",
+    "compression_recovery_source_session_id",
+    "compression_recovery_action",
+    "share_token",
+    "worktree_branch",
+)
+_CONTAINERS = (list, dict)
+
+
+class _NotLight(Exception):
+    """A value :func:`_light_row` leaves to ``load_for_index`` + ``compact``."""
+
+
+def light_index_row(obj: dict, now: float, resolve: PathResolver) -> dict:
+    """``compact(load_for_index(obj, now=now, resolve=resolve))`` of a sidecar object that
+    :func:`light_parse_sidecar` gave (and only of such a one), made in one step: the same row (keys,
+    order, values and their types), or that pair's own exception.
+
+    Those objects hold only the keys ``load_session`` reads, ``messages`` is absent or a list of
+    objects, and no message is a ``_partial`` row, so hermes' collapse of duplicate partial rows
+    keeps every message and no message counts as an empty partial; the row is made from the file's
+    values without the 71-key session ``load_session`` builds (and the fields only a save needs).
+    Every coercion the row shows is made by the same helpers as ``load_session`` and ``compact``
+    (``_nonnegative_int``, ``_str_stripped_or_none``, ``_path_value``, ``resolve``,
+    ``last_message_at``, ``cache_hit_percent``), and everything ``load_session`` does that can raise
+    is done here too; where anything raises, or a value that ``str()`` would walk is a container,
+    the pair runs instead and its verdict (row or exception) is the answer. Held to the pair by
+    ``tests/repair/test_light_index_row_rules.py`` (generated and odd sidecars), to hermes' own
+    ``Session`` + ``compact()`` there too (with ``HERMES_WEBUI_SRC``), and by the differential
+    test's parse check on every sidecar it writes."""
+    try:
+        return _light_row(obj, now, resolve)
+    except Exception:  # noqa: BLE001 - any doubt: the exact pair decides, and raises its own error
+        return compact(load_for_index(obj, now=now, resolve=resolve))
+
+
+def _light_row(raw: dict, now: float, resolve: PathResolver) -> dict:
+    """:func:`light_index_row`'s one step (raises where the pair might; the caller then runs it)."""
+    if "self" in raw:  # Session(**data) cannot take it
+        raise _NotLight
+    get = raw.get
+    d = {key: get(key, default) for key, default in _ROW_META}
+    for key in _STR_COERCED:
+        if type(d[key]) in _CONTAINERS:
+            raise _NotLight
+    for key in _DICT_KEYS:  # a missing one is {} (load_session's fresh container), as is a non-dict
+        if not isinstance(d[key], dict):
+            d[key] = {}
+    if not isinstance(d["gateway_routing_history"], list):
+        d["gateway_routing_history"] = []
+    if not d["session_id"]:
+        d["session_id"] = None
+    for key in _ROW_BOOLS:
+        d[key] = bool(d[key])
+    for key in _ZERO_IF_FALSY:
+        d[key] = d[key] or 0
+    mp = d["model_provider"]
+    d["model_provider"] = str(mp).strip().lower() if mp else None
+    d["project_id"] = d["project_id"] or None
+    if not d["created_at"]:
+        d["created_at"] = now
+    if not d["updated_at"]:
+        d["updated_at"] = now
+    estimate = _nonnegative_int(d["post_compression_context_tokens_estimate"])
+    d["post_compression_context_tokens_estimate"] = estimate if estimate and estimate > 0 else None
+    for key in ("compression_recovery_source_session_id", "compression_recovery_action", "share_token"):
+        d[key] = _str_stripped_or_none(d[key])
+    if not isinstance(d["gateway_routing"], dict):
+        d["gateway_routing"] = None
+    branch = d["worktree_branch"]
+    d["worktree_branch"] = str(branch) if branch else None
+    ws = resolve(_path_value(raw["workspace"] if "workspace" in raw else "", "workspace"))
+    cws = d["created_workspace"]
+    d["created_workspace"] = resolve(_path_value(cws, "created_workspace")) if cws else ws
+    for key in ("worktree_path", "worktree_repo_root"):
+        value = d[key]
+        d[key] = resolve(_path_value(value, key)) if value else None
+    messages = get("messages") or []  # absent, or a list of objects (the light parse's shape)
+    count = _metadata_count(raw)
+    if count is None:
+        count = len(messages)
+    pending = d["pending_user_message"]
+    if pending:
+        count = max(count, 1)
+    d["messages"] = messages
+    row: dict[str, Any] = {
+        "session_id": d["session_id"],
+        "title": d["title"],
+        "workspace": ws,
+        "model": d["model"],
+        "model_provider": d["model_provider"],
+        "message_count": count,
+        "created_at": d["created_at"],
+        "updated_at": d["updated_at"],
+        "last_message_at": last_message_at(d, messages),
+    }
+    for key in _ROW_COUNTERS:
+        row[key] = d[key]
+    row["cache_hit_percent"] = cache_hit_percent(d)
+    for key in _ROW_MIDDLE:
+        row[key] = d[key]
+    if d["parent_session_id"]:
+        row["parent_session_id"] = d["parent_session_id"]
+    row["created_workspace"] = d["created_workspace"]
+    if d["compression_recovery_source_session_id"] or d["compression_recovery_action"]:
+        row["compression_recovery_source_session_id"] = d["compression_recovery_source_session_id"]
+        row["compression_recovery_action"] = d["compression_recovery_action"]
+    if d["worktree_path"]:
+        for key in _ROW_WORKTREE:
+            row[key] = d[key]
+    row["user_message_count"] = sum(1 for m in messages if m.get("role") == "user")
+    row["active_stream_id"] = d["active_stream_id"]
+    row["pending_user_message"] = pending
+    row["has_pending_user_message"] = bool(pending)
+    for key in _ROW_SOURCE:
+        row[key] = d[key]
+    row["is_streaming"] = False
+    return row
 
 
 @dataclass
@@ -628,6 +828,7 @@ def _index_row(
     """One sidecar's ``compact()`` row for a full rebuild; None when hermes leaves it out."""
     try:
         obj = light_parse_sidecar(data)
+        light = obj is not None
         if obj is None:
             obj = parse_sidecar_exact(data)
     except (SidecarError, RecursionError) as exc:
@@ -637,6 +838,11 @@ def _index_row(
         return None
     if observe is not None:
         observe(path, obj)
+    if light:  # light_index_row, with the pair below called from this frame as for any sidecar
+        try:
+            return _light_row(obj, ctx.now, resolve)
+        except Exception:  # noqa: BLE001 - the exact pair decides, and raises its own error
+            pass
     try:
         sess = load_for_index(obj, now=ctx.now, resolve=resolve)
         return compact(sess)
