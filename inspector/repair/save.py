@@ -12,6 +12,7 @@ Given a modified in-memory session, return what hermes' save would write:
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 from collections.abc import Callable, Iterable
@@ -42,10 +43,6 @@ from inspector.store.jsonfmt import (
     loads_bytes_fast,
 )
 from inspector.store.sidecar import (
-    _BOOL_KEYS,
-    _DICT_KEYS,
-    _META_DEFAULTS,
-    _ZERO_IF_FALSY,
     META_KEYS,
     LoadedSession,
     SidecarError,
@@ -242,7 +239,7 @@ def light_parse_sidecar(data: bytes) -> dict | None:
     if decoder is not False:
         try:
             if not data.isascii():
-                data.decode("utf-8")
+                check_utf8(data)
             obj = decoder.decode(b"".join((_LIGHT_OPEN, data, _LIGHT_CLOSE)))  # one copy, not two
         except (ValueError, RecursionError):  # msgspec.DecodeError and UnicodeDecodeError are ValueErrors
             obj = None
@@ -260,80 +257,8 @@ def light_parse_sidecar(data: bytes) -> dict | None:
 
 # ---------------------------------------------------------------- the row of a lightly parsed sidecar
 
-# compact()'s keys copied as they stand (after the first nine, which are built one by one), in its
-# order; the coerced ones are set before the row is made (see _light_row).
-_ROW_COUNTERS = (
-    "pinned",
-    "archived",
-    "project_id",
-    "profile",
-    "input_tokens",
-    "output_tokens",
-    "estimated_cost",
-    "cache_read_tokens",
-    "cache_write_tokens",
-)
-_ROW_MIDDLE = (
-    "personality",
-    "compression_anchor_visible_idx",
-    "compression_anchor_message_key",
-    "compression_anchor_summary",
-    "pre_compression_snapshot",
-    "context_engine",
-    "compression_anchor_engine",
-    "compression_anchor_mode",
-    "compression_anchor_details",
-    "context_engine_state",
-    "context_length",
-    "threshold_tokens",
-    "last_prompt_tokens",
-    "post_compression_context_tokens_estimate",
-    "compression_recovery",
-    "recommended_recovery_action",
-    "gateway_routing",
-    "gateway_routing_history",
-    "manual_title",
-)
-_ROW_WORKTREE = ("worktree_path", "worktree_branch", "worktree_repo_root", "worktree_created_at")
-_ROW_SOURCE = (
-    "is_cli_session",
-    "source_tag",
-    "raw_source",
-    "session_source",
-    "source_label",
-    "read_only",
-    "enabled_toolsets",
-    "composer_draft",
-    "process_wakeup_pause",
-    "share_token",
-    "share_created_at",
-)
-# The metadata a row reads (with load_session's defaults), and the keys load_session turns into str
-# with str(): a container there goes to load_for_index (its str() recurses, and near the nesting
-# limit its verdict depends on the depth of the stack).
-_ROW_META = tuple(
-    (k, d)
-    for k, d in _META_DEFAULTS
-    if k
-    not in (
-        "model_explicit_pick_signature",
-        "pending_attachments",
-        "pending_user_source",
-        "truncation_watermark",
-        "truncation_boundary",
-        "clear_generation",
-        "intentional_shrink_generation",
-        "llm_title_generated",
-    )
-)
-_ROW_BOOLS = tuple(k for k in _BOOL_KEYS if k != "llm_title_generated")
-_STR_COERCED = (
-    "model_provider",
-    "compression_recovery_source_session_id",
-    "compression_recovery_action",
-    "share_token",
-    "worktree_branch",
-)
+# A value load_session turns into text with str() that is a container goes to load_for_index +
+# compact: its str() recurses, and near the nesting limit its verdict depends on the stack's depth.
 _CONTAINERS = (list, dict)
 
 
@@ -365,87 +290,161 @@ def light_index_row(obj: dict, now: float, resolve: PathResolver) -> dict:
 
 
 def _light_row(raw: dict, now: float, resolve: PathResolver) -> dict:
-    """:func:`light_index_row`'s one step (raises where the pair might; the caller then runs it)."""
+    """:func:`light_index_row`'s one step (raises where the pair might; the caller then runs it).
+
+    Each value is the file's (``get`` with ``load_session``'s default: None but for ``title``,
+    ``model`` and the counters) coerced as ``load_session`` coerces it, written in ``compact()``'s
+    order."""
     if "self" in raw:  # Session(**data) cannot take it
         raise _NotLight
     get = raw.get
-    d = {key: get(key, default) for key, default in _ROW_META}
-    for key in _STR_COERCED:
-        if type(d[key]) in _CONTAINERS:
-            raise _NotLight
-    for key in _DICT_KEYS:  # a missing one is {} (load_session's fresh container), as is a non-dict
-        if not isinstance(d[key], dict):
-            d[key] = {}
-    if not isinstance(d["gateway_routing_history"], list):
-        d["gateway_routing_history"] = []
-    if not d["session_id"]:
-        d["session_id"] = None
-    for key in _ROW_BOOLS:
-        d[key] = bool(d[key])
-    for key in _ZERO_IF_FALSY:
-        d[key] = d[key] or 0
-    mp = d["model_provider"]
-    d["model_provider"] = str(mp).strip().lower() if mp else None
-    d["project_id"] = d["project_id"] or None
-    if not d["created_at"]:
-        d["created_at"] = now
-    if not d["updated_at"]:
-        d["updated_at"] = now
-    estimate = _nonnegative_int(d["post_compression_context_tokens_estimate"])
-    d["post_compression_context_tokens_estimate"] = estimate if estimate and estimate > 0 else None
-    for key in ("compression_recovery_source_session_id", "compression_recovery_action", "share_token"):
-        d[key] = _str_stripped_or_none(d[key])
-    if not isinstance(d["gateway_routing"], dict):
-        d["gateway_routing"] = None
-    branch = d["worktree_branch"]
-    d["worktree_branch"] = str(branch) if branch else None
+    provider = get("model_provider")
+    source = get("compression_recovery_source_session_id")
+    action = get("compression_recovery_action")
+    share = get("share_token")
+    branch = get("worktree_branch")
+    if (
+        type(provider) in _CONTAINERS
+        or type(source) in _CONTAINERS
+        or type(action) in _CONTAINERS
+        or type(share) in _CONTAINERS
+        or type(branch) in _CONTAINERS
+    ):
+        raise _NotLight
+    provider = str(provider).strip().lower() if provider else None
+    source = _str_stripped_or_none(source)
+    action = _str_stripped_or_none(action)
+    share = _str_stripped_or_none(share)
+    branch = str(branch) if branch else None
+    estimate = _nonnegative_int(get("post_compression_context_tokens_estimate"))
     ws = resolve(_path_value(raw["workspace"] if "workspace" in raw else "", "workspace"))
-    cws = d["created_workspace"]
-    d["created_workspace"] = resolve(_path_value(cws, "created_workspace")) if cws else ws
-    for key in ("worktree_path", "worktree_repo_root"):
-        value = d[key]
-        d[key] = resolve(_path_value(value, key)) if value else None
+    created_ws = get("created_workspace")
+    created_ws = resolve(_path_value(created_ws, "created_workspace")) if created_ws else ws
+    wt_path = get("worktree_path")
+    wt_path = resolve(_path_value(wt_path, "worktree_path")) if wt_path else None
+    wt_root = get("worktree_repo_root")
+    wt_root = resolve(_path_value(wt_root, "worktree_repo_root")) if wt_root else None
     messages = get("messages") or []  # absent, or a list of objects (the light parse's shape)
     count = _metadata_count(raw)
     if count is None:
         count = len(messages)
-    pending = d["pending_user_message"]
+    pending = get("pending_user_message")
     if pending:
         count = max(count, 1)
-    d["messages"] = messages
-    row: dict[str, Any] = {
-        "session_id": d["session_id"],
-        "title": d["title"],
-        "workspace": ws,
-        "model": d["model"],
-        "model_provider": d["model_provider"],
-        "message_count": count,
-        "created_at": d["created_at"],
-        "updated_at": d["updated_at"],
-        "last_message_at": last_message_at(d, messages),
+    updated = get("updated_at") or now
+    tokens_in, tokens_read = get("input_tokens") or 0, get("cache_read_tokens") or 0
+    details, engine_state = get("compression_anchor_details"), get("context_engine_state")
+    recovery, routing = get("compression_recovery"), get("gateway_routing")
+    history = get("gateway_routing_history")
+    times = {
+        "pending_user_message": pending,
+        "pending_started_at": get("pending_started_at"),
+        "updated_at": updated,
     }
-    for key in _ROW_COUNTERS:
-        row[key] = d[key]
-    row["cache_hit_percent"] = cache_hit_percent(d)
-    for key in _ROW_MIDDLE:
-        row[key] = d[key]
-    if d["parent_session_id"]:
-        row["parent_session_id"] = d["parent_session_id"]
-    row["created_workspace"] = d["created_workspace"]
-    if d["compression_recovery_source_session_id"] or d["compression_recovery_action"]:
-        row["compression_recovery_source_session_id"] = d["compression_recovery_source_session_id"]
-        row["compression_recovery_action"] = d["compression_recovery_action"]
-    if d["worktree_path"]:
-        for key in _ROW_WORKTREE:
-            row[key] = d[key]
+    row: dict[str, Any] = {
+        "session_id": get("session_id") or None,
+        "title": get("title", "Untitled"),
+        "workspace": ws,
+        "model": get("model", ""),
+        "model_provider": provider,
+        "message_count": count,
+        "created_at": get("created_at") or now,
+        "updated_at": updated,
+        "last_message_at": last_message_at(times, messages),
+        "pinned": bool(get("pinned")),
+        "archived": bool(get("archived")),
+        "project_id": get("project_id") or None,
+        "profile": get("profile"),
+        "input_tokens": tokens_in,
+        "output_tokens": get("output_tokens") or 0,
+        "estimated_cost": get("estimated_cost"),
+        "cache_read_tokens": tokens_read,
+        "cache_write_tokens": get("cache_write_tokens") or 0,
+        "cache_hit_percent": cache_hit_percent({"cache_read_tokens": tokens_read, "input_tokens": tokens_in}),
+        "personality": get("personality"),
+        "compression_anchor_visible_idx": get("compression_anchor_visible_idx"),
+        "compression_anchor_message_key": get("compression_anchor_message_key"),
+        "compression_anchor_summary": get("compression_anchor_summary"),
+        "pre_compression_snapshot": bool(get("pre_compression_snapshot")),
+        "context_engine": get("context_engine"),
+        "compression_anchor_engine": get("compression_anchor_engine"),
+        "compression_anchor_mode": get("compression_anchor_mode"),
+        "compression_anchor_details": details if isinstance(details, dict) else {},
+        "context_engine_state": engine_state if isinstance(engine_state, dict) else {},
+        "context_length": get("context_length"),
+        "threshold_tokens": get("threshold_tokens"),
+        "last_prompt_tokens": get("last_prompt_tokens"),
+        "post_compression_context_tokens_estimate": estimate if estimate and estimate > 0 else None,
+        "compression_recovery": recovery if isinstance(recovery, dict) else {},
+        "recommended_recovery_action": get("recommended_recovery_action"),
+        "gateway_routing": routing if isinstance(routing, dict) else None,
+        "gateway_routing_history": history if isinstance(history, list) else [],
+        "manual_title": bool(get("manual_title")),
+    }
+    parent = get("parent_session_id")
+    if parent:
+        row["parent_session_id"] = parent
+    row["created_workspace"] = created_ws
+    if source or action:
+        row["compression_recovery_source_session_id"] = source
+        row["compression_recovery_action"] = action
+    if wt_path:
+        row["worktree_path"] = wt_path
+        row["worktree_branch"] = branch
+        row["worktree_repo_root"] = wt_root
+        row["worktree_created_at"] = get("worktree_created_at")
     row["user_message_count"] = sum(1 for m in messages if m.get("role") == "user")
-    row["active_stream_id"] = d["active_stream_id"]
+    row["active_stream_id"] = get("active_stream_id")
     row["pending_user_message"] = pending
     row["has_pending_user_message"] = bool(pending)
-    for key in _ROW_SOURCE:
-        row[key] = d[key]
+    row["is_cli_session"] = bool(get("is_cli_session"))
+    row["source_tag"] = get("source_tag")
+    row["raw_source"] = get("raw_source")
+    row["session_source"] = get("session_source")
+    row["source_label"] = get("source_label")
+    row["read_only"] = bool(get("read_only"))
+    row["enabled_toolsets"] = get("enabled_toolsets")
+    draft, pause = get("composer_draft"), get("process_wakeup_pause")
+    row["composer_draft"] = draft if isinstance(draft, dict) else {}
+    row["process_wakeup_pause"] = pause if isinstance(pause, dict) else {}
+    row["share_token"] = share
+    row["share_created_at"] = get("share_created_at")
     row["is_streaming"] = False
     return row
+
+
+_UTF8_BLOCK = 4096  # bytes of a sidecar looked at together by check_utf8
+_utf8_decode = codecs.utf_8_decode
+
+
+def check_utf8(data: bytes) -> None:
+    """Raise UnicodeDecodeError where ``data.decode("utf-8")`` does (and only there), decoding
+    only the parts of ``data`` that are not ASCII.
+
+    ``data`` is cut into blocks of :data:`_UTF8_BLOCK` bytes; each run of blocks that hold a byte
+    past ASCII is decoded on its own (from a view: no copy), the all-ASCII blocks are skipped.
+    Exact: a character of more than one byte is made of bytes past ASCII only, so it never
+    straddles an all-ASCII block; each decoded run starts at the start of ``data`` or after an
+    ASCII byte and ends at its end or before one, where a sequence cannot start or go on in the
+    whole text either; so the whole text is valid UTF-8 exactly when every run is (the same
+    decoder's verdict: overlong forms, surrogates and code points past U+10FFFF refused alike). A
+    sidecar's text is mostly ASCII (keys, layout, numbers, English): on the bench home half of
+    the non-ASCII files' blocks are ASCII, and this takes two thirds of the whole decode's time.
+    ``tests/repair/test_light_index_row_rules.py`` holds it to ``bytes.decode`` on generated bytes
+    with bad sequences at and around the block edges."""
+    view = memoryview(data)
+    size = _UTF8_BLOCK
+    n = len(data)
+    start = None
+    for i in range(0, n, size):
+        if data[i : i + size].isascii():
+            if start is not None:
+                _utf8_decode(view[start:i], "strict", True)
+                start = None
+        elif start is None:
+            start = i
+    if start is not None:
+        _utf8_decode(view[start:], "strict", True)
 
 
 @dataclass
@@ -558,8 +557,11 @@ def _index_bytes(final: list[_Row]) -> bytes:
     write does."""
     if not final:
         return dumps_pretty_fast([])
-    if all(r.text is not None for r in final):
-        return b"[\n  " + b",\n  ".join([r.text for r in final if r.text is not None]) + b"\n]"
+    texts = [r.text for r in final]
+    if None not in texts:  # one join of the 22 MB (the brackets go on the first and last rows)
+        texts[0] = b"[\n  " + texts[0]  # type: ignore[operator]
+        texts[-1] = texts[-1] + b"\n]"  # type: ignore[operator]
+        return b",\n  ".join(texts)  # type: ignore[arg-type]
     return dumps_pretty_fast([r.row if r.text is None else loads_bytes(r.text) for r in final])
 
 

@@ -69,7 +69,9 @@ _scalars = st.one_of(
     st.integers(min_value=10**300, max_value=10**320),  # past the float range: float() raises
     st.floats(allow_nan=False, allow_infinity=False),
     _text,
-    st.sampled_from(["", " ", "0", "7", " 7 ", "-3", "1.5", "~", "~/x", "a\x00b", "/tmp/../x", ".", "OpenAI "]),
+    st.sampled_from(
+        ["", " ", "0", "7", " 7 ", "-3", "1.5", "~", "~/x", "a\x00b", "/tmp/../x", ".", "OpenAI "]
+    ),
 )
 _json = st.recursive(
     _scalars, lambda c: st.lists(c, max_size=3) | st.dictionaries(_text, c, max_size=3), max_leaves=8
@@ -122,7 +124,12 @@ ODD = {
     "a provider that is a dict": {"model_provider": {"a": [1]}},
     "a share token that is a list": {"share_token": [1]},
     "a worktree branch that is a dict": {"worktree_path": "/w", "worktree_branch": {"b": 1}},
-    "a worktree": {"worktree_path": "/w", "worktree_branch": 7, "worktree_repo_root": "/r", "worktree_created_at": 3},
+    "a worktree": {
+        "worktree_path": "/w",
+        "worktree_branch": 7,
+        "worktree_repo_root": "/r",
+        "worktree_created_at": 3,
+    },
     "an empty worktree path": {"worktree_path": "", "worktree_branch": "b"},
     "a worktree path that is a number": {"worktree_path": 5},
     "a workspace that is a number": {"workspace": 5},
@@ -152,7 +159,13 @@ ODD = {
         "gateway_routing": [],
         "gateway_routing_history": {},
     },
-    "truthy bools": {"pinned": "yes", "archived": [0], "read_only": 0.5, "manual_title": {}, "is_cli_session": 1},
+    "truthy bools": {
+        "pinned": "yes",
+        "archived": [0],
+        "read_only": 0.5,
+        "manual_title": {},
+        "is_cli_session": 1,
+    },
     "falsy times": {"created_at": 0, "updated_at": ""},
     "a parent session": {"parent_session_id": "p"},
     "a falsy session_id": {"session_id": 0},
@@ -217,6 +230,75 @@ def test_a_doubtful_value_goes_to_the_pair(tmp_path: Path, monkeypatch) -> None:
     assert obj is not None
     row = light_index_row(obj, NOW, PathResolver(tmp_path))
     assert calls and row["model_provider"] == "[1]"
+
+
+# ---------------------------------------------------------------- the UTF-8 check by blocks
+
+_PIECES = st.sampled_from(
+    ["é", "€", "😀", "\u07ff", "\uffff", "\U0010ffff"]  # valid characters of 2, 3 and 4 bytes
+).map(lambda c: c.encode("utf-8")) | st.sampled_from(
+    [
+        b"\x80",
+        b"\xbf",
+        b"\xc3",
+        b"\xe2\x82",
+        b"\xf0\x9f\x98",
+        b"\xc0\x80",
+        b"\xed\xa0\x80",
+        b"\xf4\x90\x80\x80",
+        b"\xff",
+        b"\xfe",
+        b"\xf8\x88\x80\x80\x80",
+    ]
+)  # bad: lone continuation bytes, cut sequences, an overlong form, a surrogate, past U+10FFFF
+
+
+@st.composite
+def _mixed_bytes(draw) -> bytes:
+    """ASCII with characters and bad sequences, many of them at or around the block edges."""
+    size = save._UTF8_BLOCK
+    out = bytearray(b"a" * draw(st.integers(0, 3 * size)))
+    for _ in range(draw(st.integers(0, 6))):
+        piece = draw(_PIECES)
+        edge = draw(st.integers(1, 3)) * size
+        at = draw(st.one_of(st.integers(0, len(out)), st.integers(edge - 4, edge + 1)))
+        at = min(max(at, 0), len(out))
+        out[at:at] = piece
+    return bytes(out)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(_mixed_bytes())
+def test_the_utf8_check_by_blocks_is_the_whole_decode(data: bytes) -> None:
+    try:
+        data.decode("utf-8")
+        whole = True
+    except UnicodeDecodeError:
+        whole = False
+    try:
+        save.check_utf8(data)
+        blocks = True
+    except UnicodeDecodeError:
+        blocks = False
+    assert blocks == whole
+
+
+@pytest.mark.parametrize("at", [0, 1, 4094, 4095, 4096, 4097, 8190, 8191, 8192])
+@pytest.mark.parametrize(
+    "piece", [b"\xc3\xa9", b"\xf0\x9f\x98\x80", b"\xc3", b"\xa9", b"\xf0\x9f\x98", b"\xed\xa0\x80"]
+)
+def test_a_character_or_a_bad_sequence_across_a_block_edge(at: int, piece: bytes) -> None:
+    data = b"x" * at + piece + b"y" * 9000
+    whole_ok = True
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        whole_ok = False
+    if whole_ok:
+        save.check_utf8(data)
+    else:
+        with pytest.raises(UnicodeDecodeError):
+            save.check_utf8(data)
 
 
 # ---------------------------------------------------------------- against hermes-webui itself
