@@ -23,7 +23,7 @@ from typing import Any, NamedTuple, TypedDict
 from inspector import portable
 from inspector.forked import Forked, ForkedError
 from inspector.plan import FileChange
-from inspector.store.files import FileSnapshot, TooLargeToLoad
+from inspector.store.files import FileSnapshot, TooLargeToLoad, read_regular
 from inspector.store.index import (
     FastPathFailed,
     IndexSortError,
@@ -602,6 +602,8 @@ class IndexRebuild:
         self.ctx, self.observe, self.recovery = ctx, observe, recovery
         self.names = sidecar_names(ctx.session_dir, sort=recovery)
         self.resolve = PathResolver(ctx.cwd)
+        self._folder = str(ctx.session_dir)
+        self._asked_count, self._asked_names = -1, set()
         self._pieces: list[tuple[int, int]] = []
         self._tokens: int | None = None
         self._helpers: list[Forked] = []
@@ -671,7 +673,7 @@ class IndexRebuild:
         if data is None:
             known = len(ctx.snapshot.too_large)
             try:
-                data = ctx.snapshot.read_transient(path)
+                data = self._read(name, path)
             except OSError as exc:  # a folder named *.json or an unreadable file: hermes skips it too
                 big = [(e.filename, e.size, e.limit) for e in ctx.snapshot.too_large[known:]]
                 del ctx.snapshot.too_large[known:]  # recorded in hermes' order by finish()
@@ -687,6 +689,27 @@ class IndexRebuild:
         if row is None:
             return (_SKIP, lines[0], [])
         return (_ROW, _make_row(row))
+
+    def _read(self, name: str, path: Path) -> bytes | None:
+        """``ctx.snapshot.read_transient(path)`` of a listed sidecar. One the snapshot was never
+        asked for (``FileSnapshot.read`` notes every path in ``asked`` before it keeps a version;
+        nearly all of them) is read straight from its name: no ``Path`` hashed for the snapshot's
+        lookup nor turned into text for the open. Any error there but a missing file is left to
+        ``read_transient``, which reads the file again and reports it as before."""
+        snapshot = self.ctx.snapshot
+        asked = snapshot.asked
+        if len(asked) != self._asked_count:  # the asked paths in this folder, by name
+            sdir = self.ctx.session_dir
+            self._asked_names = {p.name for p in asked if p.parent == sdir}
+            self._asked_count = len(asked)
+        if name not in self._asked_names:
+            try:
+                return read_regular(os.path.join(self._folder, name))[0]
+            except FileNotFoundError:
+                return None
+            except OSError:  # too large, not a regular file, unreadable...: read_transient says
+                pass
+        return snapshot.read_transient(path)
 
     def _gather(self) -> tuple[list, list]:
         """Every listed sidecar's outcome (in listing order) and each piece's observer: this process
