@@ -81,3 +81,34 @@ def test_unreadable_sidecars_are_reported_as_before(tmp_path, monkeypatch, forke
         (str(sessions / "s06.json"), True)
     ]
     assert b'"s02"' not in got.data and b'"s06"' not in got.data and b'"s07"' in got.data
+
+
+@pytest.mark.parametrize("enabled", [True, False], ids=["gc on", "gc off"])
+def test_the_collector_is_paused_while_rows_are_made_and_left_as_it_was(tmp_path, monkeypatch, enabled):
+    """The rows are made with the cyclic GC off (nothing there makes a cycle); afterwards it is
+    on again exactly when it was on before."""
+    import gc
+
+    sessions = _folder(tmp_path, n=4)
+    seen = []
+    real = save._index_row
+
+    def recording(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(save, "_index_row", recording)
+    was = gc.isenabled()
+    try:
+        if enabled:
+            gc.enable()
+        else:
+            gc.disable()
+        got = save.rebuild_index_from_sidecars(_ctx(sessions, tmp_path))
+        assert gc.isenabled() is enabled
+    finally:
+        if was:
+            gc.enable()
+        else:
+            gc.disable()
+    assert seen == [False] * 4 and b'"s03"' in got.data
