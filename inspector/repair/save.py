@@ -561,9 +561,9 @@ def _index_bytes(final: list[_Row]) -> bytes:
         return dumps_pretty_fast([])
     texts = [r.text for r in final]
     if None not in texts:  # one join of the 22 MB (the brackets go on the first and last rows)
-        texts[0] = b"[\n  " + texts[0]  # type: ignore[operator]
-        texts[-1] = texts[-1] + b"\n]"  # type: ignore[operator]
-        return b",\n  ".join(texts)  # type: ignore[arg-type]
+        texts[0] = b"[\n  " + texts[0]
+        texts[-1] = texts[-1] + b"\n]"
+        return b",\n  ".join(texts)
     return dumps_pretty_fast([r.row if r.text is None else loads_bytes(r.text) for r in final])
 
 
@@ -605,7 +605,8 @@ class IndexRebuild:
         self.names = sidecar_names(ctx.session_dir, sort=recovery)
         self.resolve = PathResolver(ctx.cwd)
         self._folder = str(ctx.session_dir)
-        self._asked_count, self._asked_names = -1, set()
+        self._asked_count = -1
+        self._asked_names: set[str] = set()
         self._pieces: list[tuple[int, int]] = []
         self._tokens: int | None = None
         self._helpers: list[Forked] = []
@@ -708,7 +709,8 @@ class IndexRebuild:
             self._asked_count = len(asked)
         if name not in self._asked_names:
             try:
-                return read_regular(os.path.join(self._folder, name))[0]
+                # read_regular opens a str path as well (open_regular takes Path | str)
+                return read_regular(os.path.join(self._folder, name))[0]  # type: ignore[arg-type]
             except FileNotFoundError:
                 return None
             except OSError:  # too large, not a regular file, unreadable...: read_transient says
