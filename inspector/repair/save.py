@@ -12,9 +12,12 @@ Given a modified in-memory session, return what hermes' save would write:
 
 from __future__ import annotations
 
+import codecs
+import contextlib
+import gc
 import json
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, TypedDict
@@ -22,14 +25,16 @@ from typing import Any, NamedTuple, TypedDict
 from inspector import portable
 from inspector.forked import Forked, ForkedError
 from inspector.plan import FileChange
-from inspector.store.files import FileSnapshot, TooLargeToLoad
+from inspector.store.files import FileSnapshot, TooLargeToLoad, read_regular
 from inspector.store.index import (
     FastPathFailed,
     IndexSortError,
     PathResolver,
+    cache_hit_percent,
     compact,
     index_after_save,
     index_path,
+    last_message_at,
     load_for_index,
     parse_index_json,
 )
@@ -43,6 +48,10 @@ from inspector.store.sidecar import (
     META_KEYS,
     LoadedSession,
     SidecarError,
+    _metadata_count,
+    _nonnegative_int,
+    _path_value,
+    _str_stripped_or_none,
     count_messages_in_bytes,
     is_safe_session_id,
     session_payload,
@@ -232,7 +241,7 @@ def light_parse_sidecar(data: bytes) -> dict | None:
     if decoder is not False:
         try:
             if not data.isascii():
-                data.decode("utf-8")
+                check_utf8(data)
             obj = decoder.decode(b"".join((_LIGHT_OPEN, data, _LIGHT_CLOSE)))  # one copy, not two
         except (ValueError, RecursionError):  # msgspec.DecodeError and UnicodeDecodeError are ValueErrors
             obj = None
@@ -246,6 +255,198 @@ def light_parse_sidecar(data: bytes) -> dict | None:
                 if messages is None or not any(m.get("_partial") for m in messages):
                     return obj
     return None
+
+
+# ---------------------------------------------------------------- the row of a lightly parsed sidecar
+
+# A value load_session turns into text with str() that is a container goes to load_for_index +
+# compact: its str() recurses, and near the nesting limit its verdict depends on the stack's depth.
+_CONTAINERS = (list, dict)
+
+
+class _NotLight(Exception):
+    """A value :func:`_light_row` leaves to ``load_for_index`` + ``compact``."""
+
+
+def light_index_row(obj: dict, now: float, resolve: PathResolver) -> dict:
+    """``compact(load_for_index(obj, now=now, resolve=resolve))`` of a sidecar object that
+    :func:`light_parse_sidecar` gave (and only of such a one), made in one step: the same row (keys,
+    order, values and their types), or that pair's own exception.
+
+    Those objects hold only the keys ``load_session`` reads, ``messages`` is absent or a list of
+    objects, and no message is a ``_partial`` row, so hermes' collapse of duplicate partial rows
+    keeps every message and no message counts as an empty partial; the row is made from the file's
+    values without the 71-key session ``load_session`` builds (and the fields only a save needs).
+    Every coercion the row shows is made by the same helpers as ``load_session`` and ``compact``
+    (``_nonnegative_int``, ``_str_stripped_or_none``, ``_path_value``, ``resolve``,
+    ``last_message_at``, ``cache_hit_percent``), and everything ``load_session`` does that can raise
+    is done here too; where anything raises, or a value that ``str()`` would walk is a container,
+    the pair runs instead and its verdict (row or exception) is the answer. Held to the pair by
+    ``tests/repair/test_light_index_row_rules.py`` (generated and odd sidecars), to hermes' own
+    ``Session`` + ``compact()`` there too (with ``HERMES_WEBUI_SRC``), and by the differential
+    test's parse check on every sidecar it writes."""
+    try:
+        return _light_row(obj, now, resolve)
+    except Exception:  # noqa: BLE001 - any doubt: the exact pair decides, and raises its own error
+        return compact(load_for_index(obj, now=now, resolve=resolve))
+
+
+def _light_row(raw: dict, now: float, resolve: PathResolver) -> dict:
+    """:func:`light_index_row`'s one step (raises where the pair might; the caller then runs it).
+
+    Each value is the file's (``get`` with ``load_session``'s default: None but for ``title``,
+    ``model`` and the counters) coerced as ``load_session`` coerces it, written in ``compact()``'s
+    order."""
+    if "self" in raw:  # Session(**data) cannot take it
+        raise _NotLight
+    get = raw.get
+    provider = get("model_provider")
+    source = get("compression_recovery_source_session_id")
+    action = get("compression_recovery_action")
+    share = get("share_token")
+    branch = get("worktree_branch")
+    if (
+        type(provider) in _CONTAINERS
+        or type(source) in _CONTAINERS
+        or type(action) in _CONTAINERS
+        or type(share) in _CONTAINERS
+        or type(branch) in _CONTAINERS
+    ):
+        raise _NotLight
+    provider = str(provider).strip().lower() if provider else None
+    source = _str_stripped_or_none(source)
+    action = _str_stripped_or_none(action)
+    share = _str_stripped_or_none(share)
+    branch = str(branch) if branch else None
+    estimate = _nonnegative_int(get("post_compression_context_tokens_estimate"))
+    ws = resolve(_path_value(raw["workspace"] if "workspace" in raw else "", "workspace"))
+    created_ws = get("created_workspace")
+    created_ws = resolve(_path_value(created_ws, "created_workspace")) if created_ws else ws
+    wt_path = get("worktree_path")
+    wt_path = resolve(_path_value(wt_path, "worktree_path")) if wt_path else None
+    wt_root = get("worktree_repo_root")
+    wt_root = resolve(_path_value(wt_root, "worktree_repo_root")) if wt_root else None
+    messages = get("messages") or []  # absent, or a list of objects (the light parse's shape)
+    count = _metadata_count(raw)
+    if count is None:
+        count = len(messages)
+    pending = get("pending_user_message")
+    if pending:
+        count = max(count, 1)
+    updated = get("updated_at") or now
+    tokens_in, tokens_read = get("input_tokens") or 0, get("cache_read_tokens") or 0
+    details, engine_state = get("compression_anchor_details"), get("context_engine_state")
+    recovery, routing = get("compression_recovery"), get("gateway_routing")
+    history = get("gateway_routing_history")
+    times = {
+        "pending_user_message": pending,
+        "pending_started_at": get("pending_started_at"),
+        "updated_at": updated,
+    }
+    row: dict[str, Any] = {
+        "session_id": get("session_id") or None,
+        "title": get("title", "Untitled"),
+        "workspace": ws,
+        "model": get("model", ""),
+        "model_provider": provider,
+        "message_count": count,
+        "created_at": get("created_at") or now,
+        "updated_at": updated,
+        "last_message_at": last_message_at(times, messages),
+        "pinned": bool(get("pinned")),
+        "archived": bool(get("archived")),
+        "project_id": get("project_id") or None,
+        "profile": get("profile"),
+        "input_tokens": tokens_in,
+        "output_tokens": get("output_tokens") or 0,
+        "estimated_cost": get("estimated_cost"),
+        "cache_read_tokens": tokens_read,
+        "cache_write_tokens": get("cache_write_tokens") or 0,
+        "cache_hit_percent": cache_hit_percent({"cache_read_tokens": tokens_read, "input_tokens": tokens_in}),
+        "personality": get("personality"),
+        "compression_anchor_visible_idx": get("compression_anchor_visible_idx"),
+        "compression_anchor_message_key": get("compression_anchor_message_key"),
+        "compression_anchor_summary": get("compression_anchor_summary"),
+        "pre_compression_snapshot": bool(get("pre_compression_snapshot")),
+        "context_engine": get("context_engine"),
+        "compression_anchor_engine": get("compression_anchor_engine"),
+        "compression_anchor_mode": get("compression_anchor_mode"),
+        "compression_anchor_details": details if isinstance(details, dict) else {},
+        "context_engine_state": engine_state if isinstance(engine_state, dict) else {},
+        "context_length": get("context_length"),
+        "threshold_tokens": get("threshold_tokens"),
+        "last_prompt_tokens": get("last_prompt_tokens"),
+        "post_compression_context_tokens_estimate": estimate if estimate and estimate > 0 else None,
+        "compression_recovery": recovery if isinstance(recovery, dict) else {},
+        "recommended_recovery_action": get("recommended_recovery_action"),
+        "gateway_routing": routing if isinstance(routing, dict) else None,
+        "gateway_routing_history": history if isinstance(history, list) else [],
+        "manual_title": bool(get("manual_title")),
+    }
+    parent = get("parent_session_id")
+    if parent:
+        row["parent_session_id"] = parent
+    row["created_workspace"] = created_ws
+    if source or action:
+        row["compression_recovery_source_session_id"] = source
+        row["compression_recovery_action"] = action
+    if wt_path:
+        row["worktree_path"] = wt_path
+        row["worktree_branch"] = branch
+        row["worktree_repo_root"] = wt_root
+        row["worktree_created_at"] = get("worktree_created_at")
+    row["user_message_count"] = sum(1 for m in messages if m.get("role") == "user")
+    row["active_stream_id"] = get("active_stream_id")
+    row["pending_user_message"] = pending
+    row["has_pending_user_message"] = bool(pending)
+    row["is_cli_session"] = bool(get("is_cli_session"))
+    row["source_tag"] = get("source_tag")
+    row["raw_source"] = get("raw_source")
+    row["session_source"] = get("session_source")
+    row["source_label"] = get("source_label")
+    row["read_only"] = bool(get("read_only"))
+    row["enabled_toolsets"] = get("enabled_toolsets")
+    draft, pause = get("composer_draft"), get("process_wakeup_pause")
+    row["composer_draft"] = draft if isinstance(draft, dict) else {}
+    row["process_wakeup_pause"] = pause if isinstance(pause, dict) else {}
+    row["share_token"] = share
+    row["share_created_at"] = get("share_created_at")
+    row["is_streaming"] = False
+    return row
+
+
+_UTF8_BLOCK = 4096  # bytes of a sidecar looked at together by check_utf8
+_utf8_decode = codecs.utf_8_decode
+
+
+def check_utf8(data: bytes) -> None:
+    """Raise UnicodeDecodeError where ``data.decode("utf-8")`` does (and only there), decoding
+    only the parts of ``data`` that are not ASCII.
+
+    ``data`` is cut into blocks of :data:`_UTF8_BLOCK` bytes; each run of blocks that hold a byte
+    past ASCII is decoded on its own (from a view: no copy), the all-ASCII blocks are skipped.
+    Exact: a character of more than one byte is made of bytes past ASCII only, so it never
+    straddles an all-ASCII block; each decoded run starts at the start of ``data`` or after an
+    ASCII byte and ends at its end or before one, where a sequence cannot start or go on in the
+    whole text either; so the whole text is valid UTF-8 exactly when every run is (the same
+    decoder's verdict: overlong forms, surrogates and code points past U+10FFFF refused alike). A
+    sidecar's text is mostly ASCII (keys, layout, numbers, English): on the bench home half of
+    the non-ASCII files' blocks are ASCII, and this takes two thirds of the whole decode's time.
+    ``tests/repair/test_light_index_row_rules.py`` holds it to ``bytes.decode`` on generated bytes
+    with bad sequences at and around the block edges."""
+    view = memoryview(data)
+    size = _UTF8_BLOCK
+    n = len(data)
+    start = None
+    for i in range(0, n, size):
+        if data[i : i + size].isascii():
+            if start is not None:
+                _utf8_decode(view[start:i], "strict", True)
+                start = None
+        elif start is None:
+            start = i
+    if start is not None:
+        _utf8_decode(view[start:], "strict", True)
 
 
 @dataclass
@@ -358,8 +559,11 @@ def _index_bytes(final: list[_Row]) -> bytes:
     write does."""
     if not final:
         return dumps_pretty_fast([])
-    if all(r.text is not None for r in final):
-        return b"[\n  " + b",\n  ".join([r.text for r in final if r.text is not None]) + b"\n]"
+    texts = [r.text for r in final]
+    if None not in texts:  # one join of the 22 MB (the brackets go on the first and last rows)
+        texts[0] = b"[\n  " + texts[0]
+        texts[-1] = texts[-1] + b"\n]"
+        return b",\n  ".join(texts)
     return dumps_pretty_fast([r.row if r.text is None else loads_bytes(r.text) for r in final])
 
 
@@ -400,6 +604,9 @@ class IndexRebuild:
         self.ctx, self.observe, self.recovery = ctx, observe, recovery
         self.names = sidecar_names(ctx.session_dir, sort=recovery)
         self.resolve = PathResolver(ctx.cwd)
+        self._folder = str(ctx.session_dir)
+        self._asked_count = -1
+        self._asked_names: set[str] = set()
         self._pieces: list[tuple[int, int]] = []
         self._tokens: int | None = None
         self._helpers: list[Forked] = []
@@ -441,8 +648,10 @@ class IndexRebuild:
             self._tokens, self._pieces = None, []
 
     def _help(self, write_fd: int) -> dict[int, tuple]:
-        """A helper's work: pieces until none is left, by number."""
+        """A helper's work: pieces until none is left, by number (the cyclic GC off: see
+        :func:`_gc_paused`; the copy ends when its result is sent)."""
         os.close(write_fd)
+        gc.disable()
         done: dict[int, tuple] = {}
         while (i := self._claim()) is not None:
             done[i] = self._piece(i)
@@ -469,7 +678,7 @@ class IndexRebuild:
         if data is None:
             known = len(ctx.snapshot.too_large)
             try:
-                data = ctx.snapshot.read_transient(path)
+                data = self._read(name, path)
             except OSError as exc:  # a folder named *.json or an unreadable file: hermes skips it too
                 big = [(e.filename, e.size, e.limit) for e in ctx.snapshot.too_large[known:]]
                 del ctx.snapshot.too_large[known:]  # recorded in hermes' order by finish()
@@ -486,18 +695,41 @@ class IndexRebuild:
             return (_SKIP, lines[0], [])
         return (_ROW, _make_row(row))
 
+    def _read(self, name: str, path: Path) -> bytes | None:
+        """``ctx.snapshot.read_transient(path)`` of a listed sidecar. One the snapshot was never
+        asked for (``FileSnapshot.read`` notes every path in ``asked`` before it keeps a version;
+        nearly all of them) is read straight from its name: no ``Path`` hashed for the snapshot's
+        lookup nor turned into text for the open. Any error there but a missing file is left to
+        ``read_transient``, which reads the file again and reports it as before."""
+        snapshot = self.ctx.snapshot
+        asked = snapshot.asked
+        if len(asked) != self._asked_count:  # the asked paths in this folder, by name
+            sdir = self.ctx.session_dir
+            self._asked_names = {p.name for p in asked if p.parent == sdir}
+            self._asked_count = len(asked)
+        if name not in self._asked_names:
+            try:
+                # read_regular opens a str path as well (open_regular takes Path | str)
+                return read_regular(os.path.join(self._folder, name))[0]  # type: ignore[arg-type]
+            except FileNotFoundError:
+                return None
+            except OSError:  # too large, not a regular file, unreadable...: read_transient says
+                pass
+        return snapshot.read_transient(path)
+
     def _gather(self) -> tuple[list, list]:
         """Every listed sidecar's outcome (in listing order) and each piece's observer: this process
         takes pieces until none is left, then the helpers' are collected."""
         results: dict[int, tuple] = {}
-        try:
-            while (i := self._claim()) is not None:
-                results[i] = self._piece(i)
-        finally:
-            self._end_helpers(results)
-        for i in range(len(self._pieces)):
-            if i not in results:  # a helper failed: its pieces are made here
-                results[i] = self._piece(i)
+        with _gc_paused():
+            try:
+                while (i := self._claim()) is not None:
+                    results[i] = self._piece(i)
+            finally:
+                self._end_helpers(results)
+            for i in range(len(self._pieces)):
+                if i not in results:  # a helper failed: its pieces are made here
+                    results[i] = self._piece(i)
         pieces = [results[i] for i in range(len(self._pieces))]
         return [o for outcomes, _ in pieces for o in outcomes], [observer for _, observer in pieces]
 
@@ -589,9 +821,10 @@ class IndexRebuild:
             )
         by_name = {p.name: d for p, d in overrides.items()}
         order = self._order(by_name)
-        return self._rows_of(
-            (self._outcome(name, by_name.get(name), self.observe) for name, _k in order), skipped
-        )
+        with _gc_paused():
+            return self._rows_of(
+                (self._outcome(name, by_name.get(name), self.observe) for name, _k in order), skipped
+            )
 
     def _rows_of(self, outcomes: Iterable, skipped: list[str]) -> list[_Row]:
         """The rows of ``outcomes`` (taken one by one, in hermes' order): a skipped file's line into
@@ -612,6 +845,23 @@ class IndexRebuild:
         return rows
 
 
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """The cyclic garbage collector off while the rows are made (and on again after, if it was).
+
+    Making a row allocates a few dozen short-lived dicts and lists, so the collector ran 130-160
+    times in each process of a rebuild of the bench home (25 ms of CPU in each, 2% of the
+    rebuild); nothing there makes a reference cycle (parsed JSON, rows, their texts: all freed by
+    their reference counts), so pausing it keeps the memory as it was."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def _first(item: tuple) -> Any:
     return item[0]
 
@@ -628,6 +878,7 @@ def _index_row(
     """One sidecar's ``compact()`` row for a full rebuild; None when hermes leaves it out."""
     try:
         obj = light_parse_sidecar(data)
+        light = obj is not None
         if obj is None:
             obj = parse_sidecar_exact(data)
     except (SidecarError, RecursionError) as exc:
@@ -637,6 +888,11 @@ def _index_row(
         return None
     if observe is not None:
         observe(path, obj)
+    if light:  # light_index_row, with the pair below called from this frame as for any sidecar
+        try:
+            return _light_row(obj, ctx.now, resolve)
+        except Exception:  # noqa: BLE001 - the exact pair decides, and raises its own error
+            pass
     try:
         sess = load_for_index(obj, now=ctx.now, resolve=resolve)
         return compact(sess)

@@ -82,12 +82,13 @@ def quick_dropped_lines(data: bytes) -> tuple[int, int | None] | str:
         return "unreadable"
 
 
-def light_or_exact(data: bytes) -> dict:
-    """An index rebuild's parse of a sidecar: the light parse, else the exact one."""
+def light_or_exact(data: bytes) -> tuple[dict, bool]:
+    """An index rebuild's parse of a sidecar: the light parse, else the exact one; and whether the
+    light parse gave it (its row is then made by ``save.light_index_row``, as the rebuild does)."""
     from inspector.repair.save import light_parse_sidecar, parse_sidecar_exact
 
     obj = light_parse_sidecar(data)
-    return obj if obj is not None else parse_sidecar_exact(data)
+    return (obj, True) if obj is not None else (parse_sidecar_exact(data), False)
 
 
 def exact_only(data: bytes) -> dict:
@@ -98,17 +99,28 @@ def exact_only(data: bytes) -> dict:
     return parse_sidecar_exact(data)
 
 
-def index_row_outcome(parse: Callable[[bytes], dict], data: bytes) -> tuple:
+def index_row_outcome(parse: Callable[[bytes], Any], data: bytes) -> tuple:
     """What an index rebuild takes of a sidecar parsed by ``parse`` (:func:`light_or_exact` or
     :func:`exact_only`): the observer's ``session_id`` and ``workspace`` and the ``compact()``
-    row, as text (types show: ``1`` and ``1.0`` differ), or the error's type and message."""
+    row, as text (types show: ``1`` and ``1.0`` differ), or the error's type and message. The row
+    of a lightly parsed sidecar is made as the rebuild makes it (``save.light_index_row``'s one
+    step, else ``load_for_index`` + ``compact`` called from this frame, as for the others)."""
+    from inspector.repair.save import _light_row
+
     try:
-        obj = parse(data)
+        got = parse(data)
     except Exception as exc:  # noqa: BLE001 - compared as data
         return ("error", type(exc).__name__, str(exc), type(exc.__cause__).__name__)
+    obj, light = got if isinstance(got, tuple) else (got, False)
     seen = repr((obj.get("session_id"), obj.get("workspace")))
+    now, resolve = 1779900000.0, PathResolver(Path("/nonexistent-cwd"))
+    if light:
+        try:
+            return ("row", seen, repr(_light_row(obj, now, resolve)))
+        except Exception:  # noqa: BLE001 - the pair below decides, as in the rebuild
+            pass
     try:
-        row = compact(load_for_index(obj, now=1779900000.0, resolve=PathResolver(Path("/nonexistent-cwd"))))
+        row = compact(load_for_index(obj, now=now, resolve=resolve))
     except Exception as exc:  # noqa: BLE001 - compared as data
         return ("row error", seen, type(exc).__name__, str(exc))
     return ("row", seen, repr(row))
