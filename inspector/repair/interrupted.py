@@ -512,7 +512,9 @@ def plan(ctx: RepairContext, session_id: str) -> Plan:
 
 def _plan(ctx: RepairContext, session_id: str) -> Plan:
     result = Plan(action=NAME, session_id=session_id)
-    source = load_session_for_repair(ctx, session_id)
+    # shared: loaded.data is read (by the guards) before the repair changes the session, never
+    # after, so the session is changed in place instead of in a deep copy
+    source = load_session_for_repair(ctx, session_id, shared=True)
     if source.refusal is not None:
         result.refusal = source.refusal
         return result
