@@ -204,7 +204,8 @@ class _Materializer:
     def flush(self) -> int | None:
         content = "".join(self.text_parts).strip()
         reasoning = "".join(self.reasoning_parts).strip()
-        self.text_parts, self.reasoning_parts = [], []
+        self.text_parts.clear()  # in place: run() holds these two lists
+        self.reasoning_parts.clear()
         if not content and not reasoning:
             return self.current
         if self.dedupe and content:
@@ -478,28 +479,94 @@ class _Materializer:
 
     def run(self, events: Iterable[Any]) -> None:
         """The walk over the events, each a :class:`~inspector.store.journal.JournalEvent` (its
-        fields are hermes' ``event.get(name)``)."""
+        fields are hermes' ``event.get(name)``).
+
+        A token and a reasoning event (most of a journal) are handled in the loop itself, as
+        :meth:`on_token` and :meth:`on_reasoning` handle them (``created_at`` looked at only
+        when it starts the turn's text); ``tests/repair/test_materialize_loop_rules.py`` holds
+        the loop to the plain per-event dispatch (:meth:`run_plain`)."""
+        text_parts, reasoning_parts, report = self.text_parts, self.reasoning_parts, self.report
+        seen = 0
+        try:
+            for event in events:
+                seen += 1
+                name = event.event or event.type or ""
+                if type(name) is not str:
+                    name = str(name)
+                if name == "token":
+                    payload = event.payload
+                    if not isinstance(payload, dict):
+                        continue  # {}: no text, nothing happens
+                    text = payload.get("text") or ""
+                    if type(text) is not str:
+                        text = str(text)
+                    if not text:
+                        continue
+                    if not text.strip():
+                        report.whitespace_tokens += 1
+                    if not text_parts and self.started_at is None:  # _start(reasoning=False)
+                        self.started_at = _created_at(event) or self.now
+                    text_parts.append(text)
+                    continue
+                if name == "reasoning":
+                    payload = event.payload
+                    if not isinstance(payload, dict):
+                        continue
+                    text = payload.get("text") or payload.get("reasoning") or payload.get("thinking") or ""
+                    if type(text) is not str:
+                        text = str(text)
+                    if not text:
+                        continue
+                    # _start(reasoning=True)
+                    if not text_parts and not reasoning_parts and self.started_at is None:
+                        self.started_at = _created_at(event) or self.now
+                    reasoning_parts.append(text)
+                    continue
+                self._dispatch(name, event)
+        finally:
+            report.events += seen
+        self._finish()
+
+    def run_plain(self, events: Iterable[Any]) -> None:
+        """:meth:`run` with every event through :meth:`_dispatch` (the handlers one by one, as
+        hermes' loop reads): what the tests hold :meth:`run` to."""
         for event in events:
             self.report.events += 1
             name = str(event.event or event.type or "")
-            payload = event.payload if isinstance(event.payload, dict) else {}
-            created_at = event.created_at if isinstance(event.created_at, (int, float)) else None
-            if name == "reasoning":
-                self.on_reasoning(payload, created_at)
-            elif name == "token":
-                self.on_token(payload, created_at)
-            elif name == "interim_assistant":
-                self.on_interim(payload, created_at)
-            elif name == "tool":
-                self.on_tool(event.seq, payload, created_at)
-            elif name == "tool_complete":
-                self.on_tool_complete(payload)
-            elif name in FLUSH_EVENTS:
-                self.flush()
+            if name in ("token", "reasoning"):
+                payload = event.payload if isinstance(event.payload, dict) else {}
+                created_at = event.created_at if isinstance(event.created_at, (int, float)) else None
+                if name == "reasoning":
+                    self.on_reasoning(payload, created_at)
+                else:
+                    self.on_token(payload, created_at)
+            else:
+                self._dispatch(name, event)
+        self._finish()
+
+    def _dispatch(self, name: str, event: Any) -> None:
+        payload = event.payload if isinstance(event.payload, dict) else {}
+        created_at = _created_at(event)
+        if name == "interim_assistant":
+            self.on_interim(payload, created_at)
+        elif name == "tool":
+            self.on_tool(event.seq, payload, created_at)
+        elif name == "tool_complete":
+            self.on_tool_complete(payload)
+        elif name in FLUSH_EVENTS:
+            self.flush()
+
+    def _finish(self) -> None:
         self.flush()
         if self.cards:
             self.s["tool_calls"] = list(self.s.get("tool_calls") or []) + self.cards
             self.report.recovered = True
+
+
+def _created_at(event: Any) -> Any:
+    """The event's ``created_at`` as the handlers take it: a number, else None."""
+    created_at = event.created_at
+    return created_at if isinstance(created_at, (int, float)) else None
 
 
 def _without_reasoning(message: dict) -> dict:
