@@ -562,8 +562,9 @@ if _msgspec is not None:
         payload: Any = None
 
     class _TerminalFlags(_msgspec.Struct, gc=False):
+        # only what the count looks at (another field decoded is a str per event: 10 ms of the
+        # 200,000-event journal's 55 ms decode); every other field is skipped
         terminal: Any = None
-        event: Any = None
 
     JournalEvent = _DecodedEvent  # type: ignore[misc,assignment]  # the same fields, decoded in C
     _EVENT_DECODER = _msgspec.json.Decoder(_DecodedEvent)
