@@ -519,6 +519,8 @@ def _plan(ctx: RepairContext, session_id: str) -> Plan:
         result.refusal = source.refusal
         return result
     loaded, session = source.loaded, source.working
+    # the file's messages as the save counts them (its -1 for a file without a list decides as 0)
+    on_disk = len(session["messages"])
     notes = Notes(
         warnings=guard_warnings(ctx, loaded.data) if loaded.data.get("pending_user_message") else []
     )
@@ -539,6 +541,7 @@ def _plan(ctx: RepairContext, session_id: str) -> Plan:
                 ctx.save_context(),
                 LoadedSession(session, loaded.count_hint, loaded.dropped_keys),
                 touch_updated_at=True,
+                existing_count=on_disk,
             )
             if returned
             else []
