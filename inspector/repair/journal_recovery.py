@@ -141,13 +141,29 @@ class _Materializer:
                     context.append(projected)
         projected = self._projection(message)
         if projected is not None and not self._context_already_has(context, projected):
-            added = dict(projected)
-            context.append(added)
-            window = self.window
-            if window is not None and window[0] is context and window[1] == len(context) - 1:
-                window[1] += 1
-                window[2].append(added.get("role"))
-                window[3].append(self.normalize(added.get("content")))
+            self._add_to_context(context, dict(projected))
+
+    def _add_to_context(self, context: list, added: dict) -> None:
+        context.append(added)
+        window = self.window
+        if window is not None and window[0] is context and window[1] == len(context) - 1:
+            window[1] += 1
+            window[2].append(added.get("role"))
+            window[3].append(self.normalize(added.get("content")))
+
+    def _append_own_row_to_context(self, message: dict) -> None:
+        """:meth:`append_to_context` of a row :meth:`_append_row` made, without its reasoning: a
+        fresh dict of ``role``, ``content`` (a ``str``), ``timestamp`` and the two recovery tags.
+        Its projection is an equal copy of it (no ``reasoning``, ``_error``, ``tool_call_id`` or
+        ``tool_calls``; a ``str`` content is never reasoning-only parts), or None when its text is
+        blank; so the row itself is appended, held by nothing else, instead of two copies
+        (tests/repair/test_materialize_context_cache.py holds the two paths equal)."""
+        context = self.s.get("context_messages")
+        if not isinstance(context, list) or not context:
+            self.append_to_context(message)  # a context made or seeded first: the general path
+            return
+        if self.normalize(message["content"]) and not self._context_already_has(context, message):
+            self._add_to_context(context, message)
 
     def _projection(self, message: Any) -> dict | None:
         """:func:`~inspector.repair.model_context.context_projection` of a row the pass adds (or
@@ -340,7 +356,7 @@ class _Materializer:
         }
         _attach_reasoning(row, reasoning)
         self.s["messages"].append(row)
-        self.append_to_context(_without_reasoning(row))
+        self._append_own_row_to_context(_without_reasoning(row))
         self.current = len(self.s["messages"]) - 1
         self.started_at = None
         self.report.recovered = True
