@@ -599,7 +599,9 @@ def _piece_events(data: bytes, start: int, end: int, plain: bool) -> list[Any]:
     """The :class:`JournalEvent` of every object line of one piece (of a journal the scan read)."""
     if plain and _EVENT_DECODER is not None:
         try:
-            return _EVENT_DECODER.decode_lines(data[start:end])
+            # a view of the piece, not a copy (msgspec reads any buffer): 61 MB less copied for the
+            # 200,000-event journal
+            return _EVENT_DECODER.decode_lines(memoryview(data)[start:end])
         except _MSGSPEC_ERRORS:
             pass  # some line is not for msgspec: the piece goes line by line, exactly
     return [journal_event(obj) for _n, _t, obj in _scan(data, [(start, end, plain)]) if obj is not None]
