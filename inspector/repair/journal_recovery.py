@@ -26,6 +26,7 @@ from inspector.repair.model_context import (
 )
 
 FLUSH_EVENTS = frozenset({"done", "stream_end", "cancel", "apperror", "error"})
+_DISPATCHED = FLUSH_EVENTS | {"interim_assistant", "tool", "tool_complete"}  # see _Materializer._dispatch
 TOOL_ARG_LIMIT = 4
 TOOL_ARG_CHARS = 120
 SUBSTRING_MATCH_MIN = 24
@@ -538,7 +539,8 @@ class _Materializer:
                         self.started_at = _created_at(event) or self.now
                     reasoning_parts.append(text)
                     continue
-                self._dispatch(name, event)
+                if name in _DISPATCHED:  # any other event (metering, ...) does nothing
+                    self._dispatch(name, event)
         finally:
             report.events += seen
         self._finish()
