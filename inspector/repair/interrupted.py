@@ -337,36 +337,58 @@ def _grace_not_elapsed(data: dict, now: float) -> bool:
     return bool(started) and now - started < GRACE_SECONDS
 
 
-def _read_head(path: str, size: int, upto: int) -> bytes | None:
-    """The first ``size`` bytes of a regular file (fewer at its end), continued up to ``upto``
-    bytes unless those are all ASCII; None for anything but a readable regular file.
+# hermes' head of a sidecar: ``_read_file_head(path, max_prefix_bytes=16384)[:4096]``, the first
+# 16,384 bytes decoded as UTF-8 (invalid bytes dropped), then 4,096 characters of that text.
+HEAD_BYTES = CONTINUATION_HEAD_CHARS * 4  # a character is at most 4 bytes
+# The first read: 4,096 bytes and some more, so that a head with a few multi-byte characters has its
+# 4,096 characters in one read and one short decode (most sidecar heads are ASCII or nearly).
+HEAD_FIRST_READ = CONTINUATION_HEAD_CHARS + 512
 
-    Opened non-blocking and checked with fstat, so a FIFO named like a sidecar cannot block.
+
+def _read_upto(fd: int, size: int) -> bytes:
+    """``size`` bytes from ``fd`` (fewer at its end): hermes' buffered ``read(size)``."""
+    first = os.read(fd, size)
+    if len(first) == size or not first:
+        return first
+    chunks, got = [first], len(first)
+    while got < size:
+        chunk = os.read(fd, size - got)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def _head_holds(path: str, needle: str, needle_bytes: bytes) -> bool:
+    """Whether hermes' head of the sidecar at ``path`` (see :data:`HEAD_BYTES`) holds ``needle``
+    (ASCII, ``needle_bytes`` its bytes); False for anything but a readable regular file.
+
+    Opened non-blocking and checked with fstat, so a FIFO named like a sidecar cannot block. The
+    head is found from as few bytes as tell it: 4,096 ASCII bytes are the 4,096 characters; else
+    the decoded first :data:`HEAD_FIRST_READ` bytes are the start of hermes' text (UTF-8 decodes
+    left to right; a character cut at the end is dropped, as is an invalid one), so when they
+    give 4,096 characters those are hermes'; otherwise the 16,384 bytes are decoded, as hermes
+    does (tests/repair/test_interrupted_head_rules.py holds this to hermes' read).
     """
     try:
         fd, _ = open_regular(path)
     except (OSError, ValueError):  # NotARegularFile included
-        return None
+        return False
     try:
-        first = os.read(fd, size)
-        if len(first) == size and first.isascii():
-            return first  # the usual case, in one read: ``size`` ASCII bytes
-        chunks, got, want = [first], len(first), size
-        if first and got == size:  # (not ASCII: the loop's own test below would say the same)
-            want = upto
-        while got < want and chunks[-1]:
-            chunk = os.read(fd, want - got)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            got += len(chunk)
-            if got == size and want == size and not b"".join(chunks).isascii():
-                want = upto
-        return b"".join(chunks)
+        data = _read_upto(fd, HEAD_FIRST_READ)
+        head = data[:CONTINUATION_HEAD_CHARS]
+        if head.isascii():  # 4,096 characters, or the whole file: the text is these bytes
+            return needle_bytes in head
+        text = data.decode("utf-8", errors="ignore")
+        if len(text) < CONTINUATION_HEAD_CHARS and len(data) == HEAD_FIRST_READ:
+            data += _read_upto(fd, HEAD_BYTES - HEAD_FIRST_READ)
+            text = data.decode("utf-8", errors="ignore")
     except OSError:
-        return None
+        return False
     finally:
         os.close(fd)
+    return needle in text[:CONTINUATION_HEAD_CHARS]
 
 
 def _index_may_name_parent(data: bytes, sid: Any) -> bool:
@@ -460,14 +482,7 @@ def _continuation_sources(ctx: RepairContext, sid: str) -> list[str]:
             continue
         # Only the head matters (hermes reads 4096 characters); read it directly rather than
         # caching whole sidecars that the plan never writes.
-        # 4096 ASCII bytes are the first 4096 characters; otherwise up to 4 bytes a character.
-        head = _read_head(prefix + name, CONTINUATION_HEAD_CHARS, CONTINUATION_HEAD_CHARS * 4)
-        if head is None:
-            continue
-        if head.isascii():  # at most 4096 bytes, each a character: the text is the bytes
-            if needle_bytes in head:
-                found.append(name)
-        elif needle in head.decode("utf-8", errors="ignore")[:CONTINUATION_HEAD_CHARS]:
+        if _head_holds(prefix + name, needle, needle_bytes):
             found.append(name)
     return found
 
@@ -512,11 +527,15 @@ def plan(ctx: RepairContext, session_id: str) -> Plan:
 
 def _plan(ctx: RepairContext, session_id: str) -> Plan:
     result = Plan(action=NAME, session_id=session_id)
-    source = load_session_for_repair(ctx, session_id)
+    # shared: loaded.data is read (by the guards) before the repair changes the session, never
+    # after, so the session is changed in place instead of in a deep copy
+    source = load_session_for_repair(ctx, session_id, shared=True)
     if source.refusal is not None:
         result.refusal = source.refusal
         return result
     loaded, session = source.loaded, source.working
+    # the file's messages as the save counts them (its -1 for a file without a list decides as 0)
+    on_disk = len(session["messages"])
     notes = Notes(
         warnings=guard_warnings(ctx, loaded.data) if loaded.data.get("pending_user_message") else []
     )
@@ -537,6 +556,7 @@ def _plan(ctx: RepairContext, session_id: str) -> Plan:
                 ctx.save_context(),
                 LoadedSession(session, loaded.count_hint, loaded.dropped_keys),
                 touch_updated_at=True,
+                existing_count=on_disk,
             )
             if returned
             else []

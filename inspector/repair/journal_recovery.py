@@ -26,6 +26,7 @@ from inspector.repair.model_context import (
 )
 
 FLUSH_EVENTS = frozenset({"done", "stream_end", "cancel", "apperror", "error"})
+_DISPATCHED = FLUSH_EVENTS | {"interim_assistant", "tool", "tool_complete"}  # see _Materializer._dispatch
 TOOL_ARG_LIMIT = 4
 TOOL_ARG_CHARS = 120
 SUBSTRING_MATCH_MIN = 24
@@ -141,13 +142,29 @@ class _Materializer:
                     context.append(projected)
         projected = self._projection(message)
         if projected is not None and not self._context_already_has(context, projected):
-            added = dict(projected)
-            context.append(added)
-            window = self.window
-            if window is not None and window[0] is context and window[1] == len(context) - 1:
-                window[1] += 1
-                window[2].append(added.get("role"))
-                window[3].append(self.normalize(added.get("content")))
+            self._add_to_context(context, dict(projected))
+
+    def _add_to_context(self, context: list, added: dict) -> None:
+        context.append(added)
+        window = self.window
+        if window is not None and window[0] is context and window[1] == len(context) - 1:
+            window[1] += 1
+            window[2].append(added.get("role"))
+            window[3].append(self.normalize(added.get("content")))
+
+    def _append_own_row_to_context(self, message: dict) -> None:
+        """:meth:`append_to_context` of a row :meth:`_append_row` made, without its reasoning: a
+        fresh dict of ``role``, ``content`` (a ``str``), ``timestamp`` and the two recovery tags.
+        Its projection is an equal copy of it (no ``reasoning``, ``_error``, ``tool_call_id`` or
+        ``tool_calls``; a ``str`` content is never reasoning-only parts), or None when its text is
+        blank; so the row itself is appended, held by nothing else, instead of two copies
+        (tests/repair/test_materialize_context_cache.py holds the two paths equal)."""
+        context = self.s.get("context_messages")
+        if not isinstance(context, list) or not context:
+            self.append_to_context(message)  # a context made or seeded first: the general path
+            return
+        if self.normalize(message["content"]) and not self._context_already_has(context, message):
+            self._add_to_context(context, message)
 
     def _projection(self, message: Any) -> dict | None:
         """:func:`~inspector.repair.model_context.context_projection` of a row the pass adds (or
@@ -204,7 +221,8 @@ class _Materializer:
     def flush(self) -> int | None:
         content = "".join(self.text_parts).strip()
         reasoning = "".join(self.reasoning_parts).strip()
-        self.text_parts, self.reasoning_parts = [], []
+        self.text_parts.clear()  # in place: run() holds these two lists
+        self.reasoning_parts.clear()
         if not content and not reasoning:
             return self.current
         if self.dedupe and content:
@@ -339,7 +357,7 @@ class _Materializer:
         }
         _attach_reasoning(row, reasoning)
         self.s["messages"].append(row)
-        self.append_to_context(_without_reasoning(row))
+        self._append_own_row_to_context(_without_reasoning(row))
         self.current = len(self.s["messages"]) - 1
         self.started_at = None
         self.report.recovered = True
@@ -478,28 +496,95 @@ class _Materializer:
 
     def run(self, events: Iterable[Any]) -> None:
         """The walk over the events, each a :class:`~inspector.store.journal.JournalEvent` (its
-        fields are hermes' ``event.get(name)``)."""
+        fields are hermes' ``event.get(name)``).
+
+        A token and a reasoning event (most of a journal) are handled in the loop itself, as
+        :meth:`on_token` and :meth:`on_reasoning` handle them (``created_at`` looked at only
+        when it starts the turn's text); ``tests/repair/test_materialize_loop_rules.py`` holds
+        the loop to the plain per-event dispatch (:meth:`run_plain`)."""
+        text_parts, reasoning_parts, report = self.text_parts, self.reasoning_parts, self.report
+        seen = 0
+        try:
+            for event in events:
+                seen += 1
+                name = event.event or event.type or ""
+                if type(name) is not str:
+                    name = str(name)
+                if name == "token":
+                    payload = event.payload
+                    if not isinstance(payload, dict):
+                        continue  # {}: no text, nothing happens
+                    text = payload.get("text") or ""
+                    if type(text) is not str:
+                        text = str(text)
+                    if not text:
+                        continue
+                    if not text.strip():
+                        report.whitespace_tokens += 1
+                    if not text_parts and self.started_at is None:  # _start(reasoning=False)
+                        self.started_at = _created_at(event) or self.now
+                    text_parts.append(text)
+                    continue
+                if name == "reasoning":
+                    payload = event.payload
+                    if not isinstance(payload, dict):
+                        continue
+                    text = payload.get("text") or payload.get("reasoning") or payload.get("thinking") or ""
+                    if type(text) is not str:
+                        text = str(text)
+                    if not text:
+                        continue
+                    # _start(reasoning=True)
+                    if not text_parts and not reasoning_parts and self.started_at is None:
+                        self.started_at = _created_at(event) or self.now
+                    reasoning_parts.append(text)
+                    continue
+                if name in _DISPATCHED:  # any other event (metering, ...) does nothing
+                    self._dispatch(name, event)
+        finally:
+            report.events += seen
+        self._finish()
+
+    def run_plain(self, events: Iterable[Any]) -> None:
+        """:meth:`run` with every event through :meth:`_dispatch` (the handlers one by one, as
+        hermes' loop reads): what the tests hold :meth:`run` to."""
         for event in events:
             self.report.events += 1
             name = str(event.event or event.type or "")
-            payload = event.payload if isinstance(event.payload, dict) else {}
-            created_at = event.created_at if isinstance(event.created_at, (int, float)) else None
-            if name == "reasoning":
-                self.on_reasoning(payload, created_at)
-            elif name == "token":
-                self.on_token(payload, created_at)
-            elif name == "interim_assistant":
-                self.on_interim(payload, created_at)
-            elif name == "tool":
-                self.on_tool(event.seq, payload, created_at)
-            elif name == "tool_complete":
-                self.on_tool_complete(payload)
-            elif name in FLUSH_EVENTS:
-                self.flush()
+            if name in ("token", "reasoning"):
+                payload = event.payload if isinstance(event.payload, dict) else {}
+                created_at = event.created_at if isinstance(event.created_at, (int, float)) else None
+                if name == "reasoning":
+                    self.on_reasoning(payload, created_at)
+                else:
+                    self.on_token(payload, created_at)
+            else:
+                self._dispatch(name, event)
+        self._finish()
+
+    def _dispatch(self, name: str, event: Any) -> None:
+        payload = event.payload if isinstance(event.payload, dict) else {}
+        created_at = _created_at(event)
+        if name == "interim_assistant":
+            self.on_interim(payload, created_at)
+        elif name == "tool":
+            self.on_tool(event.seq, payload, created_at)
+        elif name == "tool_complete":
+            self.on_tool_complete(payload)
+        elif name in FLUSH_EVENTS:
+            self.flush()
+
+    def _finish(self) -> None:
         self.flush()
         if self.cards:
             self.s["tool_calls"] = list(self.s.get("tool_calls") or []) + self.cards
             self.report.recovered = True
+
+
+def _created_at(event: Any) -> Any:
+    """The event's ``created_at`` as the handlers take it: a number, else None."""
+    created_at = event.created_at
+    return created_at if isinstance(created_at, (int, float)) else None
 
 
 def _without_reasoning(message: dict) -> dict:

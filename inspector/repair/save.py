@@ -1021,8 +1021,14 @@ def save_session(
     *,
     touch_updated_at: bool,
     skip_index: bool = False,
+    existing_count: int | None = None,
 ) -> list[FileChange]:
-    """The file changes of ``session.save(touch_updated_at=...)``; [] when hermes would skip."""
+    """The file changes of ``session.save(touch_updated_at=...)``; [] when hermes would skip.
+
+    ``existing_count``: the caller's count of the messages of the file on disk (this snapshot's
+    bytes of ``<sid>.json``) when it parsed them already; -1 and 0 decide alike below, so a
+    file without a ``messages`` list may be given as 0. None: counted here.
+    """
     sid = session.session_id
     if not is_safe_session_id(sid):
         raise ValueError(f"unsafe session id {sid!r}: hermes refuses to save it")
@@ -1033,7 +1039,10 @@ def save_session(
     existing = ctx.snapshot.data(path)
     new_bytes = dumps_pretty_fast(session_payload(data))  # = dump_session(data)
     changes: list[FileChange] = []
-    existing_count = count_messages_in_bytes(existing) if existing is not None else 0
+    if existing is None:
+        existing_count = 0
+    elif existing_count is None:
+        existing_count = count_messages_in_bytes(existing)
     incoming = len(data["messages"])
     if (
         existing is not None

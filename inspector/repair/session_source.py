@@ -3,17 +3,29 @@
 Shared by the interrupted-stream repair (spec run-journal-and-promotion §3) and the lazy
 journal retry (§4): ``<sid>.json`` is read through the snapshot and parsed the way hermes
 loads it; unsafe ids, unreadable sidecars and sidecars naming another session are refused.
+
+The parse is :func:`~inspector.repair.save.parse_sidecar_exact` (orjson where it gives exactly the
+stdlib's value or error, :func:`~inspector.store.jsonfmt.loads_bytes_fast`), then
+:func:`~inspector.store.sidecar.load_session`: what :func:`~inspector.store.sidecar.read_sidecar`
+does with the stdlib's parse (tests/repair/test_session_source_rules.py holds the two equal).
 """
 
 from __future__ import annotations
 
 import copy
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from inspector.repair.context import RepairContext
+from inspector.repair.save import parse_sidecar_exact
 from inspector.store.files import RawFile
-from inspector.store.sidecar import LoadedSession, SidecarError, is_safe_session_id, read_sidecar
+from inspector.store.jsonfmt import nesting_exceeds
+from inspector.store.sidecar import LoadedSession, SidecarError, is_safe_session_id, load_session
+
+# A session nested at most this deep is deep-copied without fail (two frames of ``copy.deepcopy``
+# per level, far below the recursion limit); see ``shared`` in :func:`load_session_for_repair`.
+SHARED_MAX_DEPTH = min(64, sys.getrecursionlimit() // 8)
 
 
 @dataclass(frozen=True)
@@ -24,11 +36,30 @@ class SessionSource:
     raw: RawFile | None
     loaded: LoadedSession | None
     refusal: str | None
-    working: dict | None = None  # a deep copy of loaded.data for the planner to change
+    working: dict | None = None  # loaded.data for the planner to change: a deep copy, or itself
 
 
-def load_session_for_repair(ctx: RepairContext, session_id: str) -> SessionSource:
-    """Read ``<sid>.json`` through the snapshot; refuse unsafe ids and unusable sidecars."""
+def read_sidecar_exact(raw: RawFile, *, now: float, cwd: Path) -> LoadedSession:
+    """:func:`~inspector.store.sidecar.read_sidecar` with the parse of :func:`parse_sidecar_exact`:
+    the same session, or the same error with the same words."""
+    data = parse_sidecar_exact(raw.data)
+    try:
+        return load_session(data, now=now, cwd=cwd)
+    except (ValueError, TypeError, OSError, OverflowError, RuntimeError) as exc:
+        # e.g. a NUL in workspace: hermes' Path.resolve() raises and the sidecar is unloadable
+        raise SidecarError(f"hermes cannot load it: {exc}") from exc
+
+
+def load_session_for_repair(ctx: RepairContext, session_id: str, *, shared: bool = False) -> SessionSource:
+    """Read ``<sid>.json`` through the snapshot; refuse unsafe ids and unusable sidecars.
+
+    ``working`` is a deep copy of ``loaded.data``, so the planner's changes leave ``loaded`` as
+    the file holds it. ``shared=True`` is for a planner that reads ``loaded.data`` only before it
+    changes ``working``: then ``working`` *is* ``loaded.data`` (the parse's own objects, shared
+    with nothing else) when the copy could not fail, i.e. the session nests at most
+    :data:`SHARED_MAX_DEPTH` levels; a deeper one is still copied, so one that is too deep to
+    copy is refused with the same words.
+    """
     if not is_safe_session_id(session_id):
         return SessionSource(
             Path(),
@@ -44,7 +75,7 @@ def load_session_for_repair(ctx: RepairContext, session_id: str) -> SessionSourc
     if raw is None:
         return SessionSource(path, None, None, f"no sidecar {path.name} in {ctx.session_dir}")
     try:
-        loaded = read_sidecar(raw, now=ctx.clock.now, cwd=ctx.cwd)
+        loaded = read_sidecar_exact(raw, now=ctx.clock.now, cwd=ctx.cwd)
     except (SidecarError, RecursionError, TypeError, ValueError) as exc:
         return SessionSource(path, raw, None, f"{path.name} cannot be loaded as hermes loads it: {exc}")
     if loaded.odd_lists:
@@ -75,6 +106,8 @@ def load_session_for_repair(ctx: RepairContext, session_id: str) -> SessionSourc
         )
     if inner != session_id:
         return SessionSource(path, raw, None, f"{path.name} names session {inner!r}, not {session_id!r}")
+    if shared and not nesting_exceeds(loaded.data, SHARED_MAX_DEPTH):
+        return SessionSource(path, raw, loaded, None, loaded.data)
     try:
         working = copy.deepcopy(loaded.data)
     except RecursionError:

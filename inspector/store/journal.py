@@ -450,11 +450,26 @@ def _scan(
 
     number = 0  # lines as str.splitlines() counts them
     newlines = 0  # "\n" bytes before the piece (torn lines are counted in "\n"-lines)
+    # counted pieces whose lines are not added to ``number`` / ``newlines`` yet: only a later piece
+    # that yields lines needs them (a journal counted whole never does)
+    uncounted_lines: list[tuple[int, int]] = []
     for start, end, known in pieces:
         piece = data[start:end]
         plain = _plain_piece(piece) if known is None else known
         if fill:
             plan.append((start, end, plain))
+        if plain and counted is not None:
+            objects = _count_plain(piece)
+            if objects is not None:
+                uncounted_lines.append((start, end))
+                counted[0] += objects
+                continue
+        if uncounted_lines:  # a plain piece's "\n"-lines are the lines str.splitlines() makes
+            for s, e in uncounted_lines:
+                lines_in = data.count(b"\n", s, e) + (not data.endswith(b"\n", s, e))
+                number += lines_in
+                newlines += lines_in
+            uncounted_lines.clear()
         if not plain:
             try:
                 text = str(piece, "utf-8")
@@ -479,14 +494,6 @@ def _scan(
                     obj = _text_line(line, safe)
                     yield number, (line if obj is None else None), obj
             continue
-        if counted is not None:
-            objects = _count_plain(piece)
-            if objects is not None:
-                lines_in = piece.count(b"\n") + (not piece.endswith(b"\n"))
-                number += lines_in
-                newlines += lines_in
-                counted[0] += objects
-                continue
         lines = piece.split(b"\n")
         if piece.endswith(b"\n"):
             lines.pop()  # str.splitlines() gives no empty line after the last line end
@@ -562,8 +569,9 @@ if _msgspec is not None:
         payload: Any = None
 
     class _TerminalFlags(_msgspec.Struct, gc=False):
+        # only what the count looks at (another field decoded is a str per event: 10 ms of the
+        # 200,000-event journal's 55 ms decode); every other field is skipped
         terminal: Any = None
-        event: Any = None
 
     JournalEvent = _DecodedEvent  # type: ignore[misc,assignment]  # the same fields, decoded in C
     _EVENT_DECODER = _msgspec.json.Decoder(_DecodedEvent)
@@ -598,7 +606,9 @@ def _piece_events(data: bytes, start: int, end: int, plain: bool) -> list[Any]:
     """The :class:`JournalEvent` of every object line of one piece (of a journal the scan read)."""
     if plain and _EVENT_DECODER is not None:
         try:
-            return _EVENT_DECODER.decode_lines(data[start:end])
+            # a view of the piece, not a copy (msgspec reads any buffer): 61 MB less copied for the
+            # 200,000-event journal
+            return _EVENT_DECODER.decode_lines(memoryview(data)[start:end])
         except _MSGSPEC_ERRORS:
             pass  # some line is not for msgspec: the piece goes line by line, exactly
     return [journal_event(obj) for _n, _t, obj in _scan(data, [(start, end, plain)]) if obj is not None]

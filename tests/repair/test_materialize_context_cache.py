@@ -112,3 +112,43 @@ def test_tool_complete_marks_the_card_hermes_walk_marks(steps):
             m.on_tool_complete(payload)
             _complete_by_walk(walked, payload)
         assert [c["done"] for c in m.cards] == [c["done"] for c in walked]
+
+
+OWN_ROW = st.fixed_dictionaries(
+    {
+        "role": st.just("assistant"),
+        "content": TEXTS,
+        "timestamp": st.sampled_from([1, 2]),
+        "_recovered_from_run_journal": st.just(True),
+        "_recovered_stream_id": st.sampled_from(["s1", None]),
+    }
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    messages=st.lists(ROW, max_size=6),
+    context=st.one_of(
+        st.none(),
+        st.just("not a list"),
+        st.lists(st.one_of(ROW, OWN_ROW, st.just("a string row"), st.none()), max_size=12),
+    ),
+    added=st.lists(st.one_of(OWN_ROW, OWN_ROW, ROW), min_size=1, max_size=12),
+)
+def test_a_row_the_pass_made_enters_the_context_as_hermes_algorithm_adds_it(messages, context, added):
+    # _append_row's rows (no reasoning, a str content) go in without the projection's copies;
+    # any other row through the general path, interleaved, as the pass interleaves them
+    session = {"messages": messages}
+    if context is not None:
+        session["context_messages"] = context
+    plain = copy.deepcopy(session)
+    cached = copy.deepcopy(session)
+    m = _materializer(cached)
+    for row in added:
+        append_to_context(plain, copy.deepcopy(row))
+        own = set(row) == set(OWN_KEYS) and isinstance(row["content"], str)
+        (m._append_own_row_to_context if own else m.append_to_context)(copy.deepcopy(row))
+        assert repr(cached) == repr(plain)
+
+
+OWN_KEYS = ("role", "content", "timestamp", "_recovered_from_run_journal", "_recovered_stream_id")
