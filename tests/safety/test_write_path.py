@@ -286,28 +286,40 @@ def test_a_real_hermes_process_saving_in_a_loop_loses_no_save(tmp_path: Path) ->
             sys.executable,
             "-c",
             r"""
-import fcntl, hashlib, json, os, sys, time
-path, stop, source, report = sys.argv[1:5]
+import hashlib, json, os, sys, time
+try:
+    import fcntl
+except ImportError:
+    fcntl = None
+path, stop, source, report, held = sys.argv[1:6]
 data = open(source, "rb").read()
 
 
-def after_the_write():
-    # Wait until no inspector write holds the sessions folder (its flock, held from before its
-    # exchange until after any put-back): then the file is what that write left. Event-driven, not
-    # a time window a busy machine overruns (the 60 s only stops a hang).
+def write_in_progress():
+    # An inspector write holds the home from before its exchange until after any put-back: with
+    # flock on the sessions folder, or (no flock: the portable paths) with the O_EXCL file "held".
+    if os.path.exists(held):
+        return True
+    if fcntl is None:
+        return False
     fd = os.open(os.path.dirname(path), os.O_RDONLY | os.O_DIRECTORY)
     try:
-        give_up = time.monotonic() + 60
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-                return
-            except BlockingIOError:
-                if time.monotonic() > give_up:
-                    raise
-                time.sleep(0.001)
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
     finally:
         os.close(fd)  # releases the shared lock
+
+
+def after_the_write():
+    # Wait until that write is over: then the file is what it left. Event-driven, not a time
+    # window a busy machine overruns (the 60 s only stops a hang).
+    give_up = time.monotonic() + 60
+    while write_in_progress():
+        if time.monotonic() > give_up:
+            raise SystemExit("an inspector write held the home for 60 s")
+        time.sleep(0.001)
 
 
 def read():
@@ -351,6 +363,7 @@ json.dump({"saves": saves, "replaced": replaced, "put_back": put_back}, open(rep
             str(tmp_path / "stop"),
             str(tmp_path / "hermes-data"),
             str(report),
+            str(planmod._shared_lock_file(d.session_dir)) + ".held",  # the lock where there is no flock
         ]
     )
     outcomes = {"written": 0, "refused": 0, "raced": 0}
