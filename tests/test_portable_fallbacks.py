@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import time
+import types
 from pathlib import Path
 
 import pytest
@@ -122,7 +123,9 @@ def _sessions(tmp_path: Path) -> Path:
     return folder
 
 
-def test_without_flock_a_lock_file_excludes_a_second_writer_and_is_removed_after(tmp_path, no_flock) -> None:
+def test_without_flock_a_lock_file_excludes_a_second_writer_and_is_removed_after(
+    tmp_path, no_flock, monkeypatch
+) -> None:
     """Rule: two writers never write one home at once, also where there is no flock (O_EXCL lock file)."""
     folder = _sessions(tmp_path)
     log = WriteLog(tmp_path / "state")
@@ -139,6 +142,14 @@ def test_without_flock_a_lock_file_excludes_a_second_writer_and_is_removed_after
         facts = portable.process_facts(holder.pid)
         held.write_text(f"{holder.pid} {facts.started_at!r}\n")
         before = (folder / "b.json").read_bytes()
+        slept: list[float] = []  # what the lock asks to sleep: not how long a busy machine takes
+
+        def sleep(seconds: float) -> None:
+            slept.append(seconds)
+            time.sleep(seconds)
+
+        clock = {name: getattr(time, name) for name in dir(time) if not name.startswith("_")}
+        monkeypatch.setattr(planmod, "time", types.SimpleNamespace(**{**clock, "sleep": sleep}))
         t0 = time.monotonic()
         with pytest.raises(WriteBusy, match="another hermes-inspector"):
             apply_plan(
@@ -149,7 +160,12 @@ def test_without_flock_a_lock_file_excludes_a_second_writer_and_is_removed_after
                 ),
                 other,
             )
-        assert 0.35 <= time.monotonic() - t0 < 5 and (folder / "b.json").read_bytes() == before
+        waited = time.monotonic() - t0
+        monkeypatch.setattr(planmod, "time", time)
+        # it waited LOCK_WAIT (a wall clock only runs longer on a busy machine), in 50 ms steps, and
+        # then refused: it never asked to sleep past LOCK_WAIT (the 60 s only stops a hung test)
+        assert 0.35 <= waited < 60 and (folder / "b.json").read_bytes() == before
+        assert slept and set(slept) == {0.05} and sum(slept) <= 0.4 + 0.05 + 1e-9, slept
         assert held.exists(), "a live writer's lock was taken away"
     finally:
         holder.kill()

@@ -575,7 +575,8 @@ def _some_webui_row_lacks_a_sidecar(db: Path, sidecar_exists: Callable[[str], bo
     (what is materialized is decided by :func:`_rows_for` alone). True when it cannot tell."""
     try:
         with contextlib.closing(open_readonly(db, 0.0)) as conn:
-            for (sid,) in conn.execute("SELECT id FROM sessions WHERE source = 'webui'"):
+            # fetchall first: the agent's COMMIT must not wait on a read held across the stats below
+            for (sid,) in conn.execute("SELECT id FROM sessions WHERE source = 'webui'").fetchall():
                 sid = str(sid or "").strip()
                 if sid and not sidecar_exists(sid):
                     return True

@@ -9,9 +9,8 @@ window, and closing the preview stops the check.
 from __future__ import annotations
 
 import sys
-import time
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 
 from inspector.gui.crosscheck_panel import CHANNEL, SETTING_CHECKOUT, SETTING_PYTHON
 from inspector.plan import WriteLog
@@ -92,15 +91,17 @@ def test_a_hanging_hermes_never_blocks_the_window_and_closing_stops_it(
     _, dialog = _preview_restore(qtbot, window, demo, demo_home, settings, fake)
     panel = dialog.crosscheck
     assert panel.status.text() == "Checking with your hermes-webui…"
-    ticks = []
-    started = time.monotonic()
-    while time.monotonic() - started < 1.0:  # the event loop keeps turning while hermes hangs
-        qtbot.wait(20)
-        ticks.append(time.monotonic())
-    assert max(b - a for a, b in zip(ticks, ticks[1:], strict=False)) < 0.5
-    assert window.runner.is_busy(CHANNEL) and panel.result is None
     hung = fake / "api" / "hung.pid"
-    qtbot.waitUntil(hung.exists, timeout=CHECK_TIMEOUT_MS)
+    qtbot.waitUntil(hung.exists, timeout=CHECK_TIMEOUT_MS)  # hermes hangs now
+    # ...and meanwhile the window's event loop keeps turning: a 20 ms timer fires again and again
+    # (how long the GUI thread may stall is a speed figure: bench/'s gui_stall, not a unit test's)
+    ticks: list[int] = []
+    timer = QTimer()
+    timer.timeout.connect(lambda: ticks.append(1))
+    timer.start(20)
+    qtbot.waitUntil(lambda: len(ticks) >= 5, timeout=10_000)
+    timer.stop()
+    assert window.runner.is_busy(CHANNEL) and panel.result is None and pid_alive(int(hung.read_text()))
     qtbot.mouseClick(dialog.cancel_button, Qt.MouseButton.LeftButton)
     assert not window.runner.is_busy(CHANNEL)
     qtbot.waitUntil(lambda: not pid_alive(int(hung.read_text())), timeout=10_000)

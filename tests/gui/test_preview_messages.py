@@ -34,8 +34,9 @@ def test_the_recovery_preview_lists_the_recovered_answer_as_added_messages(qtbot
 
 def test_a_huge_change_is_summarised_by_message_not_listed_as_every_line(qtbot, tmp_path):
     """Rule: a chat of 20,000 messages rebuilt reads as counts and the first messages, then one line
-    saying how many more by kind; next/previous walk the listed ones; Return still never writes."""
-    import time as _time
+    saying how many more by kind; next/previous walk the listed ones; Return still never writes.
+    (How fast such a dialog opens is a speed figure for bench/, not a unit test's: here the rule is
+    the structure, only the first SHOWN_CHANGES messages are laid out.)"""
     from pathlib import Path
 
     from inspector.gui.preview_dialog import SHOWN_CHANGES, PreviewDialog
@@ -56,10 +57,8 @@ def test_a_huge_change_is_summarised_by_message_not_listed_as_every_line(qtbot, 
         session_id="abc123def456",
         changes=[FileChange(Path("/nowhere/abc123def456.json"), b'{"messages": []}', after.encode())],
     )
-    started = _time.perf_counter()
     dialog = PreviewDialog(plan)
     qtbot.addWidget(dialog)
-    took = _time.perf_counter() - started
     (view,) = dialog.message_views
     assert dialog.tabs.currentWidget() is view
     text = view.text.toPlainText()
@@ -72,6 +71,5 @@ def test_a_huge_change_is_summarised_by_message_not_listed_as_every_line(qtbot, 
     )
     assert view.text.document().blockCount() < 10 * SHOWN_CHANGES  # not one block per diff line of the file
     assert len(view.positions) == SHOWN_CHANGES and view.go(-1) == 0
-    assert took < 10, took  # generous for a loaded machine: the 20,000 messages are not all laid out
     qtbot.keyClick(dialog, Qt.Key.Key_Return)
     assert dialog.result() == dialog.DialogCode.Rejected

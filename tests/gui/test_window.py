@@ -320,10 +320,8 @@ def test_demo_screenshot_option_builds_a_demo_home(qtbot, tmp_path):
     args = argparse.Namespace(
         home=None, state_dir=None, state_db=None, demo=True, screenshot=str(shot), select=None
     )
-    started = time.time()
-    assert run_app(args) == 0
+    assert run_app(args) == 0  # (how fast the window is up is bench/'s first_rows, not a unit test's)
     assert QImage(str(shot)).width() == 1500
-    assert time.time() - started < 60
 
 
 def test_open_recent_home_reopens_it(qtbot, window, demo_home):

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -901,6 +902,14 @@ def test_a_sidecar_hermes_cannot_reindex_is_refused_not_raised(tmp_path: Path, p
     assert plan.refusal or not plan.changes or any(path.name in w for w in plan.warnings)
 
 
+def _opening_a_fifo(thread: threading.Thread) -> bool:
+    """Whether ``thread`` waits in the kernel for a FIFO's other end (Linux: its wchan)."""
+    try:
+        return Path(f"/proc/self/task/{thread.native_id}/wchan").read_text() == "wait_for_partner"
+    except OSError:
+        return False
+
+
 def test_a_fifo_named_like_a_sidecar_does_not_block_the_list(tmp_path: Path) -> None:
     d, home = demo(tmp_path / "home")
     fifo = d.session_dir / "fifo01.json"
@@ -910,8 +919,14 @@ def test_a_fifo_named_like_a_sidecar_does_not_block_the_list(tmp_path: Path) -> 
         target=lambda: done.append(bool(inspect_everything(home, plans=False))), daemon=True
     )
     worker.start()
-    worker.join(2.0)
-    blocked = worker.is_alive()
+    # Event-driven, not "done within 2 s" (a busy machine is slower than that): the worker is
+    # blocked the moment the kernel parks it opening a FIFO without a writer; otherwise it just
+    # has to finish (the 120 s only stops a hang where /proc has no wchan).
+    give_up, blocked = time.monotonic() + 120, False
+    while worker.is_alive() and not blocked and time.monotonic() < give_up:
+        blocked = _opening_a_fifo(worker)
+        worker.join(0.01)
+    blocked = blocked or worker.is_alive()
     for _ in range(200):  # release every blocked open: open the other end and close it (EOF)
         if not worker.is_alive():
             break

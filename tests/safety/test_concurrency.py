@@ -3,9 +3,13 @@
 * A separate process plays the agent: it commits to state.db (WAL and rollback-journal mode) and
   appends to a run journal, line by line in two halves (so a torn last line is often on disk),
   while the inspector lists, shows, audits, previews repairs and reads the raw journal over and
-  over. Nothing may fail, the agent's commits must never wait long on the inspector (its slowest
-  commit is measured and reported), no connection may stay open between calls, and afterwards
-  state.db holds exactly the agent's data with the same schema, user_version and application_id.
+  over. Nothing may fail and the inspector never blocks the agent's writer, pinned by structure,
+  not by a wall clock that a busy machine breaks: in WAL mode the agent never has to wait at all;
+  in either mode no commit ever exhausts hermes' 1 s busy wait, the inspector holds a read
+  transaction on state.db only while SQLite itself steps or fetches (never while its own code
+  runs), and no connection stays open between calls. Afterwards state.db holds exactly the
+  agent's data with the same schema, user_version and application_id. (The agent's commit
+  latency is reported, not asserted: a speed figure, bench/agent_commits.py.)
 * A file changed between preview and write (hermes saved meanwhile) refuses the write, writes
   nothing and names the file, whether it changed before apply, during apply, or under the CLI.
 * A running hermes-webui is detected from <home>/webui.pid and a live process, and the preview
@@ -14,6 +18,9 @@
 
 from __future__ import annotations
 
+import _sqlite3
+import contextlib
+import ctypes
 import json
 import os
 import signal
@@ -22,6 +29,7 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
 from pathlib import Path
 
 import pytest
@@ -38,7 +46,9 @@ LIVE_SID = "livewriter0001"
 LIVE_RUN = "liverun0001"
 
 # The agent: hermes' writer settings (timeout=1.0 busy handler, BEGIN IMMEDIATE ... COMMIT), with
-# synchronous=OFF so that its commit latency measures waiting on the inspector's locks, not fsync.
+# synchronous=OFF so that its commits wait on nothing but the inspector's locks. Each statement is
+# first tried without waiting, so every time the agent found state.db locked is counted (``waits``);
+# then it waits as hermes does, and a statement that still fails after that second is an error.
 WRITER = r"""
 import json, os, sqlite3, sys, time, hashlib
 db, journal, mode, stop, out = sys.argv[1:6]
@@ -50,18 +60,34 @@ con.execute("INSERT INTO sessions (id, source, started_at, title, message_count)
             (sys.argv[6], time.time()))
 con.execute("COMMIT")
 fd = os.open(journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-latencies, errors, i = [], [], 0
+latencies, errors, waits, i = [], [], [], 0
+
+
+def step(sql):
+    con.execute("PRAGMA busy_timeout=0")
+    try:
+        con.execute(sql)
+        return
+    except sqlite3.OperationalError as exc:
+        if "locked" not in str(exc) and "busy" not in str(exc):
+            raise
+        waits.append(f"{sql.split()[0]}: {exc}")
+    finally:
+        con.execute("PRAGMA busy_timeout=1000")  # hermes' own wait
+    con.execute(sql)
+
+
 open(out + ".ready", "w").close()
 while not os.path.exists(stop):
     i += 1
     t0 = time.perf_counter()
     try:
-        con.execute("BEGIN IMMEDIATE")
+        step("BEGIN IMMEDIATE")
         con.execute("INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, ?, ?, ?)",
                     (sys.argv[6], "user" if i % 2 else "assistant", f"live message {i}", time.time()))
         con.execute("UPDATE sessions SET message_count = message_count + 1, last_activity_at = ? WHERE id = ?",
                     (time.time(), sys.argv[6]))
-        con.execute("COMMIT")
+        step("COMMIT")
     except sqlite3.Error as exc:
         errors.append(str(exc))
         try:
@@ -84,7 +110,7 @@ while not os.path.exists(stop):
 os.close(fd)
 con.close()
 latencies.sort()
-json.dump({"commits": i, "errors": errors, "max_ms": latencies[-1] * 1000,
+json.dump({"commits": i, "errors": errors, "waits": waits, "max_ms": latencies[-1] * 1000,
            "p99_ms": latencies[int(len(latencies) * 0.99)] * 1000, "median_ms": latencies[len(latencies) // 2] * 1000},
           open(out, "w"))
 """
@@ -120,9 +146,145 @@ def _open_fds_on(path: Path) -> list[str]:
     return out
 
 
+# The inspector's side of "never blocks the writer": SQLite's own answer, per connection, to "is a
+# read transaction open?" (sqlite3_txn_state, SQLite >= 3.34), asked of every connection the
+# inspector opens on state.db each time its Python code runs. A read transaction holds the SHARED
+# lock that makes a rollback-journal agent's COMMIT wait; it may be open only while SQLite itself
+# executes or fetches (the probe's cursor methods below), never while the inspector's own code
+# runs, e.g. iterating a cursor row by row and working on each row, or keeping a statement open.
+_LIB = ctypes.CDLL(_sqlite3.__file__)  # the SQLite library the sqlite3 module itself uses
+_LIB.sqlite3_txn_state.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+_LIB.sqlite3_txn_state.restype = ctypes.c_int
+_LIB.sqlite3_db_filename.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+_LIB.sqlite3_db_filename.restype = ctypes.c_char_p
+
+
+def _sqlite_handle(con: sqlite3.Connection) -> int:
+    """The ``sqlite3 *`` of ``con``: the first field after the object header (CPython's
+    pysqlite_Connection); checked against the database file name before it is trusted."""
+    return ctypes.c_void_p.from_address(id(con) + object.__basicsize__).value or 0
+
+
+class ReadProbe:
+    """Watches the inspector's state.db connections in this process (every one is opened by
+    ``statedb.open_readonly``, whose GuardedConnection class is swapped for a watched one)."""
+
+    def __init__(self, db: Path) -> None:
+        self.db = str(db.resolve())
+        self.open: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # connection -> (handle, thread)
+        self.local = threading.local()
+        self.opened = 0
+        self.held: list[str] = []
+
+    def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        probe = self
+
+        class WatchedCursor(sqlite3.Cursor):
+            def execute(self, *args):
+                probe._enter()
+                try:
+                    return super().execute(*args)
+                finally:
+                    probe._leave()
+
+            def fetchone(self):
+                probe._enter()
+                try:
+                    return super().fetchone()
+                finally:
+                    probe._leave()
+
+            def fetchmany(self, *args):
+                probe._enter()
+                try:
+                    return super().fetchmany(*args)
+                finally:
+                    probe._leave()
+
+            def fetchall(self):
+                probe._enter()
+                try:
+                    return super().fetchall()
+                finally:
+                    probe._leave()
+
+            def __next__(self):
+                probe._enter()
+                try:
+                    return super().__next__()
+                finally:
+                    probe._leave()
+
+        class WatchedConnection(statedb.GuardedConnection):
+            def guard(self) -> None:
+                super().guard()
+                handle = _sqlite_handle(self)
+                name = _LIB.sqlite3_db_filename(handle, b"main") if handle else None
+                assert name and Path(name.decode()).is_file(), "not the connection's sqlite3 handle"
+                if name.decode() == probe.db:  # the live agent's database (not a profile's)
+                    probe.open[self] = (handle, threading.get_ident())
+                    probe.opened += 1
+
+            def cursor(self, factory=WatchedCursor):
+                return super().cursor(factory)
+
+            def execute(self, *args):
+                return self.cursor().execute(*args)
+
+            def close(self) -> None:
+                probe.open.pop(self, None)
+                super().close()
+
+        self.code = {
+            f.__code__
+            for f in (
+                *vars(WatchedCursor).values(),
+                *vars(WatchedConnection).values(),
+                self._enter,
+                self._leave,
+            )
+            if hasattr(f, "__code__")
+        }
+        monkeypatch.setattr(statedb, "GuardedConnection", WatchedConnection)
+
+    def _enter(self) -> None:
+        self.local.inside = getattr(self.local, "inside", 0) + 1
+
+    def _leave(self) -> None:
+        self.local.inside -= 1
+
+    def profile(self, frame, event: str, arg) -> None:
+        if not self.open or getattr(self.local, "inside", 0) or event not in ("call", "c_call"):
+            return
+        code = frame.f_code
+        if code in self.code or code.co_name.startswith("<"):  # the probe, a comprehension or genexpr
+            return
+        me = threading.get_ident()
+        for handle, thread in list(self.open.values()):
+            if thread == me and _LIB.sqlite3_txn_state(handle, None) != 0:
+                what = getattr(arg, "__qualname__", "") if event == "c_call" else code.co_qualname
+                at = frame
+                while at is not None and "/inspector/" not in at.f_code.co_filename:
+                    at = at.f_back
+                where = f"{at.f_code.co_filename.rsplit('/inspector/', 1)[-1]}:{at.f_lineno}" if at else "?"
+                self.held.append(f"inspector/{where} ({what})")
+
+    @contextlib.contextmanager
+    def watching(self):
+        sys.setprofile(self.profile)
+        threading.setprofile(self.profile)
+        try:
+            yield self
+        finally:
+            sys.setprofile(None)
+            threading.setprofile(None)  # type: ignore[arg-type]
+
+
 @pytest.mark.skipif(not Path("/proc/self/fd").exists(), reason="needs /proc")
 @pytest.mark.parametrize("mode", ["wal", "delete"])
-def test_a_live_agent_is_never_blocked_broken_or_modified(tmp_path: Path, mode: str, record_property) -> None:
+def test_a_live_agent_is_never_blocked_broken_or_modified(
+    tmp_path: Path, mode: str, record_property, monkeypatch: pytest.MonkeyPatch
+) -> None:
     d, home = demo(tmp_path / "home")
     db = d.state_db
     con = sqlite3.connect(db)
@@ -144,18 +306,26 @@ def test_a_live_agent_is_never_blocked_broken_or_modified(tmp_path: Path, mode: 
             time.sleep(0.01)
         rounds, seen = 0, 0
         start = time.monotonic()
-        # At least 2 s, 4 rounds and 50 of the agent's commits; a loaded machine only makes it longer.
+        probe = ReadProbe(db)
+        probe.install(monkeypatch)
+        # At least 2 s, 4 rounds and 50 of the agent's commits; a loaded machine only makes it longer
+        # (the 120 s cap only stops a hung test).
         while time.monotonic() - start < 2.0 or rounds < 4 or seen < 50:
             assert time.monotonic() - start < 120 and writer.poll() is None
-            w = inspect_everything(home, extra_ids=[LIVE_SID], plans=rounds % 3 == 0)
-            assert _open_fds_on(db) == [], "a connection to state.db stayed open between calls"
-            count = statedb.session_record(db, LIVE_SID)["messages"]
-            assert count >= seen, "a later read saw fewer of the agent's messages"
-            seen = count
-            RawJournal.from_path(journal).stats()
-            code, _, err = run_cli("show", LIVE_SID, "--home", str(d.home))
+            with probe.watching():
+                w = inspect_everything(home, extra_ids=[LIVE_SID], plans=rounds % 3 == 0)
+                assert _open_fds_on(db) == [], "a connection to state.db stayed open between calls"
+                count = statedb.session_record(db, LIVE_SID)["messages"]
+                assert count >= seen, "a later read saw fewer of the agent's messages"
+                seen = count
+                RawJournal.from_path(journal).stats()
+                code, _, err = run_cli("show", LIVE_SID, "--home", str(d.home))
             assert code == 0 and "Traceback" not in err
             assert "locked" not in w.messages()
+            assert probe.held == [], (
+                "a read transaction on state.db stayed open while the inspector's code ran:\n"
+                + ("\n".join(sorted(set(probe.held))))
+            )
             rounds += 1
     finally:
         stop.touch()
@@ -163,12 +333,18 @@ def test_a_live_agent_is_never_blocked_broken_or_modified(tmp_path: Path, mode: 
     stats = json.loads(out.read_text())
     record_property("writer", stats)
     print(
-        f"\n{mode}: {rounds} inspector rounds, {stats['commits']} agent commits, slowest commit "
-        f"{stats['max_ms']:.1f} ms (p99 {stats['p99_ms']:.1f} ms, median {stats['median_ms']:.2f} ms)"
+        f"\n{mode}: {rounds} inspector rounds ({probe.opened} state.db connections), {stats['commits']} agent "
+        f"commits, {len(stats['waits'])} found state.db locked, slowest commit {stats['max_ms']:.1f} ms "
+        f"(p99 {stats['p99_ms']:.1f} ms, median {stats['median_ms']:.2f} ms)"
     )
     assert rounds >= 4 and stats["commits"] >= 50
+    assert probe.opened >= rounds, "the probe did not see the inspector's state.db reads"
+    # No commit ever waited out hermes' own 1 s busy handler (then hermes' write fails).
     assert stats["errors"] == [], "the agent's writes failed while the inspector read"
-    assert stats["max_ms"] < 200, f"the agent waited {stats['max_ms']:.0f} ms on a commit"
+    if mode == "wal":
+        # Readers never block a WAL writer: the agent finding state.db locked at all means the
+        # inspector took a write lock or ran a checkpoint.
+        assert stats["waits"] == [], f"the agent waited on the inspector: {stats['waits'][:5]}"
     assert seen > 0
     after = _db_facts(db)
     assert after["schema"] == before["schema"]
@@ -380,8 +556,10 @@ while not os.path.exists(stop):
             assert hermes.poll() is None and time.monotonic() < deadline
             time.sleep(0.01)
         log = WriteLog(tmp_path / "state")
-        end = time.monotonic() + 1.5
-        while time.monotonic() < end:
+        # At least 1.5 s and 5 tries, however slow the machine (the 120 s cap only stops a hang).
+        start = time.monotonic()
+        while time.monotonic() - start < 1.5 or outcomes["written"] + outcomes["refused"] < 5:
+            assert time.monotonic() - start < 120 and hermes.poll() is None
             (plan,) = plan_action(make_context(home, CLOCK), "restore-backup", sid)
             if not plan.changes:
                 continue
@@ -396,7 +574,7 @@ while not os.path.exists(stop):
         (tmp_path / "stop").touch()
         hermes.wait(timeout=30)
     print(f"\nwhile hermes saved in a loop: {outcomes['written']} writes done, {outcomes['refused']} refused")
-    assert outcomes["written"] + outcomes["refused"] > 0
+    assert outcomes["written"] + outcomes["refused"] >= 5
     assert not [p for p in d.session_dir.iterdir() if ".inspector.tmp." in p.name]
 
 

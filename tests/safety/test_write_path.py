@@ -32,6 +32,7 @@ import subprocess
 import sys
 import threading
 import time
+import types
 from pathlib import Path
 
 import pytest
@@ -286,30 +287,60 @@ def test_a_real_hermes_process_saving_in_a_loop_loses_no_save(tmp_path: Path) ->
             "-c",
             r"""
 import hashlib, json, os, sys, time
-path, stop, source, report = sys.argv[1:5]
+try:
+    import fcntl
+except ImportError:
+    fcntl = None
+path, stop, source, report, held = sys.argv[1:6]
 data = open(source, "rb").read()
+
+
+def write_in_progress():
+    # An inspector write holds the home from before its exchange until after any put-back: with
+    # flock on the sessions folder, or (no flock: the portable paths) with the O_EXCL file "held".
+    if os.path.exists(held):
+        return True
+    if fcntl is None:
+        return False
+    fd = os.open(os.path.dirname(path), os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # releases the shared lock
+
+
+def after_the_write():
+    # Wait until that write is over: then the file is what it left. Event-driven, not a time
+    # window a busy machine overruns (the 60 s only stops a hang).
+    give_up = time.monotonic() + 60
+    while write_in_progress():
+        if time.monotonic() > give_up:
+            raise SystemExit("an inspector write held the home for 60 s")
+        time.sleep(0.001)
+
+
+def read():
+    while True:
+        try:
+            with open(path, "rb") as fh:
+                return fh.read()
+        except FileNotFoundError:  # without an exchange the name is absent for microseconds
+            time.sleep(0.0002)
+
+
 replaced, saves, last, put_back = [], 0, None, 0
 open(stop + ".ready", "w").close()
 while not os.path.exists(stop):
     if last is not None:
-        while True:
-            try:
-                with open(path, "rb") as fh:
-                    now = fh.read()
-                break
-            except FileNotFoundError:  # without an exchange the name is absent for microseconds
-                time.sleep(0.0002)
+        now = read()
         if now != last:
-            # A raced write exchanges its bytes in and then puts this save back: give it a moment
-            # (0.25 s) to come back before calling the save replaced.
-            back_by = time.monotonic() + 0.25
-            while now != last and time.monotonic() < back_by:
-                time.sleep(0.001)
-                try:
-                    with open(path, "rb") as fh:
-                        now = fh.read()
-                except FileNotFoundError:
-                    pass
+            # A raced write exchanges its bytes in and then puts this save back: once that write is
+            # over, the save is either back or replaced.
+            after_the_write()
+            now = read()
             if now == last:
                 put_back += 1
             else:
@@ -332,6 +363,7 @@ json.dump({"saves": saves, "replaced": replaced, "put_back": put_back}, open(rep
             str(tmp_path / "stop"),
             str(tmp_path / "hermes-data"),
             str(report),
+            str(planmod._shared_lock_file(d.session_dir)) + ".held",  # the lock where there is no flock
         ]
     )
     outcomes = {"written": 0, "refused": 0, "raced": 0}
@@ -341,7 +373,7 @@ json.dump({"saves": saves, "replaced": replaced, "put_back": put_back}, open(rep
         while not (tmp_path / "stop.ready").exists():
             assert hermes.poll() is None and time.monotonic() < deadline
             time.sleep(0.01)
-        end, cap = time.monotonic() + 2.0, time.monotonic() + 20.0
+        end, cap = time.monotonic() + 2.0, time.monotonic() + 120.0
 
         def saved() -> int:
             try:
@@ -349,7 +381,8 @@ json.dump({"saves": saves, "replaced": replaced, "put_back": put_back}, open(rep
             except (OSError, ValueError):
                 return 0
 
-        # at least 2 s, and until hermes has saved often enough to count (a loaded machine is slower)
+        # at least 2 s, and until hermes has saved often enough to count (a loaded machine is slower;
+        # the 120 s cap only stops a hang)
         while time.monotonic() < end or (saved() <= 60 and time.monotonic() < cap):
             (plan,) = plan_action(make_context(home, CLOCK), "restore-backup", sid)
             if not plan.changes:
@@ -419,7 +452,7 @@ target, state, inside, release = map(Path, sys.argv[2:6])
 real = planmod._fsync_dir
 def slow_fsync_dir(path):  # the write is in the middle of its work: files swapped, log not done
     inside.touch()
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 60  # only stops a hang: the test releases it
     while not release.exists() and time.monotonic() < deadline:
         time.sleep(0.01)
     return real(path)
@@ -467,13 +500,25 @@ def test_a_second_writer_on_the_same_home_waits_then_is_refused(tmp_path: Path, 
             "b",
             [FileChange(folder / "b.json", before, b'{"by": "second"}', Fingerprint.of_bytes(before))],
         )
+        slept: list[float] = []  # what the lock asks to sleep: not how long a busy machine takes
+
+        def sleep(seconds: float) -> None:
+            slept.append(seconds)
+            time.sleep(seconds)
+
+        clock = {name: getattr(time, name) for name in dir(time) if not name.startswith("_")}
+        monkeypatch.setattr(planmod, "time", types.SimpleNamespace(**{**clock, "sleep": sleep}))
         t0 = time.monotonic()
         with pytest.raises(ApplyError) as exc:
             apply_plan(plan, log)
         waited = time.monotonic() - t0
+        monkeypatch.setattr(planmod, "time", time)
         assert "another hermes-inspector" in str(exc.value) and "nothing was written" in str(exc.value)
         assert str(folder) in str(exc.value)
-        assert 0.4 <= waited < 5
+        # it waited LOCK_WAIT (a wall clock only runs longer on a busy machine) in 50 ms steps and then
+        # refused: it never asked to sleep past LOCK_WAIT (the 60 s only stops a hung test)
+        assert 0.4 <= waited < 60
+        assert slept and set(slept) == {0.05} and sum(slept) <= 0.5 + 0.05 + 1e-9, slept
         assert (folder / "b.json").read_bytes() == before
         code, out, _ = run_cli("list", "--home", str(tmp_path / "home"))  # reading is never blocked
         assert code == 0
