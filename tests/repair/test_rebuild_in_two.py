@@ -49,27 +49,36 @@ def _counting(monkeypatch, pieces: int, reads_log=None):
 
         def noting(self, path):
             if path.name.endswith(".json") and not path.name.startswith("_"):
-                if os.getpid() != me:
-                    with open(reads_log, "a") as fh:  # appended from the helpers
-                        fh.write(f"{os.getpid()}\n")
-                elif forked and not waited:
+                if os.getpid() == me and forked and not waited:
                     waited.append(1)
                     deadline = time.monotonic() + 30
                     while not _helper_reads(reads_log) and time.monotonic() < deadline:
                         time.sleep(0.002)
+                with open(reads_log, "a") as fh:  # appended from every process
+                    fh.write(f"{os.getpid()} {path.name}\n")
             return real_read(self, path)
 
         monkeypatch.setattr(files.FileSnapshot, "read_transient", noting)
     return forked
 
 
-def _helper_reads(reads_log) -> int:
-    """How many sidecars the helpers read (each noted with a process id that is not this one's)."""
+def _reads(reads_log) -> list[tuple[int, str]]:
+    """(process id, sidecar name) of every sidecar read noted so far."""
     if not os.path.exists(reads_log):
-        return 0
-    pids = [int(p) for p in open(reads_log).read().split()]
-    assert os.getpid() not in pids
-    return len(pids)
+        return []
+    with open(reads_log) as fh:
+        return [(int(pid), name) for pid, name in (line.split() for line in fh)]
+
+
+def _helper_reads(reads_log) -> int:
+    """How many sidecars the helpers read (in a process that is not this one)."""
+    return sum(1 for pid, _ in _reads(reads_log) if pid != os.getpid())
+
+
+def _each_read_once(home_path) -> bool:
+    """Whether no sidecar was read twice across the processes (a helper's piece is never made again)."""
+    names = [name for _, name in _reads(home_path.parent / "helper-reads.log")]
+    return len(names) == len(set(names)) > 0
 
 
 def _both(monkeypatch, home_path, pieces=2, plan=rebuild_index.plan, prove=True):
@@ -108,7 +117,8 @@ def test_pieces_write_the_very_index_of_one_pass(tmp_path, monkeypatch, pieces):
     write_json(sessions / "s11.json", sidecar("s04", 9))  # a second row for s04, the larger one wins
     one, two, forked, helper_reads, _ = _both(monkeypatch, home_path, pieces, prove=pieces < 12)
     assert forked == 1 and one.changes and one.refusal is None
-    assert helper_reads > 0 or pieces >= 12  # one piece for the 12 files: whoever is free takes it
+    if pieces < 12:  # (one piece for the 12 files: whoever is free takes it)
+        assert helper_reads > 0 and _each_read_once(home_path)
     assert any("s01.json cannot be loaded" in w for w in one.warnings)
     assert any("s10.json cannot be loaded" in w for w in one.warnings)
     _same(one, two)
@@ -197,7 +207,8 @@ def test_materialize_starts_the_rebuild_early_and_plans_the_same(tmp_path, monke
     home_path, sessions = _materialize_home(tmp_path)
     (sessions / "g.json").write_text("{ torn")  # skipped with a line, between the new files
     one, two, forked, helper_reads, _ = _both(monkeypatch, home_path, 2, materialize.plan)
-    assert forked >= 2 and helper_reads > 0 and one.result["materialized"] == 5 and one.refusal is None
+    assert forked >= 2 and helper_reads > 0 and one.result["materialized"] == 5
+    assert _each_read_once(home_path)  # the early rebuild's pieces are the ones used and one.refusal is None
     assert any("g.json cannot be loaded" in w for w in one.warnings)
     _same(one, two)
     index = [c for c in two.changes if c.path.name == "_index.json"][0]
