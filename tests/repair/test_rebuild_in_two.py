@@ -13,6 +13,7 @@ import time
 import pytest
 
 from inspector import portable
+from inspector.forked import ForkedError
 from inspector.plan import file_diff
 from inspector.repair import materialize, rebuild_index, save
 from inspector.store import files
@@ -286,3 +287,31 @@ def test_no_pipe_or_no_fork_means_one_pass_here(tmp_path, monkeypatch):
 
     monkeypatch.setattr(save, "Forked", no_fork)
     _same(one, rebuild_index.plan(make_ctx(home_path), None))
+
+
+@FORKS
+def test_a_helper_that_failed_does_not_stop_the_next_ones_pieces_being_taken(tmp_path, monkeypatch):
+    """Rule: the helpers are collected one after the other past one that failed: the pieces the
+    next helper made are taken in (each sidecar read once across the processes), the index is the
+    one pass's."""
+    home_path, _sessions = _home(tmp_path)
+    ctx = make_ctx(home_path)
+    one = save.rebuild_index_from_sidecars(ctx.save_context())
+    reads_log = home_path.parent / "helper-reads.log"
+    forked = _counting(monkeypatch, 2, reads_log)
+    counting = save.Forked
+
+    class Failed:  # the first helper: never started, it took no piece, and it reports a failure
+        def result(self):
+            raise ForkedError("the first helper failed")
+
+    def first_fails(fn):
+        if not forked:
+            forked.append(1)
+            return Failed()
+        return counting(fn)
+
+    monkeypatch.setattr(save, "Forked", first_fails)
+    rebuilt = save.start_index_rebuild(make_ctx(home_path).save_context(), helpers=2).finish()
+    assert len(forked) == 2 and rebuilt.data == one.data
+    assert _helper_reads(reads_log) > 0 and _each_read_once(home_path)
