@@ -315,3 +315,28 @@ def test_a_helper_that_failed_does_not_stop_the_next_ones_pieces_being_taken(tmp
     rebuilt = save.start_index_rebuild(make_ctx(home_path).save_context(), helpers=2).finish()
     assert len(forked) == 2 and rebuilt.data == one.data
     assert _helper_reads(reads_log) > 0 and _each_read_once(home_path)
+
+
+@FORKS
+def test_a_read_refused_for_its_size_before_the_start_is_named_once(tmp_path, monkeypatch):
+    """Rule: the snapshot's list of files refused for their size names each once, in order: one
+    refused before the rebuild started stays first and alone, however many entries of the folder a
+    helper finds it cannot read (every piece here holds one: a folder named like a sidecar)."""
+    home_path, sessions = _home(tmp_path, 10)
+    for i in range(0, 10, 2):  # s00, s02, ... s08: one in each piece of two
+        (sessions / f"s{i:02d}.json").unlink()
+        (sessions / f"s{i:02d}.json").mkdir()
+    reads_log = home_path.parent / "helper-reads.log"
+    forked = _counting(monkeypatch, 2, reads_log)
+    ctx = make_ctx(home_path).save_context()
+    earlier = files.TooLargeToLoad(sessions / "_big.json", 10**9, 10**8)
+    ctx.snapshot.too_large.append(earlier)  # a read this plan made before the rebuild
+    skipped: list[str] = []
+    rebuilt = save.start_index_rebuild(ctx, helpers=2).finish(skipped=skipped)
+    assert len(forked) == 2 and _helper_reads(reads_log) > 0
+    assert ctx.snapshot.too_large == [earlier]
+    assert skipped == [
+        f"s{i:02d}.json cannot be read (not a regular file): left out of the index, as hermes does"
+        for i in range(0, 10, 2)
+    ]
+    assert sorted(rebuilt.row_ids) == [f"s{i:02d}" for i in range(1, 10, 2)]
