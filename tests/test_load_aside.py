@@ -15,6 +15,39 @@ from inspector.store import scan as scan_mod
 # the tests that fork (the copies themselves, not only the report): none where this process may not
 needs_fork = pytest.mark.skipif(portable.FORCED or not hasattr(os, "fork"), reason="no fork here")
 
+# pytest-qt loads PySide6.QtCore into the test process, where portable.can_fork() says no; run
+# alone, without Qt, it says yes. So each side of a comparison says which path it takes: the
+# audit "here" with can_fork forced to no (and no copy started, checked), the audit "aside" with
+# it forced to yes and the copies' process ids recorded (tests/MUTATION.md, fifth session).
+
+
+def _audit_here(home, now, monkeypatch) -> dict:
+    """hermes' audit worked out in this process alone; ``load.can_fork`` says yes afterwards."""
+    monkeypatch.setattr(load, "can_fork", lambda: False)
+    started = []
+    real = load.Forked
+    monkeypatch.setattr(load, "Forked", lambda fn: started.append(1) or real(fn))
+    report = load.full_audit(home, now=now)
+    assert started == []
+    monkeypatch.setattr(load, "Forked", real)
+    monkeypatch.setattr(load, "can_fork", lambda: True)
+    return report
+
+
+@pytest.fixture
+def copy_pids(tmp_path, monkeypatch):
+    """The process ids the copies' jobs ran in (read with the returned function)."""
+    log = tmp_path / "copy-pids.log"
+    real = load._aside_job
+
+    def noting(*args, **kwargs):
+        with open(log, "a") as fh:  # appended from the copies
+            fh.write(f"{os.getpid()}\n")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(load, "_aside_job", noting)
+    return lambda: [int(line) for line in log.read_text().split()] if log.exists() else []
+
 
 def _home(tmp_path, bad_turn_journal: bool):
     sessions = tmp_path / "webui" / "sessions"
@@ -37,28 +70,30 @@ def _home(tmp_path, bad_turn_journal: bool):
     return locate_home(tmp_path)
 
 
+@needs_fork
 @pytest.mark.parametrize("bad_turn_journal", [False, True])
-def test_audit_aside_equals_audit_here(tmp_path, monkeypatch, bad_turn_journal):
+def test_audit_aside_equals_audit_here(tmp_path, monkeypatch, bad_turn_journal, copy_pids):
     home = _home(tmp_path, bad_turn_journal)
     now = time.time()
     monkeypatch.setenv("HERMES_INSPECTOR_NO_CACHE", "1")
-    here = load.full_audit(home, now=now)
+    here = _audit_here(home, now, monkeypatch)
     monkeypatch.setattr(load, "AUDIT_ASIDE_MIN_FILES", 0)
-    monkeypatch.setattr(load, "can_fork", lambda: True)  # the test process has PySide6 loaded
-    started = []
-    real = load._start_aside
-    monkeypatch.setattr(load, "_start_aside", lambda *a: started.append(1) or real(*a))
+    assert copy_pids() == []
     aside = load.full_audit(home, now=now)
-    assert started and aside == here
+    pids = copy_pids()
+    assert len(pids) == load.FIRST_OPEN_COPIES and os.getpid() not in pids  # the copies did the work
+    assert aside == here
     assert (here["status"] == "hermes_audit_failed") == bad_turn_journal
 
 
-def test_turn_journal_facts_of_the_copy_reach_the_cache(tmp_path, monkeypatch):
+@needs_fork
+def test_turn_journal_facts_of_the_copy_reach_the_cache(tmp_path, monkeypatch, copy_pids):
     home = _home(tmp_path, False)
     monkeypatch.setattr(scan_mod, "RACY_WINDOW_NS", 0)
     monkeypatch.setattr(load, "AUDIT_ASIDE_MIN_FILES", 0)
     monkeypatch.setattr(load, "can_fork", lambda: True)
     load.full_audit(home, now=time.time())
+    assert copy_pids() and os.getpid() not in copy_pids()  # hermes' audit ran in a copy
     (cache_file,) = scan_mod.cache_dir().glob("scan-*.json")
     assert list(json.loads(cache_file.read_text())["turn"]) == ["_turn_journal/s2~1.jsonl"]
 
@@ -124,32 +159,36 @@ def test_each_sidecar_is_read_once_across_the_processes(tmp_path, monkeypatch):
 
     def noting(path, *a, **k):
         with open(log, "a") as fh:  # appended from both processes
-            fh.write(f"{path}\n")
+            fh.write(f"{os.getpid()} {path}\n")
         return real(path, *a, **k)
 
     monkeypatch.setattr(scan_mod, "read_regular", noting)
     load.full_audit(home, now=time.time())
-    names = [line.rsplit("/", 1)[-1] for line in log.read_text().splitlines()]
+    reads = [line.split(" ", 1) for line in log.read_text().splitlines()]
+    assert {int(pid) for pid, _ in reads} - {os.getpid()}  # the copies read some of them
+    names = [path.rsplit("/", 1)[-1] for _, path in reads]
     sidecars = [n for n in names if n.endswith((".json", ".json.bak")) and not n.startswith("_")]
     assert sorted(sidecars) == sorted(set(sidecars))
     assert set(sidecars) == {f"s{i}.json" for i in range(6)} | {"s5.json.bak", "gone.json.bak"}
     assert names.count("_index.json") == 1  # parsed in the copy, its facts handed over
 
 
+@needs_fork
 def test_a_copy_that_fails_before_handing_its_share_over_changes_nothing(tmp_path, monkeypatch):
     home = _home(tmp_path, False)
     now = time.time()
     monkeypatch.setenv("HERMES_INSPECTOR_NO_CACHE", "1")
-    here = load.full_audit(home, now=now)
+    here = _audit_here(home, now, monkeypatch)
     monkeypatch.setattr(load, "AUDIT_ASIDE_MIN_FILES", 0)
-    monkeypatch.setattr(load, "can_fork", lambda: True)
 
     def broken(stage, data):
         raise OSError("no room")
 
     monkeypatch.setattr(load._Stage, "hand_over", broken)  # in the copies: they fail before handing over
-    monkeypatch.setattr("inspector.forked._log_failure", lambda *a: None)
+    failures = []
+    monkeypatch.setattr("inspector.forked._log_failure", lambda message, details: failures.append(message))
     assert load.full_audit(home, now=now) == here
+    assert len(failures) == load.FIRST_OPEN_COPIES  # both copies ran, and failed
 
 
 def _with_journals(tmp_path, monkeypatch):
@@ -199,7 +238,7 @@ def test_any_number_of_copies_gives_the_same_report(tmp_path, monkeypatch, copie
     home = _with_journals(tmp_path, monkeypatch)
     now = time.time()
     monkeypatch.setenv("HERMES_INSPECTOR_NO_CACHE", "1")
-    here = load.full_audit(home, now=now)
+    here = _audit_here(home, now, monkeypatch)
     monkeypatch.delenv("HERMES_INSPECTOR_NO_CACHE")
     monkeypatch.setattr(load, "FIRST_OPEN_COPIES", copies)
     forked = []
@@ -209,11 +248,12 @@ def test_any_number_of_copies_gives_the_same_report(tmp_path, monkeypatch, copie
     assert len(forked) == copies
 
 
-def test_a_second_copy_that_fails_changes_nothing(tmp_path, monkeypatch):
+@needs_fork
+def test_a_second_copy_that_fails_changes_nothing(tmp_path, monkeypatch, copy_pids):
     home = _with_journals(tmp_path, monkeypatch)
     now = time.time()
     monkeypatch.setenv("HERMES_INSPECTOR_NO_CACHE", "1")
-    here = load.full_audit(home, now=now)
+    here = _audit_here(home, now, monkeypatch)
     monkeypatch.delenv("HERMES_INSPECTOR_NO_CACHE")
     real = load._aside_job
 
@@ -223,8 +263,11 @@ def test_a_second_copy_that_fails_changes_nothing(tmp_path, monkeypatch):
         return real(home, scan, share, stages, journals, with_hermes_audit, *rest)
 
     monkeypatch.setattr(load, "_aside_job", second_fails)
-    monkeypatch.setattr("inspector.forked._log_failure", lambda *a: None)
+    failures = []
+    monkeypatch.setattr("inspector.forked._log_failure", lambda message, details: failures.append(message))
     assert load.full_audit(home, now=now) == here
+    assert failures == ["RuntimeError: the second copy fails"]
+    assert len(copy_pids()) == 1 and os.getpid() not in copy_pids()  # the first copy ran hermes' audit
 
 
 @needs_fork

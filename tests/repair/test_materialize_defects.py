@@ -111,17 +111,30 @@ def test_warnings_queried_by_a_forked_copy_are_the_same_in_the_same_order(
     alone = _plan_json(home)
     assert any("hermes defect" in w for w in alone["warnings"])
     monkeypatch.setattr(materialize, "PARALLEL_WARNINGS_MIN", 1)
+    # pytest-qt loads Qt into the test process, where portable.can_fork() says no: forced to yes,
+    # and the copy's answers counted, so the preview compared is surely the forked copy's
+    monkeypatch.setattr(materialize.portable, "can_fork", lambda: True)
     forked = []
+    answered = []
     real = materialize._db_warnings_elsewhere
+
+    class Noting:
+        def __init__(self, pending) -> None:
+            self.pending = pending
+
+        def result(self):
+            got = self.pending.result()
+            answered.append(len(got))
+            return got
 
     def counted(*args):
         pending = real(*args)
         forked.append(pending is not None)
-        return pending
+        return Noting(pending) if pending is not None else None
 
     monkeypatch.setattr(materialize, "_db_warnings_elsewhere", counted)
     assert _plan_json(home) == alone
-    assert forked == [materialize.portable.can_fork()]
+    assert forked == [True] and answered == [alone["result"]["materialized"]]
 
     class Failing:
         def result(self):

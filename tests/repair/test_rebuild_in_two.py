@@ -8,10 +8,12 @@ rebuild started afterwards in one pass gives, its new files sorting in between t
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 
 from inspector import portable
+from inspector.forked import ForkedError
 from inspector.plan import file_diff
 from inspector.repair import materialize, rebuild_index, save
 from inspector.store import files
@@ -23,8 +25,14 @@ FORKS = pytest.mark.skipif(
 )
 
 
-def _counting(monkeypatch, pieces: int):
-    """Pieces of ``pieces`` files, rebuilds forked from 2 files on; a list counting the forks."""
+def _counting(monkeypatch, pieces: int, reads_log=None):
+    """Pieces of ``pieces`` files, rebuilds forked from 2 files on; a list counting the forks.
+
+    pytest-qt loads Qt into the test process, where ``portable.can_fork()`` says no: it is forced
+    to yes here. With ``reads_log``, every sidecar a helper reads is noted there with the helper's
+    process id, and once a helper is forked this process's first sidecar read waits (bounded: 30 s)
+    until a helper has read one: with two pieces or more, the helpers' path surely runs (whoever is
+    free takes the next piece, and this process could otherwise take them all first)."""
     forked = []
     real = save.Forked
 
@@ -34,19 +42,56 @@ def _counting(monkeypatch, pieces: int):
 
     monkeypatch.setattr(save, "PARALLEL_ROWS_MIN", 2)
     monkeypatch.setattr(save, "CHUNK_FILES", pieces)
-    monkeypatch.setattr(portable, "can_fork", lambda: True)  # the test process has Qt loaded
+    monkeypatch.setattr(portable, "can_fork", lambda: True)
     monkeypatch.setattr(save, "Forked", counting)
+    if reads_log is not None:
+        me, waited = os.getpid(), []
+        real_read = files.FileSnapshot.read_transient
+
+        def noting(self, path):
+            if path.name.endswith(".json") and not path.name.startswith("_"):
+                if os.getpid() == me and forked and not waited:
+                    waited.append(1)
+                    deadline = time.monotonic() + 30
+                    while not _helper_reads(reads_log) and time.monotonic() < deadline:
+                        time.sleep(0.002)
+                with open(reads_log, "a") as fh:  # appended from every process
+                    fh.write(f"{os.getpid()} {path.name}\n")
+            return real_read(self, path)
+
+        monkeypatch.setattr(files.FileSnapshot, "read_transient", noting)
     return forked
 
 
-def _both(monkeypatch, home_path, pieces=2, plan=rebuild_index.plan):
-    """(plan made in one pass, plan made in pieces, how many helpers were forked, the context)."""
+def _reads(reads_log) -> list[tuple[int, str]]:
+    """(process id, sidecar name) of every sidecar read noted so far."""
+    if not os.path.exists(reads_log):
+        return []
+    with open(reads_log) as fh:
+        return [(int(pid), name) for pid, name in (line.split() for line in fh)]
+
+
+def _helper_reads(reads_log) -> int:
+    """How many sidecars the helpers read (in a process that is not this one)."""
+    return sum(1 for pid, _ in _reads(reads_log) if pid != os.getpid())
+
+
+def _each_read_once(home_path) -> bool:
+    """Whether no sidecar was read twice across the processes (a helper's piece is never made again)."""
+    names = [name for _, name in _reads(home_path.parent / "helper-reads.log")]
+    return len(names) == len(set(names)) > 0
+
+
+def _both(monkeypatch, home_path, pieces=2, plan=rebuild_index.plan, prove=True):
+    """(plan made in one pass, plan made in pieces, how many helpers were forked, how many sidecars
+    the helpers read, the context); ``prove``: make sure a helper reads (see :func:`_counting`)."""
     monkeypatch.setattr(save, "PARALLEL_ROWS_MIN", 10**9)
     one = plan(make_ctx(home_path), None)
-    forked = _counting(monkeypatch, pieces)
+    reads_log = home_path.parent / "helper-reads.log"
+    forked = _counting(monkeypatch, pieces, reads_log if prove else None)
     ctx = make_ctx(home_path)
     two = plan(ctx, None)
-    return one, two, len(forked), ctx
+    return one, two, len(forked), _helper_reads(reads_log), ctx
 
 
 def _home(tmp_path, n=12):
@@ -71,8 +116,10 @@ def test_pieces_write_the_very_index_of_one_pass(tmp_path, monkeypatch, pieces):
     write_json(sessions / "s03.json", {**sidecar("other", 1), "workspace": ""})  # id differs: a warning
     write_json(sessions / "s09.json", {**sidecar("s09", 2), "workspace": ""})  # empty workspace: counted
     write_json(sessions / "s11.json", sidecar("s04", 9))  # a second row for s04, the larger one wins
-    one, two, forked, _ = _both(monkeypatch, home_path, pieces)
+    one, two, forked, helper_reads, _ = _both(monkeypatch, home_path, pieces, prove=pieces < 12)
     assert forked == 1 and one.changes and one.refusal is None
+    if pieces < 12:  # (one piece for the 12 files: whoever is free takes it)
+        assert helper_reads > 0 and _each_read_once(home_path)
     assert any("s01.json cannot be loaded" in w for w in one.warnings)
     assert any("s10.json cannot be loaded" in w for w in one.warnings)
     _same(one, two)
@@ -85,8 +132,14 @@ def test_hermes_stops_at_the_same_file(tmp_path, monkeypatch, bad):
     write_json(sessions / bad, [1, 2])  # not an object: hermes' recovery rebuild raises on it
     write_json(sessions / "s11.json", ["also", "not", "an", "object"])  # later: never reached
     (sessions / "s10.json").write_text("{ torn")  # after the stop: no line about it
-    one, two, forked, _ = _both(monkeypatch, home_path)
-    assert forked == 1 and one.refusal is not None and bad in one.refusal and "s11" not in one.refusal
+    one, two, forked, helper_reads, _ = _both(monkeypatch, home_path)
+    assert (
+        forked == 1
+        and helper_reads > 0
+        and one.refusal is not None
+        and bad in one.refusal
+        and "s11" not in one.refusal
+    )
     _same(one, two)
 
 
@@ -100,8 +153,8 @@ def test_a_file_too_large_reaches_the_snapshot_once_and_in_order(tmp_path, monke
         write_json(sessions / name, {**sidecar(name[:3], 1), "title": "x" * 5000})
     monkeypatch.setattr(files, "MAX_FILE_BYTES", 4000)
     monkeypatch.setattr(files.read_regular, "__defaults__", (4000,))
-    one, two, forked, ctx = _both(monkeypatch, home_path)
-    assert forked == 1
+    one, two, forked, helper_reads, ctx = _both(monkeypatch, home_path)
+    assert forked == 1 and helper_reads > 0
     assert [e.filename for e in ctx.snapshot.too_large] == [
         str(sessions / n) for n in ("s03.json", "s10.json")
     ]
@@ -154,8 +207,9 @@ def _materialize_home(tmp_path):
 def test_materialize_starts_the_rebuild_early_and_plans_the_same(tmp_path, monkeypatch):
     home_path, sessions = _materialize_home(tmp_path)
     (sessions / "g.json").write_text("{ torn")  # skipped with a line, between the new files
-    one, two, forked, _ = _both(monkeypatch, home_path, 2, materialize.plan)
-    assert forked >= 2 and one.result["materialized"] == 5 and one.refusal is None
+    one, two, forked, helper_reads, _ = _both(monkeypatch, home_path, 2, materialize.plan)
+    assert forked >= 2 and helper_reads > 0 and one.result["materialized"] == 5
+    assert _each_read_once(home_path)  # the early rebuild's pieces are the ones used and one.refusal is None
     assert any("g.json cannot be loaded" in w for w in one.warnings)
     _same(one, two)
     index = [c for c in two.changes if c.path.name == "_index.json"][0]
@@ -165,7 +219,7 @@ def test_materialize_starts_the_rebuild_early_and_plans_the_same(tmp_path, monke
 def test_materialize_refuses_at_the_same_file(tmp_path, monkeypatch):
     home_path, sessions = _materialize_home(tmp_path)
     write_json(sessions / "k.json", [1])  # hermes' recovery rebuild raises on it
-    one, two, _forked, _ = _both(monkeypatch, home_path, 2, materialize.plan)
+    one, two, _forked, _reads, _ = _both(monkeypatch, home_path, 2, materialize.plan)
     assert one.refusal is not None and "k.json" in one.refusal
     _same(one, two)
 
@@ -208,7 +262,7 @@ def test_helpers_started_for_rows_that_are_then_left_alone_are_ended(tmp_path, m
     for name in "acegikmoqsuw":
         write_json(sessions / f"{name}.json", sidecar(name, 1))
     seed_state_db(db, sid="empty", messages=0)  # lacks its sidecar, but hermes never writes a blank one
-    one, two, forked, _ = _both(monkeypatch, home_path, 2, materialize.plan)
+    one, two, forked, _reads, _ = _both(monkeypatch, home_path, 2, materialize.plan)
     assert forked == 2 and two.changes == [] and "nothing to materialize" in two.summary
     _same(one, two)
 
@@ -233,3 +287,56 @@ def test_no_pipe_or_no_fork_means_one_pass_here(tmp_path, monkeypatch):
 
     monkeypatch.setattr(save, "Forked", no_fork)
     _same(one, rebuild_index.plan(make_ctx(home_path), None))
+
+
+@FORKS
+def test_a_helper_that_failed_does_not_stop_the_next_ones_pieces_being_taken(tmp_path, monkeypatch):
+    """Rule: the helpers are collected one after the other past one that failed: the pieces the
+    next helper made are taken in (each sidecar read once across the processes), the index is the
+    one pass's."""
+    home_path, _sessions = _home(tmp_path)
+    ctx = make_ctx(home_path)
+    one = save.rebuild_index_from_sidecars(ctx.save_context())
+    reads_log = home_path.parent / "helper-reads.log"
+    forked = _counting(monkeypatch, 2, reads_log)
+    counting = save.Forked
+
+    class Failed:  # the first helper: never started, it took no piece, and it reports a failure
+        def result(self):
+            raise ForkedError("the first helper failed")
+
+    def first_fails(fn):
+        if not forked:
+            forked.append(1)
+            return Failed()
+        return counting(fn)
+
+    monkeypatch.setattr(save, "Forked", first_fails)
+    rebuilt = save.start_index_rebuild(make_ctx(home_path).save_context(), helpers=2).finish()
+    assert len(forked) == 2 and rebuilt.data == one.data
+    assert _helper_reads(reads_log) > 0 and _each_read_once(home_path)
+
+
+@FORKS
+def test_a_read_refused_for_its_size_before_the_start_is_named_once(tmp_path, monkeypatch):
+    """Rule: the snapshot's list of files refused for their size names each once, in order: one
+    refused before the rebuild started stays first and alone, however many entries of the folder a
+    helper finds it cannot read (every piece here holds one: a folder named like a sidecar)."""
+    home_path, sessions = _home(tmp_path, 10)
+    for i in range(0, 10, 2):  # s00, s02, ... s08: one in each piece of two
+        (sessions / f"s{i:02d}.json").unlink()
+        (sessions / f"s{i:02d}.json").mkdir()
+    reads_log = home_path.parent / "helper-reads.log"
+    forked = _counting(monkeypatch, 2, reads_log)
+    ctx = make_ctx(home_path).save_context()
+    earlier = files.TooLargeToLoad(sessions / "_big.json", 10**9, 10**8)
+    ctx.snapshot.too_large.append(earlier)  # a read this plan made before the rebuild
+    skipped: list[str] = []
+    rebuilt = save.start_index_rebuild(ctx, helpers=2).finish(skipped=skipped)
+    assert len(forked) == 2 and _helper_reads(reads_log) > 0
+    assert ctx.snapshot.too_large == [earlier]
+    assert skipped == [
+        f"s{i:02d}.json cannot be read (not a regular file): left out of the index, as hermes does"
+        for i in range(0, 10, 2)
+    ]
+    assert sorted(rebuilt.row_ids) == [f"s{i:02d}" for i in range(1, 10, 2)]

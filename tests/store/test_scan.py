@@ -260,9 +260,18 @@ def test_changed_turn_journal_is_reread(home):
     assert report["status"] == "hermes_audit_failed" and "UTF-8" in report["error"]
 
 
-def test_prefetch_in_two_processes_gives_the_same_facts(tmp_path, monkeypatch):
+def test_prefetch_in_two_processes_gives_the_same_facts(tmp_path, monkeypatch, tmp_path_factory):
     monkeypatch.setattr(scan_mod, "PARALLEL_MIN_FILES", 2)
     monkeypatch.setattr(scan_mod, "can_fork", lambda: True)  # the test process has PySide6 loaded
+    pids_log = tmp_path_factory.mktemp("pids") / "readers.log"
+    real_read = scan_mod._read_sidecars
+
+    def noting(*args, **kwargs):
+        with open(pids_log, "a") as fh:  # appended from both processes
+            fh.write(f"{os.getpid()}\n")
+        return real_read(*args, **kwargs)
+
+    monkeypatch.setattr(scan_mod, "_read_sidecars", noting)
     for i in range(12):
         (tmp_path / f"s{i}.json").write_bytes(_sidecar(f"s{i}", i, title=f"t{i}"))
     (tmp_path / "torn.json").write_bytes(_sidecar("torn", 3)[:40])
@@ -272,6 +281,8 @@ def test_prefetch_in_two_processes_gives_the_same_facts(tmp_path, monkeypatch):
     texts = {"s3.json", "torn.json"}
     parallel = SessionDirScan(tmp_path)
     assert parallel.prefetch(names, texts) == len(names)
+    readers = {int(pid) for pid in pids_log.read_text().split()}
+    assert len(readers) == 2 and os.getpid() in readers  # half read by a forked copy (its own pid)
     one_by_one = SessionDirScan(tmp_path)
     for name in names:
         want = name in texts
