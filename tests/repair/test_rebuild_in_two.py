@@ -29,7 +29,7 @@ def _counting(monkeypatch, pieces: int, reads_log=None):
     """Pieces of ``pieces`` files, rebuilds forked from 2 files on; a list counting the forks.
 
     pytest-qt loads Qt into the test process, where ``portable.can_fork()`` says no: it is forced
-    to yes here. With ``reads_log``, every sidecar a helper reads is noted there with the helper's
+    to yes here. With ``reads_log``, every sidecar a helper reads (``IndexRebuild._read``) is noted there with the helper's
     process id, and once a helper is forked this process's first sidecar read waits (bounded: 30 s)
     until a helper has read one: with two pieces or more, the helpers' path surely runs (whoever is
     free takes the next piece, and this process could otherwise take them all first)."""
@@ -46,9 +46,9 @@ def _counting(monkeypatch, pieces: int, reads_log=None):
     monkeypatch.setattr(save, "Forked", counting)
     if reads_log is not None:
         me, waited = os.getpid(), []
-        real_read = files.FileSnapshot.read_transient
+        real_read = save.IndexRebuild._read  # every sidecar the rebuild reads, by name or not
 
-        def noting(self, path):
+        def noting(self, name, path):
             if path.name.endswith(".json") and not path.name.startswith("_"):
                 if os.getpid() == me and forked and not waited:
                     waited.append(1)
@@ -57,9 +57,9 @@ def _counting(monkeypatch, pieces: int, reads_log=None):
                         time.sleep(0.002)
                 with open(reads_log, "a") as fh:  # appended from every process
                     fh.write(f"{os.getpid()} {path.name}\n")
-            return real_read(self, path)
+            return real_read(self, name, path)
 
-        monkeypatch.setattr(files.FileSnapshot, "read_transient", noting)
+        monkeypatch.setattr(save.IndexRebuild, "_read", noting)
     return forked
 
 
