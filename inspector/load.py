@@ -196,8 +196,6 @@ def _catalogue(
         scan.prefetch(names, texts_for)  # (it may fork a copy: no thread may run before)
         reader = _StateDbPrefetch(home, scan.cache)
     cat = build_catalogue(home, now=now, state_db_reader=reader, scan=scan)
-    if pending is not None:
-        pending.take_journals(scan)  # (the audit's, when it steals: see _Aside.journals_taken_here)
     audit = error = extra = None
     journal_findings = None
     done = False
@@ -503,9 +501,6 @@ class _Aside:
         self.journals_here = journals_here  # the journal facts come back through the cache
         self.steal = steal
         self.handed_over = 0  # how many copies handed their sidecars over
-        # the audit's (stealing, with a fact cache): run journals taken here too once the
-        # catalogue is built (:meth:`take_journals`), so the pipe stays open until then
-        self.journals_taken_here = False
 
     def read_sidecars(self, scan: SessionDirScan) -> None:
         """This process's share read here (``steal``: chunks taken while any is left), then each
@@ -537,21 +532,6 @@ class _Aside:
         if steal is not None:
             missing = [i for i in range(steal.count) if i not in received]
             scan.take(scan.read_here([pair for i in missing for pair in steal.chunk(i)]))
-            if not self.journals_taken_here:
-                steal.close()
-
-    def take_journals(self, scan: SessionDirScan) -> None:
-        """The audit's first open (:attr:`journals_taken_here`): run journals taken from the
-        copies' pipe while any is left, every line checked here as a copy checks it, their facts
-        into this process's cache (where :func:`_journals_aside` then finds them), so this
-        process does not wait idle for the copies' journals and hermes' audit."""
-        steal = self.steal
-        if steal is None or not self.journals_taken_here:
-            return
-        try:
-            for path in steal.journal_paths():
-                _journal_facts(Path(path), scan.cache, open_runs=True)
-        finally:
             steal.close()
 
     def results(self) -> list:
@@ -559,8 +539,6 @@ class _Aside:
         for stage in self._stages or ():  # never read
             stage.close()
         self._stages = None
-        if self.steal is not None:
-            self.steal.close()
         out: list = []
         for copy in self.copies:
             try:
@@ -576,7 +554,6 @@ STEAL_CHUNK = 48  # sidecars per chunk taken (its read_here call costs about 0.1
 MAX_TOKENS = 4096  # chunk numbers a token pipe holds: 16 KB, within any system's pipe buffer
 WORK_STEALING = True  # a window's first open: sidecars taken by chunks (see _Steal)
 AUDIT_STEALING = True  # the audit command's too (no stat of every sidecar and no deal first)
-AUDIT_JOURNALS_HERE = True  # and this process takes run journals too once its catalogue is built
 
 
 class _Steal:
@@ -784,9 +761,7 @@ def _start_stealing(
             copies.append(None)  # it takes no chunk: the others take them all
     for stage in stages:
         stage.in_parent()
-    aside = _Aside(copies, stages, plan, scan.cache is not None, steal)
-    aside.journals_taken_here = with_journal_findings and scan.cache is not None and AUDIT_JOURNALS_HERE
-    return aside
+    return _Aside(copies, stages, plan, scan.cache is not None, steal)
 
 
 # How many forked copies share a first open's work with this process (1 or more). Two: on a busy

@@ -1,9 +1,8 @@
 """The audit command's first open takes its sidecars by chunks, whoever is free (``load._Steal``,
 ``load.AUDIT_STEALING``), as the window's does: its report is the one of reading everything in
 this process and the one of the deal by cost it replaced, each sidecar and each run journal is
-read once across the processes (the journals by the copies and, once its catalogue is built, by
-this process too: ``load.AUDIT_JOURNALS_HERE``), hermes' audit still reads exactly the files it
-reads, and a copy that fails loses nothing.
+read once across the processes (the journals in the copies, every line checked there), hermes'
+audit still reads exactly the files it reads, and a copy that fails loses nothing.
 
 Every test that forks forces ``can_fork`` (pytest-qt loads Qt into this process, which makes it
 False here): without that the "forked" report would be the plain one compared with itself."""
@@ -157,6 +156,7 @@ def test_each_sidecar_and_journal_is_read_once_and_hermes_files_by_its_copy(tmp_
     assert [p for _, p in reads].count(f"{folder}_index.json") == 1  # parsed in hermes' copy
     journals = [(pid, p) for pid, p in reads if "/_run_journal/" in p]
     assert sorted(p for _, p in journals) == sorted({p for _, p in journals}) and len(journals) == 8
+    assert str(os.getpid()) not in {pid for pid, _ in journals}  # every line checked in the copies
     # hermes' copy: the one that read _index.json
     (hermes_pid,) = {pid for pid, p in reads if p == f"{folder}_index.json"}
     assert hermes_pid != str(os.getpid())
@@ -213,57 +213,3 @@ def test_a_second_look_after_a_stealing_audit_says_the_same_without_a_copy(tmp_p
     assert stolen == [1] and len(forked) == load.FIRST_OPEN_COPIES
     assert load.full_audit(home, now=NOW) == here  # every journal's facts came back to the cache
     assert len(forked) == load.FIRST_OPEN_COPIES
-
-
-def _journal_readers(tmp_path, monkeypatch, home) -> list[str]:
-    log = tmp_path / "reads.log"
-    _noting_reads(monkeypatch, log)
-    report = load.full_audit(home, now=NOW)
-    reads = [line.split(" ", 1) for line in log.read_text().splitlines()]
-    journals = [(pid, p) for pid, p in reads if "/_run_journal/" in p]
-    assert sorted(p for _, p in journals) == sorted({p for _, p in journals}) and len(journals) == 8
-    return report, [pid for pid, _ in journals]
-
-
-@needs_fork
-def test_this_process_takes_the_journals_the_copies_have_not_taken(tmp_path, monkeypatch):
-    # the copies take none (as when they are still busy with hermes' audit and a large journal):
-    # every journal is taken here once the catalogue is built, each read once, the same report
-    home = _home(tmp_path)
-    here = _plain(home, monkeypatch)
-    _forking(monkeypatch)
-    real_paths = load._Steal.journal_paths
-    main = os.getpid()
-    monkeypatch.setattr(
-        load._Steal, "journal_paths", lambda self: real_paths(self) if os.getpid() == main else iter(())
-    )
-    report, readers = _journal_readers(tmp_path, monkeypatch, home)
-    assert report == here
-    assert set(readers) == {str(main)}
-
-
-@needs_fork
-def test_without_journals_here_the_copies_read_every_journal(tmp_path, monkeypatch):
-    home = _home(tmp_path)
-    here = _plain(home, monkeypatch)
-    _forking(monkeypatch)
-    monkeypatch.setattr(load, "AUDIT_JOURNALS_HERE", False)
-    report, readers = _journal_readers(tmp_path, monkeypatch, home)
-    assert report == here
-    assert str(os.getpid()) not in readers
-
-
-@needs_fork
-def test_the_window_never_takes_journals_in_its_first_process(tmp_path, monkeypatch):
-    # (the window's first open keeps the journals' open-run facts in the copies)
-    home = _home(tmp_path)
-    _forking(monkeypatch)
-    taken: list = []
-    real = load._Aside.take_journals
-    monkeypatch.setattr(
-        load._Aside,
-        "take_journals",
-        lambda self, scan: taken.append(self.journals_taken_here) or real(self, scan),
-    )
-    load.load_catalogue(home, now=NOW)
-    assert taken == [False]
