@@ -1,7 +1,7 @@
 """A/B of ``audit --json`` first opens: two source trees, whole processes, interleaved.
 
     .venv/bin/python bench/audit_ab.py --a /tmp/main-src --b . --home bench/out/home-n10000-seed1-j200000-v1 \
-        --runs 5 [--warm] [--per-process]
+        --runs 5 [--warm] [--per-process] [--busy 2]
 
 Each run is ``python -m inspector audit --home H --json`` with ``PYTHONPATH`` set to the tree's folder
 (the one holding ``inspector/``) and a fresh state folder (a first open: no fact cache), or, with
@@ -9,8 +9,10 @@ Each run is ``python -m inspector audit --home H --json`` with ``PYTHONPATH`` se
 CPU time (user + system) of the process and the copies it waited for (``wait4``), the load average,
 and the medians. ``--per-process``: the CPU of each process of the tree too (a ``sitecustomize`` in a
 temporary folder notes ``os.times()`` when a forked copy leaves through ``os._exit`` and when the
-command ends), to see how evenly the work is split between the cores. The two outputs are compared
-(the age of stale pending turns in minutes masked, as ``run.py`` does).
+command ends, and how long after the command's start each one left), to see how evenly the work is
+split between the cores. ``--busy N``: N CPU-bound processes (``while True: pass``) run beside every
+measurement, as ``run.py --busy`` does. The two outputs are compared (the age of stale pending turns
+in minutes masked, as ``run.py`` does).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ if _log:
     def _note(kind):
         t = os.times()
         with open(_log, "a") as fh:
-            fh.write(f"{os.getpid()} {os.getppid()} {kind} {t.user:.3f} {t.system:.3f}\\n")
+            fh.write(f"{os.getpid()} {os.getppid()} {kind} {t.user:.3f} {t.system:.3f} {t.elapsed:.3f}\\n")
     def _after_fork():
         _is_child[0] = True
     os.register_at_fork(after_in_child=_after_fork)
@@ -50,7 +52,7 @@ if _log:
 _MINUTES = re.compile(rb"\d+ min(utes?)? old")
 
 
-def run_once(src: Path, home: Path, state: Path, log: Path | None) -> tuple[float, float, bytes]:
+def run_once(src: Path, home: Path, state: Path, log: Path | None) -> tuple[float, float, bytes, float]:
     env = {
         k: v
         for k, v in os.environ.items()
@@ -64,6 +66,7 @@ def run_once(src: Path, home: Path, state: Path, log: Path | None) -> tuple[floa
     env["HERMES_INSPECTOR_STATE_DIR"] = str(state)
     cmd = [sys.executable, "-m", "inspector", "audit", "--home", str(home), "--json"]
     with tempfile.TemporaryFile() as out:
+        started = os.times().elapsed  # (the clock the copies note when they leave)
         t0 = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.DEVNULL, env=env, cwd="/")
         _, status, usage = os.wait4(proc.pid, 0)
@@ -72,7 +75,7 @@ def run_once(src: Path, home: Path, state: Path, log: Path | None) -> tuple[floa
         data = out.read()
     if os.waitstatus_to_exitcode(status) not in (0, 1):
         raise SystemExit(f"{src}: exited {status}")
-    return wall, usage.ru_utime + usage.ru_stime, data
+    return wall, usage.ru_utime + usage.ru_stime, data, started
 
 
 def settle(state: Path) -> None:
@@ -92,7 +95,12 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--warm", action="store_true")
     ap.add_argument("--per-process", action="store_true")
+    ap.add_argument("--busy", type=int, default=0, help="CPU-bound processes running beside the runs")
     args = ap.parse_args()
+    hogs = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"], stdin=subprocess.DEVNULL)
+        for _ in range(args.busy)
+    ]
     home = args.home.resolve()
     work = Path(tempfile.mkdtemp(prefix="audit-ab-"))
     try:
@@ -113,7 +121,7 @@ def main() -> int:
                 state = warm_states.get(name) or work / f"state-{name}-{i}"
                 log = work / f"cpu-{name}-{i}.log" if args.per_process else None
                 load = os.getloadavg()[0]
-                wall, cpu, data = run_once(src, home, state, log)
+                wall, cpu, data, started = run_once(src, home, state, log)
                 if not args.warm:
                     settle(state)
                     shutil.rmtree(state, ignore_errors=True)
@@ -122,8 +130,10 @@ def main() -> int:
                 extra = ""
                 if log is not None and log.exists():
                     rows = [line.split() for line in log.read_text().splitlines()]
-                    extra = "  per process: " + ", ".join(
-                        f"{r[2]} {float(r[3]) + float(r[4]):.2f}" for r in rows
+                    extra = "  per process (cpu, left at): " + ", ".join(
+                        f"{r[2]} {float(r[3]) + float(r[4]):.2f}"
+                        + (f" @{float(r[5]) - started:.2f}" if len(r) > 5 else "")
+                        for r in rows
                     )
                 print(
                     f"run {i} {name}: wall {wall:.3f} s, cpu {cpu:.3f} s, load {load:.1f}{extra}", flush=True
@@ -144,6 +154,9 @@ def main() -> int:
                 (Path(tempfile.gettempdir()) / f"audit-ab-{name}.json").write_bytes(outputs[name])
         return 0 if same else 1
     finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
         shutil.rmtree(work, ignore_errors=True)
 
 

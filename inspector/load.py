@@ -553,6 +553,7 @@ class _Aside:
 STEAL_CHUNK = 48  # sidecars per chunk taken (its read_here call costs about 0.1 ms more)
 MAX_TOKENS = 4096  # chunk numbers a token pipe holds: 16 KB, within any system's pipe buffer
 WORK_STEALING = True  # a window's first open: sidecars taken by chunks (see _Steal)
+AUDIT_STEALING = True  # the audit command's too (no stat of every sidecar and no deal first)
 
 
 class _Steal:
@@ -627,12 +628,13 @@ class _Steal:
 
 
 def _stealing(scan: SessionDirScan, with_journal_findings: bool) -> bool:
-    """Whether a first open takes its sidecars by chunks (:class:`_Steal`): the window's (the
-    audit command keeps its measured deal), when the fact cache knows none of the sidecars (a
-    first open; a partly known folder is dealt out by what the cache does not answer)."""
+    """Whether a first open takes its sidecars by chunks (:class:`_Steal`): the window's and the
+    audit command's (``with_journal_findings``: :data:`AUDIT_STEALING`), when the fact cache
+    knows none of the sidecars (a first open; a partly known folder is dealt out by what the
+    cache does not answer)."""
     return (
         WORK_STEALING
-        and not with_journal_findings
+        and (AUDIT_STEALING or not with_journal_findings)
         and (scan.cache is None or not scan.cache.entries[SIDECAR])
     )
 
@@ -656,7 +658,7 @@ def _start_aside(
     if len(scan.names) < AUDIT_ASIDE_MIN_FILES or not can_fork() or _mostly_cached(scan):
         return None
     if _stealing(scan, with_journal_findings):
-        return _start_stealing(home, scan, with_hermes_audit, names or [], texts_for)
+        return _start_stealing(home, scan, with_hermes_audit, names or [], texts_for, with_journal_findings)
     todo = scan.unanswered(names or [], texts_for)
     hermes_first: list[str] = []
     fixed = [float(CATALOGUE_COST_PER_FILE * len(todo))] + [0.0] * FIRST_OPEN_COPIES
@@ -712,9 +714,12 @@ def _start_stealing(
     with_hermes_audit: bool,
     names: list[str],
     texts_for: set[str] | frozenset[str],
+    with_journal_findings: bool = False,
 ) -> _Aside | None:
     """:func:`_start_aside` with the sidecars and the journals taken by chunks (:class:`_Steal`):
-    the first copy reads the files hermes' audit reads, then everyone takes chunks of the rest."""
+    the first copy reads the files hermes' audit reads, then everyone takes chunks of the rest.
+    ``with_journal_findings`` (the audit command): the copies check every line of the journals
+    they take (without a fact cache the first copy reads them all and returns the findings)."""
     plan = Plan(FIRST_OPEN_COPIES + 1)
     first = set(_hermes_files(home, scan, with_index=False)[0]) if with_hermes_audit else set()
     todo = []
@@ -741,7 +746,7 @@ def _start_stealing(
             others,
             [],
             with_hermes_audit and i == 1,
-            False,
+            with_journal_findings,
             steal,
         )
         try:

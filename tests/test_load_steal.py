@@ -106,17 +106,24 @@ def test_the_list_is_the_one_of_reading_everything_here_and_each_file_is_read_on
 
 
 @needs_fork
-def test_the_audit_command_keeps_its_deal_and_a_second_look_does_not_steal(tmp_path, monkeypatch):
+def test_the_audit_command_steals_on_a_first_open_and_a_second_look_does_not_steal(tmp_path, monkeypatch):
     home = _home(tmp_path)
     stolen = _forking(monkeypatch)
     load.full_audit(home, now=NOW)
-    assert stolen == []
+    assert stolen == [1]  # (load.AUDIT_STEALING; tests/test_audit_steal.py pins its report)
+    load.full_audit(home, now=NOW)
+    assert stolen == [1]  # the cache knows every sidecar: no copy
+    monkeypatch.setattr(load, "AUDIT_STEALING", False)
+    for f in scan_mod.cache_dir().glob("scan-*.json"):
+        f.unlink()
+    load.full_audit(home, now=NOW)
+    assert stolen == [1]  # the switch off: the audit's deal
     for f in scan_mod.cache_dir().glob("scan-*.json"):
         f.unlink()
     first = _as_json(load.load_catalogue(home, now=NOW))
-    assert stolen == [1]
+    assert stolen == [1, 1]
     assert _as_json(load.load_catalogue(home, now=NOW)) == first  # the cache knows them: no copy
-    assert stolen == [1]
+    assert stolen == [1, 1]
 
 
 @needs_fork
