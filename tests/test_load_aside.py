@@ -257,10 +257,10 @@ def test_a_second_copy_that_fails_changes_nothing(tmp_path, monkeypatch, copy_pi
     monkeypatch.delenv("HERMES_INSPECTOR_NO_CACHE")
     real = load._aside_job
 
-    def second_fails(home, scan, share, stages, journals, with_hermes_audit, *rest):
+    def second_fails(home, scan, share, stage, others, journals, with_hermes_audit=False, *rest, **kw):
         if not with_hermes_audit:
             raise RuntimeError("the second copy fails")
-        return real(home, scan, share, stages, journals, with_hermes_audit, *rest)
+        return real(home, scan, share, stage, others, journals, with_hermes_audit, *rest, **kw)
 
     monkeypatch.setattr(load, "_aside_job", second_fails)
     failures = []
