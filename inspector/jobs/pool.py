@@ -80,6 +80,20 @@ _next_slot = 0
 _child_flags: Any = None  # the same array, in a child
 
 
+def _forget_the_parents_pool() -> None:
+    """In a process forked from one that has a pool: that pool's children and its manager thread
+    belong to the parent (threads are not forked), so a job sent to it here would wait for ever.
+    This process starts its own pool when it first needs one."""
+    global _lock, _pool, _flags, _next_slot, _relay
+    _lock = threading.Lock()  # the parent's may have been held by another thread at the fork
+    _pool, _flags, _next_slot = None, None, 0
+    _relay = None  # the log relay's listener thread is the parent's too
+
+
+if hasattr(os, "register_at_fork"):  # not on Windows, which has no fork
+    os.register_at_fork(after_in_child=_forget_the_parents_pool)
+
+
 # ---------------------------------------------------------------- in the child
 
 
