@@ -25,9 +25,11 @@ from pathlib import Path
 import pytest
 
 import inspector
+from inspector import portable
 from inspector.store import scan
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="fork only")
+forks = pytest.mark.skipif(portable.FORCED, reason="forced portable: the cache is written in the foreground")
 
 _CHILD = textwrap.dedent(
     """
@@ -98,6 +100,7 @@ def _run_child(tmp_path: Path) -> tuple[dict, dict | None, subprocess.CompletedP
     return said, (json.loads(result.read_text()) if result.exists() else None), done
 
 
+@forks
 def test_detached_runs_fn_in_another_process_and_the_caller_goes_on(tmp_path: Path) -> None:
     """Rule: True, one caller going on (one line of output, from the caller's own pid, no error),
     nothing left to reap, and ``fn`` ran in another process after the caller went on."""
@@ -111,6 +114,7 @@ def test_detached_runs_fn_in_another_process_and_the_caller_goes_on(tmp_path: Pa
     assert worker["caller_went_on"] is True
 
 
+@forks
 def test_detached_worker_holds_only_dev_null(tmp_path: Path) -> None:
     """Rule: the worker's fds 0, 1 and 2 are /dev/null and the inherited fd 3 is closed."""
     _, worker, _ = _run_child(tmp_path)
