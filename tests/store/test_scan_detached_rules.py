@@ -76,6 +76,16 @@ _CHILD = textwrap.dedent(
 )
 
 
+def _refused_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same rule in this process, where forking is said to be unsafe (this also links the test to
+    ``_detached`` for mutmut, which only counts calls made in the test's own process)."""
+    ran: list[int] = []
+    with monkeypatch.context() as m:
+        m.setattr(scan.portable, "can_fork", lambda: False)
+        assert scan._detached(lambda: ran.append(1)) is False
+    assert ran == []
+
+
 def _run_child(tmp_path: Path) -> tuple[dict, dict | None, subprocess.CompletedProcess]:
     root = str(Path(inspector.__file__).resolve().parent.parent)  # the copy under test
     env = dict(os.environ, PYTHONPATH=root)
@@ -101,9 +111,12 @@ def _run_child(tmp_path: Path) -> tuple[dict, dict | None, subprocess.CompletedP
 
 
 @forks
-def test_detached_runs_fn_in_another_process_and_the_caller_goes_on(tmp_path: Path) -> None:
+def test_detached_runs_fn_in_another_process_and_the_caller_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Rule: True, one caller going on (one line of output, from the caller's own pid, no error),
     nothing left to reap, and ``fn`` ran in another process after the caller went on."""
+    _refused_here(monkeypatch)
     said, worker, done = _run_child(tmp_path)
     assert done.returncode == 0
     assert done.stderr == ""
@@ -115,8 +128,9 @@ def test_detached_runs_fn_in_another_process_and_the_caller_goes_on(tmp_path: Pa
 
 
 @forks
-def test_detached_worker_holds_only_dev_null(tmp_path: Path) -> None:
+def test_detached_worker_holds_only_dev_null(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Rule: the worker's fds 0, 1 and 2 are /dev/null and the inherited fd 3 is closed."""
+    _refused_here(monkeypatch)
     _, worker, _ = _run_child(tmp_path)
     assert worker is not None, "fn never ran"
     assert worker["fds"] == {"0": "null", "1": "null", "2": "null", "3": "closed"}
