@@ -1,0 +1,157 @@
+"""The scan cache's background write (tests/MUTATION.md, fifth session): ``_detached(fn)`` runs
+``fn`` in a detached copy of the process, forked twice, so
+
+- the caller gets True and goes on at once (it does not wait for ``fn``),
+- nothing is left for the caller to reap (the intermediate copy is waited for),
+- the worker's standard streams are ``/dev/null`` and every other inherited descriptor is closed (a
+  reader of the caller's output sees its end when the caller ends),
+- the caller alone goes on past the call (no copy runs the caller's code twice);
+- where forking is not safe, or ``fork`` fails, it says False and ``fn`` is not run (the cache is
+  then written in the foreground).
+
+The forking cases run in a child Python (never fork the test runner), which reports as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+import inspector
+from inspector import portable
+from inspector.store import scan
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="fork only")
+forks = pytest.mark.skipif(portable.FORCED, reason="forced portable: the cache is written in the foreground")
+
+_CHILD = textwrap.dedent(
+    """
+    import json, os, stat, sys, time
+    from inspector.store import scan
+
+    out = sys.argv[1]
+    go = os.path.join(out, "go")
+    res = os.path.join(out, "result.json")
+    # an inherited descriptor beyond the standard streams, at the first such number
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 3, inheritable=True)
+
+    def fn():
+        deadline = time.monotonic() + 10
+        while not os.path.exists(go) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        went_on = os.path.exists(go)
+        null = os.stat(os.devnull)
+
+        def what(fd):
+            try:
+                st = os.fstat(fd)
+            except OSError:
+                return "closed"
+            if stat.S_ISCHR(st.st_mode) and st.st_rdev == null.st_rdev:
+                return "null"
+            return "other"
+
+        info = {"pid": os.getpid(), "caller_went_on": went_on,
+                "fds": {str(fd): what(fd) for fd in (0, 1, 2, 3)}}
+        with open(res + ".tmp", "w") as fh:
+            json.dump(info, fh)
+        os.replace(res + ".tmp", res)
+
+    said = scan._detached(fn)
+    open(go, "w").close()
+    try:
+        os.waitpid(-1, os.WNOHANG)
+        left = True
+    except ChildProcessError:
+        left = False
+    print(json.dumps({"said": said, "pid": os.getpid(), "left_to_reap": left}))
+    """
+)
+
+
+def _refused_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same rule in this process, where forking is said to be unsafe (this also links the test to
+    ``_detached`` for mutmut, which only counts calls made in the test's own process)."""
+    ran: list[int] = []
+    with monkeypatch.context() as m:
+        m.setattr(scan.portable, "can_fork", lambda: False)
+        assert scan._detached(lambda: ran.append(1)) is False
+    assert ran == []
+
+
+def _run_child(tmp_path: Path) -> tuple[dict, dict | None, subprocess.CompletedProcess]:
+    root = str(Path(inspector.__file__).resolve().parent.parent)  # the copy under test
+    env = dict(os.environ, PYTHONPATH=root)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _CHILD, str(tmp_path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=root,
+        text=True,
+    )
+    out, err = proc.communicate(timeout=60)
+    done = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+    lines = out.splitlines()
+    said = json.loads(lines[0]) if len(lines) == 1 else {"lines": lines}
+    said["child_pid"] = proc.pid
+    result = tmp_path / "result.json"
+    deadline = time.monotonic() + 15
+    while not result.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return said, (json.loads(result.read_text()) if result.exists() else None), done
+
+
+@forks
+def test_detached_runs_fn_in_another_process_and_the_caller_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rule: True, one caller going on (one line of output, from the caller's own pid, no error),
+    nothing left to reap, and ``fn`` ran in another process after the caller went on."""
+    _refused_here(monkeypatch)
+    said, worker, done = _run_child(tmp_path)
+    assert done.returncode == 0
+    assert done.stderr == ""
+    pid = said["child_pid"]
+    assert said == {"said": True, "pid": pid, "left_to_reap": False, "child_pid": pid}
+    assert worker is not None, "fn never ran"
+    assert worker["pid"] != said["child_pid"]
+    assert worker["caller_went_on"] is True
+
+
+@forks
+def test_detached_worker_holds_only_dev_null(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rule: the worker's fds 0, 1 and 2 are /dev/null and the inherited fd 3 is closed."""
+    _refused_here(monkeypatch)
+    _, worker, _ = _run_child(tmp_path)
+    assert worker is not None, "fn never ran"
+    assert worker["fds"] == {"0": "null", "1": "null", "2": "null", "3": "closed"}
+
+
+def test_detached_says_false_where_forking_is_not_safe(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rule: not safe to fork here (portable.can_fork() False): False, and fn is not run."""
+    ran: list[int] = []
+    monkeypatch.setattr(scan.portable, "can_fork", lambda: False)
+    assert scan._detached(lambda: ran.append(1)) is False
+    assert ran == []
+
+
+def test_detached_says_false_when_fork_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rule: fork raising OSError (no processes left): False, and fn is not run."""
+    ran: list[int] = []
+
+    def no_fork() -> int:
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(scan.portable, "can_fork", lambda: True)
+    monkeypatch.setattr(scan.os, "fork", no_fork)
+    assert scan._detached(lambda: ran.append(1)) is False
+    assert ran == []
