@@ -679,6 +679,25 @@ def _start_aside(
     elif with_hermes_audit and with_journal_findings:  # read by the first copy, all of them
         fixed[1] += JOURNAL_BYTE_COST * sum(size for size, _ in _journal_sizes(home.session_dir))
     plan = plan_work(todo, hermes_first, journals, fixed, journal_cost)
+    forked = _fork_copies(home, scan, plan, with_hermes_audit, with_journal_findings)
+    if forked is None:  # no copy at all: everything here, the usual way
+        return None
+    return _Aside(*forked, plan, scan.cache is not None)
+
+
+def _fork_copies(
+    home: Home,
+    scan: SessionDirScan,
+    plan: Plan,
+    with_hermes_audit: bool,
+    with_journal_findings: bool,
+    steal: _Steal | None = None,
+) -> tuple[list[Forked | None], list[_Stage]] | None:
+    """The ``FIRST_OPEN_COPIES`` forked copies, copy ``i`` with ``plan.sidecars[i]`` and
+    ``plan.journals[i]`` (the first also running hermes' audit when ``with_hermes_audit``), each with the
+    stage it hands its facts over in; None (every stage closed) when not even the first could be
+    forked. A later copy that could not be forked is None: its share is read here (with ``steal``,
+    it takes no chunk and the others take them all)."""
     stages = [_Stage() for _ in range(FIRST_OPEN_COPIES)]
     copies: list[Forked | None] = []
     for i, stage in enumerate(stages, start=1):
@@ -693,19 +712,20 @@ def _start_aside(
             plan.journals[i],
             with_hermes_audit and i == 1,
             with_journal_findings,
+            steal,
         )
         try:
             copies.append(Forked(job))
         except OSError:
-            if i == 1:  # no copy at all: everything here, the usual way
+            if i == 1:
                 for st in stages:
                     st.in_parent()
                     st.close()
                 return None
-            copies.append(None)  # its share and its journals are read here
+            copies.append(None)
     for stage in stages:
         stage.in_parent()
-    return _Aside(copies, stages, plan, scan.cache is not None)
+    return copies, stages
 
 
 def _start_stealing(
@@ -733,35 +753,12 @@ def _start_stealing(
         steal = _Steal(todo, journals)
     except OSError:
         return None  # the usual way then: everything here
-    stages = [_Stage() for _ in range(FIRST_OPEN_COPIES)]
-    copies: list[Forked | None] = []
-    for i, stage in enumerate(stages, start=1):
-        others = [fd for other in stages if other is not stage for fd in other.fds()]
-        job = partial(
-            _aside_job,
-            home,
-            scan,
-            plan.sidecars[i],
-            stage,
-            others,
-            [],
-            with_hermes_audit and i == 1,
-            with_journal_findings,
-            steal,
-        )
-        try:
-            copies.append(Forked(job))
-        except OSError:
-            if i == 1:
-                for st in stages:
-                    st.in_parent()
-                    st.close()
-                steal.close()
-                return None
-            copies.append(None)  # it takes no chunk: the others take them all
-    for stage in stages:
-        stage.in_parent()
-    return _Aside(copies, stages, plan, scan.cache is not None, steal)
+    # the plan deals no journal here: the copies take them by chunks too
+    forked = _fork_copies(home, scan, plan, with_hermes_audit, with_journal_findings, steal)
+    if forked is None:
+        steal.close()
+        return None
+    return _Aside(*forked, plan, scan.cache is not None, steal)
 
 
 # How many forked copies share a first open's work with this process (1 or more). Two: on a busy
