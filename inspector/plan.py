@@ -1780,9 +1780,12 @@ def _xattrs_for(change: FileChange) -> dict[str, bytes] | None:
 
 
 class _SideBySide:
-    """Every change with new bytes being staged by a pool of threads (:func:`_stage_side_by_side`
-    started); :meth:`finish` waits for all of them. ``early``: versions staged while the plan was
-    made, taken instead of staging them again where they still fit."""
+    """Every change with new bytes staged (written and fsynced) by a pool of threads, several at a
+    time: one after the other, a thousand new sidecars cost a thousand waits on the disk (creating,
+    writing, then a journal commit each), while concurrent ones overlap and share commits.
+    :meth:`finish` waits for all of them, so every staged file is on disk before any is swapped in,
+    as with one staged file at a time. ``early``: versions staged while the plan was made, taken
+    instead of staging them again where they still fit."""
 
     def __init__(self, changes: list[FileChange], early: EarlyStaging | None = None) -> None:
         from concurrent.futures import Future, ThreadPoolExecutor
@@ -1803,6 +1806,8 @@ class _SideBySide:
                 )
 
     def finish(self) -> tuple[list[tuple[FileChange, Path | None]], tuple[Path, BaseException] | None]:
+        """Each change with its temp file (None: no new bytes, or its staging failed and left
+        nothing) and the first failure in plan order with its error."""
         self._pool.shutdown(wait=True)  # every staged file is on disk (fsynced) once this returns
         staged: list[tuple[FileChange, Path | None]] = []
         failed: tuple[Path, BaseException] | None = None
@@ -1820,18 +1825,6 @@ class _SideBySide:
             if tmp is not None:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp)
-
-
-def _stage_side_by_side(
-    changes: list[FileChange], early: EarlyStaging | None = None
-) -> tuple[list[tuple[FileChange, Path | None]], tuple[Path, BaseException] | None]:
-    """Stage (write and fsync) every change with new bytes, several at a time: one after the other, a
-    thousand new sidecars cost a thousand waits on the disk (creating, writing, then a journal
-    commit each), while concurrent ones overlap and share commits. The pool is done with all of
-    them before this returns, so every staged file is on disk before any is swapped in, as with
-    one staged file at a time. Returns each change with its temp file (None: no new bytes, or its
-    staging failed and left nothing) and the first failure in plan order with its error."""
-    return _SideBySide(changes, early).finish()
 
 
 # ---------------------------------------------------------------- staging while the plan is made

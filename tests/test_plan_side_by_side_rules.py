@@ -1,4 +1,4 @@
-"""Staging every change side by side (``plan._stage_side_by_side``).
+"""Staging every change side by side (``plan._SideBySide``).
 
 Rules pinned (its docstring): every change with new bytes is staged (a temp file beside its target,
 holding those bytes); a change without new bytes (a deletion) gets None; a change whose staging
@@ -20,7 +20,7 @@ def test_each_change_gets_its_staged_file_or_none_and_the_first_failure_in_plan_
     (tmp_path / "blocker").write_bytes(b"a file where a folder would be")
     first_bad = FileChange(tmp_path / "blocker" / "c.json", None, b"c")
     second_bad = FileChange(tmp_path / "blocker" / "d.json", None, b"d")
-    staged, failed = planmod._stage_side_by_side([good, first_bad, gone, second_bad])
+    staged, failed = planmod._SideBySide([good, first_bad, gone, second_bad]).finish()
     assert [change for change, _ in staged] == [good, first_bad, gone, second_bad]
     tmp = staged[0][1]
     try:
@@ -37,7 +37,7 @@ def test_each_change_gets_its_staged_file_or_none_and_the_first_failure_in_plan_
 
 
 def test_no_failure_is_none(tmp_path: Path) -> None:
-    staged, failed = planmod._stage_side_by_side([FileChange(tmp_path / "a.json", None, b"x")])
+    staged, failed = planmod._SideBySide([FileChange(tmp_path / "a.json", None, b"x")]).finish()
     assert failed is None
     ((_, tmp),) = staged
     assert tmp is not None and tmp.read_bytes() == b"x"

@@ -110,7 +110,7 @@ def test_staged_files_are_written_and_fsynced_by_named_worker_threads(tmp_path, 
         return real_fsync(fd)
 
     monkeypatch.setattr(os, "fsync", fsync)
-    staged, failed = planmod._stage_side_by_side(changes)
+    staged, failed = planmod._SideBySide(changes).finish()
     assert failed is None
     assert [c for c, _ in staged] == changes
     assert staged[-1][1] is None
