@@ -163,9 +163,10 @@ def test_without_flock_a_lock_file_excludes_a_second_writer_and_is_removed_after
         waited = time.monotonic() - t0
         monkeypatch.setattr(planmod, "time", time)
         # it waited LOCK_WAIT (a wall clock only runs longer on a busy machine), in 50 ms steps, and
-        # then refused: it never asked to sleep past LOCK_WAIT (the 60 s only stops a hung test)
+        # then refused: it never asked to sleep past LOCK_WAIT (the 60 s only stops a hung test). A
+        # process descheduled past the deadline before its first look refuses without sleeping at all
         assert 0.35 <= waited < 60 and (folder / "b.json").read_bytes() == before
-        assert slept and set(slept) == {0.05} and sum(slept) <= 0.4 + 0.05 + 1e-9, slept
+        assert set(slept) <= {0.05} and sum(slept) <= 0.4 + 0.05 + 1e-9, slept
         assert held.exists(), "a live writer's lock was taken away"
     finally:
         holder.kill()
