@@ -742,10 +742,12 @@ def _hermes_messages(conn: sqlite3.Connection, message_cols: set[str], sid: str)
     ts_expr = "timestamp" if "timestamp" in message_cols else "NULL AS timestamp"
     out = []
     sql = f"SELECT role, content, {ts_expr} FROM messages WHERE session_id = ? ORDER BY {order}"
-    for msg in conn.execute(sql, (sid,)).fetchall():
-        message = {"role": msg["role"], "content": msg["content"] or ""}
-        if msg["timestamp"] is not None:
-            message["timestamp"] = msg["timestamp"]
+    cursor = conn.cursor()
+    cursor.row_factory = None  # plain tuples (role, content, timestamp): no sqlite3.Row per message
+    for role, content, timestamp in cursor.execute(sql, (sid,)).fetchall():
+        message = {"role": role, "content": content or ""}
+        if timestamp is not None:
+            message["timestamp"] = timestamp
         out.append(message)
     return out
 
