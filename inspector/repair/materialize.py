@@ -30,6 +30,7 @@ from typing import Any
 
 from inspector import portable
 from inspector.forked import Forked, ForkedError
+from inspector.gcpause import gc_paused
 from inspector.plan import FileChange, Plan, back_up_early, prepare_previews, stage_early
 from inspector.repair.context import RepairContext
 from inspector.repair.registry import HERMES, SESSION_OR_HOME, STATE_DB, ActionSpec
@@ -554,7 +555,17 @@ def _db_unusable(db: Path, p: Plan) -> bool:
 
 
 def plan(ctx: RepairContext, session_id: str | None = None) -> Plan:
-    """Plan hermes' materialization: every eligible row (``None``) or only ``session_id``'s row."""
+    """Plan hermes' materialization: every eligible row (``None``) or only ``session_id``'s row.
+
+    The cyclic garbage collector is paused meanwhile (and in the forked copy that queries the
+    warnings): a home-wide plan builds ~100,000 acyclic objects (state.db's messages, the
+    payloads, the previews' lines, the index rows), over which it otherwise ran ~200 collections
+    (0.03-0.05 s of this process's CPU on 1,041 rows); the window's collector is back on after."""
+    with gc_paused():
+        return _plan(ctx, session_id)
+
+
+def _plan(ctx: RepairContext, session_id: str | None) -> Plan:
     p = Plan(action=NAME, session_id=session_id)
     _working_directory.cache_clear()
     if session_id is not None and not is_safe_session_id(session_id):

@@ -119,3 +119,30 @@ def test_hermes_messages_read_as_tuples_equal_the_row_reading(tmp_path, with_tim
     ]
     assert conn.row_factory is sqlite3.Row  # the connection's own factory is left alone
     conn.close()
+
+
+def test_the_plan_pauses_the_collector_and_gives_it_back(tmp_path, monkeypatch):
+    """Rule: a materialize plan runs with the cyclic GC paused (its ~100,000 objects are acyclic) and
+    leaves the collector as it found it, on or off."""
+    import gc
+
+    home, _sessions, db = home_dirs(tmp_path)
+    seed_state_db(db, sid="row_a")
+    seen = []
+    real = materialize._rows_for
+
+    def spying(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(materialize, "_rows_for", spying)
+    was = gc.isenabled()
+    try:
+        for enabled in (True, False):
+            (gc.enable if enabled else gc.disable)()
+            plan = materialize.plan(make_ctx(home))
+            assert gc.isenabled() is enabled
+            assert [d["session_id"] for d in plan.result["details"]] == ["row_a"]
+    finally:
+        (gc.enable if was else gc.disable)()
+    assert seen == [False, False]
