@@ -103,7 +103,12 @@ def test_created_workspace_and_worktree_paths_are_resolved_in_one_step(tmp_path:
 
 
 def test_a_worktree_without_a_repo_root(tmp_path: Path, monkeypatch) -> None:
-    raw = {"session_id": "s4", "workspace": str(tmp_path), "worktree_path": str(tmp_path), "worktree_branch": 7}
+    raw = {
+        "session_id": "s4",
+        "workspace": str(tmp_path),
+        "worktree_path": str(tmp_path),
+        "worktree_branch": 7,
+    }
     row = _one_step(raw, tmp_path, monkeypatch)
     assert row["worktree_path"] == os.path.realpath(tmp_path)
     assert row["worktree_branch"] == "7"  # str(7)
@@ -127,8 +132,14 @@ def test_a_pending_prompt_counts_at_least_one_message(tmp_path: Path, monkeypatc
 @pytest.mark.parametrize(
     ("estimate", "expected"), [(1, 1), (True, True), (2, 2), (0, None), ("3", 3), (-1, None)]
 )
-def test_the_post_compression_estimate_is_kept_when_above_zero(tmp_path: Path, monkeypatch, estimate, expected):
-    raw = {"session_id": "s6", "workspace": str(tmp_path), "post_compression_context_tokens_estimate": estimate}
+def test_the_post_compression_estimate_is_kept_when_above_zero(
+    tmp_path: Path, monkeypatch, estimate, expected
+):
+    raw = {
+        "session_id": "s6",
+        "workspace": str(tmp_path),
+        "post_compression_context_tokens_estimate": estimate,
+    }
     row = _one_step(raw, tmp_path, monkeypatch)
     got = row["post_compression_context_tokens_estimate"]
     assert got == expected and type(got) is type(expected)

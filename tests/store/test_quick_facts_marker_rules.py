@@ -31,7 +31,12 @@ def _sidecar(messages: list) -> bytes:
 
 
 def _facts(marker, count: int = 2) -> dict:
-    return {"error": None, "meta": {"session_id": "s", "message_count": count}, "marker": marker, "count": count}
+    return {
+        "error": None,
+        "meta": {"session_id": "s", "message_count": count},
+        "marker": marker,
+        "count": count,
+    }
 
 
 def test_a_non_object_row_is_passed_by_and_the_older_marker_found() -> None:
