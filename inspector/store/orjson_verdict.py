@@ -32,7 +32,6 @@ import json
 import os
 import stat
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from types import CodeType
@@ -170,6 +169,8 @@ def read_verdict(path: Path, key: dict) -> bool | None:
 
 def write_verdict(path: Path, key: dict, ok: bool) -> bool:
     """Keep ``ok`` for ``key`` at ``path`` (atomically); False when it could not be written."""
+    import tempfile  # only here: 5 ms of imports (shutil, bz2, lzma) a kept verdict does without
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd, tmp = tempfile.mkstemp(prefix=".orjson-check-", dir=path.parent)
