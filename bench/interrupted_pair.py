@@ -92,12 +92,12 @@ def _child(args: list[str], env: dict | None = None, cwd: str | None = None) -> 
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def _child_rusage(cmd: list[str]) -> tuple[dict, float]:
+def _child_rusage(cmd: list[str], env: dict | None = None) -> tuple[dict, float]:
     """The JSON line of ``cmd`` and the user+sys CPU seconds of its whole process tree."""
     import resource
 
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         raise SystemExit(f"{cmd[:2]} failed: {proc.stderr[-2000:]}")
@@ -106,25 +106,56 @@ def _child_rusage(cmd: list[str]) -> tuple[dict, float]:
 
 
 def ab_against(home: str, other: str, repeat: int) -> int:
-    """``--against``: this tree (B) against ``other`` (A), whole processes alternating."""
+    """``--against``: this tree (B) against ``other`` (A), whole processes alternating.
+
+    Each tree's bytecode is compiled once, by an uncounted first run, into a cache of its own
+    (``PYTHONPYCACHEPREFIX``; ``PYTHONDONTWRITEBYTECODE`` dropped): a tree without ``__pycache__``
+    would otherwise compile every module in every counted process."""
     trees = {"A": Path(other).resolve(), "B": ROOT}
     rows = []
-    for i in range(repeat):
-        got = {}
-        for side in ("A", "B") if i % 2 == 0 else ("B", "A"):
-            script = trees[side] / "bench" / "interrupted_pair.py"
-            got[side] = _child_rusage([sys.executable, str(script), "--home", home, "--side", "plan"])
-        load = os.getloadavg()[0]
-        (a, a_proc), (b, b_proc) = got["A"], got["B"]
-        if (a["changes"], a["refusal"]) != (b["changes"], b["refusal"]):
-            raise SystemExit(f"the two trees plan differently: {a} vs {b}")
-        rows.append((a, a_proc, b, b_proc, load))
-        print(
-            f"A plan {a['cpu']:.3f} s CPU, process {a_proc:.3f} s, {a['rss_mb']:.0f} MB | "
-            f"B plan {b['cpu']:.3f} s CPU, process {b_proc:.3f} s, {b['rss_mb']:.0f} MB | "
-            f"B/A plan {b['cpu'] / a['cpu']:.2f} process {b_proc / a_proc:.2f} | load {load:.1f}",
-            flush=True,
-        )
+    with tempfile.TemporaryDirectory() as work:
+        envs = {}
+        for side in trees:
+            env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+            env["PYTHONPYCACHEPREFIX"] = str(Path(work) / side)
+            envs[side] = env
+        cmds = {
+            side: [
+                sys.executable,
+                str(tree / "bench" / "interrupted_pair.py"),
+                "--home",
+                home,
+                "--side",
+                "plan",
+            ]
+            for side, tree in trees.items()
+        }
+        for side in trees:  # the warm-up: bytecode compiled and cached, files in the page cache
+            _child_rusage(cmds[side], envs[side])
+        for i in range(repeat):
+            got = {}
+            for side in ("A", "B") if i % 2 == 0 else ("B", "A"):
+                got[side] = _child_rusage(cmds[side], envs[side])
+            rows.append(_ab_row(got))
+    return _ab_summary(trees, rows)
+
+
+def _ab_row(got: dict) -> tuple:
+    """One pair: printed, and returned as (A's plan, A's process CPU, B's plan, B's, load)."""
+    load = os.getloadavg()[0]
+    (a, a_proc), (b, b_proc) = got["A"], got["B"]
+    if (a["changes"], a["refusal"]) != (b["changes"], b["refusal"]):
+        raise SystemExit(f"the two trees plan differently: {a} vs {b}")
+    print(
+        f"A plan {a['cpu']:.3f} s CPU, process {a_proc:.3f} s, {a['rss_mb']:.0f} MB | "
+        f"B plan {b['cpu']:.3f} s CPU, process {b_proc:.3f} s, {b['rss_mb']:.0f} MB | "
+        f"B/A plan {b['cpu'] / a['cpu']:.2f} process {b_proc / a_proc:.2f} | load {load:.1f}",
+        flush=True,
+    )
+    return a, a_proc, b, b_proc, load
+
+
+def _ab_summary(trees: dict, rows: list[tuple]) -> int:
     med = statistics.median
     print(
         f"median: A ({trees['A']}) plan {med(r[0]['cpu'] for r in rows):.3f} s, process "
