@@ -37,6 +37,8 @@ from pathlib import Path
 from types import CodeType
 from typing import Any
 
+from inspector import portable
+
 FORMAT = 1
 MAX_BYTES = 65_536
 PREFIX = "orjson-check-"
@@ -136,8 +138,6 @@ def _folder() -> Path | None:
 def _ours(st: os.stat_result) -> bool:
     if not stat.S_ISREG(st.st_mode):
         return False
-    from inspector import portable
-
     euid = portable.euid()
     if euid is None:  # Windows: no POSIX owner or mode bits (the folder is the user's own)
         return True
@@ -147,7 +147,7 @@ def _ours(st: os.stat_result) -> bool:
 def read_verdict(path: Path, key: dict) -> bool | None:
     """The verdict kept at ``path`` for ``key``, or None (see the module's *trust*)."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        fd = os.open(path, os.O_RDONLY | portable.O_BINARY | portable.O_NOFOLLOW | portable.O_NONBLOCK)
     except OSError:
         return None
     try:
