@@ -15,6 +15,12 @@ the score both ways:
 "Uncaught" is "survived" (the tests ran and passed) or "no tests" (no selected test reaches the
 mutant): both are bugs the suite would let through unless the mutant cannot change behaviour.
 
+A name's reason may end with ``[fn <hash>]``: mutmut's hash of the function's code (the ``.meta``
+file's ``hash_by_function_name``) when its diff was checked. mutmut numbers a function's mutants anew
+when the function changes, so ``_10`` may then be another change: a name pinned to another version of
+its function than the run's is reported and not counted as named until its diff is checked again and
+the pin brought up to date.
+
 Exit code 0 only when the run is complete: every mutant has a verdict, no exit code is unknown, and
 every uncaught mutant is named as equivalent. 1 otherwise (the output says why), 2 on bad input.
 Standard library only, no Qt; not collected by pytest (tested by ``tests/test_mutation_score.py``).
@@ -27,7 +33,7 @@ import json
 import re
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -59,6 +65,9 @@ NAME = re.compile(
 )
 
 
+PIN = re.compile(r"\[fn ([0-9a-f]{12})\]\s*$")
+
+
 class BadInput(Exception):
     """A ``.meta`` file or the equivalents list cannot be read as expected; says which and why."""
 
@@ -69,8 +78,31 @@ class Score:
 
     by_status: dict[str, list[str]] = field(default_factory=lambda: {s: [] for s in _STATUSES})
     unknown: dict[str, object] = field(default_factory=dict)  # name -> an exit code mutmut does not define
-    equivalents: frozenset[str] = frozenset()
+    equivalents: Mapping[str, str | None] = field(default_factory=dict)  # name -> pinned hash or None
+    hashes: Mapping[str, str] = field(default_factory=dict)  # "inspector.plan.x__swap" -> the run's hash
     meta_files: int = 0
+
+    def is_named(self, name: str) -> bool:
+        """On the list, and not pinned to another version of its function than the run's."""
+        return name in self.equivalents and name not in self._stale
+
+    @property
+    def _stale(self) -> dict[str, tuple[str, str]]:
+        out = {}
+        for name, pin in self.equivalents.items():
+            now = self.hashes.get(name.rsplit("__mutmut_", 1)[0])
+            if pin is not None and now is not None and now != pin:
+                out[name] = (pin, now)
+        return out
+
+    @property
+    def stale(self) -> list[tuple[str, str, str]]:
+        """(name, pinned hash, the run's hash) of names checked on another version of the function."""
+        return sorted((n, pin, now) for n, (pin, now) in self._stale.items())
+
+    @property
+    def unpinned(self) -> int:
+        return sum(pin is None for pin in self.equivalents.values())
 
     def count(self, status: str) -> int:
         return len(self.by_status[status])
@@ -88,10 +120,10 @@ class Score:
         return self.caught + sum(self.count(s) for s in UNCAUGHT)
 
     def named(self, status: str) -> list[str]:
-        return [n for n in self.by_status[status] if n in self.equivalents]
+        return [n for n in self.by_status[status] if self.is_named(n)]
 
     def unnamed(self, status: str) -> list[str]:
-        return [n for n in self.by_status[status] if n not in self.equivalents]
+        return [n for n in self.by_status[status] if not self.is_named(n)]
 
     @property
     def named_uncaught(self) -> int:
@@ -110,7 +142,7 @@ class Score:
     def named_but_absent(self) -> list[str]:
         """Names on the list that this run does not have (the function was renamed or removed)."""
         present = {n for v in self.by_status.values() for n in v} | set(self.unknown)
-        return sorted(self.equivalents - present)
+        return sorted(set(self.equivalents) - present)
 
     @property
     def score(self) -> float | None:
@@ -129,40 +161,51 @@ class Score:
 _STATUSES = tuple(dict.fromkeys(STATUS_BY_EXIT_CODE.values()))
 
 
-def read_equivalents(path: Path) -> frozenset[str]:
-    """The names of the list: one full mutant name a line, ``# ...`` comments, blank lines ignored."""
+def read_equivalents(path: Path) -> dict[str, str | None]:
+    """The names of the list (one full mutant name a line, ``# ...`` comments, blank lines ignored),
+    each with the function hash its reason is pinned to (``[fn <hash>]`` at its end), or None."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise BadInput(f"cannot read the equivalents list {path}: {exc}") from exc
-    names: dict[str, int] = {}
+    names: dict[str, str | None] = {}
+    lines: dict[str, int] = {}
     for number, line in enumerate(text.splitlines(), start=1):
-        name = line.split("#", 1)[0].strip()
+        name, _, comment = line.partition("#")
+        name = name.strip()
         if not name:
             continue
         if not NAME.fullmatch(name):
             raise BadInput(f"{path}:{number}: not a mutant name of the core: {name!r}")
         if name in names:
-            raise BadInput(f"{path}:{number}: {name} is listed twice (first on line {names[name]})")
-        names[name] = number
-    return frozenset(names)
+            raise BadInput(f"{path}:{number}: {name} is listed twice (first on line {lines[name]})")
+        pin = PIN.search(comment)
+        if pin is None and "[fn" in comment:
+            raise BadInput(f"{path}:{number}: a pin is written [fn <12 hex digits>] at the end: {line!r}")
+        names[name], lines[name] = (pin[1] if pin else None), number
+    return names
 
 
-def read_verdicts(mutants: Path) -> tuple[dict[str, object], int]:
-    """Every mutant's exit code from the ``*.meta`` files under ``mutants``, and how many files."""
+def read_verdicts(mutants: Path) -> tuple[dict[str, object], dict[str, str], int]:
+    """Every mutant's exit code from the ``*.meta`` files under ``mutants``, every function's hash
+    (``inspector.plan.x__swap``: mutmut's hash of its code), and how many files."""
     if not mutants.is_dir():
         raise BadInput(f"no such folder: {mutants} (mutmut keeps its verdicts in mutants/)")
     codes: dict[str, object] = {}
+    hashes: dict[str, str] = {}
     files = sorted(mutants.rglob("*.meta"))
     for meta in files:
-        codes.update(_read_meta(meta))
+        by_key, by_function = _read_meta(meta)
+        codes.update(by_key)
+        module = ".".join(meta.relative_to(mutants).with_suffix("").with_suffix("").parts)
+        hashes.update({f"{module}.{f}": h for f, h in by_function.items()})
     if not files:
         raise BadInput(f"no *.meta file under {mutants}: has `mutmut run` started there?")
-    return codes, len(files)
+    return codes, hashes, len(files)
 
 
-def _read_meta(meta: Path, retry_after: float = 0.5) -> dict:
-    """One file's ``exit_code_by_key``. mutmut rewrites a ``.meta`` in place (``open(.., "w")``, not
+def _read_meta(meta: Path, retry_after: float = 0.5) -> tuple[dict, dict]:
+    """One file's ``exit_code_by_key`` and ``hash_by_function_name``. mutmut rewrites a ``.meta`` in place (``open(.., "w")``, not
     a rename) after each batch of verdicts, so a file read while a run goes on can be cut short:
     it is read a second time before it is called unreadable."""
     for attempt in (1, 2):
@@ -177,16 +220,23 @@ def _read_meta(meta: Path, retry_after: float = 0.5) -> dict:
     raise AssertionError("unreachable")
 
 
-def _exit_codes(meta: Path) -> dict:
-    by_key = json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"]
-    if not isinstance(by_key, dict):
-        raise TypeError("exit_code_by_key is not an object")
-    return by_key
+def _exit_codes(meta: Path) -> tuple[dict, dict]:
+    data = json.loads(meta.read_text(encoding="utf-8"))
+    by_key, by_function = data["exit_code_by_key"], data.get("hash_by_function_name", {})
+    if not isinstance(by_key, dict) or not isinstance(by_function, dict):
+        raise TypeError("exit_code_by_key or hash_by_function_name is not an object")
+    return by_key, by_function
 
 
-def score(codes: dict[str, object], equivalents: Iterable[str] = (), meta_files: int = 0) -> Score:
+def score(
+    codes: dict[str, object],
+    equivalents: Mapping[str, str | None] | Iterable[str] = (),
+    meta_files: int = 0,
+    hashes: Mapping[str, str] | None = None,
+) -> Score:
     """Split the verdicts by status; an exit code mutmut does not define is kept apart, by name."""
-    s = Score(equivalents=frozenset(equivalents), meta_files=meta_files)
+    named = dict(equivalents) if isinstance(equivalents, Mapping) else dict.fromkeys(equivalents)
+    s = Score(equivalents=named, hashes=dict(hashes or {}), meta_files=meta_files)
     for name, code in codes.items():
         known = code is None or type(code) is int  # not True/False, which JSON could hold and == 1/0
         status = STATUS_BY_EXIT_CODE.get(code) if known else None  # type: ignore[arg-type]
@@ -225,6 +275,14 @@ def report(s: Score, mutants: Path) -> list[str]:
     )
     if s.named_but_caught:
         lines.append(f"named as equivalent but caught in this run: {len(s.named_but_caught)}")
+    if s.stale:
+        lines.append(
+            f"named as equivalent on another version of its function: {len(s.stale)} (not counted as named:"
+            " check each diff again, then pin the new hash)"
+        )
+        lines.extend(f"    {n}: pinned {pin}, the run's {now}" for n, pin, now in s.stale)
+    if s.unpinned:
+        lines.append(f"named as equivalent without a pin to its function's version: {s.unpinned}")
     if s.named_but_absent:
         lines.append(f"named as equivalent but not in this run: {len(s.named_but_absent)}")
         lines.extend(f"    {n}" for n in s.named_but_absent)
@@ -253,11 +311,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         equivalents = read_equivalents(args.equivalents)
-        codes, files = read_verdicts(args.mutants)
+        codes, hashes, files = read_verdicts(args.mutants)
     except BadInput as exc:
         print(f"mutation_score: {exc}", file=sys.stderr)
         return 2
-    s = score(codes, equivalents, files)
+    s = score(codes, equivalents, files, hashes)
     print("\n".join(report(s, args.mutants)))
     if args.unnamed is not None:
         names = s.unnamed_uncaught

@@ -36,12 +36,14 @@ RUN = {
 }  # fmt: skip
 
 
-def fake_run(root: Path, run: dict) -> Path:
+def fake_run(root: Path, run: dict, hashes: dict | None = None) -> Path:
+    """mutmut's folder: a ``.meta`` file per module (``hashes``: its ``hash_by_function_name``)."""
     mutants = root / "mutants"
     for rel, codes in run.items():
         meta = mutants / rel
         meta.parent.mkdir(parents=True, exist_ok=True)
-        meta.write_text(json.dumps({"exit_code_by_key": codes, "durations_by_key": {}}), encoding="utf-8")
+        data = {"exit_code_by_key": codes, "hash_by_function_name": (hashes or {}).get(rel, {})}
+        meta.write_text(json.dumps({**data, "durations_by_key": {}}), encoding="utf-8")
     return mutants
 
 
@@ -57,7 +59,7 @@ def run_main(capsys, *argv) -> tuple[int, str, str]:
 
 
 def test_counts_every_status_of_a_run(tmp_path):
-    codes, files = ms.read_verdicts(fake_run(tmp_path, RUN))
+    codes, _, files = ms.read_verdicts(fake_run(tmp_path, RUN))
     s = ms.score(codes, [P + "7", S + "6", P + "8"], files)
     assert files == 2
     assert s.total == 19
@@ -79,7 +81,7 @@ def test_counts_every_status_of_a_run(tmp_path):
 
 
 def test_the_score_both_ways(tmp_path):
-    codes, files = ms.read_verdicts(fake_run(tmp_path, RUN))
+    codes, _, files = ms.read_verdicts(fake_run(tmp_path, RUN))
     s = ms.score(codes, [P + "7", S + "6", P + "8"], files)
     assert s.score == pytest.approx(11 / 16)
     assert s.score_without_equivalents == pytest.approx(11 / 13)  # 16 checked - 3 uncaught named
@@ -185,7 +187,8 @@ def test_names_listed_but_caught_or_absent_are_reported(tmp_path, capsys):
     [
         ("{not json", "cannot read mutmut's verdicts in"),
         ('{"durations_by_key": {}}', "KeyError('exit_code_by_key')"),
-        ('{"exit_code_by_key": [1, 0]}', "exit_code_by_key is not an object"),
+        ('{"exit_code_by_key": [1, 0]}', "exit_code_by_key or hash_by_function_name is not an object"),
+        ('{"exit_code_by_key": {}, "hash_by_function_name": []}', "is not an object"),
     ],
 )
 def test_a_meta_file_that_cannot_be_read_is_named_with_exit_code_2(tmp_path, capsys, content, words):
@@ -211,8 +214,44 @@ def test_a_meta_file_cut_short_while_mutmut_rewrites_it_is_read_again(tmp_path, 
         meta.write_text(whole, encoding="utf-8")
 
     monkeypatch.setattr(ms.time, "sleep", mutmut_finishes_the_file)
-    assert ms.read_verdicts(tmp_path / "mutants") == ({P + "1": 1, P + "2": 0}, 1)
+    assert ms.read_verdicts(tmp_path / "mutants") == ({P + "1": 1, P + "2": 0}, {}, 1)
     assert waits == [0.5]
+
+
+def test_a_name_pinned_to_another_version_of_its_function_is_not_counted_as_named(tmp_path, capsys):
+    """mutmut numbers a changed function's mutants anew: a name checked on the old code may now be
+    another change. Pinned to the run's hash: named; to another: reported, and uncaught unnamed."""
+    codes = {P + "1": 0, P + "2": 0, P + "3": 0, J + "1": 0}
+    hashes = {"inspector/plan.py.meta": {"x__swap": "aaaaaaaaaaaa"}, "inspector/store/journal.py.meta": {}}
+    mutants = fake_run(
+        tmp_path, {"inspector/plan.py.meta": codes, "inspector/store/journal.py.meta": {}}, hashes
+    )
+    listed = tmp_path / "eq.txt"
+    listed.write_text(
+        f"{P}1 # pinned to the run's version [fn aaaaaaaaaaaa]\n"
+        f"{P}2 # pinned to an older version [fn 0123456789ab]\n"
+        f"{P}3 # not pinned\n"
+        f"{J}1 # pinned, the run has no hash for the function [fn 0123456789ab]\n",
+        encoding="utf-8",
+    )
+    assert ms.read_equivalents(listed) == {
+        P + "1": "aaaaaaaaaaaa",
+        P + "2": "0123456789ab",
+        P + "3": None,
+        J + "1": "0123456789ab",
+    }
+    todo = tmp_path / "todo.txt"
+    code, out, _ = run_main(capsys, mutants, "--equivalents", listed, "--unnamed", todo)
+    assert code == 1
+    lines = out.splitlines()
+    assert "  survived                    4   of which named equivalent 3, not named 1" in lines
+    assert (
+        "named as equivalent on another version of its function: 1 (not counted as named:"
+        " check each diff again, then pin the new hash)"
+    ) in lines
+    assert f"    {P}2: pinned 0123456789ab, the run's aaaaaaaaaaaa" in lines
+    assert "named as equivalent without a pin to its function's version: 1" in lines
+    assert todo.read_text(encoding="utf-8") == f"{P}2\n"
 
 
 def test_no_run_is_exit_code_2(tmp_path, capsys):
@@ -232,6 +271,8 @@ def test_no_run_is_exit_code_2(tmp_path, capsys):
         ("inspector.gui.main_window.x_f__mutmut_1 # not the core", "not a mutant name of the core"),
         ("inspector.plan.x__swap__mutmut_3, _4 # two on a line", "not a mutant name of the core"),
         ("inspector.plan.x__swap__mutmut_3 # once\ninspector.plan.x__swap__mutmut_3 # twice", "listed twice"),
+        ("inspector.plan.x__swap__mutmut_3 # why [fn 12ab]", "a pin is written [fn <12 hex digits>]"),
+        ("inspector.plan.x__swap__mutmut_3 # why [fn 0123456789ab] more", "a pin is written"),
     ],
 )
 def test_a_bad_equivalents_line_is_named_with_exit_code_2(tmp_path, capsys, line, words):
@@ -255,9 +296,12 @@ def listed_names() -> list[str]:
     return names
 
 
-def test_the_list_reads_and_every_line_has_a_reason():
+def test_the_list_reads_and_every_line_has_a_reason_and_a_pin():
+    """Rule: each name's reason ends with the hash of the function whose diff was checked."""
     names = listed_names()
-    assert len(names) == len(ms.read_equivalents(ms.EQUIVALENTS)) > 200
+    pins = ms.read_equivalents(ms.EQUIVALENTS)
+    assert list(pins) == names and len(names) > 200
+    assert [n for n, pin in pins.items() if pin is None] == []
 
 
 def _functions(module: Path) -> set[str]:
