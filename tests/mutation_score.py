@@ -35,6 +35,7 @@ import sys
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 EQUIVALENTS = Path(__file__).with_name("mutation_equivalents.txt")
@@ -86,7 +87,7 @@ class Score:
         """On the list, and not pinned to another version of its function than the run's."""
         return name in self.equivalents and name not in self._stale
 
-    @property
+    @cached_property  # the list and the hashes are given when the score is made
     def _stale(self) -> dict[str, tuple[str, str]]:
         out = {}
         for name, pin in self.equivalents.items():
