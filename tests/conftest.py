@@ -23,6 +23,16 @@ if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
 # instead of 100 (a surviving mutant runs every test that reaches it: the property tests were most of
 # that time; a survivor is then checked by hand against the full test, tests/MUTATION.md).
 settings.register_profile("mutation", deadline=None, derandomize=True, database=None, max_examples=25)
+# Every other run has no deadline either: a deadline is a time limit on one example, and speed targets
+# live in bench/, never in unit tests (a loaded machine failed tests/store/test_backup.py's property at
+# 412 ms against Hypothesis' default 200 ms). A profile chosen on the command line still wins.
+settings.register_profile("project", deadline=None)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("hypothesis_profile", None) is None:
+        settings.load_profile("project")
+
 
 DATA = Path(__file__).parent / "data"
 GOLDEN = DATA / "golden"

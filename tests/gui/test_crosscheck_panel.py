@@ -62,13 +62,13 @@ def test_a_difference_is_shown_and_hermes_result_is_written_safely(
     original = live.read_bytes()
     hermes_bytes = panel.result.differing()[0].hermes
     qtbot.mouseClick(panel.write_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: window.last_write is not None, timeout=10_000)
+    qtbot.waitUntil(lambda: window.last_write is not None, timeout=60_000)
     wait_settled(qtbot, window)
     assert live.read_bytes() == hermes_bytes
     record = WriteLog.default().find(window.last_write)
     assert record is not None and record.action == "restore-backup"
     qtbot.mouseClick(window.undo_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: window.last_write is None, timeout=10_000)
+    qtbot.waitUntil(lambda: window.last_write is None, timeout=60_000)
     wait_settled(qtbot, window)
     assert live.read_bytes() == original
 
@@ -99,10 +99,10 @@ def test_a_hanging_hermes_never_blocks_the_window_and_closing_stops_it(
     timer = QTimer()
     timer.timeout.connect(lambda: ticks.append(1))
     timer.start(20)
-    qtbot.waitUntil(lambda: len(ticks) >= 5, timeout=10_000)
+    qtbot.waitUntil(lambda: len(ticks) >= 5, timeout=60_000)
     timer.stop()
     assert window.runner.is_busy(CHANNEL) and panel.result is None and pid_alive(int(hung.read_text()))
     qtbot.mouseClick(dialog.cancel_button, Qt.MouseButton.LeftButton)
     assert not window.runner.is_busy(CHANNEL)
-    qtbot.waitUntil(lambda: not pid_alive(int(hung.read_text())), timeout=10_000)
+    qtbot.waitUntil(lambda: not pid_alive(int(hung.read_text())), timeout=60_000)
     wait_settled(qtbot, window)

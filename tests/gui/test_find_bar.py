@@ -13,7 +13,7 @@ from tests.gui.conftest import open_home
 
 def _activate(qtbot, widget):
     widget.activateWindow()
-    qtbot.waitUntil(lambda: QApplication.activeWindow() is widget, timeout=5000)
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is widget, timeout=60_000)
 
 
 def test_ctrl_shift_f_opens_the_bar_and_return_finds_in_the_transcript(qtbot, window, demo, demo_home):
@@ -49,7 +49,7 @@ def test_the_journal_target_selects_the_matching_line_and_goes_round(qtbot, wind
     sid = demo.sessions["lost_response"]
     open_home(qtbot, window, demo_home, select=sid)
     journal = window.view.journal
-    qtbot.waitUntil(lambda: journal.model.rowCount() > 0, timeout=10_000)
+    qtbot.waitUntil(lambda: journal.model.rowCount() > 0, timeout=60_000)
     bar = window.view.find_bar
     bar.open_bar()
     bar.target.setCurrentIndex(FindBar.JOURNAL)
@@ -81,7 +81,7 @@ def test_the_raw_target_shows_the_raw_json_and_finds_in_it(qtbot, window, demo, 
     bar.open_bar()
     bar.target.setCurrentIndex(FindBar.RAW)
     assert window.view.tabs.currentWidget() is window.view.raw
-    qtbot.waitUntil(lambda: bool(window.view.raw.json.toPlainText()), timeout=10_000)
+    qtbot.waitUntil(lambda: bool(window.view.raw.json.toPlainText()), timeout=60_000)
     bar.edit.setText('"session_id"')
     assert bar.find_next()
     assert window.view.raw.json.textCursor().selectedText() == '"session_id"'
@@ -106,7 +106,7 @@ def test_go_to_seq_selects_the_events_line_or_says_there_is_none(qtbot, window, 
     """Issue 16's journal "go to seq": Return in the field selects that event's line."""
     open_home(qtbot, window, demo_home, select=demo.sessions["lost_response"])
     journal = window.view.journal
-    qtbot.waitUntil(lambda: journal.model.rowCount() > 0, timeout=10_000)
+    qtbot.waitUntil(lambda: journal.model.rowCount() > 0, timeout=60_000)
     qtbot.keyClicks(journal.goto_seq, "5")
     qtbot.keyClick(journal.goto_seq, Qt.Key.Key_Return)
     row = journal.table.currentIndex().row()

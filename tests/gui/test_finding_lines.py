@@ -12,7 +12,7 @@ from tests.gui.conftest import open_home, wait_settled
 
 
 def _planned(qtbot, window):
-    qtbot.waitUntil(lambda: window.plans is not None and not window.runner.is_busy("plans"), timeout=20_000)
+    qtbot.waitUntil(lambda: window.plans is not None and not window.runner.is_busy("plans"), timeout=60_000)
 
 
 def test_every_finding_line_names_the_button_or_the_reason_inline(qtbot, window, demo_home):

@@ -71,7 +71,7 @@ def test_the_diff_of_a_selected_write_comes_from_a_worker_and_says_what_the_writ
     text = dialog.detail.toPlainText()
     assert rec.write_id in text and DIFF_PENDING in text and "What this write changed:" not in text
     assert dialog.diff_shown is None and dialog.runner.is_busy(DIFF_CHANNEL)
-    qtbot.waitUntil(lambda: dialog.diff_shown == rec.write_id, timeout=30_000)
+    qtbot.waitUntil(lambda: dialog.diff_shown == rec.write_id, timeout=60_000)
     backup = f"{tmp_path / 'state' / 'backups'}/{rec.write_id}"
     expected = record_text(rec, backup, None, write_diff(rec, [rec], max_bytes=GUI_DIFF_BYTES))
     assert dialog.detail.toPlainText() == expected
@@ -87,7 +87,7 @@ def test_the_newest_selection_wins(qtbot, tmp_path):
     dialog = _dialog(qtbot, [first, second], tmp_path, runner)  # newest first: "second" is row 0
     assert dialog.model.record(0) is second
     dialog.table.selectRow(1)  # the first row's diff is still on its way
-    qtbot.waitUntil(lambda: not runner.is_busy(), timeout=30_000)
+    qtbot.waitUntil(lambda: not runner.is_busy(), timeout=60_000)
     assert dialog.diff_shown == first.write_id
     text = dialog.detail.toPlainText()
     assert "first-new line 3" in text and "second-new" not in text
@@ -116,7 +116,7 @@ def test_a_diff_that_cannot_be_worked_out_is_said_in_the_detail_pane(qtbot, tmp_
     monkeypatch.setattr(history_dialog, "write_diff", broken)
     rec = _write(tmp_path, "a", b"{}\n", b'{"a": 1}\n', time.time())
     dialog = _dialog(qtbot, [rec], tmp_path)
-    qtbot.waitUntil(lambda: dialog.diff_shown == rec.write_id, timeout=10_000)
+    qtbot.waitUntil(lambda: dialog.diff_shown == rec.write_id, timeout=60_000)
     text = dialog.detail.toPlainText()
     assert rec.write_id in text and "The diff could not be worked out" in text
     assert "the backups folder went away" in text and DIFF_PENDING not in text

@@ -154,14 +154,14 @@ def test_a_message_whose_events_the_filter_hides_says_so(qtbot) -> None:
 def test_the_find_bar_in_the_journal_skips_the_lines_the_filter_hides(qtbot, window, demo, demo_home) -> None:
     open_home(qtbot, window, demo_home, select=demo.sessions["lost_response"])
     journal = window.view.journal
-    qtbot.waitUntil(lambda: journal.model.rowCount() > 0 and journal.event_filter.isEnabled(), timeout=10_000)
+    qtbot.waitUntil(lambda: journal.model.rowCount() > 0 and journal.event_filter.isEnabled(), timeout=60_000)
     everywhere = {
         journal.model.line(r).value.get("event")
         for r in range(journal.model.rowCount())
         if b"api/models.py" in journal.model.line(r).data
     }
     assert {"tool", "tool_complete"} <= everywhere  # the text is in more than one type of event
-    with qtbot.waitSignal(journal.filtered, timeout=10_000):
+    with qtbot.waitSignal(journal.filtered, timeout=60_000):
         _pick(journal, "tool_complete")
     bar = window.view.find_bar
     bar.open_bar()
@@ -203,7 +203,7 @@ def test_filtering_200000_events_never_holds_the_window(qtbot, monkeypatch) -> N
     try:
         # flagged first, then the type: each pair of changes ends in a filter worked out in the worker
         for event, flagged in (("tool", False), ("reasoning", True), ("token", False), (None, True)):
-            with qtbot.waitSignal(view.filtered, timeout=10_000):
+            with qtbot.waitSignal(view.filtered, timeout=60_000):
                 view.flagged_only.setChecked(flagged)
                 if event is None:
                     view.event_filter.setCurrentIndex(0)

@@ -62,10 +62,10 @@ def test_the_saved_layout_keeps_the_columns_the_user_chose(qtbot, window, demo, 
 def test_the_preview_fits_the_screen_of_a_narrow_window(qtbot, window, demo, demo_home):
     open_home(qtbot, window, demo_home, select=demo.sessions["lost_response"])
     _resize(qtbot, window, 1024, 640)
-    qtbot.waitUntil(lambda: window.view.findings.buttons["recover-journal"].isEnabled(), timeout=30_000)
+    qtbot.waitUntil(lambda: window.view.findings.buttons["recover-journal"].isEnabled(), timeout=60_000)
     qtbot.mouseClick(window.view.findings.buttons["recover-journal"], Qt.MouseButton.LeftButton)
     preview = window.preview
-    qtbot.waitUntil(preview.isVisible, timeout=5_000)
+    qtbot.waitUntil(preview.isVisible, timeout=60_000)
     free = preview.screen().availableGeometry()
     assert free.contains(preview.frameGeometry()), (free, preview.frameGeometry())
     assert (
@@ -81,7 +81,7 @@ def test_a_cut_off_transcript_or_run_choice_shows_in_full_on_hover(qtbot, window
     _resize(qtbot, window, 1024, 640)
     wait_settled(qtbot, window)
     for combo in (window.view.transcript.source, window.view.journal.runs):
-        qtbot.waitUntil(lambda c=combo: c.currentText() != "", timeout=10_000)
+        qtbot.waitUntil(lambda c=combo: c.currentText() != "", timeout=60_000)
         assert combo.currentText() in combo.toolTip()
         combo.setCurrentIndex(combo.count() - 1)
         assert combo.currentText() in combo.toolTip(), "the tooltip follows the choice"

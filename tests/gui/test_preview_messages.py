@@ -14,7 +14,7 @@ from tests.gui.conftest import kept_plan, open_home
 def test_the_recovery_preview_lists_the_recovered_answer_as_added_messages(qtbot, window, demo, demo_home):
     sid = demo.sessions["lost_response"]
     open_home(qtbot, window, demo_home, select=sid)
-    qtbot.waitUntil(lambda: window.view.findings.buttons["recover-journal"].isEnabled(), timeout=20_000)
+    qtbot.waitUntil(lambda: window.view.findings.buttons["recover-journal"].isEnabled(), timeout=60_000)
     dialog = window.preview_action("recover-journal")
     (view,) = dialog.message_views
     assert dialog.tabs.currentWidget() is view  # the first tab: people read messages, not JSON

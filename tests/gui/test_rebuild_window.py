@@ -14,25 +14,25 @@ def test_the_torn_chat_is_rebuilt_from_state_db_and_undone(qtbot, window, demo, 
     sid = demo.sessions["corrupt"]
     open_home(qtbot, window, demo_home, select=sid)
     button = window.view.findings.buttons[NAME]
-    qtbot.waitUntil(button.isEnabled, timeout=20_000)
+    qtbot.waitUntil(button.isEnabled, timeout=60_000)
     (words,) = [w for w in window.view.findings.words if "damaged" in w.what]
     assert words.can_act and f"press “{ACTIONS[NAME]}”" in words.sentence()
     before = files_under(demo.home)
     window.repair_actions[NAME].trigger()
     dialog = window.preview
-    qtbot.waitUntil(dialog.isVisible, timeout=5000)
+    qtbot.waitUntil(dialog.isVisible, timeout=60_000)
     assert "inspector step, not a hermes-webui repair" in dialog.summary.text()
     qtbot.mouseClick(dialog.write_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: window.last_write is not None, timeout=10_000)
+    qtbot.waitUntil(lambda: window.last_write is not None, timeout=60_000)
     wait_settled(qtbot, window)
     qtbot.waitUntil(
-        lambda: window.data is not None and window.data.detail.sidecar_error is None, timeout=10_000
+        lambda: window.data is not None and window.data.detail.sidecar_error is None, timeout=60_000
     )
     assert [m["role"] for m in window.data.detail.messages] == ["user", "assistant", "user", "assistant"]
     row = window.model.row_for(sid)
     assert row.health != "error", [(f.kind, f.message) for f in row.findings]
     assert window.undo_last() is True  # the shown session's own write: no question
-    qtbot.waitUntil(lambda: window.last_write is None, timeout=10_000)
+    qtbot.waitUntil(lambda: window.last_write is None, timeout=60_000)
     wait_settled(qtbot, window)
     assert files_under(demo.home) == before
 
@@ -54,14 +54,14 @@ def test_with_a_readable_bak_the_window_offers_restore_from_backup_first(qtbot, 
     )
     open_home(qtbot, window, demo_home, select=sid)
     restore = window.view.findings.buttons["restore-backup"]
-    qtbot.waitUntil(restore.isEnabled, timeout=20_000)
-    qtbot.waitUntil(lambda: window.plans is not None and not window.runner.is_busy("plans"), timeout=20_000)
+    qtbot.waitUntil(restore.isEnabled, timeout=60_000)
+    qtbot.waitUntil(lambda: window.plans is not None and not window.runner.is_busy("plans"), timeout=60_000)
     (words,) = [w for w in window.view.findings.words if "damaged" in w.what]
     assert words.can_act and f"press “{ACTIONS['restore-backup']}”" in words.sentence()
     assert not window.view.findings.buttons[NAME].isEnabled()
     window.repair_actions["restore-backup"].trigger()
     dialog = window.preview
-    qtbot.waitUntil(dialog.isVisible, timeout=5000)
+    qtbot.waitUntil(dialog.isVisible, timeout=60_000)
     (view,) = dialog.message_views
     assert "hi" in view.text.toPlainText()
     dialog.reject()

@@ -95,7 +95,7 @@ def test_cancelling_stops_the_job_in_the_child(tmp_path) -> None:
     # the child saw its flag and stopped: the pool runs the next job at once
     assert pool.run_job(_echo, 1)[0] == 1
     with pytest.raises(pool.JobCancelled):
-        job._future.result(timeout=10)
+        job._future.result(timeout=60)
 
 
 def test_in_process_mode_runs_in_the_calling_thread(monkeypatch) -> None:

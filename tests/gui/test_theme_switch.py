@@ -65,11 +65,11 @@ def test_light_dark_switch_repaints_transcript_journal_raw_and_compare(
     light = colours()
     open_home(qtbot, window, demo_home, select=demo.sessions["stale_pending"])  # dropped journal lines
     view = window.view
-    qtbot.waitUntil(lambda: view.journal.model.rowCount() > 0, timeout=10_000)
+    qtbot.waitUntil(lambda: view.journal.model.rowCount() > 0, timeout=60_000)
     view.tabs.setCurrentWidget(view.raw)
-    qtbot.waitUntil(lambda: view.raw._highlighter is not None, timeout=10_000)
+    qtbot.waitUntil(lambda: view.raw._highlighter is not None, timeout=60_000)
     view.tabs.setCurrentWidget(view.compare)
-    qtbot.waitUntil(lambda: view.compare.alignment() is not None, timeout=10_000)
+    qtbot.waitUntil(lambda: view.compare.alignment() is not None, timeout=60_000)
     view.tabs.setCurrentIndex(0)
     assert light.role_user.name() in _foregrounds(view.transcript.browser.document())
     light_muted = view.transcript._muted().name()  # the message numbers and times
@@ -79,7 +79,7 @@ def test_light_dark_switch_repaints_transcript_journal_raw_and_compare(
     dark = colours()
     assert dark.role_user != light.role_user
     qtbot.waitUntil(
-        lambda: dark.role_user.name() in _foregrounds(view.transcript.browser.document()), timeout=10_000
+        lambda: dark.role_user.name() in _foregrounds(view.transcript.browser.document()), timeout=60_000
     )
     assert light.role_user.name() not in _foregrounds(view.transcript.browser.document())
     dark_muted = view.transcript._muted().name()
@@ -100,19 +100,19 @@ def test_light_dark_switch_repaints_an_open_preview(qtbot, window, demo, demo_ho
     _switch(dark=False)
     light = colours()
     open_home(qtbot, window, demo_home, select=demo.sessions["lost_response"])
-    qtbot.waitUntil(lambda: window.view.findings.buttons["recover-journal"].isEnabled(), timeout=30_000)
+    qtbot.waitUntil(lambda: window.view.findings.buttons["recover-journal"].isEnabled(), timeout=60_000)
     qtbot.mouseClick(window.view.findings.buttons["recover-journal"], Qt.MouseButton.LeftButton)
     preview = window.preview
     assert preview is not None and preview.diffs and preview.message_views
     assert light.added.name() in _foregrounds(preview.message_views[0].text.document())
     # a highlighter colours its document a turn after it is set on it
-    qtbot.waitUntil(lambda: light.added.name() in _highlighted(preview.diffs[0].document()), timeout=5_000)
+    qtbot.waitUntil(lambda: light.added.name() in _highlighted(preview.diffs[0].document()), timeout=60_000)
 
     _switch(dark=True)
     dark = colours()
     messages = _foregrounds(preview.message_views[0].text.document())
     assert dark.added.name() in messages and light.added.name() not in messages
-    qtbot.waitUntil(lambda: dark.added.name() in _highlighted(preview.diffs[0].document()), timeout=5_000)
+    qtbot.waitUntil(lambda: dark.added.name() in _highlighted(preview.diffs[0].document()), timeout=60_000)
     assert light.added.name() not in _highlighted(preview.diffs[0].document())
     preview.reject()
     wait_settled(qtbot, window)

@@ -58,10 +58,10 @@ def test_the_demo_writes_its_log_and_backups_beside_its_home(qtbot, window, demo
     sid = next(r.session_id for r in window.model.rows() if r.title and r.title.startswith("Which open PRs"))
     window.select_session(sid)
     wait_settled(qtbot, window)
-    qtbot.waitUntil(lambda: window.view.findings.buttons["recover-journal"].isEnabled(), timeout=20_000)
+    qtbot.waitUntil(lambda: window.view.findings.buttons["recover-journal"].isEnabled(), timeout=60_000)
     dialog = window.preview_action("recover-journal")
     qtbot.mouseClick(dialog.write_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: window.last_write is not None, timeout=10_000)
+    qtbot.waitUntil(lambda: window.last_write is not None, timeout=60_000)
     wait_settled(qtbot, window)
     assert [r.action for r in WriteLog.default().records()] == ["recover-journal"]
     assert (WriteLog.default().root / "backups").is_dir()

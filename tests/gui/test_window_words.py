@@ -53,7 +53,7 @@ def test_no_jargon_or_command_line_advice_in_any_state_of_the_demo(qtbot, window
         window.select_session(sid)
         wait_settled(qtbot, window)
         qtbot.waitUntil(
-            lambda: window.plans is not None and not window.runner.is_busy("plans"), timeout=20_000
+            lambda: window.plans is not None and not window.runner.is_busy("plans"), timeout=60_000
         )
         cells = [window.model.index(r, c).data() or "" for c in range(window.model.columnCount())]
         journal = window.view.journal.model
@@ -71,12 +71,12 @@ def test_the_previews_of_the_demos_repairs_are_in_words(qtbot, window, demo, dem
     for name, action in (("lost_response", "recover-journal"), ("corrupt", REBUILD), ("stale_pending", None)):
         open_home(qtbot, window, demo_home, select=demo.sessions[name])
         qtbot.waitUntil(
-            lambda: window.plans is not None and not window.runner.is_busy("plans"), timeout=20_000
+            lambda: window.plans is not None and not window.runner.is_busy("plans"), timeout=60_000
         )
         if action is None:
             action = next(a for a, b in window.view.findings.buttons.items() if b.isEnabled())
         dialog = window.preview_action(action)
-        qtbot.waitUntil(dialog.isVisible, timeout=5000)
+        qtbot.waitUntil(dialog.isVisible, timeout=60_000)
         if dialog.crosscheck is not None:  # its line says how the check with hermes-webui went
             qtbot.waitUntil(
                 lambda d=dialog: not d.crosscheck.status.text().startswith("Checking"), timeout=60_000

@@ -54,7 +54,7 @@ def test_a_write_whose_log_could_not_be_finished_is_not_called_nothing_written(
             .currentMessage()
             .startswith("Written: every file was written, but the write log could not be marked complete")
         ),
-        timeout=10_000,
+        timeout=60_000,
     )
     message = window.statusBar().currentMessage()
     assert "Nothing was written" not in message and "hermes-inspector undo" in message
@@ -85,7 +85,7 @@ def test_a_save_by_hermes_during_the_write_is_reported_and_kept(qtbot, window, d
     _press_write(qtbot, window)
     qtbot.waitUntil(
         lambda: "hermes-webui saved this session during the write" in window.statusBar().currentMessage(),
-        timeout=10_000,
+        timeout=60_000,
     )
     assert window.statusBar().currentMessage().startswith("Nothing was written:")
     wait_settled(qtbot, window)
