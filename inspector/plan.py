@@ -1935,7 +1935,7 @@ class EarlyStaging:
         except BaseException:  # noqa: BLE001 - written by the caller, which meets the error itself
             return False
         try:
-            if _stamp(made) != stamp:  # changed since (in this process's private folder): not a backup
+            if stamp is None or _stamp(made) != stamp:  # changed (or gone) since: not a backup
                 os.unlink(made)
                 return False
             os.replace(made, dest)
@@ -1962,8 +1962,10 @@ class EarlyStaging:
             tmp, identity, attributes, xattrs = entry[1].result()
         except BaseException:  # noqa: BLE001 - staged again by the caller, which meets the error itself
             return None
-        if _stamp(tmp) != identity:
-            return None  # not the file staged here any more: it is not ours to remove
+        if identity is None or _stamp(tmp) != identity:
+            # not the file staged here any more (or gone before it could be looked at: hermes'
+            # sweep of `*.tmp.*`): staged again by the caller; what is there is not ours to remove
+            return None
         try:
             fits = _attributes(change, umask) == attributes and _xattrs_for(change) == xattrs
         except OSError:
