@@ -601,4 +601,35 @@ def test_a_run_killed_while_staging_early_changes_nothing_listed_and_the_next_ru
     assert code == 0 and "error" not in _written(out), out
     _same_as(home, quiet)
     assert _leftovers(home, log) == []
-    assert not (log.root / "rescued").exists()  # what was swept were the inspector's own bytes
+    # What was swept were the inspector's own bytes, some perhaps unfinished (killed mid-write):
+    # a file it had only begun is kept in rescued/, as every version no logged write knows is.
+    rescued = log.root / "rescued"
+    listed = _listed(home)
+    for p in rescued.iterdir() if rescued.exists() else ():
+        target = p.name.split("-swept-.", 1)[1].split(TEMP_MARK, 1)[0]
+        assert listed[target].startswith(p.read_bytes()), p.name
+
+
+def test_what_a_killed_run_staged_for_a_chat_hermes_created_since_is_removed_by_the_next_run(
+    tmp_path: Path, capsys, monkeypatch, hermes_for
+) -> None:
+    """Killed with every new file staged; then a user opens WATCH (hermes creates its sidecar).
+    The next run no longer writes WATCH, and still removes the file the killed run staged for it
+    (a dead process's temp file in a folder it writes). Its bytes, and those of the index the
+    killed run staged (no longer what the next run writes), are versions no logged write knows:
+    kept in ``rescued/`` first, as every swept unknown version is."""
+    home = _home(tmp_path)
+    log = _state(tmp_path, monkeypatch)
+    source = _hermes_version(tmp_path)
+    _killed_at("staged files taken", home, log)  # every file staged early is on disk by then
+    (left,) = [p for p in _sessions(home).iterdir() if p.name.startswith(f".{WATCH}.json{TEMP_MARK}")]
+    staged = left.read_bytes()
+    (index,) = [p for p in _sessions(home).iterdir() if p.name.startswith(f"._index.json{TEMP_MARK}")]
+    staged_index = index.read_bytes()  # rows the next run writes otherwise (WATCH is hermes' now)
+    assert hermes_for(home).ask(f"create {WATCH} {source}")["created"]
+    code, out = _repair(home, capsys)
+    assert code == 0 and "error" not in _written(out), out
+    assert _listed(home)[f"{WATCH}.json"] == source.read_bytes()
+    assert _leftovers(home, log) == []
+    rescued = sorted(p.read_bytes() for p in (log.root / "rescued").iterdir())
+    assert rescued == sorted([staged, staged_index])
