@@ -1469,7 +1469,7 @@ def _swap(slot: _Slot) -> None:
         else:
             slot.exchanged = slot.moved = slot.placed = True
             slot.aside = slot.tmp
-            if _read_held(slot.aside) != c.before:
+            if not _displaced_before(slot.aside, c.before):
                 raise _Raced(c.path)
             return
     aside = _aside_name(c.path)
@@ -1484,8 +1484,19 @@ def _swap(slot: _Slot) -> None:
         except FileExistsError:
             raise _Raced(c.path) from None  # a save landed in the gap: it stays
         slot.placed = True
-    if _read_held(aside) != c.before:
+    if not _displaced_before(aside, c.before):
         raise _Raced(c.path)
+
+
+def _displaced_before(aside: Path, before: bytes) -> bool:
+    """Whether the version a swap moved off its target to ``aside`` is ``before``, the one checked
+    under the lock. One already gone from ``aside`` (a ``*.tmp.*`` name) was removed by hermes'
+    sweep of such files older than an hour: every save hermes makes is a file written just then,
+    never that old, so it was the version checked, which the write's backups hold."""
+    data = _read_held(aside)
+    if data is None and not os.path.lexists(aside):
+        return True
+    return data == before
 
 
 def _drop(holder: Path, ours: tuple[int, int] | None, log: WriteLog) -> None:

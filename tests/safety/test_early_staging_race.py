@@ -492,6 +492,40 @@ def test_staged_files_hermes_sweeps_after_the_write_took_them_refuse_it_with_not
     assert _leftovers(home, log) == []
 
 
+def test_the_old_index_hermes_sweeps_off_the_exchange_leaves_a_complete_write(
+    tmp_path: Path, capsys, monkeypatch, hermes_for
+) -> None:
+    """The index was last saved two hours ago. The exchange puts the new index in and the old one at
+    the staged file's name, where hermes' sweep removes it at once (``*.tmp.*``, older than an
+    hour). A save made during the write is never that old, so what was swept is the version the
+    checks saw, which is in the write's backup: the write is complete (not a half-written home
+    blamed on a save that never happened) and undo puts the old index back."""
+    home = _home(tmp_path, old_index=True)
+    log = _state(tmp_path, monkeypatch)
+    hermes = hermes_for(home)
+    index = _sessions(home) / "_index.json"
+    old = index.read_bytes()
+    swept: list[list[str]] = []
+    real_exchange = planmod._exchange
+
+    def exchange(a, b):
+        real_exchange(a, b)
+        if Path(b).name == "_index.json" and not swept:
+            swept.append(hermes.ask("sweep 0")["swept"])  # hermes' own clock
+
+    monkeypatch.setattr(planmod, "_exchange", exchange)
+    code, out = _repair(home, capsys)
+    w = _written(out)
+    assert swept and len(swept[0]) == 1 and swept[0][0].startswith(f"._index.json{TEMP_MARK}"), swept
+    assert code == 0 and "error" not in w, w
+    assert _complete_index(home) and _leftovers(home, log) == []
+    (entry,) = [f for f in log.records()[-1].files if f["path"] == str(index)]
+    assert Path(entry["backup"]).read_bytes() == old
+    code, text = _undo(w["write_id"], capsys)
+    assert code == 0, text
+    assert index.read_bytes() == old
+
+
 def test_a_staged_file_hermes_sweeps_before_it_is_even_stamped_is_staged_again(
     tmp_path: Path, capsys, monkeypatch, hermes_for
 ) -> None:
