@@ -365,6 +365,35 @@ def test_a_sidecar_hermes_creates_during_the_swaps_stays_hermes_and_nothing_is_w
     assert _leftovers(home, log) == [] and not (log.root / "rescued").exists()
 
 
+def test_a_hermes_save_over_a_sidecar_just_linked_in_is_kept_when_the_write_is_put_back(
+    tmp_path: Path, capsys, monkeypatch, hermes_for
+) -> None:
+    """The write has linked WATCH's new sidecar in; the user opens that chat at once and hermes
+    saves it (its sidecar, then its index). The write then finds hermes' index where it swaps its
+    own and puts everything back: the sidecars it created go, but WATCH now holds hermes' save,
+    which is no longer the write's file: it stays, and so does hermes' index."""
+    home = _home(tmp_path)
+    log = _state(tmp_path, monkeypatch)
+    hermes = hermes_for(home)
+    before = _listed(home)
+    saved: list[dict] = []
+
+    def save_it(result, slot) -> None:
+        if slot.change.path.name == f"{WATCH}.json" and not saved:
+            saved.append(hermes.ask(f"save {WATCH}"))
+
+    _hook(monkeypatch, planmod, "_swap", after=save_it)
+    code, out = _repair(home, capsys)
+    w = _written(out)
+    assert saved and code == 1 and w["outcome"] == "nothing" and SAVED_MESSAGE in w["error"], w
+    after = _listed(home)
+    assert sha(after.pop(f"{WATCH}.json")) == saved[0]["sidecar"]
+    assert sha(after.pop("_index.json")) == saved[0]["index"]
+    before.pop("_index.json")
+    assert after == before
+    assert _leftovers(home, log) == [] and not (log.root / "rescued").exists()
+
+
 # ---------------------------------------------------------------- 2. the seams: hermes saves the index
 
 
