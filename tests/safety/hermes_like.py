@@ -15,8 +15,9 @@ It writes the sessions folder exactly the way hermes-webui (df65251d5, ``api/mod
 
 Commands, one per line on stdin, each answered by one JSON line on stdout once done:
 ``save SID``, ``create SID FILE`` (FILE: the bytes hermes writes), ``sweep OFFSET``,
-``live SID WATCH FILE`` (save SID over and over in a thread until ``stop``; the first time a
-temp file the inspector staged for WATCH's sidecar is in the folder, create WATCH from FILE),
+``live SID WATCH FILE TURN`` (save SID over and over in a thread until ``stop``, the index too
+every TURN-th save, the others streaming checkpoints; the first time a temp file the inspector
+staged for WATCH's sidecar is in the folder, create WATCH from FILE),
 ``stop`` (answers what the live loop did), ``quit``.
 
 The live loop checks, before each save, that the sidecar and the index still hold what it last
@@ -72,8 +73,9 @@ class Hermes:
         self._write(self._tmp(self.index), self.index, data)
         return data
 
-    def save(self, sid: str) -> tuple[bytes, bytes]:
-        """``Session.save()``: a new title and ``updated_at`` each time (a turn)."""
+    def save(self, sid: str, skip_index: bool = False) -> tuple[bytes, bytes | None]:
+        """``Session.save()``: a new title and ``updated_at`` each time (a turn); ``skip_index``: a
+        streaming checkpoint's ``save(skip_index=True)`` (the sidecar only)."""
         with self.lock:
             self.saves += 1
             path = self.folder / f"{sid}.json"
@@ -82,6 +84,8 @@ class Hermes:
             session["updated_at"] = 2_000_000_000.0 + self.saves
             data = json.dumps(session, ensure_ascii=False, indent=2).encode("utf-8")
             self._write(self._tmp(path), path, data)
+            if skip_index:
+                return data, None
             row = {k: session.get(k) for k in ("session_id", "title", "updated_at")}
             row["message_count"] = len(session.get("messages") or [])
             return data, self.update_index(row)
@@ -135,9 +139,9 @@ def write_in_progress(folder: Path) -> bool:
 
 
 class Live(threading.Thread):
-    def __init__(self, hermes: Hermes, sid: str, watch: str, source: Path) -> None:
+    def __init__(self, hermes: Hermes, sid: str, watch: str, source: Path, turn: int) -> None:
         super().__init__(daemon=True)
-        self.hermes, self.sid, self.watch, self.source = hermes, sid, watch, source
+        self.hermes, self.sid, self.watch, self.source, self.turn = hermes, sid, watch, source, turn
         self.stop = threading.Event()
         self.replaced: list[str] = []
         self.created: dict | None = None
@@ -148,7 +152,7 @@ class Live(threading.Thread):
         return path.read_bytes()  # every writer replaces atomically: always one whole version
 
     def check(self) -> None:
-        for path, last in self.last.items():
+        for path, last in list(self.last.items()):
             if self.read(path) == last:
                 continue
             give_up = time.monotonic() + 60  # only a hang guard: the wait is for the write's end
@@ -156,8 +160,10 @@ class Live(threading.Thread):
                 if time.monotonic() > give_up:
                     raise SystemExit("an inspector write held the folder for 60 s")
                 time.sleep(0.001)
-            if self.read(path) != last:
+            now = self.read(path)
+            if now != last:
                 self.replaced.append(sha(last))
+                self.last[path] = now  # counted once
 
     def run(self) -> None:
         stage = f".{self.watch}.json.inspector.tmp."
@@ -169,8 +175,11 @@ class Live(threading.Thread):
                     self.created = self.hermes.create(self.watch, self.source)
                     # its index save is checked like any other
                     self.last[self.hermes.index] = self.read(self.hermes.index)
-                data, index = self.hermes.save(self.sid)
-                self.last = {sidecar: data, self.hermes.index: index}
+                # a turn: streaming checkpoints (the sidecar only), then the save with the index
+                data, index = self.hermes.save(self.sid, skip_index=self.hermes.saves % self.turn != 0)
+                self.last[sidecar] = data
+                if index is not None:
+                    self.last[self.hermes.index] = index
         except BaseException as exc:  # noqa: BLE001 - reported to the test, which fails on it
             self.error = f"{type(exc).__name__}: {exc}"
 
@@ -188,7 +197,7 @@ def main() -> None:
         elif cmd == "sweep":
             out = {"swept": hermes.sweep(float(args[0]))}
         elif cmd == "live":
-            live = Live(hermes, args[0], args[1], Path(args[2]))
+            live = Live(hermes, args[0], args[1], Path(args[2]), int(args[3]))
             live.start()
             out = {"started": True}
         elif cmd == "stop":
@@ -200,7 +209,7 @@ def main() -> None:
                 "replaced": live.replaced,
                 "created": live.created,
                 "error": live.error,
-                "index": sha(hermes.index.read_bytes()),
+                "last_index": sha(live.last[hermes.index]) if hermes.index in live.last else None,
             }
         elif cmd == "quit":
             return
