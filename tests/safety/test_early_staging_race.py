@@ -13,9 +13,13 @@ Rules pinned (each test is named after its rule):
 * a sidecar hermes created first stays hermes': the write is refused, naming it, or skips it;
 * the index is the inspector's complete one or hermes' own, never an older one brought back;
 * undo never puts an older index back over a newer hermes save;
-* a staged file hermes swept is staged again, or the write is refused with nothing changed;
+* a staged file hermes swept is staged again (even one gone before its staging thread could look
+  at it), or the write is refused with nothing changed;
+* the old version an exchange moved to a temp name, swept there by hermes at once (older than an
+  hour), leaves a complete write whose backup holds it, not a half-written home;
 * a run killed at any point of its early staging changes nothing hermes lists, and the next run
-  removes what it left (staged files, early copies) and writes the same bytes a quiet run writes;
+  removes what it left (staged files, early copies, also for a chat hermes created since) and
+  writes the same bytes a quiet run writes;
 * no staged dot-file and no early copy is ever left behind by a run that ended.
 """
 
