@@ -78,6 +78,7 @@ def test_the_whole_folder_sweep_takes_a_dead_writers_temps_for_other_names_too(t
         folder / f".s9.json.inspector.tmp.{os.getpid()}.1.bbbb",  # this process: alive
         folder / f"s9.tmp.{dead}.1",  # hermes' own temp file
         folder / f"..inspector.tmp.{dead}.1",  # no target name before the mark
+        folder / f"s9.json.inspector.tmp.{dead}.1",  # not a dot-name: never one of the inspector's
         folder / f".s9.json.inspector.tmp.x{dead}.1",  # no pid after it
     ]
     for p in (other, *kept):
