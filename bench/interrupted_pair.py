@@ -15,6 +15,12 @@ machine only the CPU ratio means much.
 
 ``--side plan`` / ``--side hermes`` run one side in this process and print its JSON line (what the
 pairs start).
+
+``--against TREE`` (instead of hermes): an A/B of whole processes, this tree's plan against another
+source tree's (e.g. ``git archive main | tar -x -C /tmp/main``), alternating which goes first; each
+side is a fresh ``--side plan`` process of that tree (its own ``bench/interrupted_pair.py``), and its
+CPU is both the plan's ``process_time`` and the whole process's user+sys (imports and exit included,
+from ``RUSAGE_CHILDREN``). Prints per pair and the medians, with the ratio B/A of each.
 """
 
 from __future__ import annotations
@@ -86,12 +92,88 @@ def _child(args: list[str], env: dict | None = None, cwd: str | None = None) -> 
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def _child_rusage(cmd: list[str], env: dict | None = None) -> tuple[dict, float]:
+    """The JSON line of ``cmd`` and the user+sys CPU seconds of its whole process tree."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise SystemExit(f"{cmd[:2]} failed: {proc.stderr[-2000:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return json.loads(proc.stdout.strip().splitlines()[-1]), cpu
+
+
+def ab_against(home: str, other: str, repeat: int) -> int:
+    """``--against``: this tree (B) against ``other`` (A), whole processes alternating.
+
+    Each tree's bytecode is compiled once, by an uncounted first run, into a cache of its own
+    (``PYTHONPYCACHEPREFIX``; ``PYTHONDONTWRITEBYTECODE`` dropped): a tree without ``__pycache__``
+    would otherwise compile every module in every counted process."""
+    trees = {"A": Path(other).resolve(), "B": ROOT}
+    rows = []
+    with tempfile.TemporaryDirectory() as work:
+        envs = {}
+        for side in trees:
+            env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+            env["PYTHONPYCACHEPREFIX"] = str(Path(work) / side)
+            envs[side] = env
+        cmds = {
+            side: [
+                sys.executable,
+                str(tree / "bench" / "interrupted_pair.py"),
+                "--home",
+                home,
+                "--side",
+                "plan",
+            ]
+            for side, tree in trees.items()
+        }
+        for side in trees:  # the warm-up: bytecode compiled and cached, files in the page cache
+            _child_rusage(cmds[side], envs[side])
+        for i in range(repeat):
+            got = {}
+            for side in ("A", "B") if i % 2 == 0 else ("B", "A"):
+                got[side] = _child_rusage(cmds[side], envs[side])
+            rows.append(_ab_row(got))
+    return _ab_summary(trees, rows)
+
+
+def _ab_row(got: dict) -> tuple:
+    """One pair: printed, and returned as (A's plan, A's process CPU, B's plan, B's, load)."""
+    load = os.getloadavg()[0]
+    (a, a_proc), (b, b_proc) = got["A"], got["B"]
+    if (a["changes"], a["refusal"]) != (b["changes"], b["refusal"]):
+        raise SystemExit(f"the two trees plan differently: {a} vs {b}")
+    print(
+        f"A plan {a['cpu']:.3f} s CPU, process {a_proc:.3f} s, {a['rss_mb']:.0f} MB | "
+        f"B plan {b['cpu']:.3f} s CPU, process {b_proc:.3f} s, {b['rss_mb']:.0f} MB | "
+        f"B/A plan {b['cpu'] / a['cpu']:.2f} process {b_proc / a_proc:.2f} | load {load:.1f}",
+        flush=True,
+    )
+    return a, a_proc, b, b_proc, load
+
+
+def _ab_summary(trees: dict, rows: list[tuple]) -> int:
+    med = statistics.median
+    print(
+        f"median: A ({trees['A']}) plan {med(r[0]['cpu'] for r in rows):.3f} s, process "
+        f"{med(r[1] for r in rows):.3f} s; B ({trees['B']}) plan {med(r[2]['cpu'] for r in rows):.3f} s, "
+        f"process {med(r[3] for r in rows):.3f} s; B/A plan {med(r[2]['cpu'] / r[0]['cpu'] for r in rows):.2f}, "
+        f"process {med(r[3] / r[1] for r in rows):.2f}; peak {max(r[2]['rss_mb'] for r in rows):.0f} MB (B); "
+        f"load {min(r[4] for r in rows):.1f}-{max(r[4] for r in rows):.1f}"
+    )
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--home", required=True)
     ap.add_argument("--hermes", help="a hermes-webui checkout (required for the pairs)")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--side", choices=("plan", "hermes"))
+    ap.add_argument("--against", metavar="TREE", help="A/B of whole processes against another source tree")
     args = ap.parse_args(argv)
     home = str(Path(args.home).resolve())
     if args.side == "plan":
@@ -100,6 +182,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.side == "hermes":
         print(json.dumps(hermes_side(home, args.hermes)))
         return 0
+    if args.against:
+        return ab_against(home, args.against, args.repeat)
     if not args.hermes:
         ap.error("--hermes PATH is needed to run the pairs")
     with tempfile.TemporaryDirectory() as work:

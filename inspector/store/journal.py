@@ -328,33 +328,53 @@ try:  # msgspec only reads the few fields the repair asks for; a line it rejects
 except ImportError:  # pragma: no cover - msgspec is a declared dependency
     _msgspec = None
 
-# One translate of a piece tells what sends it to the exact path: every digit becomes "9" (a run
-# of 19 may be an integer orjson cannot keep exact), each one-byte line break other than "\n"
-# becomes "!", every byte above 0x7F "#" (the multi-byte characters, among them the line breaks
-# U+0085, U+2028, U+2029), the rest " ". Each run of "#" is then looked at: it must be valid UTF-8
-# on its own (an ASCII byte never belongs to a multi-byte sequence, so the piece is valid UTF-8
-# exactly when each of its runs of non-ASCII bytes is) and hold none of the three breaks. A piece
-# with more than _FEW_TAILS such bytes (text full of accents) is decoded whole and searched for the
-# three sequences instead. A piece with a line of more than 900 opening brackets also takes the
-# text path (json_depth). So a plain piece is valid UTF-8: what reads it need not check again.
+# One translate of a piece tells what sends it to the exact path: each one-byte line break other
+# than "\n" becomes "!", every byte above 0x7F "#" (the multi-byte characters, among them the line
+# breaks U+0085, U+2028, U+2029), every digit "9", the rest " ". Each run of "#" is then
+# looked at: it must be valid UTF-8 on its own (an ASCII byte never belongs to a multi-byte
+# sequence, so the piece is valid UTF-8 exactly when each of its runs of non-ASCII bytes is) and
+# hold none of the three breaks. A piece with more than _FEW_TAILS such bytes (text full of accents)
+# is decoded whole and searched for the three sequences instead. A piece with a line of more than
+# 900 opening brackets also takes the text path (json_depth). So a plain piece is valid UTF-8: what
+# reads it need not check again.
+#
+# A run of 19+ digits (an integer orjson may not keep exact) does not make a piece less plain:
+# msgspec, which counts and walks plain pieces, reads integers of any size exactly
+# (tests/store/test_journal_msgspec.py). Only orjson's line path in :func:`_scan` needs the piece
+# free of such runs (:func:`~inspector.store.jsonfmt.orjson_safe`), and looks itself: on the
+# 200,000-event journal that search (61 MB) was a quarter of the plain check, for the one piece
+# orjson reads. A run of 640+ digits still makes a piece not plain (:func:`_may_hold_huge_integer`):
+# the stdlib refuses an integer of more than ``sys.get_int_max_str_digits()`` digits, and msgspec
+# does not convert (so does not refuse) a field it skips.
 _ONE_BYTE_BREAKS = b"\r\x0b\x0c\x1c\x1d\x1e"
 _MULTI_BYTE_BREAKS = (b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
 _PIECE_MAP = bytes(
     0x39 if 0x30 <= b <= 0x39 else 0x21 if b in _ONE_BYTE_BREAKS else 0x23 if b >= 0x80 else 0x20
     for b in range(256)
 )
-_LONG_DIGITS = b"9" * 19
 _FEW_TAILS = 4096
+# The fewest digits ``sys.get_int_max_str_digits()`` may allow (but 0, no limit): a run this long
+# may be an integer the stdlib refuses to convert (ValueError: hermes skips the line) where msgspec,
+# skipping a field it is not asked for, would not look at it.
+_HUGE_DIGITS = 640
+_DIGIT_STEP = 64  # a run of 640 digits covers exactly 10 consecutive multiples of 64
+
+
+def _may_hold_huge_integer(scan: bytes) -> bool:
+    """Whether ``scan`` (a piece through ``_PIECE_MAP``: digits are "9") holds a run of
+    :data:`_HUGE_DIGITS` digits; looked for first among every 64th byte (a 64th of the bytes), where
+    such a run leaves 10 "9"s side by side, and only then in the whole scan."""
+    return b"9" * (_HUGE_DIGITS // _DIGIT_STEP) in scan[::_DIGIT_STEP] and b"9" * _HUGE_DIGITS in scan
 
 
 def _plain_piece(piece: bytes) -> bool:
     """Whether ``str.splitlines()`` cuts the piece's text only at ``\n``, the piece is valid UTF-8
-    and orjson reads its numbers exactly (no run of 19+ digits); then its lines are the
-    ``\n``-separated bytes."""
+    and no line of it is nested deeper than hermes always reads; then its lines are the
+    ``\n``-separated bytes (msgspec reads them; orjson only when :func:`_orjson_reads_exactly`)."""
     if _orjson_loads is None:
         return False
     scan = piece.translate(_PIECE_MAP)
-    if _LONG_DIGITS in scan or b"!" in scan or may_be_deep_bytes(piece):
+    if b"!" in scan or _may_hold_huge_integer(scan) or may_be_deep_bytes(piece):
         return False  # (a piece that may hold a line nested too deeply: the text path checks it)
     at = scan.find(b"#")
     size, looked = len(scan), 0
@@ -378,6 +398,12 @@ def _plain_piece(piece: bytes) -> bool:
             return False
         at = scan.find(b"#", end)
     return True
+
+
+def _orjson_reads_exactly(piece: bytes) -> bool:
+    """Whether orjson reads every number of the plain ``piece`` as the stdlib does (no run of 19+
+    digits: :func:`~inspector.store.jsonfmt.orjson_safe`)."""
+    return orjson_safe(piece)
 
 
 # Characters str.splitlines() treats as line boundaries besides "\n" and "\r\n".
@@ -470,6 +496,8 @@ def _scan(
                 number += lines_in
                 newlines += lines_in
             uncounted_lines.clear()
+        if plain and not _orjson_reads_exactly(piece):
+            plain = False  # orjson would read the lines below: the text path, exactly
         if not plain:
             try:
                 text = str(piece, "utf-8")

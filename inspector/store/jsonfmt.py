@@ -162,22 +162,33 @@ def _every_code_point() -> str:
     return bytes(buf).decode("utf-32-le", "ignore")  # "ignore" drops exactly the surrogates
 
 
+def _check_orjson_escapes() -> bool:
+    """The check itself: orjson escapes every code point as ``c_encode_basestring`` and lays out a
+    sample of every kind of plain value as ``json.dumps(indent=2)``."""
+    if _orjson is None or _c_encode_str is None:
+        return False
+    try:
+        text = _every_code_point()
+        sample = {'k\n"': ["\u2028\x7f\x00é", {}, [], {"a": [1, -2, 18446744073709551615, True, None, {}]}]}
+        return _orjson.dumps(text) == _c_encode_str(text).encode("utf-8") and _orjson.dumps(
+            sample, option=_orjson.OPT_INDENT_2
+        ) == json.dumps(sample, ensure_ascii=False, indent=2).encode("utf-8")
+    except Exception:  # noqa: BLE001 - any surprise: never use orjson to write
+        return False
+
+
 def _orjson_escapes_like_stdlib() -> bool:
+    """:func:`_check_orjson_escapes`, once per process, its verdict kept per orjson build in the
+    inspector's cache folder (:mod:`inspector.store.orjson_verdict`): 30-40 ms of every writing
+    command's start otherwise."""
     global _ORJSON_ESCAPES_OK
     if _ORJSON_ESCAPES_OK is None:
-        ok = False
-        if _orjson is not None and _c_encode_str is not None:
-            try:
-                text = _every_code_point()
-                sample = {
-                    'k\n"': ["\u2028\x7f\x00é", {}, [], {"a": [1, -2, 18446744073709551615, True, None, {}]}]
-                }
-                ok = _orjson.dumps(text) == _c_encode_str(text).encode("utf-8") and _orjson.dumps(
-                    sample, option=_orjson.OPT_INDENT_2
-                ) == json.dumps(sample, ensure_ascii=False, indent=2).encode("utf-8")
-            except Exception:  # noqa: BLE001 - any surprise: never use orjson to write
-                ok = False
-        _ORJSON_ESCAPES_OK = ok
+        if _orjson is None or _c_encode_str is None:
+            _ORJSON_ESCAPES_OK = False
+        else:
+            from inspector.store import orjson_verdict
+
+            _ORJSON_ESCAPES_OK = orjson_verdict.verdict(_check_orjson_escapes, _every_code_point)
     return _ORJSON_ESCAPES_OK
 
 

@@ -68,7 +68,29 @@ DUPLICATES = st.sampled_from(
         b'{"x":"\\u0000\\/"}',
     ]
 )
-LINES = st.one_of(good_lines(), ODD_LINES, DUPLICATES)
+# Runs of 19+ digits: orjson does not keep such integers exact, msgspec does; a piece holding them
+# is plain (read by msgspec), and the scan's orjson line path sends it to the exact path itself. A
+# run of 640+ digits (an integer the stdlib may refuse to convert, which msgspec skipping the field
+# would not notice) makes the piece not plain.
+LONG_DIGITS = st.sampled_from(
+    [
+        b'{"seq":12345678901234567890123,"payload":{"n":-99999999999999999999}}',
+        b'{"event":"token","seq":18446744073709551616,"payload":[18446744073709551615]}',
+        b'{"event":"done","terminal":true,"seq":98765432109876543210987}',
+        b'{"terminal":12345678901234567890,"event":"x"}',
+        b'{"payload":{"id":"call_1234567890123456789012345"}}',
+        b'{"created_at":1234567890123456789012.5,"payload":1.00000000000000011102230246251565404236316680908203125}',
+        b'{"created_at":1.00000000000000011102230246251565404236316680908203126}',
+        b'{"created_at":2.2250738585072011e-308,"seq":-0.000000000000000000001}',
+        b'{"created_at":0.' + b"1" * 500 + b"}",
+        b'{"payload":' + b"7" * 4300 + b"}",
+        b'{"payload":' + b"7" * 4301 + b"}",  # the stdlib refuses to convert it: hermes skips the line
+        b'{"event":"token","other":' + b"7" * 4301 + b"}",  # a field msgspec skips
+        b'{"event":"token","other":[' + b"7" * 639 + b"," + b"8" * 4400 + b"]}",
+        b'{"payload":' + b"1" + b"0" * 400 + b".5}",  # the stdlib reads inf, msgspec refuses
+    ]
+)
+LINES = st.one_of(good_lines(), ODD_LINES, DUPLICATES, LONG_DIGITS)
 
 
 @settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -132,7 +154,7 @@ def _outputs_streamed(data: bytes):
 def mixed_journals(draw) -> bytes:
     """Hostile journals (test_journal_stream's) with the duplicate-key and odd-value lines mixed in."""
     data = draw(journals())
-    extra = draw(st.lists(DUPLICATES, max_size=4))
+    extra = draw(st.lists(st.one_of(DUPLICATES, LONG_DIGITS), max_size=4))
     return data + b"\n" + b"\n".join(extra) if extra else data
 
 
@@ -182,3 +204,35 @@ def test_a_terminal_record_is_not_counted_but_kept_whole():
     scanned = scan_journal_bytes(piece)
     assert len(scanned.events) == 2
     assert scanned.events.authoritative_terminal == {"event": "done", "seq": 2, "terminal": True}
+
+
+def test_a_run_of_19_digits_leaves_a_piece_to_msgspec_but_not_to_orjson():
+    """msgspec counts and walks a piece holding 19+ digit integers (it keeps them exact); where the scan
+    reads such a piece line by line (a terminal record), the lines go the exact way, not orjson's
+    (which turns 98765432109876543210987 into a float)."""
+    token = b'{"event":"token","seq":123456789012345678901,"payload":{"text":"a","n":-99999999999999999999}}'
+    done = b'{"event":"done","terminal":true,"seq":98765432109876543210987}'
+    assert _plain_piece(token + b"\n") and _plain_piece(done + b"\n")
+    assert _count_plain(token + b"\n") == 1  # counted by msgspec, not sent to the exact path
+    data = token + b"\n" + done + b"\n"
+    scanned, parsed = scan_journal_bytes(data), parse_journal_bytes(data)
+    assert list(scanned.events) == parsed.events
+    assert repr(list(scanned.events)) == repr(parsed.events)  # ints stay ints
+    assert scanned.events.authoritative_terminal["seq"] == 98765432109876543210987
+    assert type(scanned.events.authoritative_terminal["seq"]) is int
+    walked = list(scanned.events.outputs())
+    assert [_fields(e) for e in walked] == [_fields(journal_event(e)) for e in parsed.events]
+    assert walked[0].seq == 123456789012345678901 and walked[0].payload["n"] == -99999999999999999999
+
+
+@pytest.mark.parametrize("shift", [0, 1, 17, 63, 64, 65, 100])
+def test_a_run_of_640_digits_makes_a_piece_not_plain_wherever_it_stands(shift):
+    """sys.get_int_max_str_digits() is never below 640: a shorter run is an integer the stdlib always
+    converts; a run of 640 or more may be refused by it, and msgspec skipping the field would not
+    notice, so the piece goes the exact way (found among every 64th byte first: any alignment)."""
+    head = b'{"event":"token","pad":"' + b"x" * shift + b'","other":'
+    for digits, plain in ((639, True), (640, False), (641, False), (5000, False)):
+        piece = head + b"7" * digits + b"}\n"
+        assert _plain_piece(piece) is plain, (shift, digits)
+        assert _plain_piece(b'{"a":1}\n' * 3 + piece + b'{"b":2}\n') is plain, (shift, digits)
+    assert _plain_piece(head + (b"7" * 639 + b",") * 30 + b"1}\n")  # many runs just too short
