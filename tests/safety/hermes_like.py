@@ -149,7 +149,16 @@ class Live(threading.Thread):
         self.error: str | None = None
 
     def read(self, path: Path) -> bytes:
-        return path.read_bytes()  # every writer replaces atomically: always one whole version
+        """One whole version (every writer replaces atomically). Without an exchange the inspector
+        renames the old file aside before linking its own in: the name is absent for microseconds."""
+        give_up = time.monotonic() + 60  # only a hang guard
+        while True:
+            try:
+                return path.read_bytes()
+            except FileNotFoundError:
+                if time.monotonic() > give_up:
+                    raise
+                time.sleep(0.0002)
 
     def check(self) -> None:
         for path, last in list(self.last.items()):
