@@ -39,6 +39,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,7 +73,12 @@ def _install_hook(kill_at: int, torn: bool, trace: list[str] | None) -> None:
 
     def counted(name, real):
         def wrapper(*args, **kwargs):
-            if state["inside"]:
+            # Not the early staging's threads (repair --write): staged while the plan was made, they
+            # may still be finishing when apply_plan starts, so how many of their calls fall inside
+            # it varies from run to run, and a kill point counted in one run was never reached in
+            # the next ("the child was not killed"). Their kill points are
+            # tests/safety/test_early_staging_race.py's.
+            if state["inside"] and not threading.current_thread().name.startswith("inspector-early"):
                 state["count"] += 1
                 if trace is not None:
                     trace.append(name)

@@ -612,8 +612,17 @@ def _pid_alive(pid: int) -> bool:
     return portable.pid_alive(pid)
 
 
+def _any_prefix(name: str) -> str | None:
+    """``.<name>.inspector.tmp.`` of a temp file of the inspector for any target, else None."""
+    at = name.find(_TEMP_MARK, 1)
+    return name[: at + len(_TEMP_MARK)] if name.startswith(".") and at > 1 else None
+
+
 def sweep_stale_temps(
-    targets: list[Path], log: WriteLog | None = None, known: dict[str, set[str]] | None = None
+    targets: list[Path],
+    log: WriteLog | None = None,
+    known: dict[str, set[str]] | None = None,
+    whole_folders: bool = False,
 ) -> int:
     """Remove the inspector's own temp files for ``targets`` left by a process that died.
 
@@ -623,6 +632,9 @@ def sweep_stale_temps(
     the write log knows for that target (a backed-up previous version, or the inspector's
     own new bytes; ``known`` adds sha256s per target path, e.g. those of the write about to
     run) is first copied to ``<state>/rescued/`` so that no byte of it is lost.
+
+    ``whole_folders``: the dead processes' temp files for any name in the targets' folders too
+    (a run killed while it staged a sidecar that is no target any more: hermes created it since).
     """
     removed = 0
     by_parent: dict[Path, dict[str, Path]] = {}
@@ -638,7 +650,11 @@ def sweep_stale_temps(
         order = {p: i for i, p in enumerate(prefixes)}
         for entry in entries:
             prefix = _first_prefix(entry.name, order)
-            if prefix is None:
+            if prefix is not None:
+                target = str(prefixes[prefix])
+            elif whole_folders and (prefix := _any_prefix(entry.name)) is not None:
+                target = str(parent / prefix[1 : -len(_TEMP_MARK)])  # a shortened long name: unknown
+            else:
                 continue
             pid = entry.name[len(prefix) :].split(".", 1)[0]
             if not pid.isdigit() or int(pid) == os.getpid() or _pid_alive(int(pid)):
@@ -652,7 +668,6 @@ def sweep_stale_temps(
                         for path, shas in extra.items():
                             known.setdefault(path, set()).update(shas)
                     data = _read_held(Path(entry.path))
-                    target = str(prefixes[prefix])
                     if data is not None and sha256_hex(data) not in known.get(target, set()):
                         log.rescue(Path(entry.path).name, data, "swept")
                 os.unlink(entry.path)
@@ -1454,7 +1469,7 @@ def _swap(slot: _Slot) -> None:
         else:
             slot.exchanged = slot.moved = slot.placed = True
             slot.aside = slot.tmp
-            if _read_held(slot.aside) != c.before:
+            if not _displaced_before(slot.aside, c.before):
                 raise _Raced(c.path)
             return
     aside = _aside_name(c.path)
@@ -1469,8 +1484,19 @@ def _swap(slot: _Slot) -> None:
         except FileExistsError:
             raise _Raced(c.path) from None  # a save landed in the gap: it stays
         slot.placed = True
-    if _read_held(aside) != c.before:
+    if not _displaced_before(aside, c.before):
         raise _Raced(c.path)
+
+
+def _displaced_before(aside: Path, before: bytes) -> bool:
+    """Whether the version a swap moved off its target to ``aside`` is ``before``, the one checked
+    under the lock. One already gone from ``aside`` (a ``*.tmp.*`` name) was removed by hermes'
+    sweep of such files older than an hour: every save hermes makes is a file written just then,
+    never that old, so it was the version checked, which the write's backups hold."""
+    data = _read_held(aside)
+    if data is None and not os.path.lexists(aside):
+        return True
+    return data == before
 
 
 def _drop(holder: Path, ours: tuple[int, int] | None, log: WriteLog) -> None:
@@ -1636,6 +1662,7 @@ def _apply_locked(plan: Plan, log: WriteLog, clock_now: float | None) -> WriteRe
                 str(c.path): {x for x in (c.sha256_before, c.sha256_after) if x is not None}
                 for c in plan.changes
             },
+            whole_folders=True,
         )
         if side is None:
             for change in plan.changes:
@@ -1935,7 +1962,7 @@ class EarlyStaging:
         except BaseException:  # noqa: BLE001 - written by the caller, which meets the error itself
             return False
         try:
-            if _stamp(made) != stamp:  # changed since (in this process's private folder): not a backup
+            if stamp is None or _stamp(made) != stamp:  # changed (or gone) since: not a backup
                 os.unlink(made)
                 return False
             os.replace(made, dest)
@@ -1962,8 +1989,10 @@ class EarlyStaging:
             tmp, identity, attributes, xattrs = entry[1].result()
         except BaseException:  # noqa: BLE001 - staged again by the caller, which meets the error itself
             return None
-        if _stamp(tmp) != identity:
-            return None  # not the file staged here any more: it is not ours to remove
+        if identity is None or _stamp(tmp) != identity:
+            # not the file staged here any more (or gone before it could be looked at: hermes'
+            # sweep of `*.tmp.*`): staged again by the caller; what is there is not ours to remove
+            return None
         try:
             fits = _attributes(change, umask) == attributes and _xattrs_for(change) == xattrs
         except OSError:

@@ -8,6 +8,7 @@ bytes found in a stale temp file are rescued before the file is removed.
 from __future__ import annotations
 
 import hashlib
+import os
 import subprocess
 import sys
 
@@ -60,3 +61,30 @@ def test_a_log_entry_without_hashes_makes_nothing_known(tmp_path):
     (folder / f".s1.json.inspector.tmp.{pid}.1.aaaa").write_bytes(b"v1")
     assert sweep_stale_temps([target], log) == 1
     assert _rescued(log) == [b"v1"]
+
+
+def test_the_whole_folder_sweep_takes_a_dead_writers_temps_for_other_names_too(tmp_path):
+    """Rule (a run killed while it staged early, whose files are no target of the next write):
+    with ``whole_folders`` a dead process's temp file for any name in a target's folder is swept,
+    its unknown bytes rescued first; a living process's, hermes' own ``*.tmp.*`` files and
+    names that only look alike are left alone. Without it only the targets' temps are."""
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    target = folder / "s1.json"
+    log = WriteLog(tmp_path / "state")
+    dead = _dead_pid()
+    other = folder / f".s9.json.inspector.tmp.{dead}.1.aaaa"
+    kept = [
+        folder / f".s9.json.inspector.tmp.{os.getpid()}.1.bbbb",  # this process: alive
+        folder / f"s9.tmp.{dead}.1",  # hermes' own temp file
+        folder / f"..inspector.tmp.{dead}.1",  # no target name before the mark
+        folder / f"s9.json.inspector.tmp.{dead}.1",  # not a dot-name: never one of the inspector's
+        folder / f".s9.json.inspector.tmp.x{dead}.1",  # no pid after it
+    ]
+    for p in (other, *kept):
+        p.write_bytes(b"staged")
+    assert sweep_stale_temps([target], log) == 0
+    assert other.exists()
+    assert sweep_stale_temps([target], log, whole_folders=True) == 1
+    assert not other.exists() and all(p.exists() for p in kept)
+    assert _rescued(log) == [b"staged"]

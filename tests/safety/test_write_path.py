@@ -427,8 +427,10 @@ def test_a_save_displaced_by_a_killed_write_is_rescued_not_swept(tmp_path: Path)
     orphan.write_bytes(b'{"session_id": "s1", "title": "hermes save the killed write displaced"}')
     known = target.with_name(f"{planmod._temp_prefix(target)}{pid}.2")
     known.write_bytes(FILES["s1.json"][1])  # the killed write's own staged bytes
+    elsewhere = tmp_path / "elsewhere"  # not the sessions folder: that write's sweep leaves s1's files
+    elsewhere.mkdir()
     apply_plan(
-        Plan("first", "s1", [FileChange(folder / "other.json", None, b"{}")]), log
+        Plan("first", "s1", [FileChange(elsewhere / "other.json", None, b"{}")]), log
     )  # logs nothing of s1
     apply_plan(plan, log)
     assert not orphan.exists() and not known.exists()
