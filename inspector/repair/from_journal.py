@@ -427,9 +427,13 @@ def eligible(ctx: RepairContext) -> list[str]:
         if not is_safe_session_id(sid) or not _has_open_run(ctx, sid):
             continue
         source = load_session_for_repair(ctx, sid)
-        if source.refusal is None and unshown_runs(
-            source.working, _journals(ctx, sid, source.working), ctx.clock.now
-        ):
+        if source.refusal is not None:
+            continue
+        try:
+            found = unshown_runs(source.working, _journals(ctx, sid, source.working), ctx.clock.now)
+        except Exception:  # noqa: BLE001 - odd values (e.g. "tool_calls": 1): this session's plan reports them
+            continue
+        if found:
             out.append(sid)
     return out
 

@@ -376,3 +376,26 @@ def test_the_step_is_backed_up_logged_and_undone_like_any_repair(tmp_path: Path)
     assert record.action == "recover-from-journal" and path.read_bytes() != original
     undo_write(record.write_id, log)
     assert path.read_bytes() == original
+
+
+def test_one_sidecar_with_odd_values_does_not_stop_the_home_wide_list(tmp_path: Path) -> None:
+    """`"tool_calls": 1` made the journal comparison raise TypeError: `session_finding` and `plan` caught
+    it, `eligible` did not, so `repair --all --action recover-from-journal` failed for the whole home
+    (found by tests/safety/test_properties.py's hostile homes). That session is left out; the others stay."""
+    home = tmp_path / "home"
+    good, odd, run = "a1b2c3d4e5f6", "b1b2c3d4e5f6", "7c8b4108d52b4aba9af362d3a54f47ac"
+    for sid in (good, odd):
+        folder = home / "webui" / "sessions" / "_run_journal" / sid
+        folder.mkdir(parents=True)
+        data = json.loads((FIXTURES / "journal" / "session_after_repair_pending_retry.json").read_text())
+        data["session_id"] = sid
+        if sid == odd:
+            data["tool_calls"] = 1
+        (home / "webui" / "sessions" / f"{sid}.json").write_text(json.dumps(data), encoding="utf-8")
+        journal = (FIXTURES / "journal" / "run_journal_example.jsonl").read_text(encoding="utf-8")
+        (folder / f"{run}.jsonl").write_text(journal.replace(good, sid), encoding="utf-8")
+    ctx = make_ctx(home, 1796016395.0 + 86400 + 1)
+    assert from_journal.eligible(ctx) == [good]
+    assert from_journal.session_finding(ctx, odd) is None
+    refused = from_journal.plan(ctx, odd)
+    assert refused.changes == [] and refused.refusal
