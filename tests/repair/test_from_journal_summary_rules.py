@@ -13,6 +13,8 @@ Rules pinned here:
 * hermes' session-wide dedupe: journaled text equal to an earlier turn's row is taken as present
   (no second copy), with a warning that says so; the text after it is still put back;
 * an event without ``created_at`` stamps its row with the plan's clock (``int(now)``);
+* when later turns follow the recovered one, a second line says the rows go to their own turn
+  (quirk 1); with no later turn there is no such line;
 * a ``tool_complete`` whose ``is_error`` is a non-empty string gets ``is_error: True`` and a warning.
 """
 
@@ -81,6 +83,7 @@ def test_one_row_no_card(tmp_path: Path) -> None:
     plan, _ = _plan(tmp_path)
     line = f"run {RUN08}: puts back 1 row" + WHERE.format(row=4) + f"; first text {PLAN_TEXT!r}"
     assert line in plan.summary
+    assert not any("later turns" in x for x in plan.summary)  # no later turn here
 
 
 def test_one_row_and_one_tool_card(tmp_path: Path) -> None:
@@ -135,3 +138,75 @@ def test_a_string_is_error_is_true_with_a_warning(tmp_path: Path) -> None:
         "tool_complete for 'terminal' has is_error='yes'; hermes uses truthiness, so the card gets is_error=True"
         in plan.warnings
     )
+
+
+def test_a_turn_without_marker_says_where_the_rows_went(tmp_path: Path) -> None:
+    """Rule: no marker: "at the end of its turn (row N); the turn has no marker and none is added"."""
+    case = GOLDEN / "08-giveup-after-24h"
+    home = copy_tree(case / "after", tmp_path / "home")
+    copy_tree(
+        case / "before" / "webui" / "sessions" / "_run_journal", home / "webui" / "sessions" / "_run_journal"
+    )
+    path = home / "webui" / "sessions" / f"{S08}.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    del data["messages"][3]  # the marker
+    data["message_count"] = 3
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
+    plan = from_journal.plan(make_ctx(home, NOW), S08)
+    line = (
+        f"run {RUN08}: puts back 1 row at the end of its turn (row 3); the turn has no marker and none is added"
+        f"; first text {PLAN_TEXT!r}"
+    )
+    assert line in plan.summary
+
+
+def test_a_first_text_over_70_characters_is_cut_to_67_and_three_dots(tmp_path: Path) -> None:
+    """Rule: the first text is quoted whole up to 70 characters, else its first 67 and "..."."""
+    more = " Then a rollback plan for each step."  # PLAN_TEXT (66) + 36 = 102 characters
+    plan, data = _plan(tmp_path, after=_event(3, "token", {"text": more}))
+    assert data["messages"][3]["content"] == PLAN_TEXT + more
+    snippet = "Here is a three-step migration plan: export, dual-write, cut over. ..."  # 66 + " " + "..."
+    assert len(snippet) == 70
+    line = f"run {RUN08}: puts back 1 row" + WHERE.format(row=4) + f"; first text {snippet!r}"
+    assert line in plan.summary
+
+
+LATER_TURNS = (
+    "later turns follow this one: the rows go to their own turn and tool cards keep "
+    "pointing at their rows (hermes' promotion would append them after the later "
+    "turns' rows and leave stale indexes, quirk 1)"
+)
+
+
+def test_later_turns_get_their_own_line(tmp_path: Path) -> None:
+    """Rule: a later turn after the marker: the quirk-1 line, word for word."""
+    case = GOLDEN / "08-giveup-after-24h"
+    home = copy_tree(case / "after", tmp_path / "home")
+    copy_tree(
+        case / "before" / "webui" / "sessions" / "_run_journal", home / "webui" / "sessions" / "_run_journal"
+    )
+    path = home / "webui" / "sessions" / f"{S08}.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    later = [
+        {"role": "user", "content": "Then write the script.", "timestamp": 1779341000},
+        {"role": "assistant", "content": "Script below.", "timestamp": 1779341010},
+    ]
+    data["messages"] += later
+    data["context_messages"] += later
+    data["message_count"] = 6
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
+    plan = from_journal.plan(make_ctx(home, NOW), S08)
+    assert plan.summary[-1] == LATER_TURNS
+    assert (
+        f"run {RUN08}: puts back 1 row" + WHERE.format(row=4) + f"; first text {PLAN_TEXT!r}" in plan.summary
+    )
+
+
+def test_a_first_text_of_70_characters_is_quoted_whole_71_is_cut(tmp_path: Path) -> None:
+    """Rule: the cut is at more than 70 characters, not at 70."""
+    plan, _ = _plan(tmp_path / "a", after=_event(3, "token", {"text": " Yes"}))
+    whole = PLAN_TEXT + " Yes"
+    assert len(whole) == 70
+    assert any(x.endswith(f"; first text {whole!r}") for x in plan.summary)
+    plan, _ = _plan(tmp_path / "b", after=_event(3, "token", {"text": " Yes!"}))
+    assert any(x.endswith(f"; first text {PLAN_TEXT + ' ...'!r}") for x in plan.summary)
