@@ -210,3 +210,12 @@ def test_a_first_text_of_70_characters_is_quoted_whole_71_is_cut(tmp_path: Path)
     assert any(x.endswith(f"; first text {whole!r}") for x in plan.summary)
     plan, _ = _plan(tmp_path / "b", after=_event(3, "token", {"text": " Yes!"}))
     assert any(x.endswith(f"; first text {PLAN_TEXT + ' ...'!r}") for x in plan.summary)
+
+
+def test_the_plan_names_its_session_and_refuses_an_unsafe_id(tmp_path: Path) -> None:
+    """Rule: the plan is the session's; an id with a dot is refused with the loader's words."""
+    plan, _ = _plan(tmp_path)
+    assert plan.session_id == S08
+    refused = from_journal.plan(make_ctx(tmp_path / "home", NOW), "bad.id")
+    assert refused.refusal == "unsafe session id 'bad.id': only letters, digits, '_' and '-' are allowed"
+    assert refused.changes == []
