@@ -50,7 +50,7 @@ from inspector.store.statedb import (
     read_schema,
     state_db_has_session,
 )
-from inspector.store.tombstone import is_durably_tombstoned, load_tombstone_ids
+from inspector.store.tombstone import durable_tombstone_check, is_durably_tombstoned
 
 NAME = "materialize"
 
@@ -396,30 +396,11 @@ def _rows_for(
         db,
         include_empty=include_empty,
         sidecar_exists=sidecar_exists,
-        is_tombstoned=_tombstone_check(ctx),
+        is_tombstoned=durable_tombstone_check(ctx.session_dir, ctx.snapshot),
     )
     if session_id is None:
         return rows
     return [r for r in rows if _row_sid(r) == session_id]
-
-
-def _tombstone_check(ctx: RepairContext) -> Callable[[str], bool]:
-    """``is_durably_tombstoned(ctx.session_dir, sid, ctx.snapshot)`` for the ~1,000 ids a home-wide
-    plan asks about: the durable tombstone is read and parsed at the first id that needs it, not
-    once per id (the snapshot answers every read of it with the bytes it first read, so each
-    parse gave the same ids)."""
-    sdir, snapshot = ctx.session_dir, ctx.snapshot
-    ids: frozenset[str] | None = None
-
-    def check(sid: str) -> bool:
-        nonlocal ids
-        if not sid or (sdir / f"{sid}.json").exists():
-            return False
-        if ids is None:
-            ids = load_tombstone_ids(sdir, snapshot)
-        return sid in ids
-
-    return check
 
 
 def _has_count_column(db: Path) -> bool:

@@ -7,6 +7,7 @@ Read through a :class:`FileSnapshot`; nothing here writes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from inspector.store.files import FileSnapshot
@@ -51,6 +52,20 @@ def is_durably_tombstoned(session_dir: Path, sid: str, snapshot: FileSnapshot | 
     False when ``sid`` is empty or ``<sid>.json`` exists, and on any read/validation failure.
     The ``_index.json`` "looks deleted" heuristic is deliberately not used.
     """
-    if not sid or (session_dir / f"{sid}.json").exists():
-        return False
-    return sid in load_tombstone_ids(session_dir, snapshot)
+    return durable_tombstone_check(session_dir, snapshot)(sid)
+
+
+def durable_tombstone_check(session_dir: Path, snapshot: FileSnapshot | None = None) -> Callable[[str], bool]:
+    """:func:`is_durably_tombstoned` for many ids: the tombstone is read and parsed at the first id
+    that needs it, not once per id (with a snapshot every read gives the bytes it first read)."""
+    ids: frozenset[str] | None = None
+
+    def check(sid: str) -> bool:
+        nonlocal ids
+        if not sid or (session_dir / f"{sid}.json").exists():
+            return False
+        if ids is None:
+            ids = load_tombstone_ids(session_dir, snapshot)
+        return sid in ids
+
+    return check

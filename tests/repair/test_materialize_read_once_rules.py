@@ -41,7 +41,8 @@ def test_the_tombstone_check_answers_as_is_durably_tombstoned(tmp_path, tombston
     write_json(sessions / "has_sidecar.json", sidecar("has_sidecar", 1))
     if tombstone_text is not None:
         (sessions / "_deleted_webui_sessions.json").write_text(tombstone_text, encoding="utf-8")
-    check = materialize._tombstone_check(make_ctx(home))
+    ctx = make_ctx(home)
+    check = tombstone.durable_tombstone_check(ctx.session_dir, ctx.snapshot)
     got = [check(sid) for sid in IDS]
     expected = [is_durably_tombstoned(sessions, sid, FileSnapshot()) for sid in IDS]
     assert got == expected
