@@ -35,7 +35,7 @@ from typing import Any
 
 from inspector import portable
 from inspector.statedir import state_folder
-from inspector.store.files import Fingerprint, NotARegularFile, read_regular, sha256_hex
+from inspector.store.files import Fingerprint, NotARegularFile, open_regular, read_regular, sha256_hex
 from inspector.store.journal import OTHER_LINE_BREAKS
 
 
@@ -518,6 +518,7 @@ def check_fingerprints(plan: Plan) -> list[str]:
     """
     changed = []
     seen: set[Path] = set()
+    buffer: memoryview | None = None
     for c in plan.changes:
         if c.path in seen:
             changed.append(f"{c.path} appears twice in the plan")
@@ -528,7 +529,12 @@ def check_fingerprints(plan: Plan) -> list[str]:
             changed.append(problem)
             continue
         try:
-            now = _current_bytes(c.path)
+            if c.before is None:
+                now = _current_bytes(c.path)
+            else:  # the bytes themselves (no hash of a 22 MB index per check), read through one buffer
+                if buffer is None:
+                    buffer = memoryview(bytearray(_COMPARE_CHUNK))
+                now = _holds_bytes(c.path, c.before, buffer)
         except OSError as exc:
             changed.append(f"{c.path} cannot be read ({_reason(exc)})")
             continue
@@ -537,9 +543,47 @@ def check_fingerprints(plan: Plan) -> list[str]:
                 changed.append(f"{c.path} now exists (it did not when the preview was made)")
         elif now is None:
             changed.append(f"{c.path} was removed since the preview")
-        elif now != c.before:  # the bytes themselves: no hash of a 22 MB index per check
+        elif not now:
             changed.append(f"{c.path} changed since the preview")
     return changed
+
+
+_COMPARE_CHUNK = 1 << 20  # bytes read at a time by :func:`_holds_bytes`
+_HAS_READV = hasattr(os, "readv") and not portable.FORCED  # reads into the one reused buffer
+
+
+def _holds_bytes(path: Path, expected: bytes, buffer: memoryview) -> bool | None:
+    """Whether the file at ``path`` holds exactly ``expected``: read to its end and compared byte for
+    byte, a chunk at a time through ``buffer`` (the first difference ends the read), so the 22 MB
+    index checked twice per write costs no fresh 22 MB copy each time. None: no file. Opens as
+    :func:`_current_bytes` does: never through a link, never blocking; a link or anything but a
+    regular file raises _NotRegular."""
+    try:
+        fd, _ = open_regular(path, follow_links=False)
+    except (FileNotFoundError, NotARegularFile):
+        fd = None
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+        fd = None
+    if fd is None:
+        if os.path.lexists(path):
+            raise _NotRegular(errno.EINVAL, "not a regular file", str(path))
+        return None
+    offset = 0
+    try:
+        while True:
+            if _HAS_READV:
+                chunk = buffer[: os.readv(fd, [buffer])]
+            else:  # no readv (Windows): a fresh chunk per read, still never the whole file at once
+                chunk = memoryview(os.read(fd, len(buffer)))
+            if not chunk:
+                return offset == len(expected)
+            if not expected.startswith(chunk, offset):  # a memcmp at ``offset``: no copy made
+                return False
+            offset += len(chunk)
+    finally:
+        os.close(fd)
 
 
 # ---------------------------------------------------------------- names that always fit
@@ -1492,11 +1536,13 @@ def _displaced_before(aside: Path, before: bytes) -> bool:
     """Whether the version a swap moved off its target to ``aside`` is ``before``, the one checked
     under the lock. One already gone from ``aside`` (a ``*.tmp.*`` name) was removed by hermes'
     sweep of such files older than an hour: every save hermes makes is a file written just then,
-    never that old, so it was the version checked, which the write's backups hold."""
-    data = _read_held(aside)
-    if data is None and not os.path.lexists(aside):
-        return True
-    return data == before
+    never that old, so it was the version checked, which the write's backups hold. Compared as
+    the check before the write compares (:func:`_holds_bytes`: no fresh copy of a 22 MB index)."""
+    try:
+        same = _holds_bytes(aside, before, memoryview(bytearray(min(_COMPARE_CHUNK, len(before) + 1))))
+    except _NotRegular:  # a link or a special file there now: not the version checked
+        return False
+    return True if same is None else same
 
 
 def _drop(holder: Path, ours: tuple[int, int] | None, log: WriteLog) -> None:

@@ -692,7 +692,15 @@ def test_the_check_before_a_write_names_every_kind_of_change_in_order(tmp_path, 
             raise PermissionError(errno.EACCES, "Permission denied", str(path))
         return real(path)
 
+    real_open = planmod.open_regular
+
+    def open_regular(path, **kwargs):  # what the comparison with the previewed bytes opens
+        if path == p["unreadable"]:
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return real_open(path, **kwargs)
+
     monkeypatch.setattr(planmod, "_read_held", read_held)
+    monkeypatch.setattr(planmod, "open_regular", open_regular)
     change = {name: FileChange(path=p[name], before=b"now", after=b"new") for name in names}
     change["appeared"] = FileChange(path=p["appeared"], before=None, after=b"new")
     change["changed"] = FileChange(path=p["changed"], before=b"then", after=b"new")
