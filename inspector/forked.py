@@ -10,6 +10,7 @@ work themselves.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import pickle
@@ -17,6 +18,8 @@ from collections.abc import Callable
 from typing import Any
 
 from inspector import portable
+
+_PIPE_BUFFER = 1 << 16  # the reader's buffer: a pipe's default capacity
 
 
 class ForkedError(RuntimeError):
@@ -63,21 +66,26 @@ class Forked:
         self._fd = read_fd
 
     def result(self) -> Any:
-        """The copy's return value; ForkedError when it raised or died."""
-        chunks = []
+        """The copy's return value; ForkedError when it raised or died.
+
+        Unpickled as it comes through the pipe (a buffered reader: a frame at a time), so a 13 MB
+        result is never gathered in chunks and joined into one fresh buffer first."""
+        pipe = None
+        outcome = None
         try:
-            while True:
-                chunk = os.read(self._fd, 1 << 20)
-                if not chunk:
-                    break
-                chunks.append(chunk)
+            pipe = open(self._fd, "rb", buffering=_PIPE_BUFFER)
+            with contextlib.suppress(EOFError, pickle.UnpicklingError):  # nothing, or not all, came
+                outcome = pickle.load(pipe)
         finally:
-            os.close(self._fd)
+            if pipe is None:
+                os.close(self._fd)
+            else:
+                pipe.close()
             os.waitpid(self._pid, 0)
-        if not chunks:
+        if outcome is None:
             _log_failure("the forked process ended without a result", "")
             raise ForkedError("the forked process ended without a result")
-        ok, value = pickle.loads(b"".join(chunks))
+        ok, value = outcome
         if not ok:
             message, details = value
             _log_failure(message, details)

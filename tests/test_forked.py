@@ -51,3 +51,34 @@ def test_an_error_in_the_copy_keeps_its_traceback_and_is_logged(caplog):
     assert "Traceback" in info.value.details and "deep_failure" in info.value.details
     (record,) = [r for r in caplog.records if r.name == "inspector.forked"]
     assert record.levelname == "WARNING" and "deep_failure" in record.getMessage()
+
+
+def _cut_short(keep: int):
+    """In the copy: its result's write sends only the first ``keep`` bytes, then the copy dies."""
+
+    def work():
+        def write(fd, data):
+            os.write_real(fd, bytes(data)[:keep]) if keep else None
+            os._exit(0)
+
+        os.write_real = os.write
+        os.write = write
+        return list(range(200_000))
+
+    return work
+
+
+@pytest.mark.parametrize("keep", [1, 5, 70_000, 500_000])
+def test_a_result_cut_short_is_reported_as_no_result(keep):
+    """Rule: the result is unpickled as it arrives through the pipe; a copy that dies partway
+    through sending it (in its first frame, or after several pipe-fulls) is "without a result",
+    never a half-read value nor an unpickling error of its own."""
+    with pytest.raises(ForkedError, match="without a result"):
+        Forked(_cut_short(keep)).result()
+
+
+def test_results_of_many_frames_and_large_objects_arrive_whole():
+    """Rule: a result of many small objects (many pickle frames) and of large ones (written outside
+    the frames) arrives equal, whatever the pipe's chunks."""
+    value = ([str(i) * (i % 50) for i in range(50_000)], os.urandom(1 << 20), b"x" * 70_000)
+    assert Forked(lambda: value).result() == value
