@@ -22,6 +22,24 @@ from inspector import portable
 _PIPE_BUFFER = 1 << 16  # the reader's buffer: a pipe's default capacity
 
 
+class _PipeSink:
+    """Where the copy pickles its result: each frame the pickler finishes (64 KB, or one large
+    object) goes straight into the pipe, so the result is never held whole as one pickled buffer
+    and the parent unpickles while the copy still writes. ``sent``: something went out already."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self.sent = False
+
+    def write(self, data: Any) -> int:
+        view = memoryview(data).cast("B")
+        size = len(view)
+        while view:
+            view = view[os.write(self._fd, view) :]
+            self.sent = True
+        return size
+
+
 class ForkedError(RuntimeError):
     """The forked copy failed (its error's type and message; ``details``: its traceback) or died."""
 
@@ -42,23 +60,19 @@ class Forked:
         if pid == 0:  # the copy: work, write the result, leave without running anything else
             try:
                 os.close(read_fd)
+                sink = _PipeSink(write_fd)
                 try:
-                    payload = pickle.dumps((True, fn()), protocol=pickle.HIGHEST_PROTOCOL)
+                    pickle.dump((True, fn()), sink, protocol=pickle.HIGHEST_PROTOCOL)
                 except BaseException as exc:  # noqa: BLE001 - reported to the parent, traceback and all
+                    if sink.sent:  # part of the result is out: the parent reads it as cut short
+                        raise
                     import traceback
 
-                    payload = pickle.dumps(
-                        (
-                            False,
-                            (
-                                f"{type(exc).__name__}: {exc}",
-                                "".join(traceback.format_exception(exc)).rstrip(),
-                            ),
-                        )
+                    error = (
+                        f"{type(exc).__name__}: {exc}",
+                        "".join(traceback.format_exception(exc)).rstrip(),
                     )
-                view = memoryview(payload)
-                while view:
-                    view = view[os.write(write_fd, view) :]
+                    pickle.dump((False, error), sink)
             finally:
                 os._exit(0)
         os.close(write_fd)
@@ -68,8 +82,8 @@ class Forked:
     def result(self) -> Any:
         """The copy's return value; ForkedError when it raised or died.
 
-        Unpickled as it comes through the pipe (a buffered reader: a frame at a time), so a 13 MB
-        result is never gathered in chunks and joined into one fresh buffer first."""
+        Unpickled as it comes through the pipe (a buffered reader: a frame at a time) while the copy
+        pickles it, so a 13 MB result is never gathered whole on either side."""
         pipe = None
         outcome = None
         try:

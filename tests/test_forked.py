@@ -82,3 +82,11 @@ def test_results_of_many_frames_and_large_objects_arrive_whole():
     the frames) arrives equal, whatever the pipe's chunks."""
     value = ([str(i) * (i % 50) for i in range(50_000)], os.urandom(1 << 20), b"x" * 70_000)
     assert Forked(lambda: value).result() == value
+
+
+def test_a_result_that_fails_to_pickle_partway_is_no_result():
+    """Rule: the copy pickles its result straight into the pipe; when pickling fails after part of
+    it went out, the parent gets "without a result" (never a partial value); when it fails before
+    anything went out, the pickling error's own words (see the unpicklable test above)."""
+    with pytest.raises(ForkedError, match="without a result"):
+        Forked(lambda: [list(range(100_000)), lambda: None]).result()
