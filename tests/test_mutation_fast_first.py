@@ -1,0 +1,130 @@
+"""The mutation run's test-ordering plugin (tests/mutation_fast_first.py).
+
+Rules: in a process that runs a mutant's tests, the tests run fastest first by mutmut's recorded
+durations, and those slower than the cap are left out (and reported as deselected) unless that
+would leave none; anywhere else (the suite itself, mutmut's stats and clean runs, a by-name run
+with MUTATION_FULL=1) the plugin changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import pytest
+
+from tests import mutation_fast_first as plugin
+
+
+class _Hook:
+    def __init__(self) -> None:
+        self.deselected: list[object] = []
+
+    def pytest_deselected(self, items) -> None:
+        self.deselected.extend(items)
+
+
+def _item(nodeid: str) -> SimpleNamespace:
+    return SimpleNamespace(nodeid=nodeid)
+
+
+@pytest.fixture
+def stats(tmp_path, monkeypatch):
+    """A mutants folder with mutmut's stats: t_slow 2.0 s, t_mid 0.2 s, t_fast 0.001 s."""
+    path = tmp_path / "mutmut-stats.json"
+    path.write_text(
+        json.dumps(
+            {
+                "duration_by_test": {
+                    "tests/a.py::t_slow": 2.0,
+                    "tests/a.py::t_mid": 0.2,
+                    "tests/b.py::t_fast": 0.001,
+                }
+            }
+        ),
+        encoding="utf-8",
+    )
+    monkeypatch.setattr(plugin, "_STATS", path)
+    monkeypatch.setattr(plugin, "_CAPPED", tmp_path / "fast_first_capped.txt")
+    monkeypatch.setattr(plugin, "_loaded_mtime", None)
+    monkeypatch.delenv("MUTATION_FULL", raising=False)
+    monkeypatch.delenv("MUTATION_TEST_CAP", raising=False)
+    return tmp_path
+
+
+def _run(items):
+    hook = _Hook()
+    config = SimpleNamespace(hook=hook)
+    plugin.pytest_collection_modifyitems(config, items)
+    return [item.nodeid for item in items], [item.nodeid for item in hook.deselected]
+
+
+def _three():
+    return [_item("tests/a.py::t_slow"), _item("tests/a.py::t_mid"), _item("tests/b.py::t_fast")]
+
+
+def test_a_mutants_tests_run_fastest_first_and_the_slow_ones_are_left_out(stats, monkeypatch):
+    monkeypatch.setenv("MUTANT_UNDER_TEST", "inspector.plan.x_f__mutmut_3")
+    kept, dropped = _run(_three())
+    assert kept == ["tests/b.py::t_fast", "tests/a.py::t_mid"]
+    assert dropped == ["tests/a.py::t_slow"]
+    assert (stats / "fast_first_capped.txt").read_text() == "inspector.plan.x_f__mutmut_3\t2\t1\n"
+
+
+def test_the_cap_is_a_setting(stats, monkeypatch):
+    monkeypatch.setenv("MUTANT_UNDER_TEST", "inspector.plan.x_f__mutmut_3")
+    monkeypatch.setenv("MUTATION_TEST_CAP", "0.01")
+    kept, dropped = _run(_three())
+    assert kept == ["tests/b.py::t_fast"]
+    assert dropped == ["tests/a.py::t_mid", "tests/a.py::t_slow"]
+
+
+def test_when_every_test_is_slow_all_run_fastest_first(stats, monkeypatch):
+    monkeypatch.setenv("MUTANT_UNDER_TEST", "inspector.plan.x_f__mutmut_3")
+    monkeypatch.setenv("MUTATION_TEST_CAP", "0.0001")
+    kept, dropped = _run(_three())
+    assert kept == ["tests/b.py::t_fast", "tests/a.py::t_mid", "tests/a.py::t_slow"]
+    assert dropped == []
+    assert not (stats / "fast_first_capped.txt").exists()
+
+
+def test_a_test_without_a_recorded_duration_counts_as_fast(stats, monkeypatch):
+    monkeypatch.setenv("MUTANT_UNDER_TEST", "inspector.plan.x_f__mutmut_3")
+    kept, _ = _run([_item("tests/a.py::t_mid"), _item("tests/c.py::t_new")])
+    assert kept == ["tests/c.py::t_new", "tests/a.py::t_mid"]
+
+
+def test_mutmuts_own_prefix_on_a_node_id_is_ignored(stats, monkeypatch):
+    monkeypatch.setenv("MUTANT_UNDER_TEST", "inspector.plan.x_f__mutmut_3")
+    kept, dropped = _run([_item("mutants/tests/a.py::t_slow"), _item("mutants/tests/b.py::t_fast")])
+    assert kept == ["mutants/tests/b.py::t_fast"]
+    assert dropped == ["mutants/tests/a.py::t_slow"]
+
+
+@pytest.mark.parametrize(
+    ("mutant", "full"),
+    [
+        ("", None),  # the suite itself, mutmut's clean run
+        ("stats", None),  # mutmut collecting which tests reach which function
+        ("fail", None),  # mutmut's forced-fail check
+        ("inspector.plan.x_f__mutmut_3", "1"),  # a by-name run with the whole set
+    ],
+)
+def test_outside_a_mutants_run_nothing_changes(stats, monkeypatch, mutant, full):
+    monkeypatch.setenv("MUTANT_UNDER_TEST", mutant)
+    if full is not None:
+        monkeypatch.setenv("MUTATION_FULL", full)
+    kept, dropped = _run(_three())
+    assert kept == ["tests/a.py::t_slow", "tests/a.py::t_mid", "tests/b.py::t_fast"]
+    assert dropped == []
+
+
+def test_missing_or_broken_stats_keep_the_order_and_every_test(stats, monkeypatch):
+    monkeypatch.setenv("MUTANT_UNDER_TEST", "inspector.plan.x_f__mutmut_3")
+    (stats / "mutmut-stats.json").write_text("{not json", encoding="utf-8")
+    kept, dropped = _run(_three())
+    assert kept == ["tests/a.py::t_slow", "tests/a.py::t_mid", "tests/b.py::t_fast"]
+    assert dropped == []
+    (stats / "mutmut-stats.json").unlink()
+    kept, _ = _run(_three())
+    assert kept == ["tests/a.py::t_slow", "tests/a.py::t_mid", "tests/b.py::t_fast"]
