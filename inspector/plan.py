@@ -530,20 +530,20 @@ def check_fingerprints(plan: Plan) -> list[str]:
             continue
         try:
             if c.before is None:
-                now = _current_bytes(c.path)
+                exists = _current_bytes(c.path) is not None
             else:  # the bytes themselves (no hash of a 22 MB index per check), read through one buffer
                 if buffer is None:
                     buffer = memoryview(bytearray(_COMPARE_CHUNK))
-                now = _holds_bytes(c.path, c.before, buffer)
+                same = _holds_bytes(c.path, c.before, buffer)
         except OSError as exc:
             changed.append(f"{c.path} cannot be read ({_reason(exc)})")
             continue
         if c.before is None:
-            if now is not None:
+            if exists:
                 changed.append(f"{c.path} now exists (it did not when the preview was made)")
-        elif now is None:
+        elif same is None:
             changed.append(f"{c.path} was removed since the preview")
-        elif not now:
+        elif not same:
             changed.append(f"{c.path} changed since the preview")
     return changed
 
