@@ -254,7 +254,9 @@ def index_after_save(existing: Any, saved: LoadedSession, on_disk_ids: Container
         raise FastPathFailed(f"{type(exc).__name__}: {exc}") from exc
 
 
-def index_after_save_from_bytes(data: bytes, saved: LoadedSession, on_disk_ids: Container[str]) -> bytes | None:
+def index_after_save_from_bytes(
+    data: bytes, saved: LoadedSession, on_disk_ids: Container[str]
+) -> bytes | None:
     """:func:`index_after_save` of ``parse_index_json(data)`` as a splice of the index's own row
     bytes, where :mod:`inspector.store.index_splice` proves it the same bytes; None otherwise (the
     caller then parses and runs :func:`index_after_save`, which decides and raises as before)."""

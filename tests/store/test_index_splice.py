@@ -102,7 +102,15 @@ def test_compacts_keys_are_row_keys_in_order() -> None:
 
 @pytest.mark.parametrize(
     "case",
-    ["moved-to-top", "appended", "ghosts-dropped", "duplicates-replaced", "ties-stable", "missing-time", "int-times"],
+    [
+        "moved-to-top",
+        "appended",
+        "ghosts-dropped",
+        "duplicates-replaced",
+        "ties-stable",
+        "missing-time",
+        "int-times",
+    ],
 )
 def test_a_hermes_written_index_is_spliced_to_the_exact_bytes(case: str) -> None:
     rows = _rows(30)
@@ -132,7 +140,10 @@ def test_the_bench_shapes_are_spliced() -> None:
     """Nested gateway routing, composer drafts and an ``estimated_cost`` of 1e-05 (repr's
     exponent form, which hermes writes) keep the splice."""
     rows = _rows(12)
-    rows[2]["gateway_routing"] = {"used_provider": "openai", "routing": [{"provider": "openai", "status": "ok"}]}
+    rows[2]["gateway_routing"] = {
+        "used_provider": "openai",
+        "routing": [{"provider": "openai", "status": "ok"}],
+    }
     rows[2]["gateway_routing_history"] = [rows[2]["gateway_routing"], {"n": 3, "ok": True, "why": None}]
     rows[5]["composer_draft"] = {"text": "half a thought: yes, no", "files": []}
     rows[6]["estimated_cost"] = 1e-05
@@ -167,18 +178,25 @@ _HOSTILE = {
     "minus-zero": _edit(_PLAIN, b'"created_at": 1794998873.01', b'"created_at": -0'),
     "long-int": _edit(_PLAIN, b'"created_at": 1794998873.01', b'"created_at": ' + b"7" * 5000),
     "float-in-int-key": _edit(_PLAIN, b'"message_count": 2', b'"message_count": 2.5'),
-    "float-in-container": _edit(_PLAIN, b'"context_engine_state": {}', b'"context_engine_state": {\n      "x": 0.5\n    }'),
-    "nested-duplicate": _edit(
-        _PLAIN, b'"context_engine_state": {}', b'"context_engine_state": {\n      "x": 1,\n      "x": 2\n    }'
+    "float-in-container": _edit(
+        _PLAIN, b'"context_engine_state": {}', b'"context_engine_state": {\n      "x": 0.5\n    }'
     ),
-    "object-in-time-key": _edit(_PLAIN, b'"created_at": 1794998873.01', b'"created_at": {\n      "a": 1\n    }'),
+    "nested-duplicate": _edit(
+        _PLAIN,
+        b'"context_engine_state": {}',
+        b'"context_engine_state": {\n      "x": 1,\n      "x": 2\n    }',
+    ),
+    "object-in-time-key": _edit(
+        _PLAIN, b'"created_at": 1794998873.01', b'"created_at": {\n      "a": 1\n    }'
+    ),
     "list-in-time-key": _edit(_PLAIN, b'"created_at": 1794998873.01', b'"created_at": [\n      1.50\n    ]'),
     "nan": _edit(_PLAIN, b'"created_at": 1794998873.01', b'"created_at": NaN'),
     "infinity": _edit(_PLAIN, b'"created_at": 1794998873.01', b'"created_at": Infinity'),
     "too-deep": _edit(
         _PLAIN,
         b'"context_engine_state": {}',
-        b'"context_engine_state": ' + json.dumps(json.loads("[" * 12 + "]" * 12), indent=2).replace("\n", "\n    ").encode(),
+        b'"context_engine_state": '
+        + json.dumps(json.loads("[" * 12 + "]" * 12), indent=2).replace("\n", "\n    ").encode(),
     ),
     "unhashable-id": _edit(_PLAIN, b'"session_id": "s0003"', b'"session_id": [\n      "s0003"\n    ]'),
     "trailing-newline": _PLAIN + b"\n",
@@ -223,7 +241,9 @@ _number = st.one_of(
     st.integers(-(10**30), 10**30),
     st.sampled_from([1e-05, 0.0001, 1e16, 1e15, -0.0, 0.1, 5e-324, 1.7976931348623157e308]),
 )
-_nested = st.recursive(_scalar, lambda kids: st.lists(kids, max_size=3) | st.dictionaries(_text, kids, max_size=3), max_leaves=8)
+_nested = st.recursive(
+    _scalar, lambda kids: st.lists(kids, max_size=3) | st.dictionaries(_text, kids, max_size=3), max_leaves=8
+)
 _rows_strategy = st.lists(
     st.fixed_dictionaries(
         {"session_id": st.one_of(st.sampled_from(["s0000", "s0001", "s0002", "gone"]), _scalar)},
@@ -253,8 +273,14 @@ def test_generated_hermes_indexes_splice_to_the_exact_bytes(rows, saved_time, go
 
 
 @SETTINGS
-@given(rows=_rows_strategy, at=st.integers(0, 10**6), junk=st.sampled_from([b"\\", b"0", b",", b" ", b"\n", b"-", b"e", b".", b'"']))
-def test_generated_indexes_with_one_byte_changed_splice_to_the_exact_bytes_or_not_at_all(rows, at, junk) -> None:
+@given(
+    rows=_rows_strategy,
+    at=st.integers(0, 10**6),
+    junk=st.sampled_from([b"\\", b"0", b",", b" ", b"\n", b"-", b"e", b".", b'"']),
+)
+def test_generated_indexes_with_one_byte_changed_splice_to_the_exact_bytes_or_not_at_all(
+    rows, at, junk
+) -> None:
     data = _hermes_bytes(rows)
     data = data[: at % (len(data) + 1)] + junk + data[at % (len(data) + 1) + 1 :]
     _check(data, _session("s0001", 1796000000.0), {"s0000", "s0001", "s0002"})
@@ -264,7 +290,11 @@ def test_generated_indexes_with_one_byte_changed_splice_to_the_exact_bytes_or_no
 
 
 @SETTINGS
-@given(x=st.floats(allow_nan=False, allow_infinity=False), digits=st.integers(0, 20), form=st.sampled_from("fegr"))
+@given(
+    x=st.floats(allow_nan=False, allow_infinity=False),
+    digits=st.integers(0, 20),
+    form=st.sampled_from("fegr"),
+)
 def test_a_float_token_the_plain_pattern_takes_is_reprs_own_text(x, digits, form) -> None:
     """_PLAIN_FLOAT_LINE (fixed notation, <= 15 digits, no trailing zero, >= 1e-4) only takes
     tokens that are float.__repr__ of their value."""
@@ -275,7 +305,17 @@ def test_a_float_token_the_plain_pattern_takes_is_reprs_own_text(x, digits, form
 
 @pytest.mark.parametrize(
     "token",
-    ["0.0001", "0.0", "-0.0", "5.0", "100.5", "123456789012345.0", "99999999999999.9", "0.123456789012", "1794998873.01"],
+    [
+        "0.0001",
+        "0.0",
+        "-0.0",
+        "5.0",
+        "100.5",
+        "123456789012345.0",
+        "99999999999999.9",
+        "0.123456789012",
+        "1794998873.01",
+    ],
 )
 def test_plain_float_tokens_at_the_edges(token: str) -> None:
     matched = bool(index_splice._PLAIN_FLOAT_LINE.fullmatch(token.encode()))
@@ -304,7 +344,10 @@ def test_a_run_of_640_digits_is_found_at_every_alignment() -> None:
     for shift in range(64):
         data = _edit(base, b'"title": "chat s0001', b'"title": "' + b"x" * shift + b"1" * 640)
         assert index_splice._round_trips(data) is None
-    assert index_splice._round_trips(_edit(base, b'"title": "chat s0001', b'"title": "' + b"1" * 570)) is not None  # 9 multiples of 64 at most
+    assert (
+        index_splice._round_trips(_edit(base, b'"title": "chat s0001', b'"title": "' + b"1" * 570))
+        is not None
+    )  # 9 multiples of 64 at most
 
 
 # ---------------------------------------------------------------- hermes' own fast path
@@ -345,13 +388,22 @@ def test_hermes_own_fast_path_gives_the_spliced_bytes(tmp_path: Path) -> None:
             "created_at": 1794998873.01 + i,
             "updated_at": 1796000000.5 - i * 3.25,
             "estimated_cost": 1e-05 if i == 3 else 0.25 * i,
-            "gateway_routing": {"used_provider": "openai", "routing": [{"provider": "openai", "status": "ok"}]}
+            "gateway_routing": {
+                "used_provider": "openai",
+                "routing": [{"provider": "openai", "status": "ok"}],
+            }
             if i % 2
             else None,
             "messages": [{"role": "user", "content": "hi", "timestamp": 1794998874.5 + i}],
         }
-        (sessions / f"s{i:04d}.json").write_text(json.dumps(raw, ensure_ascii=False, indent=2), encoding="utf-8")
-    env = {"HERMES_HOME": str(tmp_path), "HERMES_WEBUI_STATE_DIR": str(tmp_path / "webui"), "PATH": "/usr/bin:/bin"}
+        (sessions / f"s{i:04d}.json").write_text(
+            json.dumps(raw, ensure_ascii=False, indent=2), encoding="utf-8"
+        )
+    env = {
+        "HERMES_HOME": str(tmp_path),
+        "HERMES_WEBUI_STATE_DIR": str(tmp_path / "webui"),
+        "PATH": "/usr/bin:/bin",
+    }
     out = subprocess.run(
         [sys.executable, "-c", _HERMES, str(hermes_src()), str(sessions)],
         capture_output=True,
