@@ -15,28 +15,29 @@ needed: ``session_id`` (the filter, the replacement) and ``updated_at`` (the sor
 checks that each prove one part of it (``tests/store/test_index_splice.py`` holds the result to
 ``index_after_save`` on generated and hostile indexes, and to hermes' own ``_write_session_index``):
 
-* **no backslash** in the file: no string holds an escape, so every string's text is its value,
-  and ``json.dumps`` (``ensure_ascii=False``) writes it back as it is (it escapes only ``"``,
-  ``\\`` and control characters; a raw control character is refused by the grammar check below);
-  and as no string can hold ``"``, ``": `` only ever follows a key;
 * **strict UTF-8** (no lone surrogates): what ``json.loads`` reads and the writer's UTF-8 gives
   back alike;
-* **the rows decoded by msgspec** as objects of the known ``compact()`` keys only
-  (``forbid_unknown_fields``), each value kept as its raw text, except the keys hermes fills with
-  containers, decoded into Python values (msgspec keeps the last of duplicate keys, as the stdlib
-  does), then **encoded again and formatted** with ``msgspec.json.format(indent=2)``: equal to the
-  file only when the file is the indent-2 layout (``format`` writes ``json.dumps``' separators,
-  empty containers as ``[]``/``{}``, no trailing newline, tokens as they are, and refuses what is
-  not JSON: control characters in strings, ``01``, ``1.``, ``NaN``, trailing commas), every row an
-  object whose keys are ``compact()``'s in its order, none twice, and no object inside a raw-kept
-  value (``": `` in the encoded text): a duplicate key anywhere makes the texts differ;
-* **the numbers**: every float token of an object member is ``float.__repr__`` of its value (one
-  regex over the file; the writer writes ``repr``), no member holds the integer ``-0``, no array
-  item is a number (a line starting with a digit or ``-``) and no run of 640 digits (the stdlib
-  refuses integers longer than ``sys.get_int_max_str_digits()``, never below 640); an integer
-  token of JSON's grammar is otherwise its ``int``'s own text;
-* **the nesting** at most 100 levels (no line indented 200 spaces): the stdlib parses and writes
-  it within its recursion limit.
+* **the rows decoded by msgspec** into a view of ``compact()``'s keys only
+  (``forbid_unknown_fields``): the time, cost and count keys (:data:`_TIME_KEYS`) kept as their
+  raw text, the keys hermes fills with containers (:data:`_CONTAINER_KEYS`) as strings, integers,
+  booleans, null, lists and objects without a float, at most :data:`_NESTING` deep, every other
+  key a string, an integer, a boolean or null (anything else: not decoded, the exact path);
+  then **encoded again by msgspec and formatted** with ``msgspec.json.format(indent=2)``, which
+  must give the file itself. ``format`` writes ``json.dumps(indent=2)``'s layout (its
+  separators, ``[]``/``{}`` for empty containers, no trailing newline) with tokens as they are,
+  and refuses what is not JSON (control characters in strings, ``01``, ``1.``, ``NaN``, trailing
+  commas); msgspec's decoder keeps the last of duplicate keys as the stdlib does (a duplicate then
+  makes the texts differ), and its encoder writes every string exactly as ``json.dumps(s,
+  ensure_ascii=False)`` (checked for every code point), so a string decoded and encoded back to
+  its own text is the writer's text of its value (``\\u00e9``, ``\\/`` or a surrogate pair would
+  come back otherwise; a lone surrogate escape is refused). A raw-kept value that is a
+  non-empty list or object is written over several lines: a newline in the encoded text refuses;
+* **the numbers**: an integer decoded and encoded back to its own text is its ``int``'s text;
+  the raw-kept values hold no integer ``-0`` and no escape, and each float token among them is
+  ``float.__repr__`` of its value (what the writer writes; ``_PLAIN_FLOAT_LINE`` takes most
+  without computing, the rest are computed); no float is anywhere else (not decoded); and no run
+  of 640 digits anywhere (the stdlib refuses integers longer than
+  ``sys.get_int_max_str_digits()``, never below 640; msgspec does not).
 
 Anything else (msgspec missing, another layout, an odd row, a value the conversion does not
 know, any error) gives None: the caller runs the exact path, which decides and raises as before.
@@ -128,10 +129,15 @@ ROW_KEYS: tuple[str, ...] = (
 # Keys whose values are times or costs: kept as raw text, each float token checked against
 # ``float.__repr__`` (msgspec's own float text is not the stdlib's: ``0.00001`` for ``1e-05``).
 _TIME_KEYS = (
+    "message_count",
     "created_at",
     "updated_at",
     "last_message_at",
+    "input_tokens",
+    "output_tokens",
     "estimated_cost",
+    "cache_read_tokens",
+    "cache_write_tokens",
     "post_compression_context_tokens_estimate",
     "share_created_at",
     "worktree_created_at",
@@ -241,7 +247,7 @@ def _time_values_ok(raws: list) -> bool:
     otherwise: floats are ``repr`` of themselves, no integer ``-0`` (the 640-digit rule is the
     caller's)."""
     rest = _PLAIN_FLOAT_LINE.sub(b"", b"\n".join(raws))
-    if _MINUS_ZERO.search(rest):
+    if b"\\" in rest or _MINUS_ZERO.search(rest):  # a string kept raw is taken as it is: no escapes
         return False
     floats = _FLOAT_LINE.findall(rest)
     return not floats or _canonical_floats(floats) is not None
@@ -284,7 +290,7 @@ def _round_trips(data: bytes) -> list | None:
     checks), else None."""
     if not (data.startswith(_HEAD) and data.endswith(_TAIL)):
         return None
-    if b"\\" in data or _SAMPLED_RUN in data[::64].translate(_DIGIT_MAP) or not _strict_utf8(data):
+    if _SAMPLED_RUN in data[::64].translate(_DIGIT_MAP) or not _strict_utf8(data):
         return None
     decode_rows, _, encode, format_json = _codec()
     try:

@@ -152,6 +152,17 @@ def test_the_bench_shapes_are_spliced() -> None:
     _check(_hermes_bytes(rows), _session("s0005", NOW), {r["session_id"] for r in rows}, taken=True)
 
 
+def test_strings_with_the_writers_own_escapes_are_spliced() -> None:
+    """Quotes, backslashes, newlines and other control characters in a title (and a key of a
+    nested object) are escaped by the writer as msgspec writes them: the splice keeps them."""
+    rows = _rows(6)
+    rows[1]["title"] = 'a "quoted" \\ title\nwith a tab\t, a bell \x07 and \x1f'
+    rows[2]["composer_draft"] = {'say "hi"\n': ["line\none", "\u2028 and \x7f"]}
+    data = _hermes_bytes(rows)
+    assert b"\\" in data
+    _check(data, _session("s0003", NOW), {r["session_id"] for r in rows}, taken=True)
+
+
 # ---------------------------------------------------------------- hostile files: left to the exact path
 
 
@@ -170,14 +181,16 @@ _HOSTILE = {
         '"workspace": "/",\n    "title": "chat s0001 é ✓"'.encode(),
     ),
     "escape": _edit(_PLAIN, b"chat s0002", b"chat \\u00e9 s0002"),
-    "escaped-quote": _edit(_PLAIN, b"chat s0002", b'chat \\" s0002'),
+    "escaped-slash": _edit(_PLAIN, b"chat s0002", b"chat \\/ s0002"),
+    "upper-hex-escape": _edit(_PLAIN, b"chat s0002", b"chat \\u001F s0002"),
+    "escape-in-time-key": _edit(_PLAIN, b'"created_at": 1794998873.01', b'"created_at": "a\\nb"'),
     "trailing-zero": _edit(_PLAIN, b'"created_at": 1794998873.01', b'"created_at": 1794998873.010'),
     "upper-exponent": _edit(_PLAIN, b'"created_at": 1794998873.01', b'"created_at": 1.79499887301E9'),
     "fixed-below-1e-4": _edit(_PLAIN, b'"created_at": 1794998873.01', b'"created_at": 0.00001'),
     "too-many-digits": _edit(_PLAIN, b'"created_at": 1794998873.01', b'"created_at": 1794998873.0100000001'),
     "minus-zero": _edit(_PLAIN, b'"created_at": 1794998873.01', b'"created_at": -0'),
     "long-int": _edit(_PLAIN, b'"created_at": 1794998873.01', b'"created_at": ' + b"7" * 5000),
-    "float-in-int-key": _edit(_PLAIN, b'"message_count": 2', b'"message_count": 2.5'),
+    "float-in-int-key": _edit(_PLAIN, b'"user_message_count": 1,', b'"user_message_count": 1.5,'),
     "float-in-container": _edit(
         _PLAIN, b'"context_engine_state": {}', b'"context_engine_state": {\n      "x": 0.5\n    }'
     ),
