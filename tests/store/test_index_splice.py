@@ -436,3 +436,14 @@ def test_hermes_own_fast_path_gives_the_spliced_bytes(tmp_path: Path) -> None:
     spliced = index_after_save_from_bytes(got["before"].encode("utf-8"), saved, on_disk)
     assert spliced is not None
     assert spliced == got["after"].encode("utf-8")
+
+
+def test_msgspec_writes_every_string_as_the_index_writer_does() -> None:
+    """The fact the escape rule rests on: msgspec's encoder escapes exactly what
+    ``json.dumps(..., ensure_ascii=False)`` escapes, in the same form, for every code point."""
+    import msgspec
+
+    every = "".join(map(chr, [*range(0xD800), *range(0xE000, 0x110000)]))
+    assert msgspec.json.encode(every) == json.dumps(every, ensure_ascii=False).encode("utf-8")
+    for c in range(0x80):
+        assert msgspec.json.encode(chr(c)) == json.dumps(chr(c), ensure_ascii=False).encode()
