@@ -15,29 +15,31 @@ needed: ``session_id`` (the filter, the replacement) and ``updated_at`` (the sor
 checks that each prove one part of it (``tests/store/test_index_splice.py`` holds the result to
 ``index_after_save`` on generated and hostile indexes, and to hermes' own ``_write_session_index``):
 
-* **strict UTF-8** (no lone surrogates): what ``json.loads`` reads and the writer's UTF-8 gives
-  back alike;
 * **the rows decoded by msgspec** into a view of ``compact()``'s keys only
-  (``forbid_unknown_fields``): the time, cost and count keys (:data:`_TIME_KEYS`) kept as their
-  raw text, the keys hermes fills with containers (:data:`_CONTAINER_KEYS`) as strings, integers,
-  booleans, null, lists and objects without a float, at most :data:`_NESTING` deep, every other
-  key a string, an integer, a boolean or null (anything else: not decoded, the exact path);
-  then **encoded again by msgspec and formatted** with ``msgspec.json.format(indent=2)``, which
+  (``forbid_unknown_fields``): the time and cost keys (:data:`_TIME_KEYS`) kept as their raw
+  text, the counts (:data:`_COUNT_KEYS`) as strings, integers, floats, booleans or null, the keys
+  hermes fills with containers (:data:`_CONTAINER_KEYS`) as strings, integers, booleans, null,
+  lists and objects without a float, at most :data:`_NESTING` deep, every other key a string,
+  an integer, a boolean or null (anything else is not decoded: the exact path);
+* then **encoded again by msgspec and formatted** with ``msgspec.json.format(indent=2)``, which
   must give the file itself. ``format`` writes ``json.dumps(indent=2)``'s layout (its
   separators, ``[]``/``{}`` for empty containers, no trailing newline) with tokens as they are,
   and refuses what is not JSON (control characters in strings, ``01``, ``1.``, ``NaN``, trailing
   commas); msgspec's decoder keeps the last of duplicate keys as the stdlib does (a duplicate then
-  makes the texts differ), and its encoder writes every string exactly as ``json.dumps(s,
-  ensure_ascii=False)`` (checked for every code point), so a string decoded and encoded back to
-  its own text is the writer's text of its value (``\\u00e9``, ``\\/`` or a surrogate pair would
-  come back otherwise; a lone surrogate escape is refused). A raw-kept value that is a
-  non-empty list or object is written over several lines: a newline in the encoded text refuses;
-* **the numbers**: an integer decoded and encoded back to its own text is its ``int``'s text;
-  the raw-kept values hold no integer ``-0`` and no escape, and each float token among them is
-  ``float.__repr__`` of its value (what the writer writes; ``_PLAIN_FLOAT_LINE`` takes most
-  without computing, the rest are computed); no float is anywhere else (not decoded); and no run
-  of 640 digits anywhere (the stdlib refuses integers longer than
-  ``sys.get_int_max_str_digits()``, never below 640; msgspec does not).
+  makes the texts differ); its encoder writes every string exactly as ``json.dumps(s,
+  ensure_ascii=False)`` does (checked for every code point), so a string decoded and encoded back
+  to its own text is the writer's text of its value (``\\u00e9``, ``\\/`` or a surrogate pair
+  would come back otherwise; a lone surrogate escape and invalid UTF-8 are refused), and an
+  integer encoded back to its own text is its ``int``'s text (``-0`` comes back ``0``). A
+  raw-kept value that is a non-empty list or object is written over several lines: a newline in
+  the encoded text refuses;
+* **the floats**: each float token among the raw-kept values is ``float.__repr__`` of its value
+  (what the writer writes; ``_PLAIN_FLOAT_LINE`` takes most without computing, the rest are
+  computed), which hold no integer ``-0``, no escape and only UTF-8 (every other byte of the file
+  is msgspec's encoding of a value it decoded); each float among the counts is one msgspec
+  writes as ``repr`` does (:func:`floats_written_as_repr`); no float is anywhere else;
+* **no run of 640 digits** anywhere: the stdlib refuses integers longer than
+  ``sys.get_int_max_str_digits()`` (never below 640), msgspec does not.
 
 Anything else (msgspec missing, another layout, an odd row, a value the conversion does not
 know, any error) gives None: the caller runs the exact path, which decides and raises as before.
@@ -45,7 +47,6 @@ know, any error) gives None: the caller runs the exact path, which decides and r
 
 from __future__ import annotations
 
-import codecs
 import functools
 import json
 import re
@@ -129,19 +130,17 @@ ROW_KEYS: tuple[str, ...] = (
 # Keys whose values are times or costs: kept as raw text, each float token checked against
 # ``float.__repr__`` (msgspec's own float text is not the stdlib's: ``0.00001`` for ``1e-05``).
 _TIME_KEYS = (
-    "message_count",
     "created_at",
     "updated_at",
     "last_message_at",
-    "input_tokens",
-    "output_tokens",
     "estimated_cost",
-    "cache_read_tokens",
-    "cache_write_tokens",
     "post_compression_context_tokens_estimate",
     "share_created_at",
     "worktree_created_at",
 )
+# Counts: decoded (a float allowed), each float then checked to be one msgspec writes as
+# ``float.__repr__`` does (:func:`floats_written_as_repr`); almost always none is a float.
+_COUNT_KEYS = ("message_count", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 # Keys hermes fills with objects or lists: decoded into values without floats, at most
 # _NESTING levels deep (msgspec keeps the last of duplicate keys, so a duplicate shows in the
 # comparison). Every other key: a string, an integer, a boolean or null.
@@ -176,6 +175,8 @@ def _codec() -> tuple:
     def field_type(key: str) -> Any:
         if key in _TIME_KEYS:
             return _msgspec.Raw | _msgspec.UnsetType
+        if key in _COUNT_KEYS:
+            return scalar | float | _msgspec.UnsetType
         return (nested if key in _CONTAINER_KEYS else scalar) | _msgspec.UnsetType
 
     row_view = _msgspec.defstruct(
@@ -193,6 +194,7 @@ def _codec() -> tuple:
 
 
 _time_values = attrgetter(*_TIME_KEYS)
+_count_values = attrgetter(*_COUNT_KEYS)
 _HEAD = b"[\n  {"
 _TAIL = b"}\n]"
 # A run of 640 digits covers ten consecutive multiples of 64: looked for among every 64th byte
@@ -209,27 +211,6 @@ _MINUS_ZERO = re.compile(rb"^-0$", re.MULTILINE)
 _PLAIN_FLOAT_LINE = re.compile(
     rb"^-?(?=[0-9.]{3,16}$)(?:[1-9][0-9]*\.(?:0|[0-9]*[1-9])|0\.(?!0000)(?:0|[0-9]*[1-9]))$", re.MULTILINE
 )
-_UTF8_STEP = 1 << 16
-_utf8_decode = codecs.utf_8_decode
-
-
-def _strict_utf8(data: bytes) -> bool:
-    """``data.decode("utf-8")`` succeeds (strict: no lone surrogates), in 64 KB steps so the
-    mostly-ASCII file is never widened into one 22-million-character string."""
-    if data.isascii():
-        return True
-    view = memoryview(data)
-    n = len(data)
-    i = 0
-    try:
-        while i < n:
-            _, used = _utf8_decode(view[i : i + _UTF8_STEP], "strict", i + _UTF8_STEP >= n)
-            if not used:
-                return False
-            i += used
-    except UnicodeDecodeError:
-        return False
-    return True
 
 
 def _canonical_floats(tokens: list[bytes]) -> list[float] | None:
@@ -248,6 +229,10 @@ def _time_values_ok(raws: list) -> bool:
     caller's)."""
     rest = _PLAIN_FLOAT_LINE.sub(b"", b"\n".join(raws))
     if b"\\" in rest or _MINUS_ZERO.search(rest):  # a string kept raw is taken as it is: no escapes
+        return False
+    try:  # every other byte of the file is msgspec's encoding of a value it decoded (valid UTF-8)
+        rest.decode("utf-8")
+    except UnicodeDecodeError:
         return False
     floats = _FLOAT_LINE.findall(rest)
     return not floats or _canonical_floats(floats) is not None
@@ -285,12 +270,19 @@ def _sort_keys(raws: list) -> list:
     return [_value(raw, 0) for raw in raws]
 
 
+def floats_written_as_repr(values: list[float], encode: Any) -> bool:
+    """msgspec writes each float as ``float.__repr__`` does. A float msgspec decoded from a token
+    and encoded back to that token is then ``float(token)`` (repr round-trips exactly), and the
+    stdlib's writer gives the token again."""
+    return encode(values) == ("[" + ",".join(map(float.__repr__, values)) + "]").encode("ascii")
+
+
 def _round_trips(data: bytes) -> list | None:
     """The rows' views when ``data`` is exactly the writer's text of its own parse (the module's
     checks), else None."""
     if not (data.startswith(_HEAD) and data.endswith(_TAIL)):
         return None
-    if _SAMPLED_RUN in data[::64].translate(_DIGIT_MAP) or not _strict_utf8(data):
+    if _SAMPLED_RUN in data[::64].translate(_DIGIT_MAP):
         return None
     decode_rows, _, encode, format_json = _codec()
     try:
@@ -303,6 +295,9 @@ def _round_trips(data: bytes) -> list | None:
         return None
     raws = [raw for raw in chain.from_iterable(map(_time_values, views)) if raw is not _UNSET]
     if raws and not _time_values_ok(raws):
+        return None
+    floats = [x for x in chain.from_iterable(map(_count_values, views)) if type(x) is float]
+    if floats and not floats_written_as_repr(floats, encode):
         return None
     return views
 

@@ -152,6 +152,23 @@ def test_the_bench_shapes_are_spliced() -> None:
     _check(_hermes_bytes(rows), _session("s0005", NOW), {r["session_id"] for r in rows}, taken=True)
 
 
+def test_a_float_count_msgspec_writes_as_repr_is_spliced() -> None:
+    rows = _rows(6)
+    rows[1]["message_count"] = 2.5
+    rows[2]["input_tokens"] = 1234.0
+    rows[3]["cache_read_tokens"] = -0.0
+    _check(_hermes_bytes(rows), _session("s0003", NOW), {r["session_id"] for r in rows}, taken=True)
+
+
+@SETTINGS
+@given(st.lists(st.floats(allow_nan=False, allow_infinity=False), max_size=12))
+def test_floats_written_as_repr_is_msgspecs_text_equal_to_repr_for_each(values) -> None:
+    import msgspec
+
+    each = all(msgspec.json.encode(v) == repr(v).encode() for v in values)
+    assert index_splice.floats_written_as_repr(values, msgspec.json.encode) == each
+
+
 def test_strings_with_the_writers_own_escapes_are_spliced() -> None:
     """Quotes, backslashes, newlines and other control characters in a title (and a key of a
     nested object) are escaped by the writer as msgspec writes them: the splice keeps them."""
@@ -183,6 +200,8 @@ _HOSTILE = {
     "escape": _edit(_PLAIN, b"chat s0002", b"chat \\u00e9 s0002"),
     "escaped-slash": _edit(_PLAIN, b"chat s0002", b"chat \\/ s0002"),
     "upper-hex-escape": _edit(_PLAIN, b"chat s0002", b"chat \\u001F s0002"),
+    "bad-utf8-in-time-key": _edit(_PLAIN, b'"created_at": 1794998873.01', b'"created_at": "\xc3"'),
+    "count-msgspec-writes-otherwise": _edit(_PLAIN, b'"message_count": 2,', b'"message_count": 0.00001,'),
     "escape-in-time-key": _edit(_PLAIN, b'"created_at": 1794998873.01', b'"created_at": "a\\nb"'),
     "trailing-zero": _edit(_PLAIN, b'"created_at": 1794998873.01', b'"created_at": 1794998873.010'),
     "upper-exponent": _edit(_PLAIN, b'"created_at": 1794998873.01', b'"created_at": 1.79499887301E9'),
