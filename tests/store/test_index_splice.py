@@ -466,3 +466,14 @@ def test_msgspec_writes_every_string_as_the_index_writer_does() -> None:
     assert msgspec.json.encode(every) == json.dumps(every, ensure_ascii=False).encode("utf-8")
     for c in range(0x80):
         assert msgspec.json.encode(chr(c)) == json.dumps(chr(c), ensure_ascii=False).encode()
+
+
+def test_without_msgspec_the_exact_path_decides(monkeypatch) -> None:
+    """msgspec is a dependency with an ImportError fallback: without it nothing is spliced."""
+    rows = _rows(5)
+    data = _hermes_bytes(rows)
+    saved = _session("s0002", NOW)
+    on_disk = {r["session_id"] for r in rows}
+    assert index_after_save_from_bytes(data, saved, on_disk) is not None
+    monkeypatch.setattr(index_splice, "_msgspec", None)
+    assert index_after_save_from_bytes(data, saved, on_disk) is None
