@@ -53,6 +53,7 @@ import re
 from collections.abc import Container
 from itertools import accumulate, chain
 from operator import attrgetter
+from types import GenericAlias
 from typing import Any
 
 try:  # never writes: only decodes rows' keys and re-formats to compare
@@ -186,7 +187,7 @@ def _codec() -> tuple:
         gc=False,
     )
     return (
-        _msgspec.json.Decoder(list[row_view]).decode,
+        _msgspec.json.Decoder(GenericAlias(list, (row_view,))).decode,  # a type made at run time
         _msgspec.json.Decoder(list[_msgspec.Raw]).decode,
         _msgspec.json.Encoder().encode,
         _msgspec.json.format,
