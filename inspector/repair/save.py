@@ -33,6 +33,7 @@ from inspector.store.index import (
     cache_hit_percent,
     compact,
     index_after_save,
+    index_after_save_from_bytes,
     index_path,
     last_message_at,
     load_for_index,
@@ -985,14 +986,18 @@ def _index_after(
     the index is missing or the fast path raises, the full rebuild in the folder's own order
     (which raises :class:`IndexRebuildError` where hermes' save would raise)."""
     if index_data is not None:
+        # hermes lists the folder after writing the sidecar: the saved id is always on disk
+        on_disk = persisted_ids(ctx.session_dir) | {session.session_id}
+        spliced = index_after_save_from_bytes(index_data, session, on_disk)
+        if spliced is not None:
+            return spliced
         try:
             rows = parse_index_json(index_data)
         except (ValueError, RecursionError):
             rows = None  # hermes' json.loads raises: fast path fails
         if rows is not None:
             try:
-                # hermes lists the folder after writing the sidecar: the saved id is always on disk
-                return index_after_save(rows, session, persisted_ids(ctx.session_dir) | {session.session_id})
+                return index_after_save(rows, session, on_disk)
             except FastPathFailed:
                 pass
     return rebuilt_index_bytes(ctx, {path: new_bytes}, recovery=False)
