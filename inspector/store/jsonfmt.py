@@ -152,27 +152,38 @@ _ORJSON_ESCAPES_OK: bool | None = None
 _PLAIN_SCALARS = frozenset({str, int, bool, type(None)})
 
 
-def _every_code_point() -> str:
-    """Every Unicode scalar value once, in order (U+0000..U+10FFFF without the surrogates)."""
-    n = 0x110000  # 17 planes of 65,536: its UTF-32-LE bytes, built a byte column at a time
+def _plane_text(plane: int) -> str:
+    """Every Unicode scalar value of one plane (65,536 code points) once, in order; the surrogates
+    of plane 0 left out."""
+    n = 65536  # its UTF-32-LE bytes, built a byte column at a time
     buf = bytearray(4 * n)
     buf[0::4] = bytes(range(256)) * (n // 256)
-    buf[1::4] = b"".join(bytes([i]) * 256 for i in range(256)) * (n // 65536)
-    buf[2::4] = b"".join(bytes([p]) * 65536 for p in range(17))
+    buf[1::4] = b"".join(bytes([i]) * 256 for i in range(256))
+    buf[2::4] = bytes([plane]) * n
     return bytes(buf).decode("utf-32-le", "ignore")  # "ignore" drops exactly the surrogates
+
+
+def _every_code_point() -> str:
+    """Every Unicode scalar value once, in order (U+0000..U+10FFFF without the surrogates)."""
+    return "".join(map(_plane_text, range(17)))
 
 
 def _check_orjson_escapes() -> bool:
     """The check itself: orjson escapes every code point as ``c_encode_basestring`` and lays out a
-    sample of every kind of plain value as ``json.dumps(indent=2)``."""
+    sample of every kind of plain value as ``json.dumps(indent=2)``. The code points are compared
+    a plane at a time (the same verdict: a string's escapes are made code point by code point):
+    7 ms and 600 page faults, against 30 ms and 6,000-10,000 faults for all 1.1 million at once."""
     if _orjson is None or _c_encode_str is None:
         return False
     try:
-        text = _every_code_point()
+        for plane in range(17):
+            text = _plane_text(plane)
+            if _orjson.dumps(text) != _c_encode_str(text).encode("utf-8"):
+                return False
         sample = {'k\n"': ["\u2028\x7f\x00é", {}, [], {"a": [1, -2, 18446744073709551615, True, None, {}]}]}
-        return _orjson.dumps(text) == _c_encode_str(text).encode("utf-8") and _orjson.dumps(
-            sample, option=_orjson.OPT_INDENT_2
-        ) == json.dumps(sample, ensure_ascii=False, indent=2).encode("utf-8")
+        return _orjson.dumps(sample, option=_orjson.OPT_INDENT_2) == json.dumps(
+            sample, ensure_ascii=False, indent=2
+        ).encode("utf-8")
     except Exception:  # noqa: BLE001 - any surprise: never use orjson to write
         return False
 
@@ -188,7 +199,7 @@ def _orjson_escapes_like_stdlib() -> bool:
         else:
             from inspector.store import orjson_verdict
 
-            _ORJSON_ESCAPES_OK = orjson_verdict.verdict(_check_orjson_escapes, _every_code_point)
+            _ORJSON_ESCAPES_OK = orjson_verdict.verdict(_check_orjson_escapes, _plane_text)
     return _ORJSON_ESCAPES_OK
 
 

@@ -88,7 +88,7 @@ def test_the_key_names_this_orjson_build() -> None:
     import orjson
     import orjson.orjson as ext
 
-    key = orjson_verdict.build_key(jsonfmt._check_orjson_escapes, jsonfmt._every_code_point)
+    key = orjson_verdict.build_key(jsonfmt._check_orjson_escapes, jsonfmt._plane_text)
     assert key is not None
     assert key["orjson"] == orjson.__version__
     assert key["extension"][0] == os.path.realpath(ext.__file__)
@@ -97,7 +97,7 @@ def test_the_key_names_this_orjson_build() -> None:
     # the check's code is part of the key: another check (or helper) is another key
     other = orjson_verdict.build_key(jsonfmt._check_orjson_escapes)
     assert other["check"] != key["check"]
-    assert orjson_verdict.build_key(jsonfmt._check_orjson_escapes, jsonfmt._every_code_point) == key
+    assert orjson_verdict.build_key(jsonfmt._check_orjson_escapes, jsonfmt._plane_text) == key
 
 
 def test_a_check_that_is_not_a_plain_function_is_never_kept(cache) -> None:
@@ -121,7 +121,7 @@ def test_the_code_hash_is_the_same_in_another_process(tmp_path) -> None:
 
     script = (
         "from inspector.store import jsonfmt, orjson_verdict as v;"
-        "print(v.build_key(jsonfmt._check_orjson_escapes, jsonfmt._every_code_point)['check'])"
+        "print(v.build_key(jsonfmt._check_orjson_escapes, jsonfmt._plane_text)['check'])"
     )
     seen = {
         subprocess.run(
@@ -258,7 +258,7 @@ def test_the_real_check_is_what_is_kept(cache, monkeypatch) -> None:
     (path,) = _kept_files(cache)
     kept = json.loads(path.read_text())
     assert kept["ok"] is True
-    assert kept["key"] == orjson_verdict.build_key(jsonfmt._check_orjson_escapes, jsonfmt._every_code_point)
+    assert kept["key"] == orjson_verdict.build_key(jsonfmt._check_orjson_escapes, jsonfmt._plane_text)
 
 
 def test_without_orjson_nothing_is_asked_or_kept(cache, monkeypatch) -> None:
