@@ -248,7 +248,8 @@ def _aside_job(
         if steal is not None:
             taken, more = steal.sidecars(scan)
             got += more
-        scan.take(got)
+        if with_hermes_audit:  # (the other copies look no sidecar up again: only the first process does)
+            scan.take(got)
         stage.hand_over(pickle.dumps((got, index, taken), protocol=pickle.HIGHEST_PROTOCOL))
     finally:
         stage.close_writing_end()
