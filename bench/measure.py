@@ -753,7 +753,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--stage", choices=("first", "complete"), default="first")
     ap.add_argument("--action")
     ap.add_argument("--path", choices=("auto", "window", "components"), default="auto")
+    ap.add_argument(
+        "--warm-page-cache",
+        action="store_true",
+        help="read every file of the home once first (not timed), as bench/run.py does: a first "
+        "open of a home whose files are not in the page cache costs much more CPU (see "
+        "profile_notes.md, seventh session)",
+    )
     args = ap.parse_args(argv)
+    warmed = None
+    if args.warm_page_cache:
+        from run import warm_page_cache  # bench/run.py, beside this script
+
+        warmed = round(warm_page_cache(Path(args.home)), 3)
     try:
         result = MEASUREMENTS[args.name](args)
         out = {"ok": True, **result}
@@ -764,6 +776,8 @@ def main(argv: list[str] | None = None) -> int:
             "traceback": traceback.format_exc()[-2000:],
         }
     out["peak_rss_mb"] = peak_rss_mb()
+    if warmed is not None:
+        out["page_cache_warmed_s"] = warmed
     sys.stdout.write(json.dumps(out, default=str) + "\n")
     sys.stdout.flush()
     if os.environ.get("BENCH_FAST_EXIT"):

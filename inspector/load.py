@@ -59,6 +59,7 @@ def _scan(home: Home) -> SessionDirScan:
 
 
 def _save(scan: SessionDirScan, background: bool = False) -> None:
+    scan.put_deferred()
     if scan.cache is not None:
         scan.cache.save(background=background)
 
@@ -248,7 +249,8 @@ def _aside_job(
         if steal is not None:
             taken, more = steal.sidecars(scan)
             got += more
-        scan.take(got)
+        if with_hermes_audit:  # (the other copies look no sidecar up again: only the first process does)
+            scan.take(got)
         stage.hand_over(pickle.dumps((got, index, taken), protocol=pickle.HIGHEST_PROTOCOL))
     finally:
         stage.close_writing_end()
@@ -828,6 +830,7 @@ def load_catalogue(
     rows are handed back: ``jobs.pool.after_reply``)."""
     with gc_paused():
         scan = _scan(home)
+        scan.defer_sidecar_puts()  # made by _save (the window's: after the list is sent)
         cat, _, _, _ = _catalogue(home, scan, now, with_hermes_audit)
         if save_later is not None:
             save_later(partial(_save, scan, save_in_background))
