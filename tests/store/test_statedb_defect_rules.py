@@ -12,7 +12,13 @@ import json
 
 import pytest
 
-from inspector.store.statedb import SessionRowsReader, dropped_field_counts, materialization_defects
+from inspector.store import statedb
+from inspector.store.statedb import (
+    SessionRowsReader,
+    StateDbError,
+    dropped_field_counts,
+    materialization_defects,
+)
 from tests.recovery_helpers import custom_state_db
 
 SESSIONS = "CREATE TABLE sessions (id TEXT, source TEXT)"
@@ -138,3 +144,57 @@ def test_materialization_defects_without_timestamp_use_the_stored_order(tmp_path
     ]
     bare = custom_state_db(tmp_path / "bare.db", SESSIONS, None, [{"id": "a"}])
     assert materialization_defects(bare, "a") == []
+
+
+@pytest.mark.parametrize("count", [dropped_field_counts, materialization_defects])
+def test_a_reader_is_asked_instead_of_opening_and_a_timeout_reaches_the_connection(
+    tmp_path, count, monkeypatch
+):
+    """Rule: with a SessionRowsReader no connection is opened (one per row was the cost it saves);
+    without one, the caller's ``timeout`` is the lock wait of the connection opened."""
+    db = _db(tmp_path)
+    reader = SessionRowsReader(db)
+    seen = []
+    real = statedb.open_readonly
+
+    def spy(path, timeout=None):
+        seen.append(timeout)
+        return real(path, timeout)
+
+    monkeypatch.setattr(statedb, "open_readonly", spy)
+    try:
+        count(db, "a", reader=reader)
+        assert seen == []
+        count(db, "a", timeout=0.25)
+        assert seen == [0.25]
+    finally:
+        reader.close()
+
+
+def test_tool_calls_on_a_row_with_content_or_of_another_role_are_no_defect(tmp_path):
+    """Rule: only an *assistant* row with *no content* and tool calls is an ``empty_tool_call``: an
+    assistant row that also said something, and a tool or user row with calls, are shown right."""
+    db = custom_state_db(
+        tmp_path / "state.db",
+        SESSIONS,
+        "CREATE TABLE messages (session_id TEXT, role TEXT, content TEXT, tool_calls TEXT)",
+        [{"id": "a"}],
+        [
+            {"session_id": "a", "role": "assistant", "content": "running it", "tool_calls": CALLS},
+            {"session_id": "a", "role": "tool", "content": "", "tool_calls": CALLS},
+            {"session_id": "a", "role": "user", "content": None, "tool_calls": CALLS},
+        ],
+    )
+    assert materialization_defects(db, "a") == []
+
+
+@pytest.mark.parametrize("count", [dropped_field_counts, materialization_defects])
+def test_a_file_that_is_not_a_database_is_named_in_the_error(tmp_path, count):
+    """Rule: an SQLite error becomes StateDbError in the reader's words, naming the path."""
+    db = tmp_path / "state.db"
+    db.write_bytes(b"this is not an sqlite database at all\x00\x01\x02" * 200)
+    with pytest.raises(StateDbError) as err:
+        count(db, "a")
+    assert (
+        str(err.value) == f"{db} is not an SQLite database (it looks encrypted or is not a state.db at all)"
+    )

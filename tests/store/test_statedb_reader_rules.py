@@ -250,3 +250,42 @@ def test_the_callers_timeout_is_the_connections(tmp_path, reader, monkeypatch):
     monkeypatch.setattr(statedb, "open_readonly", spy)
     reader(db, timeout=0.25)
     assert seen == [0.25]
+
+
+def test_catalogue_of_a_messages_table_without_session_id_counts_nothing(tmp_path):
+    """Rule: a ``messages`` table without ``session_id`` cannot be counted: ``messages`` and
+    ``last_message_at`` are None, in the catalogue (still newest ``started_at`` first, NULL as 0)
+    and in one session's record alike."""
+    db = custom_state_db(
+        tmp_path / "state.db",
+        "CREATE TABLE sessions (id TEXT, source TEXT, started_at REAL, last_activity_at REAL)",
+        "CREATE TABLE messages (body TEXT, timestamp REAL)",
+        [
+            {"id": "a", "source": "webui", "started_at": 1.0, "last_activity_at": 3.0},
+            {"id": "b", "source": "webui"},
+            {"id": "c", "source": "webui", "started_at": 5.0},
+        ],
+        [{"body": "x", "timestamp": 9.0}],
+    )
+    expected = [
+        _record("c", source="webui", started_at=5.0, messages=None, last_activity=5.0),
+        _record("a", source="webui", started_at=1.0, last_activity_at=3.0, messages=None, last_activity=3.0),
+        _record("b", source="webui", messages=None),
+    ]
+    assert list_sessions(db) == expected
+    assert [session_record(db, sid) for sid in "cab"] == expected
+
+
+def test_catalogue_without_messages_or_started_at_keeps_the_stored_order(tmp_path):
+    """Rule: with neither a ``messages`` table nor a ``started_at`` column the sessions come in the
+    order they were stored, none counted."""
+    db = custom_state_db(
+        tmp_path / "state.db",
+        "CREATE TABLE sessions (id TEXT, source TEXT)",
+        None,
+        [{"id": "z", "source": "webui"}, {"id": "a", "source": "cli"}],
+    )
+    assert list_sessions(db) == [
+        _record("z", source="webui", messages=None),
+        _record("a", source="cli", messages=None),
+    ]
