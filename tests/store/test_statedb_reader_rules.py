@@ -15,6 +15,7 @@ import pytest
 from inspector.store import statedb
 from inspector.store.statedb import (
     StateDbError,
+    decode_content,
     decode_json_column,
     list_sessions,
     read_transcript,
@@ -289,3 +290,27 @@ def test_catalogue_without_messages_or_started_at_keeps_the_stored_order(tmp_pat
         _record("z", source="webui", messages=None),
         _record("a", source="cli", messages=None),
     ]
+
+
+def test_catalogue_without_started_at_keeps_the_stored_order_and_counts(tmp_path):
+    """Rule: sessions without a ``started_at`` column come in stored order, their messages counted."""
+    db = custom_state_db(
+        tmp_path / "state.db",
+        "CREATE TABLE sessions (id TEXT, source TEXT)",
+        "CREATE TABLE messages (session_id TEXT, role TEXT, content TEXT, active INTEGER)",
+        [{"id": "z", "source": "webui"}, {"id": "a", "source": "cli"}],
+        [
+            {"session_id": "a", "role": "user", "content": "q", "active": 1},
+            {"session_id": "a", "role": "user", "content": "taken back", "active": 0},
+        ],
+    )
+    assert list_sessions(db) == [_record("z", source="webui"), _record("a", source="cli", messages=1)]
+
+
+def test_content_without_the_sentinel_is_returned_as_it_is():
+    """Rule: ``decode_content`` decodes only text that starts with ``\\x00json:``; other text (even
+    JSON after seven characters) and values that are not text come back unchanged."""
+    assert decode_content(None) is None
+    assert decode_content(7) == 7
+    assert decode_content("abcdefg[1, 2]") == "abcdefg[1, 2]"
+    assert decode_content("\x00json:[1, 2]") == [1, 2]
