@@ -314,3 +314,12 @@ def test_content_without_the_sentinel_is_returned_as_it_is():
     assert decode_content(7) == 7
     assert decode_content("abcdefg[1, 2]") == "abcdefg[1, 2]"
     assert decode_content("\x00json:[1, 2]") == [1, 2]
+
+
+@pytest.mark.parametrize("reader", READERS[1:], ids=["session_record", "list_sessions"])
+def test_a_database_without_sessions_is_named_in_the_error(tmp_path, reader):
+    """Rule: the catalogue readers refuse a database without a ``sessions`` table, naming it."""
+    db = custom_state_db(tmp_path / "state.db", "CREATE TABLE other (x TEXT)", None, [])
+    with pytest.raises(StateDbError) as err:
+        reader(db)
+    assert str(err.value) == f"{db} has no sessions table: not a Hermes agent state.db (or an empty one)"
