@@ -445,7 +445,7 @@ def list_sessions(path: Path | str, timeout: float | None = None) -> list[dict]:
             schema = _read_schema(conn, path)
             _require_sessions(schema, path)
             counts_sql = _message_counts_sql(schema)
-            if counts_sql is None:
+            if counts_sql is None or not _ids_compare_as_text(conn):
                 return [_record(row) for row in _fetchall(conn, _catalogue_sql(schema, one_id=False))]
             # The GROUP BY and the sessions apart, joined here: SQLite would otherwise build an
             # automatic index over the grouped counts for the LEFT JOIN (twice the time).
@@ -459,6 +459,20 @@ def list_sessions(path: Path | str, timeout: float | None = None) -> list[dict]:
         n, last = counts.get(sid, (0, None)) if sid is not None else (0, None)
         out.append(_record((*row, n, last)))
     return out
+
+
+def _ids_compare_as_text(conn: sqlite3.Connection) -> bool:
+    """Whether ``sessions.id`` and ``messages.session_id`` are both declared ``TEXT`` with no
+    collation (hermes' schema): then SQL's ``=`` between them is Python's ``==`` of the values
+    (text stays text, blobs stay blobs) and the counts can be joined in a dict. Other declared
+    types convert values as they are compared (a TEXT ``'7'`` equals an INTEGER ``7``) and a
+    collation may ignore case: those join in SQL (:func:`_catalogue_sql`)."""
+    for table, column in (("sessions", "id"), ("messages", "session_id")):
+        declared = [r[2] for r in conn.execute(f"PRAGMA table_info({table})").fetchall() if r[1] == column]
+        if declared != ["TEXT"] and [d.strip().upper() for d in declared] != ["TEXT"]:
+            return False
+    sql = conn.execute("SELECT sql FROM sqlite_master WHERE name IN (?, ?)", CORE_TABLES).fetchall()
+    return not any("COLLATE" in str(row[0]).upper() for row in sql)
 
 
 def _message_counts_sql(schema: StateDbSchema) -> str | None:

@@ -323,3 +323,34 @@ def test_a_database_without_sessions_is_named_in_the_error(tmp_path, reader):
     with pytest.raises(StateDbError) as err:
         reader(db)
     assert str(err.value) == f"{db} has no sessions table: not a Hermes agent state.db (or an empty one)"
+
+
+@pytest.mark.parametrize(
+    ("sessions_id", "session_id"),
+    [
+        ("TEXT", "INTEGER"),
+        ("INTEGER", "TEXT"),
+        ("", "INTEGER"),
+        ("TEXT", "REAL"),
+        ("TEXT COLLATE NOCASE", "TEXT"),
+    ],
+)
+def test_messages_are_counted_as_sqls_join_compares_the_ids(tmp_path, sessions_id, session_id):
+    """Rule (a bug the mutants of ``_message_counts_sql`` showed): a session's messages are those
+    whose ``session_id`` SQL finds equal to its ``id`` under the columns' declared types: a TEXT
+    ``'7'`` and an INTEGER ``7`` are equal, as are ``'a'`` and ``'A'`` when ``session_id`` is ``COLLATE NOCASE``.
+    (Only hermes' own TEXT/TEXT schema is counted by the faster dict join, which equals SQL's there.)"""
+    db = custom_state_db(
+        tmp_path / "state.db",
+        f"CREATE TABLE sessions (id {sessions_id}, source TEXT)",
+        f"CREATE TABLE messages (session_id {session_id}, role TEXT, content TEXT)",
+        [{"id": "7", "source": "webui"}, {"id": "A", "source": "webui"}],
+        [
+            {"session_id": 7, "role": "user", "content": "x"},
+            {"session_id": "7", "role": "user", "content": "y"},
+            {"session_id": "a", "role": "user", "content": "z"},
+        ],
+    )
+    by_id = {r["id"]: r["messages"] for r in list_sessions(db)}
+    assert by_id == {7 if sessions_id == "INTEGER" else "7": 2, "A": 1 if "NOCASE" in session_id else 0}
+    assert {sid: session_record(db, sid)["messages"] for sid in by_id} == by_id
