@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from inspector.repair import materialize
+from inspector.store import statedb
 from inspector.store.statedb import SessionRowsReader
 from tests.recovery_helpers import custom_state_db
 from tests.store.test_statedb_defect_rules import MESSAGES, SESSIONS, _db
@@ -83,3 +84,20 @@ def test_past_twelve_rows_the_rest_are_counted(tmp_path):
             "active filter and puts them back in the chat"
         ],
     )
+
+
+def test_with_a_reader_both_questions_are_asked_of_it(tmp_path, monkeypatch):
+    """Rule: given a SessionRowsReader, both questions go to its connection: none is opened (one
+    per row and question was the cost the reader saves on a home of thousands of rows)."""
+    db = _db(tmp_path)
+    opened = []
+    real = statedb.open_readonly
+
+    def spy(path, timeout=None):
+        opened.append(path)
+        return real(path, timeout)
+
+    with SessionRowsReader(db) as reader:
+        monkeypatch.setattr(statedb, "open_readonly", spy)
+        assert materialize._db_warnings(db, "a", reader) == (DROPPED_A, DEFECTS_A)
+    assert opened == []
