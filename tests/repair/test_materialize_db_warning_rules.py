@@ -101,3 +101,30 @@ def test_with_a_reader_both_questions_are_asked_of_it(tmp_path, monkeypatch):
         monkeypatch.setattr(statedb, "open_readonly", spy)
         assert materialize._db_warnings(db, "a", reader) == (DROPPED_A, DEFECTS_A)
     assert opened == []
+
+
+def test_encoded_rows_are_named_in_a_list(tmp_path):
+    """Rule: the rows of encoded content are named "index (role)", separated by ", "."""
+    rows = [
+        {
+            "id": 1,
+            "session_id": "a",
+            "role": "user",
+            "content": "\x00json:[1]",
+            "timestamp": 1.0,
+            "active": 1,
+        },
+        {
+            "id": 2,
+            "session_id": "a",
+            "role": "assistant",
+            "content": "\x00json:{}",
+            "timestamp": 2.0,
+            "active": 1,
+        },
+    ]
+    db = custom_state_db(tmp_path / "state.db", SESSIONS, MESSAGES, [{"id": "a"}], rows)
+    assert materialize._db_warnings(db, "a", None)[1] == [
+        "a: hermes defect, encoded content shown raw: row(s) 0 (user), 1 (assistant) hold structured content "
+        "in the agent's \\x00json: encoding; hermes copies it undecoded and the chat shows the raw text"
+    ]
