@@ -1,0 +1,104 @@
+"""The raw journal's whole-file index (``RawJournal.index``, ``index_journal``): the rules
+mutation testing found unpinned (seventh session of issue 21, tests/MUTATION.md).
+
+Rules pinned here:
+
+* the index checks every record's ids against the journal's expected ones (the folder's session
+  id, the file's run id): a record naming another session or run is flagged;
+* ``events`` receives ``(line, event)`` for every event hermes reads, in file order (a line that is
+  not a JSON object gives none), even when the journal was indexed before;
+* ``check`` is called while indexing, so a check that raises cancels it;
+* ``RawJournal.from_path`` keeps the path it read;
+* event names that are not text share one name per JSON type ("(event name not text: a number)"),
+  a record without one (or ``null``) is "(no event name)";
+* a name that already has its code keeps it after the 254 codes one byte tells apart are taken
+  (only names new by then share "(other event names)").
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from inspector.store.journal_raw import RawJournal, index_journal
+
+SID = "a1b2c3d4e5f6"
+RUN = "7c8b4108d52b4aba9af362d3a54f47ac"
+
+
+def rec(seq: int, event: object = "token", *, sid: str = SID, run: str = RUN, drop: tuple = ()) -> bytes:
+    """A journal line as hermes' append_run_event writes it; ``drop``: keys left out."""
+    obj = {
+        "version": 1,
+        "event_id": f"{run}:{seq}",
+        "seq": seq,
+        "run_id": run,
+        "session_id": sid,
+        "event": event,
+        "type": event,
+        "created_at": 1.0,
+        "terminal": False,
+        "terminal_state": None,
+        "payload": {"text": "t"},
+    }
+    for key in drop:
+        del obj[key]
+    return json.dumps(obj, separators=(",", ":")).encode() + b"\n"
+
+
+def test_records_naming_another_session_or_run_are_flagged() -> None:
+    """Rule: the expected ids are checked: line 0 (another session) and 1 (another run) are flagged."""
+    data = rec(1, sid="other") + rec(2, run="elsewhere") + rec(3)
+    index = RawJournal(data, session_id=SID, run_id=RUN).index()
+    assert list(index.flagged) == [0, 1]
+    assert index.stats["anomalous"] == 2
+
+
+def test_every_event_is_handed_over_with_its_line_even_after_an_earlier_index() -> None:
+    """Rule: ``events`` gets ``(line, record)`` for lines 0 and 2 (line 1 is not a JSON object)."""
+    journal = RawJournal(rec(1) + b"junk\n" + rec(2), session_id=SID, run_id=RUN)
+    journal.index()
+    events: list = []
+    journal.index(events=events)
+    assert [(line, event["seq"]) for line, event in events] == [(0, 1), (2, 2)]
+
+
+def test_a_check_that_raises_cancels_the_index() -> None:
+    """Rule: ``check`` is called while indexing; what it raises ends the pass."""
+
+    def cancelled() -> None:
+        raise InterruptedError("cancelled")
+
+    with pytest.raises(InterruptedError):
+        RawJournal(rec(1), session_id=SID, run_id=RUN).index(check=cancelled)
+
+
+def test_from_path_keeps_the_path(tmp_path: Path) -> None:
+    """Rule: the journal read from a path remembers it (and takes its ids from it)."""
+    path = tmp_path / "_run_journal" / SID / f"{RUN}.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(rec(1))
+    journal = RawJournal.from_path(path)
+    assert (journal.path, journal.session_id, journal.run_id) == (path, SID, RUN)
+
+
+def test_event_names_that_are_not_text_share_one_name_per_json_type() -> None:
+    """Rule: 5 and 7 are "a number", true "a boolean"; no "event" key and null are "(no event name)"."""
+    data = rec(1, 5) + rec(2, 7) + rec(3, True) + rec(4, drop=("event",)) + rec(5, None)
+    assert index_journal(data).event_counts() == [
+        ("(event name not text: a number)", 2),
+        ("(no event name)", 2),
+        ("(event name not text: a boolean)", 1),
+    ]
+
+
+def test_a_name_that_has_its_code_keeps_it_once_the_codes_run_out() -> None:
+    """Rule: "(no event name)" took code 1; after 253 more names (254 codes, all one byte tells
+    apart) a second record without a name still counts under it, not "(other event names)"."""
+    data = rec(1, None) + b"".join(rec(i, f"e{i}") for i in range(2, 255)) + rec(255, None)
+    index = index_journal(data)
+    assert len(index.event_names) == 254
+    assert dict(index.event_counts())["(no event name)"] == 2
+    assert "(other event names)" not in index.event_names
