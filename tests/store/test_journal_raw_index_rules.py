@@ -9,6 +9,7 @@ Rules pinned here:
   not a JSON object gives none), even when the journal was indexed before;
 * ``check`` is called while indexing, so a check that raises cancels it;
 * ``RawJournal.from_path`` keeps the path it read;
+* an index of another length is refused, with both sizes in the error;
 * event names that are not text share one name per JSON type ("(event name not text: a number)"),
   a record without one (or ``null``) is "(no event name)";
 * a name that already has its code keeps it after the 254 codes one byte tells apart are taken
@@ -102,3 +103,12 @@ def test_a_name_that_has_its_code_keeps_it_once_the_codes_run_out() -> None:
     assert len(index.event_names) == 254
     assert dict(index.event_counts())["(no event name)"] == 2
     assert "(other event names)" not in index.event_names
+
+
+def test_an_index_of_other_bytes_is_refused_with_both_sizes() -> None:
+    """Rule: an index made of a journal of another length is not adopted; the error gives both sizes."""
+    index = index_journal(rec(1))
+    size = len(rec(1))
+    with pytest.raises(ValueError) as refused:
+        RawJournal(rec(1) + rec(2), index=index)
+    assert str(refused.value) == f"the index covers {size} bytes, the journal has {2 * size}"
