@@ -12,6 +12,9 @@ Rules pinned here:
 * an index of another length is refused, with both sizes in the error;
 * event names that are not text share one name per JSON type ("(event name not text: a number)"),
   a record without one (or ``null``) is "(no event name)";
+* the lines orjson may not read exactly are found by their runs of 19 or more digits
+  (``_long_digit_offsets``: where each run starts, an 18-digit run is none), at the start of the
+  data too, and whole whichever side of the end of a chunk (just after the first line end past 4 MiB) it lies;
 * a name that already has its code keeps it after the 254 codes one byte tells apart are taken
   (only names new by then share "(other event names)").
 """
@@ -23,6 +26,7 @@ from pathlib import Path
 
 import pytest
 
+from inspector.store import journal_raw
 from inspector.store.journal_raw import RawJournal, index_journal
 
 SID = "a1b2c3d4e5f6"
@@ -112,3 +116,20 @@ def test_an_index_of_other_bytes_is_refused_with_both_sizes() -> None:
     with pytest.raises(ValueError) as refused:
         RawJournal(rec(1) + rec(2), index=index)
     assert str(refused.value) == f"the index covers {size} bytes, the journal has {2 * size}"
+
+
+def test_runs_of_19_digits_or_more_are_found_where_they_start() -> None:
+    """Rule: runs at offsets 0 (19 digits) and 39 (20 digits); the 18-digit run at 20 is none."""
+    data = b"1234567890123456789,123456789012345678,12345678901234567890\n"
+    assert journal_raw._long_digit_offsets(data) == [0, 39]
+
+
+def test_a_run_at_either_side_of_a_chunks_end_is_found_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rule: a run ending at the first line end past the chunk size, and a run starting just after
+    it, are each found at their first digit (the chunk ends just after that line end). The chunk
+    size (4 MiB) is made 64 bytes here, so the data stays small."""
+    monkeypatch.setattr(journal_raw, "_DIGIT_CHUNK", 64)
+    before = b"a" * 100 + b"1" * 19 + b"\n"  # the run ends at the first chunk's line end
+    assert journal_raw._long_digit_offsets(before) == [100]
+    after = b"a" * 100 + b"\n" + b"1" * 19 + b"\n"  # the run starts the second chunk
+    assert journal_raw._long_digit_offsets(after) == [101]
