@@ -10,6 +10,8 @@ Rules pinned here:
   whose source is not ``webui``), nothing written, the result counts nothing;
 * one requested id that hermes would materialize: only that row's sidecar and the index, and the
   result counts one row; the whole-home plan writes every eligible row (not the CLI one);
+* a folder big enough for the index rebuild's forked helpers to start early (the threshold, 512
+  sidecars, made 2 here) gets the same plan: the new sidecar and an index of every row;
 * the whole-home plan with no eligible row: "nothing to materialize" (not a "nothing to do" reason,
   which answers a requested id).
 """
@@ -19,8 +21,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from inspector.repair import materialize
-from tests.recovery_helpers import custom_state_db, home_dirs, make_ctx
+import pytest
+
+from inspector.repair import materialize, save
+from tests.recovery_helpers import custom_state_db, home_dirs, make_ctx, sidecar, write_json
 
 SESSIONS_DDL = (
     "CREATE TABLE sessions (id TEXT PRIMARY KEY, source TEXT, title TEXT, model TEXT, started_at REAL, "
@@ -108,3 +112,19 @@ def test_the_whole_home_with_no_eligible_row_is_nothing_to_materialize(tmp_path:
     assert plan.refusal is None and plan.changes == []
     assert plan.summary == ["nothing to materialize"]
     assert plan.result == NOTHING
+
+
+def test_a_folder_big_enough_for_the_early_helpers_gets_every_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rule: with two sidecars already there (the helpers' threshold made 2) and a WebUI row without
+    its sidecar, the plan writes that sidecar and an index of all three rows."""
+    monkeypatch.setattr(save, "PARALLEL_ROWS_MIN", 2)
+    home = _db(tmp_path, {"a": "webui"})
+    sessions = home / "webui" / "sessions"
+    for sid in ("old1", "old2"):
+        write_json(sessions / f"{sid}.json", sidecar(sid, 1, updated_at=1.0))
+    plan = materialize.plan(make_ctx(home))
+    assert plan.refusal is None
+    assert [c.path.name for c in plan.changes] == ["a.json", "_index.json"]
+    assert sorted(row["session_id"] for row in json.loads(plan.changes[1].after)) == ["a", "old1", "old2"]
