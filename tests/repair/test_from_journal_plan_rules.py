@@ -18,7 +18,9 @@ Rules pinned here:
   ``updated_at`` text) is refused with the rebuild's words;
 * the index row keeps the ``message_count`` the sidecar was loaded with (hermes' ``compact()``
   reports ``_metadata_message_count``), while the sidecar's own count is the new one;
-* keys hermes' save does not know are named in a warning, in file order, and left out of the file.
+* keys hermes' save does not know are named in a warning, in file order, and left out of the file;
+* the finding for a pending marker hermes' lazy retry gives up on (armed more than 24 hours ago)
+  says so: the characters and row, the journaled output events, and why hermes shows nothing.
 """
 
 from __future__ import annotations
@@ -199,3 +201,16 @@ def test_keys_the_save_does_not_know_are_named_and_dropped(tmp_path: Path) -> No
     saved = _after(plan, f"{S08}.json")
     assert "legacy_flag" not in saved and "zz_note" not in saved
     assert saved["messages"][3]["content"] == PLAN_TEXT
+
+
+def test_the_finding_for_a_pending_marker_hermes_gives_up_on_says_why(tmp_path: Path) -> None:
+    """Rule: golden 08 before the give-up, a day later: the marker still waits (``_pending_journal_recovery``)
+    but hermes' lazy retry gives up on it before reading the journal; 66 characters in 1 row."""
+    home = copy_tree(GOLDEN / "08-giveup-after-24h" / "before", tmp_path / "home")
+    finding = from_journal.session_finding(make_ctx(home, NOW), S08)
+    assert finding is not None
+    assert finding.message == (
+        f"the run journal {RUN08} holds output the transcript does not show (66 characters in 1 row, "
+        "from 2 journaled output events); hermes' lazy retry gives up on it before reading the journal "
+        "(24 hours or 12 attempts)"
+    )
