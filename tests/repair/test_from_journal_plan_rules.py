@@ -20,7 +20,9 @@ Rules pinned here:
   reports ``_metadata_message_count``), while the sidecar's own count is the new one;
 * keys hermes' save does not know are named in a warning, in file order, and left out of the file;
 * the finding for a pending marker hermes' lazy retry gives up on (armed more than 24 hours ago)
-  says so: the characters and row, the journaled output events, and why hermes shows nothing.
+  says so: the characters and row, the journaled output events, and why hermes shows nothing; for
+  a marker that is no longer pending, why is read from its words: hermes' neutral give-up wording,
+  a marker ending "no agent output was recovered", or any other marker.
 """
 
 from __future__ import annotations
@@ -29,8 +31,10 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from inspector.repair import from_journal
-from inspector.repair.marker import MARKER_HEAD, PENDING_RETRY_OUTCOME, RECOVERED_WORDING
+from inspector.repair.marker import MARKER_HEAD, NO_OUTPUT_OUTCOME, PENDING_RETRY_OUTCOME, RECOVERED_WORDING
 from tests.conftest import GOLDEN, copy_tree
 from tests.recovery_helpers import make_ctx
 
@@ -214,3 +218,29 @@ def test_the_finding_for_a_pending_marker_hermes_gives_up_on_says_why(tmp_path: 
         "from 2 journaled output events); hermes' lazy retry gives up on it before reading the journal "
         "(24 hours or 12 attempts)"
     )
+
+
+FOUND = (
+    f"the run journal {RUN08} holds output the transcript does not show (66 characters in 1 row, "
+    "from 2 journaled output events); "
+)
+
+
+@pytest.mark.parametrize(
+    "content, why",
+    [
+        (None, 'hermes gave up (the marker says "Partial output may have been lost")'),  # golden 08 as it is
+        (MARKER_HEAD + NO_OUTPUT_OUTCOME, "the marker says no agent output was recovered"),
+        (MARKER_HEAD + "Something else happened.", "the turn's marker does not show it"),
+    ],
+    ids=["neutral", "no-output", "other"],
+)
+def test_the_finding_reads_why_from_the_markers_words(tmp_path: Path, content, why: str) -> None:
+    """Rule: a marker no longer pending: the neutral wording, a no-output ending, anything else."""
+
+    def edit(data: dict) -> None:
+        if content is not None:
+            data["messages"][3]["content"] = content
+
+    finding = from_journal.session_finding(make_ctx(_home(tmp_path, edit=edit), NOW), S08)
+    assert finding is not None and finding.message == FOUND + why
