@@ -15,8 +15,13 @@ Rules pinned here:
 * the lines orjson may not read exactly are found by their runs of 19 or more digits
   (``_long_digit_offsets``: where each run starts, an 18-digit run is none), at the start of the
   data too, and whole whichever side of the end of a chunk (just after the first line end past 4 MiB) it lies;
+* one pass over a journal with a clean line, a CRLF line, junk, a torn line, a duplicate seq of
+  another run and a last line without a newline gives, written out by hand: the line starts, the
+  counts, the flagged lines, the torn line, the seq note's line, the newest time (from a torn
+  line's fragment too), the events with their lines, each line's event code; no digest unless asked;
 * a name that already has its code keeps it after the 254 codes one byte tells apart are taken
-  (only names new by then share "(other event names)").
+  (only names new by then share "(other event names)");
+* a journal whose first seq is not 1 has a seq note on its first line.
 """
 
 from __future__ import annotations
@@ -90,12 +95,14 @@ def test_from_path_keeps_the_path(tmp_path: Path) -> None:
 
 
 def test_event_names_that_are_not_text_share_one_name_per_json_type() -> None:
-    """Rule: 5 and 7 are "a number", true "a boolean"; no "event" key and null are "(no event name)"."""
-    data = rec(1, 5) + rec(2, 7) + rec(3, True) + rec(4, drop=("event",)) + rec(5, None)
+    """Rule: 5 and 7 are "a number", true "a boolean", [1] "an array"; no "event" key and null are
+    "(no event name)"."""
+    data = rec(1, 5) + rec(2, 7) + rec(3, True) + rec(4, drop=("event",)) + rec(5, None) + rec(6, [1])
     assert index_journal(data).event_counts() == [
         ("(event name not text: a number)", 2),
         ("(no event name)", 2),
         ("(event name not text: a boolean)", 1),
+        ("(event name not text: an array)", 1),
     ]
 
 
@@ -107,6 +114,15 @@ def test_a_name_that_has_its_code_keeps_it_once_the_codes_run_out() -> None:
     assert len(index.event_names) == 254
     assert dict(index.event_counts())["(no event name)"] == 2
     assert "(other event names)" not in index.event_names
+    data = b"".join(rec(i, f"e{i}") for i in range(1, 255)) + rec(255, "e1")  # the same for a text name
+    assert dict(index_journal(data).event_counts())["e1"] == 2
+
+
+def test_a_journal_that_does_not_start_at_seq_1_has_a_note_on_its_first_line() -> None:
+    """Rule: seqs 2, 3: line 0 has a seq note (hermes' runs start at 1), line 1 none."""
+    index = index_journal(rec(2) + rec(3), session_id=SID, run_id=RUN)
+    assert list(index.seq_notes) == [0] and list(index.flagged) == [0]
+    assert index_journal(rec(1) + rec(2), session_id=SID, run_id=RUN).seq_notes == {}
 
 
 def test_an_index_of_other_bytes_is_refused_with_both_sizes() -> None:
@@ -133,3 +149,52 @@ def test_a_run_at_either_side_of_a_chunks_end_is_found_whole(monkeypatch: pytest
     assert journal_raw._long_digit_offsets(before) == [100]
     after = b"a" * 100 + b"\n" + b"1" * 19 + b"\n"  # the run starts the second chunk
     assert journal_raw._long_digit_offsets(after) == [101]
+
+
+def _line(seq: int, created: float, *, run: str = RUN, end: bytes = b"\n") -> bytes:
+    obj = {
+        "version": 1,
+        "event_id": f"{run}:{seq}",
+        "seq": seq,
+        "run_id": run,
+        "session_id": SID,
+        "event": "token",
+        "type": "token",
+        "created_at": created,
+        "terminal": False,
+        "terminal_state": None,
+        "payload": {"text": "t"},
+    }
+    return json.dumps(obj, separators=(",", ":")).encode() + end
+
+
+def test_one_pass_over_every_kind_of_line_written_out() -> None:
+    """Rule: the whole index of six lines: 0 clean; 1 ends in CRLF (noted, read); 2 junk (dropped);
+    3 torn by U+2028 into a record (created 9.0) and {"x": 1} (dropped, both read by hermes); 4 seq 2
+    again, of another run (noted); 5 has no newline (noted)."""
+    lines = [
+        _line(1, 5.0),
+        _line(2, 7.0, end=b"\r\n"),
+        b"junk\n",
+        '{"seq": 9, "created_at": 9.0}\u2028{"x": 1}\n'.encode(),
+        _line(2, 1.0, run="another-run"),
+        _line(3, 1.0, end=b""),
+    ]
+    data = b"".join(lines)
+    events: list = []
+    index = index_journal(data, session_id=SID, run_id=RUN, events=events)
+    assert list(index.starts) == [sum(len(x) for x in lines[:i]) for i in range(6)]
+    assert index.size == len(data) and index.unreadable is None and index.digest is None
+    assert index.stats == {"lines": 6, "events": 4, "dropped": 2, "torn": 1, "anomalous": 3}
+    assert list(index.flagged) == [1, 2, 3, 4, 5]
+    assert index.torn == frozenset({3}) and list(index.seq_notes) == [4]
+    assert index.last_time == 9.0
+    assert [(line, event.get("seq")) for line, event in events] == [
+        (0, 1),
+        (1, 2),
+        (3, 9),
+        (3, None),
+        (4, 2),
+        (5, 3),
+    ]
+    assert index.kinds == bytes([1, 1, 0, 0, 1, 1]) and index.event_counts() == [("token", 4)]
