@@ -58,7 +58,7 @@ def _load_durations() -> dict[str, float]:
     return _durations
 
 
-def pytest_configure(config):  # noqa: ARG001 - pytest's hook signature
+def pytest_configure(config):
     # In the fork server this runs before any mutant: the durations are then inherited.
     if os.environ.get("MUTANT_UNDER_TEST", "") not in {"stats", "list_all_tests", "fail"}:
         _load_durations()

@@ -21,7 +21,9 @@ Rules pinned here:
   line's fragment too), the events with their lines, each line's event code; no digest unless asked;
 * a name that already has its code keeps it after the 254 codes one byte tells apart are taken
   (only names new by then share "(other event names)");
-* a journal whose first seq is not 1 has a seq note on its first line.
+* a journal whose first seq is not 1 has a seq note on its first line;
+* a journal hermes cannot read (an invalid UTF-8 byte) drops every line; its anomalies are only the
+  line ends: each line ending in CR, and a last line without a newline unless it ends in CR.
 """
 
 from __future__ import annotations
@@ -198,3 +200,14 @@ def test_one_pass_over_every_kind_of_line_written_out() -> None:
         (5, 3),
     ]
     assert index.kinds == bytes([1, 1, 0, 0, 1, 1]) and index.event_counts() == [("token", 4)]
+
+
+def test_an_unreadable_journal_drops_every_line_and_keeps_only_the_line_end_notes() -> None:
+    """Rule: line 0 ends in CRLF, line 1 holds the byte 0xff, line 2 has no newline: 3 lines dropped,
+    2 anomalous; ending in a bare CR instead, the last line is anomalous once (for the CR)."""
+    index = index_journal(b'{"a":1}\r\n\xff\n{"b":2}')
+    assert index.unreadable is not None
+    assert index.stats == {"lines": 3, "events": 0, "dropped": 3, "torn": 0, "anomalous": 2}
+    assert list(index.flagged) == [0, 1, 2] and index.kinds == bytes(3) and index.event_counts() == []
+    index = index_journal(b'{"a":1}\n\xff\r')
+    assert index.stats == {"lines": 2, "events": 0, "dropped": 2, "torn": 0, "anomalous": 1}
