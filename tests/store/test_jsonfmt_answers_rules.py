@@ -1,0 +1,32 @@
+"""Three small answers of ``store.jsonfmt`` (expected values written out by hand):
+
+* ``is_utf8``: what ``bytes.decode("utf-8")`` accepts, U+2028, U+2029 and U+0085 included (they are
+  valid UTF-8; only the line-splitting checks treat them apart);
+* ``orjson_safe``: yes for JSON without a run of 19 or more digits, no with one (orjson turns
+  integers beyond 64 bits into floats);
+* ``raw_string``: a JSON string's text, also a lone surrogate escape (msgspec refuses it, the
+  stdlib decodes it); None for a value that is not a string.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from inspector.store import jsonfmt
+
+
+def test_is_utf8_accepts_the_line_separators_and_refuses_a_bad_byte():
+    assert jsonfmt.is_utf8("caf\u00e9 \u2028 \u2029 \u0085".encode()) is True
+    assert jsonfmt.is_utf8(b"caf\xc3") is False
+
+
+@pytest.mark.skipif(jsonfmt._orjson is None, reason="orjson is a declared dependency")
+def test_orjson_safe_says_no_only_for_a_long_digit_run():
+    assert jsonfmt.orjson_safe(b'{"a": 1234567890123456789}') is False  # 19 digits
+    assert jsonfmt.orjson_safe(b'{"a": 123456789012345678}') is True  # 18 digits
+
+
+def test_raw_string_decodes_a_lone_surrogate_escape_as_the_stdlib():
+    assert jsonfmt.raw_string(b'"\\ud800x"') == "\ud800x"
+    assert jsonfmt.raw_string(b'"abc"') == "abc"
+    assert jsonfmt.raw_string(b"12") is None
