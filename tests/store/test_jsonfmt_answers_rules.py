@@ -1,11 +1,13 @@
-"""Three small answers of ``store.jsonfmt`` (expected values written out by hand):
+"""Four small answers of ``store.jsonfmt`` (expected values written out by hand):
 
 * ``is_utf8``: what ``bytes.decode("utf-8")`` accepts, U+2028, U+2029 and U+0085 included (they are
   valid UTF-8; only the line-splitting checks treat them apart);
 * ``orjson_safe``: yes for JSON without a run of 19 or more digits, no with one (orjson turns
   integers beyond 64 bits into floats);
 * ``raw_string``: a JSON string's text, also a lone surrogate escape (msgspec refuses it, the
-  stdlib decodes it); None for a value that is not a string.
+  stdlib decodes it); None for a value that is not a string;
+* ``raw_items``: no items when one is nested deeper than ``PARSE_DEPTH_LIMIT``, in objects as in
+  arrays (the stdlib's verdict there depends on its stack).
 """
 
 from __future__ import annotations
@@ -30,3 +32,14 @@ def test_raw_string_decodes_a_lone_surrogate_escape_as_the_stdlib():
     assert jsonfmt.raw_string(b'"\\ud800x"') == "\ud800x"
     assert jsonfmt.raw_string(b'"abc"') == "abc"
     assert jsonfmt.raw_string(b"12") is None
+
+
+def test_raw_items_leaves_an_item_nested_too_deep_in_objects_to_the_stdlib():
+    """``raw_items``: an item nested deeper than ``PARSE_DEPTH_LIMIT`` is the stdlib's to judge (no
+    items), whether its levels are objects or arrays; one level less deep is taken."""
+    deep = jsonfmt.PARSE_DEPTH_LIMIT + 1
+    for opening, closing in ((b'{"a":', b"}"), (b"[", b"]")):
+        item = opening * deep + b"1" + closing * deep
+        assert jsonfmt.raw_items(b"[" + item + b"]") is None
+    item = b'{"a":' * (deep - 2) + b"1" + b"}" * (deep - 2)
+    assert [bytes(i) for i in jsonfmt.raw_items(b"[" + item + b"]")] == [item]
