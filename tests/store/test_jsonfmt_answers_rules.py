@@ -7,7 +7,7 @@
 * ``raw_string``: a JSON string's text, also a lone surrogate escape (msgspec refuses it, the
   stdlib decodes it); None for a value that is not a string;
 * ``raw_items``: no items when one is nested deeper than ``PARSE_DEPTH_LIMIT``, in objects as in
-  arrays (the stdlib's verdict there depends on its stack).
+  arrays (the stdlib's verdict there depends on its stack), or holds a run of 640 digits.
 """
 
 from __future__ import annotations
@@ -36,10 +36,18 @@ def test_raw_string_decodes_a_lone_surrogate_escape_as_the_stdlib():
 
 def test_raw_items_leaves_an_item_nested_too_deep_in_objects_to_the_stdlib():
     """``raw_items``: an item nested deeper than ``PARSE_DEPTH_LIMIT`` is the stdlib's to judge (no
-    items), whether its levels are objects or arrays; one level less deep is taken."""
+    items), whether its levels are objects or arrays; one exactly that deep is taken."""
     deep = jsonfmt.PARSE_DEPTH_LIMIT + 1
     for opening, closing in ((b'{"a":', b"}"), (b"[", b"]")):
         item = opening * deep + b"1" + closing * deep
         assert jsonfmt.raw_items(b"[" + item + b"]") is None
-    item = b'{"a":' * (deep - 2) + b"1" + b"}" * (deep - 2)
+    item = b'{"a":' * (deep - 1) + b"1" + b"}" * (deep - 1)
     assert [bytes(i) for i in jsonfmt.raw_items(b"[" + item + b"]")] == [item]
+
+
+def test_raw_items_leaves_an_item_with_a_640_digit_run_to_the_stdlib():
+    """``raw_items``: an item holding 640 digits in a row is the stdlib's to judge (an integer it may
+    refuse to convert); 639 are taken."""
+    for digits, taken in ((640, False), (639, True)):
+        item = b'{"n": ' + b"7" * digits + b"}"
+        assert (jsonfmt.raw_items(b"[" + item + b"]") is not None) is taken
