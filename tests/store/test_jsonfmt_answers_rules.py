@@ -1,4 +1,4 @@
-"""Four small answers of ``store.jsonfmt`` (expected values written out by hand):
+"""Five small answers of ``store.jsonfmt`` (expected values written out by hand):
 
 * ``is_utf8``: what ``bytes.decode("utf-8")`` accepts, U+2028, U+2029 and U+0085 included (they are
   valid UTF-8; only the line-splitting checks treat them apart);
@@ -7,7 +7,8 @@
 * ``raw_string``: a JSON string's text, also a lone surrogate escape (msgspec refuses it, the
   stdlib decodes it); None for a value that is not a string;
 * ``raw_items``: no items when one is nested deeper than ``PARSE_DEPTH_LIMIT``, in objects as in
-  arrays (the stdlib's verdict there depends on its stack), or holds a run of 640 digits.
+  arrays (the stdlib's verdict there depends on its stack), or holds a run of 640 digits;
+* ``objects_per_line``: non-ASCII lines are counted; a U+2028 in a string leaves the count to the caller.
 """
 
 from __future__ import annotations
@@ -51,3 +52,10 @@ def test_raw_items_leaves_an_item_with_a_640_digit_run_to_the_stdlib():
     for digits, taken in ((640, False), (639, True)):
         item = b'{"n": ' + b"7" * digits + b"}"
         assert (jsonfmt.raw_items(b"[" + item + b"]") is not None) is taken
+
+
+def test_objects_per_line_counts_non_ascii_lines_and_leaves_a_line_separator_to_the_caller():
+    """``objects_per_line``: UTF-8 text without U+0085, U+2028 or U+2029 is counted line by line; one
+    of those in a string splits hermes' line (``str.splitlines``), so the count is the caller's."""
+    assert jsonfmt.objects_per_line('{"a": "é"}\n{"b": 1}'.encode()) == 2
+    assert jsonfmt.objects_per_line('{"a": "é\u2028"}\n{"b": 1}'.encode()) is None
