@@ -1,4 +1,4 @@
-"""Five small answers of ``store.jsonfmt`` (expected values written out by hand):
+"""Six small answers of ``store.jsonfmt`` (expected values written out by hand):
 
 * ``is_utf8``: what ``bytes.decode("utf-8")`` accepts, U+2028, U+2029 and U+0085 included (they are
   valid UTF-8; only the line-splitting checks treat them apart);
@@ -8,10 +8,13 @@
   stdlib decodes it); None for a value that is not a string;
 * ``raw_items``: no items when one is nested deeper than ``PARSE_DEPTH_LIMIT``, in objects as in
   arrays (the stdlib's verdict there depends on its stack), or holds a run of 640 digits;
-* ``objects_per_line``: non-ASCII lines are counted; a U+2028 in a string leaves the count to the caller.
+* ``objects_per_line``: non-ASCII lines are counted; a U+2028 in a string leaves the count to the caller;
+* ``line_pieces``: each piece ends just after the first newline at or after its last byte.
 """
 
 from __future__ import annotations
+
+from itertools import islice
 
 import pytest
 
@@ -59,3 +62,16 @@ def test_objects_per_line_counts_non_ascii_lines_and_leaves_a_line_separator_to_
     of those in a string splits hermes' line (``str.splitlines``), so the count is the caller's."""
     assert jsonfmt.objects_per_line('{"a": "é"}\n{"b": 1}'.encode()) == 2
     assert jsonfmt.objects_per_line('{"a": "é\u2028"}\n{"b": 1}'.encode()) is None
+
+
+def _pieces(data: bytes, size: int) -> list[tuple[int, int]]:
+    return list(islice(jsonfmt.line_pieces(data, size), 10))  # at most 10: a piece that never ends shows
+
+
+def test_line_pieces_end_each_piece_just_after_the_first_newline_from_its_last_byte():
+    """``line_pieces``: a piece of about ``size`` bytes ends just after the first b"\\n" at or after its
+    last byte (a newline earlier in it does not end it), the last one at the end of the data."""
+    assert _pieces(b"ab\ncd\nef", 2) == [(0, 3), (3, 6), (6, 8)]
+    assert _pieces(b"a\nbcd\nef", 3) == [(0, 6), (6, 8)]
+    assert _pieces(b"\nab", 1) == [(0, 1), (1, 3)]
+    assert _pieces(b"abcdef", 2) == [(0, 6)]
