@@ -75,3 +75,12 @@ def test_line_pieces_end_each_piece_just_after_the_first_newline_from_its_last_b
     assert _pieces(b"a\nbcd\nef", 3) == [(0, 6), (6, 8)]
     assert _pieces(b"\nab", 1) == [(0, 1), (1, 3)]
     assert _pieces(b"abcdef", 2) == [(0, 6)]
+
+
+def test_fast_loads_takes_a_lone_surrogate_in_text_and_refuses_a_bom_as_hermes():
+    """``fast_loads``: text holding a lone surrogate parses as the stdlib parses it; bytes starting
+    with a UTF-8 BOM are refused (hermes decodes with ``utf-8``, which keeps the BOM, and
+    ``json.loads`` refuses it), though ``json.loads`` of the bytes themselves would strip it."""
+    assert jsonfmt.fast_loads('["\ud800"]') == ["\ud800"]
+    with pytest.raises(ValueError):
+        jsonfmt.fast_loads(b'\xef\xbb\xbf{"a": 1}')
