@@ -1,4 +1,4 @@
-"""Six small answers of ``store.jsonfmt`` (expected values written out by hand):
+"""Small answers of ``store.jsonfmt`` (expected values written out by hand):
 
 * ``is_utf8``: what ``bytes.decode("utf-8")`` accepts, U+2028, U+2029 and U+0085 included (they are
   valid UTF-8; only the line-splitting checks treat them apart);
@@ -9,7 +9,9 @@
 * ``raw_items``: no items when one is nested deeper than ``PARSE_DEPTH_LIMIT``, in objects as in
   arrays (the stdlib's verdict there depends on its stack), or holds a run of 640 digits;
 * ``objects_per_line``: non-ASCII lines are counted; a U+2028 in a string leaves the count to the caller;
-* ``line_pieces``: each piece ends just after the first newline at or after its last byte.
+* ``line_pieces``: each piece ends just after the first newline at or after its last byte;
+* ``fast_loads``: a lone surrogate in text parses as the stdlib's; a UTF-8 BOM is refused as hermes does;
+* ``_orjson_loads_within``: orjson's value only up to the nesting limit, and only for one JSON value.
 """
 
 from __future__ import annotations
@@ -84,3 +86,16 @@ def test_fast_loads_takes_a_lone_surrogate_in_text_and_refuses_a_bom_as_hermes()
     assert jsonfmt.fast_loads('["\ud800"]') == ["\ud800"]
     with pytest.raises(ValueError):
         jsonfmt.fast_loads(b'\xef\xbb\xbf{"a": 1}')
+
+
+@pytest.mark.skipif(jsonfmt._orjson is None, reason="orjson is a declared dependency")
+def test_orjson_loads_within_gives_the_value_only_up_to_the_limit_and_for_one_value():
+    """``_orjson_loads_within`` (the parse behind ``loads_bytes_fast``): orjson's value of text nesting
+    at most ``limit`` levels (also with no wrapping left, at orjson's own 1,024), else "not parsed";
+    the wrapping arrays never make text that is not one JSON value into one (``1], [2``)."""
+    not_parsed = jsonfmt._NOT_PARSED
+    assert jsonfmt._orjson_loads_within(b' {"a": [1, {}]} ', 3) == {"a": [1, {}]}
+    assert jsonfmt._orjson_loads_within(b"[[[1]]]", 3) == [[[1]]]
+    assert jsonfmt._orjson_loads_within(b"[[[1]]]", 2) is not_parsed
+    assert jsonfmt._orjson_loads_within(b"1], [2", 3) is not_parsed
+    assert jsonfmt._orjson_loads_within(b"[1]", 1024) == [1]
