@@ -7,7 +7,10 @@ characters of text):
 * a session whose run journal holds output the transcript lacks is listed, by its folder's name;
 * folders the step cannot use are passed over and the ones after them still looked at: a folder
   whose name is not a safe session id (hermes' ``A-Z a-z 0-9 _ -``; a dot is a valid journal id
-  but not a session id), and a session whose only journal ended (a terminal ``done`` record);
+  but not a session id), a session whose only journal ended (a terminal ``done`` record), a
+  folder with an open journal but no sidecar (the loader refuses it), and a sidecar whose values
+  make the journal comparison raise (``"tool_calls": 1`` with a tool event: that session's plan
+  reports it);
 * a journal that cannot be read (over the reader's 128 MiB limit) is passed over and the session's
   next journal still read: an open run behind it still lists the session;
 * a journal whose output events carry no ``created_at`` is still read (its rows are stamped with
@@ -79,6 +82,42 @@ def test_unusable_folders_before_it_are_passed_over_and_the_rest_still_read(tmp_
     home = _home(tmp_path)
     _add_folders_sorted_first(home)
     assert sorted(p.name for p in _journal_dir(home).iterdir())[:2] == ["0.unsafe", "000000000000"]
+    assert from_journal.eligible(make_ctx(home, NOW)) == [S08]
+
+
+def _open_copy(home: Path, sid: str, extra: bytes = b"") -> None:
+    """A folder ``sid`` holding a copy of S08's open journal (its ids rewritten), ``extra`` appended."""
+    folder = _journal_dir(home) / sid
+    folder.mkdir()
+    lines = (_journal_dir(home) / S08 / f"{RUN08}.jsonl").read_bytes().replace(S08.encode(), sid.encode())
+    (folder / f"{RUN08}.jsonl").write_bytes(lines + extra)
+
+
+def test_an_open_journal_without_a_sidecar_before_it_is_passed_over(tmp_path: Path) -> None:
+    """Rule: a folder whose sidecar the loader refuses (there is none) is skipped, not the end."""
+    home = _home(tmp_path)
+    _open_copy(home, "000000000000")
+    assert not (home / "webui" / "sessions" / "000000000000.json").exists()
+    assert from_journal.eligible(make_ctx(home, NOW)) == [S08]
+
+
+def test_a_sidecar_whose_values_make_the_comparison_raise_before_it_is_passed_over(tmp_path: Path) -> None:
+    """Rule: `"tool_calls": 1` and a tool event: the comparison raises; that session is skipped and
+    the ones after it still read."""
+    home = _home(tmp_path)
+    odd = "000000000000"
+    tool = (
+        b'{"version":1,"event_id":"' + RUN08.encode() + b':3","seq":3,"run_id":"' + RUN08.encode() + b'",'
+        b'"session_id":"000000000000","event":"tool","type":"tool","created_at":1779340006.0,'
+        b'"terminal":false,"terminal_state":null,"payload":{"name":"terminal","preview":"ls","args":{}}}\n'
+    )
+    _open_copy(home, odd, tool)
+    sessions = home / "webui" / "sessions"
+    sidecar = (sessions / f"{S08}.json").read_text(encoding="utf-8").replace(S08, odd)
+    (sessions / f"{odd}.json").write_text(
+        sidecar.replace('"tool_calls": []', '"tool_calls": 1'), encoding="utf-8"
+    )
+    assert '"tool_calls": 1' in (sessions / f"{odd}.json").read_text(encoding="utf-8")
     assert from_journal.eligible(make_ctx(home, NOW)) == [S08]
 
 

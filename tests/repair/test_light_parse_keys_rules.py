@@ -26,4 +26,5 @@ def test_the_decoder_is_made_on_first_use(monkeypatch) -> None:
     monkeypatch.setattr(save, "_light", None)  # as in a fresh process
     obj = save.light_parse_sidecar(SIDECAR)
     assert obj is not None and obj["message_count"] == 7
+    assert obj["self"] == {"x": [1, 2]}  # the decoder made here keeps ``self`` too
     assert save._light is not None and save._light is not False  # made, and kept

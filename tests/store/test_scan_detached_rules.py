@@ -155,3 +155,37 @@ def test_detached_says_false_when_fork_fails(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(scan.os, "fork", no_fork)
     assert scan._detached(lambda: ran.append(1)) is False
     assert ran == []
+
+
+@forks
+def test_detached_reaps_the_intermediate_copy_before_it_returns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rule: nothing is left for the caller to reap: ``_detached`` waits for the intermediate copy
+    (which forks the worker and leaves) before it returns True, also when that copy is slow to leave.
+
+    Run in this process (a few milliseconds; the child-Python tests above take seconds): every copy
+    here runs only ``os.fork``, descriptor calls, an empty ``fn`` and ``os._exit``. Each copy pauses
+    20 ms right after it is forked, so a caller that did not wait would find its intermediate copy
+    still running."""
+    real_fork = os.fork
+    forked: list[int] = []
+
+    def slow_copies() -> int:
+        pid = real_fork()
+        if pid == 0:
+            time.sleep(0.02)
+        else:
+            forked.append(pid)
+        return pid
+
+    monkeypatch.setattr(scan.portable, "can_fork", lambda: True)
+    monkeypatch.setattr(scan.os, "fork", slow_copies)
+    assert scan._detached(lambda: None) is True
+    monkeypatch.setattr(scan.os, "fork", real_fork)
+    (intermediate,) = forked
+    try:
+        left = os.waitpid(intermediate, os.WNOHANG)
+    except ChildProcessError:
+        left = None  # already reaped by _detached
+    if left is not None and left[0] == 0:
+        os.waitpid(intermediate, 0)  # reap it here, so that the failure leaves nothing behind
+    assert left is None
