@@ -2,8 +2,9 @@
 
 Rules: in a process that runs a mutant's tests, the tests run fastest first by mutmut's recorded
 durations, and those slower than the cap are left out (and reported as deselected) unless that
-would leave none; anywhere else (the suite itself, mutmut's stats and clean runs, a by-name run
-with MUTATION_FULL=1) the plugin changes nothing.
+would leave none; mutmut's clean run (MUTANT_UNDER_TEST set and empty) checks the same fast tests;
+anywhere else (the suite itself, mutmut's stats and listing runs, a by-name run with MUTATION_FULL=1)
+the plugin changes nothing.
 """
 
 from __future__ import annotations
@@ -101,17 +102,30 @@ def test_mutmuts_own_prefix_on_a_node_id_is_ignored(stats, monkeypatch):
     assert dropped == ["mutants/tests/a.py::t_slow"]
 
 
+def test_mutmuts_clean_run_checks_the_same_fast_tests_and_names_no_mutant(stats, monkeypatch):
+    monkeypatch.setenv("MUTANT_UNDER_TEST", "")  # mutmut sets it empty for the clean run
+    kept, dropped = _run(_three())
+    assert kept == ["tests/b.py::t_fast", "tests/a.py::t_mid"]
+    assert dropped == ["tests/a.py::t_slow"]
+    assert not (stats / "fast_first_capped.txt").exists()
+
+
 @pytest.mark.parametrize(
     ("mutant", "full"),
     [
-        ("", None),  # the suite itself, mutmut's clean run
+        (None, None),  # the suite itself: the variable is not set
         ("stats", None),  # mutmut collecting which tests reach which function
+        ("list_all_tests", None),  # mutmut listing the tests
         ("fail", None),  # mutmut's forced-fail check
         ("inspector.plan.x_f__mutmut_3", "1"),  # a by-name run with the whole set
+        ("", "1"),  # its clean run
     ],
 )
 def test_outside_a_mutants_run_nothing_changes(stats, monkeypatch, mutant, full):
-    monkeypatch.setenv("MUTANT_UNDER_TEST", mutant)
+    if mutant is None:
+        monkeypatch.delenv("MUTANT_UNDER_TEST", raising=False)
+    else:
+        monkeypatch.setenv("MUTANT_UNDER_TEST", mutant)
     if full is not None:
         monkeypatch.setenv("MUTATION_FULL", full)
     kept, dropped = _run(_three())
