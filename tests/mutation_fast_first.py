@@ -13,7 +13,9 @@ mutmut's clean run (the same tests unmutated, which must pass: ``MUTANT_UNDER_TE
 - orders the selected tests by the duration mutmut recorded for each
   (``mutants/mutmut-stats.json``), fastest first, so a kill comes as early as it can;
 - leaves out the tests slower than ``MUTATION_TEST_CAP`` seconds (0.3 by default), unless
-  that would leave none, and appends the mutant's name to ``mutants/fast_first_capped.txt``.
+  that would leave none, and appends the mutant's name to ``mutants/fast_first_capped.txt``;
+- lowers the process's CPU limit to mutmut's own formula applied to the tests that run
+  (:func:`_limit_cpu`), so a mutant that loops for ever is a timeout in a minute, not in hours.
 
 A verdict "killed" is therefore always a real kill by a test of the suite. A mutant that
 outlives the fast tests is recorded as "survived", which may be too harsh: it stays a
@@ -65,6 +67,25 @@ def _load_durations() -> dict[str, float]:
     return _durations
 
 
+def _limit_cpu(tests_time: float) -> None:
+    """mutmut's own CPU limit for a mutant, ``30 x (1 s + the tests' recorded time)``, applied to the
+    tests that run here (at least 60 s more than this process has used). mutmut computes its
+    limit from every test that reaches the function, slow ones included, which gave a mutant
+    that loops for ever up to hours; the signal at the limit (SIGXCPU) is the one mutmut's own
+    limit sends, a "timeout". The limit is only ever lowered."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    budget = max(60.0, 30.0 * (1.0 + tests_time))
+    soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    new = int(usage.ru_utime + usage.ru_stime + budget) + 1
+    if soft != resource.RLIM_INFINITY and soft <= new:
+        return
+    if hard != resource.RLIM_INFINITY:
+        new = min(new, hard)
+    resource.setrlimit(resource.RLIMIT_CPU, (new, hard))
+
+
 def pytest_configure(config):
     # In the fork server this runs before any mutant: the durations are then inherited.
     if os.environ.get("MUTANT_UNDER_TEST", "") not in {"stats", "list_all_tests", "fail"}:
@@ -85,6 +106,8 @@ def pytest_collection_modifyitems(config, items):
     kept = [item for item in ordered if duration(item) <= cap] or ordered
     dropped = ordered[len(kept) :]
     items[:] = kept
+    if mutant:
+        _limit_cpu(sum(duration(item) for item in kept))
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         if not mutant:

@@ -142,3 +142,60 @@ def test_missing_or_broken_stats_keep_the_order_and_every_test(stats, monkeypatc
     (stats / "mutmut-stats.json").unlink()
     kept, _ = _run(_three())
     assert kept == ["tests/a.py::t_slow", "tests/a.py::t_mid", "tests/b.py::t_fast"]
+
+
+class _Limits:
+    """resource's CPU limit, kept in memory (a test must not lower its own process's limit)."""
+
+    def __init__(self, monkeypatch, soft, hard, used=10.0):
+        import resource
+
+        self.soft, self.hard = soft, hard
+        monkeypatch.setattr(resource, "getrlimit", lambda which: (self.soft, self.hard))
+        monkeypatch.setattr(resource, "setrlimit", self._set)
+        monkeypatch.setattr(
+            resource, "getrusage", lambda who: SimpleNamespace(ru_utime=used * 0.75, ru_stime=used * 0.25)
+        )
+
+    def _set(self, which, limits):
+        import resource
+
+        assert which == resource.RLIMIT_CPU
+        self.soft, self.hard = limits
+
+
+def test_a_mutants_cpu_limit_is_mutmuts_formula_on_the_tests_that_run(stats, monkeypatch):
+    import resource
+
+    monkeypatch.setenv("MUTANT_UNDER_TEST", "inspector.plan.x_f__mutmut_3")
+    monkeypatch.setenv("MUTATION_TEST_CAP", "1")  # t_fast 0.001 s and t_mid 0.2 s run: 30 x 1.201 s < 60 s
+    limits = _Limits(monkeypatch, resource.RLIM_INFINITY, resource.RLIM_INFINITY, used=10.0)
+    _run(_three())
+    assert limits.soft == 10 + 60 + 1  # what the process used, the 60 s floor, rounded up
+    monkeypatch.setenv("MUTATION_TEST_CAP", "5")  # t_slow too: 30 x (1 + 2.201) = 96.03 s
+    limits = _Limits(monkeypatch, resource.RLIM_INFINITY, resource.RLIM_INFINITY, used=10.0)
+    _run(_three())
+    assert limits.soft == int(10 + 30 * (1 + 2.201)) + 1
+
+
+def test_the_cpu_limit_is_only_ever_lowered_and_never_above_the_hard_one(stats, monkeypatch):
+    monkeypatch.setenv("MUTANT_UNDER_TEST", "inspector.plan.x_f__mutmut_3")
+    limits = _Limits(monkeypatch, 40, 41)  # mutmut's own limit lower already: kept
+    _run(_three())
+    assert (limits.soft, limits.hard) == (40, 41)
+    limits = _Limits(monkeypatch, 5000, 5001)
+    _run(_three())
+    assert (limits.soft, limits.hard) == (71, 5001)
+    limits = _Limits(monkeypatch, 5000, 50)  # never above the hard limit
+    _run(_three())
+    assert limits.soft == 50
+
+
+def test_no_cpu_limit_in_the_clean_run_or_outside_a_mutants_run(stats, monkeypatch):
+    import resource
+
+    for value in ("", "stats"):
+        monkeypatch.setenv("MUTANT_UNDER_TEST", value)
+        limits = _Limits(monkeypatch, resource.RLIM_INFINITY, resource.RLIM_INFINITY)
+        _run(_three())
+        assert limits.soft == resource.RLIM_INFINITY
