@@ -6,6 +6,7 @@ import io
 import os
 import shutil
 import stat
+import sys
 from contextlib import redirect_stdout
 from pathlib import Path
 
@@ -70,3 +71,15 @@ def _private_write_log(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("HERMES_INSPECTOR_STATE_DIR", str(tmp_path_factory.mktemp("inspector-state")))
     monkeypatch.delenv("HERMES_HOME", raising=False)
     monkeypatch.delenv("HERMES_WEBUI_STATE_DIR", raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _no_logging_left_behind():
+    """A test that set up the inspector's logging (a command that writes, ``--debug``, an
+    unexpected error) tears it down after it, so the next test's command logs to its own state
+    folder whatever order the tests run in (mutmut's runs order them otherwise). Logging is not
+    imported here when no test has imported it (a read-only command must not import it)."""
+    yield
+    log = sys.modules.get("inspector.log")
+    if log is not None and log.is_set_up():
+        log.teardown()
