@@ -11,7 +11,7 @@ from typing import Any
 from inspector.home import locate_home
 from inspector.plan import Clock, Plan, WriteLog, apply_plan
 from inspector.repair.context import RepairContext
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, GOLDEN, copy_tree
 
 NOW = 1779900000.0
 # hermes-webui's own test schema (tests/test_session_db_sidecar_reconciliation.py)
@@ -109,6 +109,16 @@ def home_dirs(tmp_path: Path) -> tuple[Path, Path, Path]:
     sessions = home / "webui" / "sessions"
     sessions.mkdir(parents=True)
     return home, sessions, home / "state.db"
+
+
+def golden_home(tmp_path: Path, case: str, state: str = "after") -> Path:
+    """A golden case's ``state`` files plus the run journals of its ``before`` (the after/ tree keeps
+    only changed files), in ``tmp_path / "home"``."""
+    home = copy_tree(GOLDEN / case / state, tmp_path / "home")
+    journals = GOLDEN / case / "before" / "webui" / "sessions" / "_run_journal"
+    if journals.is_dir() and not (home / "webui" / "sessions" / "_run_journal").exists():
+        copy_tree(journals, home / "webui" / "sessions" / "_run_journal")
+    return home
 
 
 def make_ctx(home: Path, now: float = NOW, cwd: Path | None = None) -> RepairContext:

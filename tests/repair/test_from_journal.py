@@ -26,8 +26,8 @@ from inspector.load import full_audit, load_catalogue
 from inspector.repair import from_journal
 from inspector.repair.marker import NEUTRAL_WORDING, RECOVERED_WORDING
 from inspector.session_detail import load_detail
-from tests.conftest import FIXTURES, GOLDEN, copy_tree
-from tests.recovery_helpers import apply, make_ctx
+from tests.conftest import FIXTURES, GOLDEN
+from tests.recovery_helpers import apply, golden_home, make_ctx
 
 S08 = "518fa3e90ec7"
 RUN08 = "eef688569a1f22202b7552e7c6e54f42"
@@ -38,13 +38,7 @@ NOW = 1_779_427_000.0  # golden 08's clock: more than 24 hours after the marker 
 
 
 def _home(tmp_path: Path, case: str, state: str = "after") -> Path:
-    """The case's ``state`` files plus the run journals of its ``before`` (the after/ tree keeps only
-    changed files)."""
-    home = copy_tree(GOLDEN / case / state, tmp_path / "home")
-    journals = GOLDEN / case / "before" / "webui" / "sessions" / "_run_journal"
-    if journals.is_dir() and not (home / "webui" / "sessions" / "_run_journal").exists():
-        copy_tree(journals, home / "webui" / "sessions" / "_run_journal")
-    return home
+    return golden_home(tmp_path, case, state)
 
 
 def _sidecar(home: Path, sid: str) -> dict:

@@ -25,8 +25,7 @@ from pathlib import Path
 
 from inspector.repair import from_journal
 from inspector.repair.marker import RECOVERED_WORDING
-from tests.conftest import GOLDEN, copy_tree
-from tests.recovery_helpers import apply, make_ctx
+from tests.recovery_helpers import apply, golden_home, make_ctx
 
 S08 = "518fa3e90ec7"
 PLAN_TEXT = "Here is a three-step migration plan: export, dual-write, cut over."
@@ -40,11 +39,7 @@ THIRD = "A plan first, please."
 
 def _session_with_a_later_turn(tmp_path: Path, *, tool_calls: list, context: list | None = None) -> Path:
     """Golden 08 (given up) with its run journal and a later turn after the marker."""
-    case = GOLDEN / "08-giveup-after-24h"
-    home = copy_tree(case / "after", tmp_path / "home")
-    copy_tree(
-        case / "before" / "webui" / "sessions" / "_run_journal", home / "webui" / "sessions" / "_run_journal"
-    )
+    home = golden_home(tmp_path, "08-giveup-after-24h")
     path = home / "webui" / "sessions" / f"{S08}.json"
     data = json.loads(path.read_text(encoding="utf-8"))
     data["messages"] += [dict(LATER_USER), dict(LATER_REPLY)]

@@ -25,8 +25,7 @@ import re
 from pathlib import Path
 
 from inspector.repair import from_journal
-from tests.conftest import GOLDEN, copy_tree
-from tests.recovery_helpers import make_ctx
+from tests.recovery_helpers import golden_home, make_ctx
 
 S08 = "518fa3e90ec7"
 RUN08 = "eef688569a1f22202b7552e7c6e54f42"
@@ -59,11 +58,7 @@ def _event(seq: int, event: str, payload: dict, created_at: float | None = 17793
 
 
 def _plan(tmp_path: Path, *, before: bytes = b"", after: bytes = b"", timeless: bool = False):
-    case = GOLDEN / "08-giveup-after-24h"
-    home = copy_tree(case / "after", tmp_path / "home")
-    copy_tree(
-        case / "before" / "webui" / "sessions" / "_run_journal", home / "webui" / "sessions" / "_run_journal"
-    )
+    home = golden_home(tmp_path, "08-giveup-after-24h")
     journal = home / "webui" / "sessions" / "_run_journal" / S08 / f"{RUN08}.jsonl"
     lines = journal.read_bytes()
     if timeless:
@@ -142,11 +137,7 @@ def test_a_string_is_error_is_true_with_a_warning(tmp_path: Path) -> None:
 
 def test_a_turn_without_marker_says_where_the_rows_went(tmp_path: Path) -> None:
     """Rule: no marker: "at the end of its turn (row N); the turn has no marker and none is added"."""
-    case = GOLDEN / "08-giveup-after-24h"
-    home = copy_tree(case / "after", tmp_path / "home")
-    copy_tree(
-        case / "before" / "webui" / "sessions" / "_run_journal", home / "webui" / "sessions" / "_run_journal"
-    )
+    home = golden_home(tmp_path, "08-giveup-after-24h")
     path = home / "webui" / "sessions" / f"{S08}.json"
     data = json.loads(path.read_text(encoding="utf-8"))
     del data["messages"][3]  # the marker
@@ -180,11 +171,7 @@ LATER_TURNS = (
 
 def test_later_turns_get_their_own_line(tmp_path: Path) -> None:
     """Rule: a later turn after the marker: the quirk-1 line, word for word."""
-    case = GOLDEN / "08-giveup-after-24h"
-    home = copy_tree(case / "after", tmp_path / "home")
-    copy_tree(
-        case / "before" / "webui" / "sessions" / "_run_journal", home / "webui" / "sessions" / "_run_journal"
-    )
+    home = golden_home(tmp_path, "08-giveup-after-24h")
     path = home / "webui" / "sessions" / f"{S08}.json"
     data = json.loads(path.read_text(encoding="utf-8"))
     later = [
