@@ -61,8 +61,9 @@ Ledger = dict[tuple[str, str], tuple[str, list[int | None]]]
 
 
 def module_of(path: str) -> str:
-    """``inspector/store/index.py`` -> ``inspector.store.index`` (mutmut's prefix of a mutant's name)."""
-    return path.removesuffix(".py").replace("/", ".")
+    """``inspector/store/index.py`` -> ``inspector.store.index`` (mutmut's prefix of a mutant's name;
+    a package's ``__init__.py`` is the package: ``inspector/repair/__init__.py`` -> ``inspector.repair``)."""
+    return path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
 
 
 def read_ledger(path: Path) -> Ledger:

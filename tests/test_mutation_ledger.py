@@ -46,6 +46,28 @@ def run(tmp_path):
     return mutants
 
 
+def test_a_packages_init_module_is_named_as_the_package(tmp_path):
+    assert ml.module_of("inspector/repair/__init__.py") == "inspector.repair"
+    assert ml.module_of("inspector/store/index.py") == "inspector.store.index"
+    mutants = tmp_path / "mutants"
+    key = "inspector.repair.x_action_module__mutmut_"
+    meta(
+        mutants,
+        "inspector/repair/__init__.py",
+        {key + "1": 1, key + "2": 0},
+        {"x_action_module": "abcdefabcdef"},
+    )
+    ledger = tmp_path / "ledger.txt"
+    ml.save(mutants, ledger)
+    assert body(ledger) == ["inspector/repair/__init__.py\tx_action_module\tabcdefabcdef\t1 0"]
+    fresh = tmp_path / "fresh"
+    assert ml.seed(fresh, ledger) == 2
+    codes = json.loads((fresh / "inspector/repair/__init__.py.meta").read_text(encoding="utf-8"))[
+        "exit_code_by_key"
+    ]
+    assert codes == {key + "1": 1, key + "2": 0}
+
+
 def test_save_writes_one_line_per_function_with_a_verdict(run, tmp_path):
     ledger = tmp_path / "ledger.txt"
     ml.save(run, ledger)
