@@ -230,7 +230,8 @@ def _aside_job(
     on; ``others``: the descriptors of the other copies' stages, closed here at once);
     ``with_hermes_audit``: hermes' audit, with its error taken apart (it does not pickle whole);
     the run ``journals`` read, their facts into the cache; and the facts of the files it looked
-    at, for the first process's cache, from which it then works out the journal findings.
+    at, for the first process's cache, from which it then works out the journal findings (with
+    those of journals too recent to keep, for this run only: see ``FactCache.borrow``).
     Without a cache (nothing to hand the journals' facts over in) the journals are all read here
     and their findings returned. ``steal``: after its ``share``, chunks of the other sidecars
     taken as long as any is left (handed over with their numbers), and after hermes' audit the
@@ -274,13 +275,18 @@ def _aside_job(
                 cached_file_facts(scan.cache, OPEN_RUN, path, Path(path), open_run_facts)
             except OSError:
                 continue
+    unkept = {}
     if scan.cache is not None:
         for kind in (TURN, JOURNAL, OPEN_RUN, STATE_DB):
             entries = scan.cache.entries[kind]
             facts[kind] = {p: entries[p] for p in scan.cache.seen(kind) if p in entries}
+        # a journal written in the last seconds (or whose inode changed: a new hard link) is not
+        # kept in the cache; its facts go over all the same, for this run only, or the first
+        # process would read it again, on its own, after the copies are done
+        unkept = {kind: scan.cache.unkept(kind) for kind in (JOURNAL, OPEN_RUN)}
     if error is None:
-        return audit, None, findings, facts
-    return None, (str(error), error.partial_report, list(error.errors)), findings, facts
+        return audit, None, findings, facts, unkept
+    return None, (str(error), error.partial_report, list(error.errors)), findings, facts, unkept
 
 
 def _hermes_audit_here(home: Home, scan: SessionDirScan) -> tuple[dict | None, HermesAuditError | None]:
@@ -800,9 +806,11 @@ def _finish_aside(
         if not isinstance(got, ForkedError) and scan.cache is not None:
             for kind, entries in got[3].items():
                 scan.cache.adopt(kind, entries)
+            for kind, entries in got[4].items():
+                scan.cache.borrow(kind, entries)
     if isinstance(first, ForkedError):
         return None, None, None, False
-    audit, error, findings, _ = first
+    audit, error, findings = first[:3]
     everyone = not any(isinstance(got, ForkedError) for got in results)
     if pending.steal is not None and everyone and not with_journal_findings:
         # every journal's open-run facts came back from the copies (they took them all): what

@@ -164,6 +164,31 @@ def test_each_sidecar_and_journal_is_read_once_and_hermes_files_by_its_copy(tmp_
 
 
 @needs_fork
+def test_journals_too_recent_to_keep_are_still_read_once_in_the_copies(tmp_path, monkeypatch):
+    """A run journal written in the last seconds (or given a new hard link: its ctime moves) is
+    never stored in the fact cache; its facts still come back from the copy that read it, for
+    this run only: the journals are read once, none in this process, the report is the same,
+    and the cache saved afterwards holds no entry for them."""
+    home = _home(tmp_path)
+    here = _plain(home, monkeypatch)
+    _forking(monkeypatch)
+    monkeypatch.setattr(scan_mod, "RACY_WINDOW_NS", 10**18)  # every file too recent to keep
+    log = tmp_path / "reads.log"
+    _noting_reads(monkeypatch, log)
+    assert load.full_audit(home, now=NOW) == here
+    reads = [line.split(" ", 1) for line in log.read_text().splitlines()]
+    journals = [(pid, p) for pid, p in reads if "/_run_journal/" in p]
+    assert sorted(p for _, p in journals) == sorted({p for _, p in journals}) and len(journals) == 8
+    assert str(os.getpid()) not in {pid for pid, _ in journals}
+    saved = scan_mod.FactCache.for_session_dir(home.session_dir)  # (no file when nothing was kept)
+    assert saved.entries[scan_mod.JOURNAL] == {} and saved.entries[scan_mod.OPEN_RUN] == {}
+    log.unlink()
+    assert load.full_audit(home, now=NOW) == here  # the next look reads them again
+    again = [p for _, p in (line.split(" ", 1) for line in log.read_text().splitlines())]
+    assert len([p for p in again if "/_run_journal/" in p]) == 8
+
+
+@needs_fork
 @pytest.mark.parametrize("which", [1, 2])
 def test_a_copy_that_fails_after_taking_chunks_loses_nothing(tmp_path, monkeypatch, which):
     home = _home(tmp_path)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterator
-from itertools import compress
+from itertools import accumulate, compress
 from operator import itemgetter
 from typing import Any
 
@@ -480,8 +480,7 @@ _LINES_DECODER = _msgspec.json.Decoder(list[_msgspec.Raw]) if _msgspec is not No
 # converts (``sys.get_int_max_str_digits()``, 4,300 by default, never below 640: it raises
 # ValueError, msgspec skips the number). Lines up to this long need no look; longer ones are looked at.
 _LOOK_BYTES = min(2 * PARSE_DEPTH_LIMIT, 640)
-_FIRST = itemgetter(0)
-_OBJECT_START = {0x7B}  # "{": each line's first byte (a set of them built in C: faster than count(b"\n{"))
+_PLUS_ONE = (1).__add__  # a line's length plus its b"\n": where the next line starts
 
 
 def objects_per_line(body: bytes) -> int | None:
@@ -510,10 +509,15 @@ def objects_per_line(body: bytes) -> int | None:
         lines: list[Any] = _LINES_DECODER.decode(b"[" + body.replace(b"\n", b",") + b"]")
     except (_msgspec.DecodeError, _msgspec.ValidationError, RecursionError):
         return None
-    # (typeshed's generic memoryview does not fit map(); each Raw is a buffer, memoryview(raw)[0] its first byte)
-    first_bytes = set(map(_FIRST, map(memoryview, lines)))  # type: ignore[arg-type]
-    if b"\n".join(lines) != body or first_bytes != _OBJECT_START:
+    if b"\n".join(lines) != body:
         return None
+    if len(lines) > 1:
+        # the elements are the lines: line i starts where the lines before it and their b"\n"
+        # end, and each line's first byte is picked out of body at once (itemgetter of the
+        # offsets, in C: a third cheaper than a memoryview of each element); body[0] is "{"
+        starts = itemgetter(*accumulate(map(_PLUS_ONE, map(len, lines[:-1])), initial=0))(body)
+        if starts.count(0x7B) != len(starts):
+            return None
     if max(map(len, lines)) > _LOOK_BYTES:
         for line in lines:
             if len(line) > _LOOK_BYTES and _stdlib_must_judge(bytes(line)):

@@ -98,6 +98,12 @@ class FactCache:
         self.path = path
         self.entries: dict[str, dict[str, list]] = {kind: {} for kind in _KINDS}
         self._seen: dict[str, set[str]] = {kind: set() for kind in _KINDS}
+        # Facts of files too recent to keep (see put), as entries: those worked out here, for a
+        # forked copy to hand over (unkept), and those another copy of this run handed over
+        # (borrowed: answered by get during this run, like the sidecar facts a copy hands over,
+        # never saved)
+        self._unkept: dict[str, dict[str, list]] = {kind: {} for kind in _KINDS}
+        self._borrowed: dict[str, dict[str, list]] = {kind: {} for kind in _KINDS}
         self._dirty = False
         if path is not None:
             self._load()
@@ -129,6 +135,8 @@ class FactCache:
     def get(self, kind: str, path: str, st: os.stat_result) -> dict | None:
         self._seen[kind].add(path)
         entry = self.entries[kind].get(path)
+        if entry is None:
+            entry = self._borrowed[kind].get(path)
         if (
             isinstance(entry, list)
             and len(entry) == 2
@@ -142,7 +150,9 @@ class FactCache:
         self._seen[kind].add(path)
         if st.st_ctime_ns >= read_started_ns - RACY_WINDOW_NS:
             self.entries[kind].pop(path, None)  # too recent: the same key could still hide a change
+            self._unkept[kind][path] = [stat_key(st), facts]
             return
+        self._unkept[kind].pop(path, None)
         self.entries[kind][path] = [stat_key(st), facts]
         self._dirty = True
 
@@ -178,6 +188,23 @@ class FactCache:
             if self.entries[kind].get(path) != entry:
                 self.entries[kind][path] = entry
                 self._dirty = True
+
+    def unkept(self, kind: str) -> dict[str, list]:
+        """The entries of ``kind`` worked out in this process from files too recent to keep (see
+        :meth:`put`): for a forked copy to hand over with its kept ones, so that the process it
+        works for does not read those files again in the same run."""
+        return dict(self._unkept[kind])
+
+    def borrow(self, kind: str, entries: dict[str, list]) -> None:
+        """Take the entries of ``kind`` another copy of this run worked out from files too recent
+        to keep (its :meth:`unkept`): :meth:`get` answers them while their files keep the identity
+        they were read with, as if this process had read them when that copy did (the sidecar
+        facts a copy hands over are taken the same way); :meth:`save` never writes them."""
+        for path, entry in entries.items():
+            self._seen[kind].add(path)
+            if self.entries[kind].pop(path, None) is not None:
+                self._dirty = True
+            self._borrowed[kind][path] = entry
 
     def save(self, *, background: bool = False) -> None:
         """Write the cache (entries of files not seen by this scan are dropped per kind used).

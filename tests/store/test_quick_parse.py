@@ -583,3 +583,16 @@ def test_the_quick_pass_runs_beside_a_shallow_thread_and_not_beside_a_deep_one()
         if _nesting_room() > PARSE_DEPTH_LIMIT + 50 and not seen[0] and quick_expected:
             pytest.skip("no quick pass on this Python")
         assert seen == [quick_expected]
+
+
+@pytest.mark.parametrize("value", ["[1]", '"text"', "7", "-0.5", "true", "null", "[]", '["{"]'])
+@pytest.mark.parametrize("at", [0, 1, 2, 5, 6])
+def test_a_line_that_is_json_but_no_object_is_found_wherever_it_is(value, at) -> None:
+    # each line's first byte is picked out of the piece by the offsets the lines' lengths give:
+    # one line that is JSON but no object, first, second, in the middle or last, is found
+    lines = [json.dumps({"seq": i, "text": "x" * i}) for i in range(7)]
+    lines[at] = value
+    data = "\n".join(lines).encode()
+    assert objects_per_line(data) is None
+    assert quick_dropped_lines(data + b"\n") == hermes_dropped_lines(data + b"\n") == (1, at + 1)
+    assert objects_per_line("\n".join(json.dumps({"seq": i}) for i in range(7)).encode()) == 7
