@@ -10,11 +10,18 @@ the plugin changes nothing.
 from __future__ import annotations
 
 import json
+import resource
 from types import SimpleNamespace
 
 import pytest
 
 from tests import mutation_fast_first as plugin
+
+# The process's own limit functions, before any test stands in for them: a test that ran the plugin
+# with the real ones lowered this process's CPU limit to "what it used + 60 s", which killed mutmut's
+# own process (its clean run runs these tests in it) with SIGXCPU a minute later, twice.
+_REAL_GETRLIMIT = resource.getrlimit
+_LIMIT_AT_IMPORT = resource.getrlimit(resource.RLIMIT_CPU)
 
 
 class _Hook:
@@ -50,6 +57,7 @@ def stats(tmp_path, monkeypatch):
     monkeypatch.setattr(plugin, "_loaded_mtime", None)
     monkeypatch.delenv("MUTATION_FULL", raising=False)
     monkeypatch.delenv("MUTATION_TEST_CAP", raising=False)
+    _Limits(monkeypatch, resource.RLIM_INFINITY, resource.RLIM_INFINITY)  # never this process's own limit
     return tmp_path
 
 
@@ -199,3 +207,11 @@ def test_no_cpu_limit_in_the_clean_run_or_outside_a_mutants_run(stats, monkeypat
         limits = _Limits(monkeypatch, resource.RLIM_INFINITY, resource.RLIM_INFINITY)
         _run(_three())
         assert limits.soft == resource.RLIM_INFINITY
+
+
+def test_running_the_plugin_here_never_changes_this_processs_own_cpu_limit(stats, monkeypatch):
+    monkeypatch.setenv("MUTANT_UNDER_TEST", "inspector.plan.x_f__mutmut_3")
+    for cap in ("0.3", "1", "5"):
+        monkeypatch.setenv("MUTATION_TEST_CAP", cap)
+        _run(_three())
+    assert _REAL_GETRLIMIT(resource.RLIMIT_CPU) == _LIMIT_AT_IMPORT
