@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QFileDialog
 
 from inspector import statedir
 from inspector.finding_words import state_db_banner
+from inspector.gcpause import freeze_startup
 from inspector.gui.qtypes import single_shot
 from inspector.gui.session_model import SESSION_ID_ROLE, SessionTableModel
 from inspector.gui.session_view import merge_findings
@@ -177,6 +178,7 @@ class LoadController(QObject):
             self._enter_demo_state()
         else:
             self._leave_demo_state()
+        freeze_startup()  # the first open: no collection walks the window's start-up heap again
         self.home = home
         statedir.keep_out_of(home.base, home.state_dir)  # the log file is never made inside a home
         self.catalogue = None
@@ -227,8 +229,8 @@ class LoadController(QObject):
                 return quick_rows_offloaded(home.session_dir, token.check).then(
                     lambda rows: SessionTableModel.prepare_steps(rows, sort)
                 )
-            rows = quick_rows(home.session_dir, limit)  # the newest few, before the list has any row
-            with pool.no_collections():
+            with pool.no_collections():  # a listing of every sidecar's name and stat: no cycles
+                rows = quick_rows(home.session_dir, limit)  # the newest few, before the list has any row
                 return SessionTableModel.prepare(rows, sort, token.check)
 
         self.runner.start(
