@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 DEBOUNCE_MS = 500
 MAX_RECENT = 8
 FIRST_ROWS = 200  # the quick look shows the newest sessions first, then all of them
+QUICK_AFTER_MS = 1  # the quick look starts in a later turn than the one that opens the home
 QUICK_ALL_AFTER_MS = 1500  # ... all of them only when the complete catalogue is not in by then
 
 
@@ -201,7 +202,10 @@ class LoadController(QObject):
         model = self.w.model
         sort = model.sort_state()
         if model.rowCount() == 0:
-            self._start_quick(home, FIRST_ROWS)
+            # after the paint of the opened page: the quick look lists every sidecar in a worker
+            # thread of this process, and each call that paint makes into Python would wait for
+            # the GIL meanwhile (issue 18: the turn that opens a home was the longest stall)
+            QTimer.singleShot(QUICK_AFTER_MS, self, lambda: self._quick_first(home))
 
         order = None if sort is None else (sort[0], sort[1] == Qt.SortOrder.DescendingOrder)
 
@@ -219,6 +223,11 @@ class LoadController(QObject):
         self.runner.start(
             "catalogue", work, self._on_catalogue, label="Checking health…", on_error=self._on_catalogue_error
         )
+
+    def _quick_first(self, home: Home) -> None:
+        if self.catalogue is None and self.home is home and self.runner.is_busy("catalogue"):
+            if self.w.model.rowCount() == 0:
+                self._start_quick(home, FIRST_ROWS)
 
     def _start_quick(self, home: Home, limit: int | None) -> None:
         sort = self.w.model.sort_state()
