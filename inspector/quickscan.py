@@ -10,6 +10,7 @@ them.
 
 from __future__ import annotations
 
+import heapq
 import os
 import stat
 from collections.abc import Callable, Iterator
@@ -73,10 +74,20 @@ def read_prefix(path: str, size: int) -> dict | None:
         os.close(fd)
 
 
-def list_sessions_by_mtime(session_dir: Path) -> tuple[list[tuple[str, str, int, float, bool]], set[str]]:
+def _newest_first(sidecar: tuple[str, str, int, float, bool]) -> tuple[float, str]:
+    return -sidecar[3], sidecar[0]
+
+
+def list_sessions_by_mtime(
+    session_dir: Path, newest: int | None = None
+) -> tuple[list[tuple[str, str, int, float, bool]], set[str]]:
     """``(session id, path, size, mtime, is a regular file)`` of every ``<sid>.json`` sidecar (its own
     lstat: links are not followed), newest first, and the
-    ids that have a ``<sid>.json.bak``. Empty when the folder cannot be listed."""
+    ids that have a ``<sid>.json.bak``. Empty when the folder cannot be listed. ``newest``: only
+    that many sidecars, the first ones of the whole list (``heapq.nsmallest``, equal to sorting all
+    and cutting: the window's first rows of a big home need 200 of 50,000, and one ``list.sort``
+    of 50,000 tuples is a single C call that holds the GIL 40-80 ms in a thread of the window,
+    where ``nsmallest`` loops in Python and lets it go)."""
     sidecars: list[tuple[str, str, int, float, bool]] = []
     baks: set[str] = set()
     try:
@@ -96,7 +107,9 @@ def list_sessions_by_mtime(session_dir: Path) -> tuple[list[tuple[str, str, int,
             sidecars.append((name[:-5], entry.path, st.st_size, st.st_mtime, stat.S_ISREG(st.st_mode)))
         elif name.endswith(".json.bak"):
             baks.add(name[:-9])
-    sidecars.sort(key=lambda s: (-s[3], s[0]))
+    if newest is not None and newest < len(sidecars):
+        return heapq.nsmallest(newest, sidecars, key=_newest_first), baks
+    sidecars.sort(key=_newest_first)
     return sidecars, baks
 
 
@@ -114,11 +127,16 @@ def _row(sid: str, path: str, size: int, mtime: float, has_bak: bool, regular: b
 
 
 def quick_batches(
-    session_dir: Path, first: int = FIRST_BATCH, batch: int = 2_000, check: Callable[[], None] = lambda: None
+    session_dir: Path,
+    first: int = FIRST_BATCH,
+    batch: int = 2_000,
+    check: Callable[[], None] = lambda: None,
+    newest: int | None = None,
 ) -> Iterator[list[SessionRow]]:
-    """Rows for every sidecar, newest first, in batches: the first holds the newest ``first``
-    sidecars (shown at once), the others ``batch`` each. ``check`` raises to stop."""
-    sidecars, baks = list_sessions_by_mtime(session_dir)
+    """Rows for every sidecar (the newest ``newest`` when given), newest first, in batches: the first
+    holds the newest ``first`` sidecars (shown at once), the others ``batch`` each. ``check``
+    raises to stop."""
+    sidecars, baks = list_sessions_by_mtime(session_dir, newest)
     start, size = 0, first
     while start < len(sidecars):
         check()
@@ -131,7 +149,7 @@ def quick_batches(
 def quick_rows(session_dir: Path, limit: int | None = None) -> list[SessionRow]:
     """Rows for the newest ``limit`` sidecars (all when None), newest first."""
     out: list[SessionRow] = []
-    for rows in quick_batches(session_dir, first=limit or FIRST_BATCH):
+    for rows in quick_batches(session_dir, first=limit or FIRST_BATCH, newest=limit):
         out += rows
         if limit is not None and len(out) >= limit:
             return out[:limit]

@@ -56,3 +56,27 @@ def test_quick_rows_newest_file_first_with_titles_profiles_and_baks(tmp_path):
 
 def test_quick_rows_of_a_missing_folder_is_empty(tmp_path):
     assert quick_rows(tmp_path / "nope") == []
+
+
+def test_the_newest_few_are_the_first_of_the_whole_list_ties_and_all(tmp_path):
+    """The window's first rows ask for the newest 200 only (issue 18: no sort of every sidecar in a
+    thread of the window); they must be exactly the first of the whole list, ties broken by id."""
+    import random
+
+    from inspector.quickscan import list_sessions_by_mtime
+
+    rnd = random.Random(18)
+    for i in range(60):
+        path = tmp_path / f"s{rnd.randrange(10_000):04d}-{i}.json"
+        path.write_text("{}", encoding="utf-8")
+        when = float(rnd.choice((100, 200, 200, 300, 300, 300, 400 + i)))
+        os.utime(path, (when, when))
+    (tmp_path / "s0000-0.json.bak").write_text("{}", encoding="utf-8")
+    everything, baks = list_sessions_by_mtime(tmp_path)
+    assert len(everything) == 60 and len({mtime for *_, mtime, _ in everything}) < 60  # there are ties
+    for newest in (0, 1, 7, 30, 59, 60, 61, 200):
+        few, few_baks = list_sessions_by_mtime(tmp_path, newest)
+        assert few == everything[:newest] and few_baks == baks
+        assert [r.session_id for r in quick_rows(tmp_path, newest or None)] == [
+            r.session_id for r in quick_rows(tmp_path)
+        ][: newest or None]

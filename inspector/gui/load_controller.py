@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QFileDialog
 
 from inspector import statedir
 from inspector.finding_words import state_db_banner
+from inspector.gcpause import freeze_startup
 from inspector.gui.qtypes import single_shot
 from inspector.gui.session_model import SESSION_ID_ROLE, SessionTableModel
 from inspector.gui.session_view import merge_findings
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
 DEBOUNCE_MS = 500
 MAX_RECENT = 8
 FIRST_ROWS = 200  # the quick look shows the newest sessions first, then all of them
+QUICK_AFTER_MS = 1  # the quick look starts in a later turn than the one that opens the home
 QUICK_ALL_AFTER_MS = 1500  # ... all of them only when the complete catalogue is not in by then
 
 
@@ -177,6 +179,7 @@ class LoadController(QObject):
             self._enter_demo_state()
         else:
             self._leave_demo_state()
+        freeze_startup()  # the first open: no collection walks the window's start-up heap again
         self.home = home
         statedir.keep_out_of(home.base, home.state_dir)  # the log file is never made inside a home
         self.catalogue = None
@@ -199,7 +202,10 @@ class LoadController(QObject):
         model = self.w.model
         sort = model.sort_state()
         if model.rowCount() == 0:
-            self._start_quick(home, FIRST_ROWS)
+            # after the paint of the opened page: the quick look lists every sidecar in a worker
+            # thread of this process, and each call that paint makes into Python would wait for
+            # the GIL meanwhile (issue 18: the turn that opens a home was the longest stall)
+            QTimer.singleShot(QUICK_AFTER_MS, self, lambda: self._quick_first(home))
 
         order = None if sort is None else (sort[0], sort[1] == Qt.SortOrder.DescendingOrder)
 
@@ -218,6 +224,11 @@ class LoadController(QObject):
             "catalogue", work, self._on_catalogue, label="Checking health…", on_error=self._on_catalogue_error
         )
 
+    def _quick_first(self, home: Home) -> None:
+        if self.catalogue is None and self.home is home and self.runner.is_busy("catalogue"):
+            if self.w.model.rowCount() == 0:
+                self._start_quick(home, FIRST_ROWS)
+
     def _start_quick(self, home: Home, limit: int | None) -> None:
         sort = self.w.model.sort_state()
 
@@ -227,8 +238,8 @@ class LoadController(QObject):
                 return quick_rows_offloaded(home.session_dir, token.check).then(
                     lambda rows: SessionTableModel.prepare_steps(rows, sort)
                 )
-            rows = quick_rows(home.session_dir, limit)  # the newest few, before the list has any row
-            with pool.no_collections():
+            with pool.no_collections():  # a listing of every sidecar's name and stat: no cycles
+                rows = quick_rows(home.session_dir, limit)  # the newest few, before the list has any row
                 return SessionTableModel.prepare(rows, sort, token.check)
 
         self.runner.start(

@@ -22,6 +22,7 @@ them (the status bar's "Details…": :mod:`inspector.gui.failure_details`).
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 import traceback
@@ -251,10 +252,13 @@ class TaskRunner(QObject):
             del self._stepping[channel]
             try:
                 with no_collections():
-                    while True:
-                        next(resume.steps)
-                        if time.perf_counter() >= deadline:
-                            break
+                    try:
+                        while True:
+                            next(resume.steps)
+                            if time.perf_counter() >= deadline:
+                                break
+                    finally:
+                        gc.freeze()  # still paused: no collection walks what this turn made
             except StopIteration as stop:
                 self._stepping[channel] = (generation, _Ready(stop.value))
             except Exception as exc:  # noqa: BLE001 - reported as a worker thread's failure is

@@ -544,7 +544,9 @@ def no_collections() -> Iterator[None]:
     records, a full collection with 11,500 rows alive takes 2 ms (16 ms as objects), with the
     biggest session (5,000 messages) alive 3 ms (``bench/wire.py``); and on the 10,000-session
     bench home (load ~5 on 2 cores) the catalogue figure's longest stall was 25-46 ms without the
-    freeze against 51-62 ms with it, in four alternating runs each."""
+    freeze against 51-62 ms with it, in four alternating runs each. The window's ``TaskRunner``
+    freezes what each turn of its steps made all the same (issue 18, eighth session): at 50,000
+    sessions the rows' young collections took 6-7.5 ms after every turn and a middle one 45 ms."""
     with gc_paused():
         yield
 
