@@ -260,9 +260,23 @@ def _created_file_diff(change: FileChange) -> str:
     (difflib's only one for an empty "before"), written here directly (a materialize of 1,000
     rows previews 1,000 new sidecars). Past DIFF_ALIGN_LIMIT lines, the coarse listing as before.
     Only for files with fewer ``\\n`` than that (a bigger one, e.g. a new 22 MB index, is never
-    split into lines whole: :func:`_file_diff_bytes` counts its lines on the bytes)."""
-    after = _text_lines(change.after)
+    split into lines whole: :func:`_file_diff_bytes` counts its lines on the bytes). Where the
+    file breaks lines at ``\\n`` only (:func:`_lf_only`, as hermes' JSON does), the lines are not
+    split at all: each ``\\n`` of the bytes becomes ``\\n+`` before they are decoded (0.04-0.06 s
+    instead of 0.06-0.09 s for a materialize's 1,041 new sidecars, 12 MB)."""
     b = f"b/{change.path.name}"
+    data = change.after
+    if data and _lf_only(data):  # lines end at "\n" only: every line's "+" put in by one replace
+        last = data.endswith(b"\n")
+        n = data.count(b"\n") + (not last)
+        if n <= DIFF_ALIGN_LIMIT:
+            # on the bytes, then decoded: "\n" is ASCII, so no sequence the decoding replaces
+            # reaches over it, and what comes after it changes nothing before it
+            plus = data.replace(b"\n", b"\n+")
+            text = (plus[:-1] if last else plus).decode("utf-8", errors="replace")
+            head = f"--- /dev/null\n+++ {b}\n@@ -0,0 +{'1' if n == 1 else f'1,{n}'} @@\n+"
+            return head + text if last else "".join((head, text, "\n\\ No newline at end of file\n"))
+    after = _text_lines(data)
     n = len(after)
     if n > DIFF_ALIGN_LIMIT:
         return _coarse_diff("/dev/null", b, 0, [], after[:COARSE_SHOWN], 0, n)
