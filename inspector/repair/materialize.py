@@ -623,6 +623,10 @@ def _plan_rows(
     p.result = {"scanned": len(rows), "materialized": len(created), "details": details}
     if every is not None:
         p.summary.extend(_skipped_lines(every, {_row_sid(r) for r in rows}))
+    if pending is not None:
+        # the forked copy's state.db warnings, taken in while the index helpers still make rows (the
+        # index's own lines come after them): not after the index, when nothing else runs beside
+        p.warnings.extend(_with_db_warnings(ctx, db, lines, pending, has_count))
     skipped: list[str] = []
     if created:
         if not ctx.session_dir.exists():
@@ -630,8 +634,6 @@ def _plan_rows(
         skipped = _index_change(ctx, created, p, rebuild)
     else:
         p.summary.append("nothing to materialize")
-    if pending is not None:  # the forked copy's state.db warnings, taken in once the index is made
-        p.warnings.extend(_with_db_warnings(ctx, db, lines, pending, has_count))
     p.warnings.extend(skipped)
 
 
