@@ -253,12 +253,28 @@ def _print_json(obj: object) -> None:
     sys.stdout.write("\n")
 
 
+JSON_OUT_CHUNK = 1 << 16  # characters of the encoder's pieces joined into one write of repair --json
+
+
 def _print_json_streamed(obj: object) -> None:
     """:func:`_print_json`'s text, written as the encoder makes it (``json.dumps`` is the join of
-    these very pieces): a materialize's 13 MB output is neither joined into one fresh string nor
-    encoded into one fresh 13 MB buffer (about 9,000 page faults), and it is no slower."""
-    sys.stdout.writelines(json.JSONEncoder(ensure_ascii=True, indent=2, default=str).iterencode(obj))
-    sys.stdout.write("\n")
+    these very pieces), the pieces joined into writes of about :data:`JSON_OUT_CHUNK` characters:
+    a materialize's 13 MB output is neither joined into one fresh string nor encoded into one
+    fresh 13 MB buffer (about 9,000 page faults), and its 75,000 pieces are not 75,000 writes
+    (with ``PYTHONUNBUFFERED`` set, as in the benchmark's environment, each write of the text
+    stream is a system call: 0.17 s of CPU against 0.06 s in 200 writes)."""
+    write = sys.stdout.write
+    pieces: list[str] = []
+    size = 0
+    for piece in json.JSONEncoder(ensure_ascii=True, indent=2, default=str).iterencode(obj):
+        pieces.append(piece)
+        size += len(piece)
+        if size >= JSON_OUT_CHUNK:
+            write("".join(pieces))
+            pieces.clear()
+            size = 0
+    pieces.append("\n")
+    write("".join(pieces))
 
 
 # ---------------------------------------------------------------- commands

@@ -260,9 +260,23 @@ def _created_file_diff(change: FileChange) -> str:
     (difflib's only one for an empty "before"), written here directly (a materialize of 1,000
     rows previews 1,000 new sidecars). Past DIFF_ALIGN_LIMIT lines, the coarse listing as before.
     Only for files with fewer ``\\n`` than that (a bigger one, e.g. a new 22 MB index, is never
-    split into lines whole: :func:`_file_diff_bytes` counts its lines on the bytes)."""
-    after = _text_lines(change.after)
+    split into lines whole: :func:`_file_diff_bytes` counts its lines on the bytes). Where the
+    file breaks lines at ``\\n`` only (:func:`_lf_only`, as hermes' JSON does), the lines are not
+    split at all: each ``\\n`` of the bytes becomes ``\\n+`` before they are decoded (0.04-0.06 s
+    instead of 0.06-0.09 s for a materialize's 1,041 new sidecars, 12 MB)."""
     b = f"b/{change.path.name}"
+    data = change.after
+    if data and _lf_only(data):  # lines end at "\n" only: every line's "+" put in by one replace
+        last = data.endswith(b"\n")
+        n = data.count(b"\n") + (not last)
+        if n <= DIFF_ALIGN_LIMIT:
+            # on the bytes, then decoded: "\n" is ASCII, so no sequence the decoding replaces
+            # reaches over it, and what comes after it changes nothing before it
+            plus = data.replace(b"\n", b"\n+")
+            text = (plus[:-1] if last else plus).decode("utf-8", errors="replace")
+            head = f"--- /dev/null\n+++ {b}\n@@ -0,0 +{'1' if n == 1 else f'1,{n}'} @@\n+"
+            return head + text if last else "".join((head, text, "\n\\ No newline at end of file\n"))
+    after = _text_lines(data)
     n = len(after)
     if n > DIFF_ALIGN_LIMIT:
         return _coarse_diff("/dev/null", b, 0, [], after[:COARSE_SHOWN], 0, n)
@@ -1921,6 +1935,7 @@ class EarlyStaging:
 
     def __init__(self, log: WriteLog | None = None) -> None:
         self._pool: Any = None  # a ThreadPoolExecutor once something is staged
+        self._big: Any = None  # the one for files of EARLY_BIG_BYTES or more, once there is one
         self._umask: int | None = None
         self._staged: dict[int, tuple[FileChange, Any]] = {}
         self._plain_folders: dict[Path, bool] = {}
@@ -1952,6 +1967,23 @@ class EarlyStaging:
             self._pool = ThreadPoolExecutor(max_workers=_FSYNC_THREADS, thread_name_prefix="inspector-early")
         return self._pool
 
+    def _pool_for(self, size: int) -> Any:
+        """The threads for a file of ``size`` bytes: the shared pool, or for a big one (a home-wide
+        write's 22 MB index and its backup) threads of their own, so that it is not queued behind a
+        thousand small files still being staged (a materialize submits the index ~0.5-2.5 s after
+        its sidecars at load 12; the index then started only once they were all done, and the write
+        waited 0-440 ms more for its 22 MB and fsync)."""
+        pool = self._start()
+        if size < EARLY_BIG_BYTES:
+            return pool
+        if self._big is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._big = ThreadPoolExecutor(
+                max_workers=EARLY_BIG_THREADS, thread_name_prefix="inspector-early-big"
+            )
+        return self._big
+
     def stage(self, changes: list[FileChange]) -> None:
         """Start staging each of ``changes`` with new bytes, and copying the previous bytes of each
         it replaces to the write log's folder (in threads; this returns at once)."""
@@ -1960,7 +1992,7 @@ class EarlyStaging:
                 continue
             if _plain_problem(c.path) is not None or not self._folder_is_plain(c.path.parent):
                 continue
-            pool = self._start()
+            pool = self._pool_for(len(c.after))
             if c.before is not None:
                 self.back_up(c.path, c.before)
             self._staged[id(c)] = (c, pool.submit(self._stage_one, c, self._umask))
@@ -1973,7 +2005,7 @@ class EarlyStaging:
             return
         if _plain_problem(path) is not None or not self._folder_is_plain(path.parent):
             return
-        self._backups[path] = (before, self._start().submit(self._back_up, before))
+        self._backups[path] = (before, self._pool_for(len(before)).submit(self._back_up, before))
 
     def _back_up(self, before: bytes) -> tuple[Path, tuple[int, ...] | None]:
         """``before`` as a private file (0600, fsynced, as ``_write_private`` writes every backup)
@@ -2051,8 +2083,9 @@ class EarlyStaging:
 
     def close(self) -> None:
         """Wait for the threads; remove every staged file and early backup no write took."""
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
+        for pool in (self._pool, self._big):
+            if pool is not None:
+                pool.shutdown(wait=True)
         if self._switch is not None:
             sys.setswitchinterval(self._switch)
             self._switch = None
@@ -2099,6 +2132,8 @@ def _stamp(path: Path) -> tuple[int, ...] | None:
 
 
 EARLY_SWITCH_INTERVAL = 0.0005  # seconds: the GIL hand-over while files are staged early
+EARLY_BIG_BYTES = 1 << 20  # a file this big is staged (or backed up) early by threads of its own
+EARLY_BIG_THREADS = 2
 
 _EARLY: contextvars.ContextVar[EarlyStaging | None] = contextvars.ContextVar(
     "inspector_early_staging", default=None

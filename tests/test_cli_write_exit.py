@@ -136,3 +136,36 @@ def test_repair_json_output_is_written_as_print_json_writes_it(value):
         with redirect_stdout(streamed):
             cli._print_json_streamed(obj)
         assert streamed.getvalue() == out.getvalue()
+
+
+class _CountingOut(io.StringIO):
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes: list[int] = []
+
+    def write(self, s: str) -> int:
+        self.writes.append(len(s))
+        return super().write(s)
+
+
+def test_repair_json_output_goes_out_in_few_large_writes():
+    """Rule: the encoder's pieces are joined into writes of at least ``JSON_OUT_CHUNK`` characters
+    (the last one the rest, with the newline), not one write per piece: with ``PYTHONUNBUFFERED``
+    each write of the text stream is a system call. The text is still ``_print_json``'s."""
+    obj = {"plans": [{"diff": "+line é\n" * 50, "n": i, "x": [1.5, None, True]} for i in range(2000)]}
+    out = io.StringIO()
+    with redirect_stdout(out):
+        cli._print_json(obj)
+    counted = _CountingOut()
+    with redirect_stdout(counted):
+        cli._print_json_streamed(obj)
+    text = counted.getvalue()
+    assert text == out.getvalue()
+    assert len(text) > 20 * cli.JSON_OUT_CHUNK
+    assert len(counted.writes) <= len(text) // cli.JSON_OUT_CHUNK + 1
+    assert all(n >= cli.JSON_OUT_CHUNK for n in counted.writes[:-1])
+    assert text.endswith("}\n")
+    small = _CountingOut()
+    with redirect_stdout(small):
+        cli._print_json_streamed([1, "a"])
+    assert small.writes == [len('[\n  1,\n  "a"\n]\n')]

@@ -117,3 +117,24 @@ def test_lf_only_finds_every_other_line_break(parts):
     the bytes of one."""
     data = b"".join(parts)
     assert planmod._lf_only(data) == (not any(sep in data for sep in planmod.OTHER_LINE_BREAKS))
+
+
+def test_a_created_file_with_lf_breaks_only_is_never_split_into_lines(monkeypatch):
+    """Rule: a new file whose lines break at ``\\n`` only (hermes' JSON) is previewed from its bytes
+    with every ``\\n`` followed by ``+`` (no list of its lines is made), bad UTF-8 replaced as the
+    line diff replaces it, with and without a final newline."""
+    cases = [
+        b'{\n  "t": "\xc3\xa9\xff\xe2\x82"\n}',
+        b'{\n  "t": "\xc3\xa9\xff\xe2\x82"\n}\n',
+        b"\n",
+        b"x",
+        b"\n\n",
+    ]
+    expected = [planmod._file_diff_lines(FileChange(Path("/x/s.json"), None, data)) for data in cases]
+
+    def no_lines(data):
+        raise AssertionError("split into lines")
+
+    monkeypatch.setattr(planmod, "_text_lines", no_lines)
+    assert [file_diff(FileChange(Path("/x/s.json"), None, data)) for data in cases] == expected
+    assert expected[0].endswith("+}\n\\ No newline at end of file\n") and expected[1].endswith("\n+}\n")

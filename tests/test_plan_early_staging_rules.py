@@ -64,7 +64,9 @@ def _replaced(folder: Path, name: str = "_index.json", before: bytes = b"[old]",
 
 def _wait(early) -> None:
     """Every job started so far is done (the staging threads are quick)."""
-    early._pool.shutdown(wait=True)
+    for pool in (early._pool, early._big):
+        if pool is not None:
+            pool.shutdown(wait=True)
 
 
 def _counting_stage(monkeypatch) -> list[str]:
@@ -534,3 +536,43 @@ def test_the_staging_threads_are_named_for_a_thread_dump(tmp_path: Path, monkeyp
     prefix = "inspector-early_" if early else "inspector-stage_"
     assert len(names) == planmod.PARALLEL_FSYNC_MIN
     assert [n for n in names if not n.startswith(prefix)] == []
+
+
+def test_a_big_file_is_staged_beside_the_small_ones_not_behind_them(tmp_path: Path, monkeypatch) -> None:
+    """A file of ``EARLY_BIG_BYTES`` or more (a home-wide write's index) is staged, and its previous
+    version copied, by threads of its own (``inspector-early-big``) as soon as it is asked, while
+    every thread of the shared pool is still busy with small files; each is still the file the write
+    takes."""
+    folder = tmp_path / "s"
+    big_staged = threading.Event()
+    small = [FileChange(folder / f"s{i:03d}.json", None, b"{}") for i in range(2 * planmod._FSYNC_THREADS)]
+    index = _replaced(
+        folder,
+        before=b"[" + b"0" * planmod.EARLY_BIG_BYTES + b"]",
+        after=b"[" + b"1" * planmod.EARLY_BIG_BYTES + b"]",
+    )
+    names: dict[str, str] = {}
+    real = planmod._stage
+
+    def stage(target, data, attributes, xattrs=None):
+        names[target.name] = threading.current_thread().name
+        if len(data) < planmod.EARLY_BIG_BYTES:
+            assert big_staged.wait(10), "the big file waited behind the small ones"
+        out = real(target, data, attributes, xattrs)
+        if len(data) >= planmod.EARLY_BIG_BYTES:
+            big_staged.set()
+        return out
+
+    monkeypatch.setattr(planmod, "_stage", stage)
+    log = WriteLog(tmp_path / "state")
+    with early_staging(log) as staging:
+        stage_early(small)  # every shared thread now waits for the big file
+        back_up_early(index.path, index.before)
+        stage_early([index])
+        assert big_staged.wait(10)
+        _wait(staging)
+        apply_plan(Plan("test", None, [*small, index]), log)
+    assert names["_index.json"].startswith("inspector-early-big_")
+    assert {n for k, n in names.items() if k != "_index.json"} <= {f"inspector-early_{i}" for i in range(8)}
+    assert index.path.read_bytes() == index.after and all(c.path.read_bytes() == b"{}" for c in small)
+    assert _temps(folder) == []

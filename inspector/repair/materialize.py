@@ -599,6 +599,26 @@ def _some_webui_row_lacks_a_sidecar(db: Path, sidecar_exists: Callable[[str], bo
 INDEX_HELPERS = 2  # forked helpers of the index rebuild: this process plans the new sidecars meanwhile
 
 
+STAGE_BATCH = 64  # new sidecars planned between two hand-overs to the early staging
+
+
+def _staged_as_planned(p: Plan, planned: Iterator[dict | None]) -> list[dict]:
+    """The details of the rows ``planned`` (their Nones left out), each :data:`STAGE_BATCH` new
+    files handed to the early staging as soon as they are planned (written at once, repair --write:
+    the staging's thousand creates and fsyncs are what the write waits for on a busy machine, so
+    they start while the rest is still planned, not after), the last ones at the end."""
+    details: list[dict] = []
+    staged = 0
+    for d in planned:
+        if d is not None:
+            details.append(d)
+        if len(p.changes) - staged >= STAGE_BATCH:
+            stage_early(p.changes[staged:])
+            staged = len(p.changes)
+    stage_early(p.changes[staged:])
+    return details
+
+
 def _plan_rows(
     ctx: RepairContext, db: Path, rows: list[dict], p: Plan, rebuild: IndexRebuild, every: list[dict] | None
 ) -> None:
@@ -609,20 +629,21 @@ def _plan_rows(
     pending = _db_warnings_elsewhere(db, rows)
     if pending is None:
         with _rows_reader(db, len(rows)) as reader:
-            details = [
-                d
-                for d in (_plan_row(ctx, db, r, p, created, has_count, reader) for r in rows)
-                if d is not None
-            ]
+            details = _staged_as_planned(
+                p, (_plan_row(ctx, db, r, p, created, has_count, reader) for r in rows)
+            )
     else:
         lines: list = []
         planned = (_plan_row(ctx, db, r, p, created, has_count, None, (i, lines)) for i, r in enumerate(rows))
-        details = [d for d in planned if d is not None]
-    stage_early(p.changes)  # written at once (repair --write): staged in threads while the index is made
+        details = _staged_as_planned(p, planned)
     prepare_previews(p.changes)  # the new files' previews and hashes, made while the helpers still read
     p.result = {"scanned": len(rows), "materialized": len(created), "details": details}
     if every is not None:
         p.summary.extend(_skipped_lines(every, {_row_sid(r) for r in rows}))
+    if pending is not None:
+        # the forked copy's state.db warnings, taken in while the index helpers still make rows (the
+        # index's own lines come after them): not after the index, when nothing else runs beside
+        p.warnings.extend(_with_db_warnings(ctx, db, lines, pending, has_count))
     skipped: list[str] = []
     if created:
         if not ctx.session_dir.exists():
@@ -630,8 +651,6 @@ def _plan_rows(
         skipped = _index_change(ctx, created, p, rebuild)
     else:
         p.summary.append("nothing to materialize")
-    if pending is not None:  # the forked copy's state.db warnings, taken in once the index is made
-        p.warnings.extend(_with_db_warnings(ctx, db, lines, pending, has_count))
     p.warnings.extend(skipped)
 
 

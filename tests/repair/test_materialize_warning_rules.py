@@ -112,6 +112,24 @@ def test_a_preview_with_the_copys_answers_is_the_one_asked_here(tmp_path: Path, 
     assert all(isinstance(w, str) for w in forked["warnings"])
 
 
+def test_the_index_lines_come_after_the_rows_warnings_with_or_without_the_copy(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """The copy's answers are taken in before the index is rebuilt; the lines of the files the rebuild
+    leaves out still end the preview's warnings, after every row's, as when asked here."""
+    home = _home(tmp_path, [DEFECT, *PLAIN, "s62"])  # 64 rows: the copy is made
+    (home / "webui" / "sessions" / "broken.json").write_bytes(b"{")
+    plans = []
+    for fork in (False, True):
+        monkeypatch.setattr(materialize.portable, "can_fork", lambda fork=fork: fork)
+        plans.append(materialize.plan(make_ctx(home), None).to_json())
+    alone, forked = plans
+    assert forked == alone
+    warnings = forked["warnings"]
+    assert warnings[-1].startswith("broken.json cannot be loaded")
+    assert warnings.index(DROPPED) < warnings.index(DEFECTS[0]) < len(warnings) - 1
+
+
 def test_the_reason_nothing_is_done_reads_the_tombstone_the_plan_read(tmp_path: Path) -> None:
     """Rule: a plan is made from one snapshot of the files (what apply checks by fingerprint); the
     reason a deleted chat is not brought back is read from that snapshot's tombstone, not the disk's."""
