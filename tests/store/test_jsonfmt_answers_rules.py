@@ -99,3 +99,20 @@ def test_orjson_loads_within_gives_the_value_only_up_to_the_limit_and_for_one_va
     assert jsonfmt._orjson_loads_within(b"[[[1]]]", 2) is not_parsed
     assert jsonfmt._orjson_loads_within(b"1], [2", 3) is not_parsed
     assert jsonfmt._orjson_loads_within(b"[1]", 1024) == [1]
+
+
+@pytest.mark.parametrize("body", [b"[1]", b"1", b'"x"', b"null", b"[]", b"true", b' {"a": 1}'])
+def test_objects_per_line_a_single_line_that_is_not_an_object_is_not_counted(body):
+    """One line holding a JSON value that is not an object (or an object after a space, which is
+    not the line alone) is not one object per line: None, for the caller to judge. The first-byte
+    check of the other lines starts at the second line, so the first line's rests on the guard."""
+    assert jsonfmt.objects_per_line(body) is None
+    assert jsonfmt.objects_per_line(body + b"\n{}") is None  # nor when an object line follows
+    assert jsonfmt.objects_per_line(b"{}\n" + body) is None  # nor when it follows one
+
+
+def test_objects_per_line_without_msgspec_leaves_every_body_to_the_caller(monkeypatch):
+    """No msgspec (its decoder None): nothing is proven, whatever the body; nothing raises."""
+    monkeypatch.setattr(jsonfmt, "_LINES_DECODER", None)
+    for body in (b'{"a": 1}', b'{"a": 1}\n{"b": 2}', b"{}", b""):
+        assert jsonfmt.objects_per_line(body) is None
