@@ -93,7 +93,7 @@ def test_save_keeps_the_ledgers_verdicts_of_an_unchanged_function_and_drops_a_ch
     ]
 
 
-def test_seed_into_a_new_folder_gives_mutmut_meta_files_it_can_load(tmp_path):
+def test_seed_into_a_new_folder_writes_meta_files_in_mutmuts_format(tmp_path):
     ledger = tmp_path / "ledger.txt"
     ledger.write_text("inspector/plan.py\tx__swap\taaaaaaaaaaaa\t1 . 0\n", encoding="utf-8")
     mutants = tmp_path / "mutants"
@@ -106,10 +106,17 @@ def test_seed_into_a_new_folder_gives_mutmut_meta_files_it_can_load(tmp_path):
         "estimated_durations_by_key": {},
         "type_check_error_by_key": {},
     }
-    # mutmut's own loader takes the file as it is (it asserts there is no other key)
-    from mutmut.mutation.data import SourceFileMutationData
 
-    loaded = SourceFileMutationData(path=Path("inspector/plan.py"))
+
+def test_a_seeded_meta_file_loads_in_mutmut_itself(tmp_path):
+    """mutmut's own loader takes the file as it is (it asserts there is no other key); mutmut is the
+    optional group ``.[mutation]``, so without it there is nothing to check."""
+    data_module = pytest.importorskip("mutmut.mutation.data")
+    ledger = tmp_path / "ledger.txt"
+    ledger.write_text("inspector/plan.py\tx__swap\taaaaaaaaaaaa\t1 . 0\n", encoding="utf-8")
+    mutants = tmp_path / "mutants"
+    ml.seed(mutants, ledger)
+    loaded = data_module.SourceFileMutationData(path=Path("inspector/plan.py"))
     loaded.meta_path = mutants / "inspector/plan.py.meta"
     loaded.load()
     assert loaded.exit_code_by_key == {P + "1": 1, P + "3": 0}
