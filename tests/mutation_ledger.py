@@ -39,6 +39,8 @@ import re
 import sys
 from pathlib import Path
 
+from tests import mutation_score
+
 LEDGER = Path(__file__).with_name("mutation_ledger.txt")
 
 HEADER = (
@@ -52,8 +54,8 @@ _HASH = re.compile(r"[0-9a-f]{6,64}")
 _PATH = re.compile(r"inspector/[A-Za-z0-9_/]+\.py")
 
 
-class BadInput(Exception):
-    """The ledger or a ``.meta`` file cannot be read as expected; says which and why."""
+# The ledger or a ``.meta`` file cannot be read as expected (says which and why): the score's own.
+BadInput = mutation_score.BadInput
 
 
 # (module path, function) -> (hash, [exit code or None, by mutant number - 1])
@@ -153,9 +155,9 @@ def save(mutants: Path, ledger_path: Path = LEDGER) -> Ledger:
     old = read_ledger(ledger_path)
     new: Ledger = {}
     for module, meta in _metas(mutants):
-        data = _read_meta(meta)
-        hashes = data.get("hash_by_function_name", {})
-        for func, by_number in _verdicts_of(data, module).items():
+        # the score's reader: it reads a file again that mutmut was rewriting in place
+        codes, hashes = mutation_score._read_meta(meta)
+        for func, by_number in _verdicts_of({"exit_code_by_key": codes}, module).items():
             digest = hashes.get(func)
             if not isinstance(digest, str) or not _HASH.fullmatch(digest):
                 continue  # mutmut knows no hash for it: nothing can tell a later run it is unchanged
