@@ -43,3 +43,16 @@ def test_new_sidecars_are_staged_in_batches_while_the_rows_are_planned(tmp_path:
         materialize.STAGE_BATCH,
         2 * materialize.STAGE_BATCH,
     ]  # handed over as soon as planned, not after the last row
+
+
+def test_the_details_are_the_planned_rows_in_order_without_the_nones(monkeypatch) -> None:
+    """What ``repair --json`` reports per row: each row's detail as planned, a row planned to
+    nothing (hermes skips it silently) left out."""
+    from types import SimpleNamespace
+
+    handed: list[list] = []
+    monkeypatch.setattr(materialize, "stage_early", lambda changes: handed.append(list(changes)))
+    p = SimpleNamespace(changes=[])
+    rows = [{"session_id": "a", "materialized": True}, None, {"session_id": "c", "skipped": "unsafe_session_id"}]
+    assert materialize._staged_as_planned(p, iter(rows)) == [rows[0], rows[2]]
+    assert handed == [[]]  # nothing planned to write: only the final hand-over, empty
