@@ -10,6 +10,7 @@ the plugin changes nothing.
 from __future__ import annotations
 
 import json
+import os
 import resource
 from types import SimpleNamespace
 
@@ -54,7 +55,8 @@ def stats(tmp_path, monkeypatch):
     )
     monkeypatch.setattr(plugin, "_STATS", path)
     monkeypatch.setattr(plugin, "_CAPPED", tmp_path / "fast_first_capped.txt")
-    monkeypatch.setattr(plugin, "_loaded_mtime", None)
+    monkeypatch.setattr(plugin, "_loaded_key", None)
+    monkeypatch.setattr(plugin, "_durations", {})  # put back afterwards, with the key it was read under
     monkeypatch.delenv("MUTATION_FULL", raising=False)
     monkeypatch.delenv("MUTATION_TEST_CAP", raising=False)
     _Limits(monkeypatch, resource.RLIM_INFINITY, resource.RLIM_INFINITY)  # never this process's own limit
@@ -215,3 +217,39 @@ def test_running_the_plugin_here_never_changes_this_processs_own_cpu_limit(stats
         monkeypatch.setenv("MUTATION_TEST_CAP", cap)
         _run(_three())
     assert _REAL_GETRLIMIT(resource.RLIMIT_CPU) == _LIMIT_AT_IMPORT
+
+
+def test_stats_read_from_another_path_are_read_again_even_with_the_same_size_and_time(
+    stats, monkeypatch, tmp_path
+):
+    """Rule: the durations are those of the file ``_STATS`` names now. This test module points the
+    plugin at files of its own; had a key of the modification time alone come back (put back by
+    monkeypatch) while the durations were another file's, every mutant of a run kept all its tests."""
+    assert plugin._load_durations()["tests/a.py::t_slow"] == 2.0
+    other = tmp_path / "other" / "mutmut-stats.json"
+    other.parent.mkdir()
+    text = (stats / "mutmut-stats.json").read_text(encoding="utf-8").replace("2.0", "3.0")
+    other.write_text(text, encoding="utf-8")
+    st = (stats / "mutmut-stats.json").stat()
+    os.utime(other, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert other.stat().st_size == st.st_size
+    monkeypatch.setattr(plugin, "_STATS", other)
+    assert plugin._load_durations()["tests/a.py::t_slow"] == 3.0
+
+
+def test_a_stats_file_that_does_not_parse_is_read_again_at_the_next_call(stats):
+    """Rule: a file caught half written gives no durations this time, and is not taken as read: once
+    complete it is read, even when its size and modification time are what they were."""
+    path = stats / "mutmut-stats.json"
+    good = path.read_text(encoding="utf-8")
+    st = path.stat()
+    path.write_text(good[:-1] + " ", encoding="utf-8")  # the closing brace not yet written
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert plugin._load_durations() == {}
+    path.write_text(good, encoding="utf-8")
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert plugin._load_durations() == {
+        "tests/a.py::t_slow": 2.0,
+        "tests/a.py::t_mid": 0.2,
+        "tests/b.py::t_fast": 0.001,
+    }
