@@ -1,7 +1,7 @@
 """A/B of ``audit --json`` first opens: two source trees, whole processes, interleaved.
 
     .venv/bin/python bench/audit_ab.py --a /tmp/main-src --b . --home bench/out/home-n10000-seed1-j200000-v1 \
-        --runs 5 [--warm] [--per-process] [--busy 2]
+        --runs 5 [--warm] [--per-process] [--busy 2] [--scratch DIR]
 
 Each run is ``python -m inspector audit --home H --json`` with ``PYTHONPATH`` set to the tree's folder
 (the one holding ``inspector/``) and a fresh state folder (a first open: no fact cache), or, with
@@ -12,7 +12,9 @@ temporary folder notes ``os.times()`` when a forked copy leaves through ``os._ex
 command ends, and how long after the command's start each one left), to see how evenly the work is
 split between the cores. ``--busy N``: N CPU-bound processes (``while True: pass``) run beside every
 measurement, as ``run.py --busy`` does. The two outputs are compared (the age of stale pending turns
-in minutes masked, as ``run.py`` does).
+in minutes masked, as ``run.py`` does). ``--scratch DIR``: the state folders, logs and differing
+outputs go under DIR instead of the system's temporary folder (on a shared machine whose ``/tmp``
+is not for benchmarks).
 """
 
 from __future__ import annotations
@@ -52,7 +54,9 @@ if _log:
 _MINUTES = re.compile(rb"\d+ min(utes?)? old")
 
 
-def run_once(src: Path, home: Path, state: Path, log: Path | None) -> tuple[float, float, bytes, float]:
+def run_once(
+    src: Path, home: Path, state: Path, log: Path | None, scratch: Path | None = None
+) -> tuple[float, float, bytes, float]:
     env = {
         k: v
         for k, v in os.environ.items()
@@ -65,7 +69,7 @@ def run_once(src: Path, home: Path, state: Path, log: Path | None) -> tuple[floa
     env["PYTHONPATH"] = os.pathsep.join(paths)
     env["HERMES_INSPECTOR_STATE_DIR"] = str(state)
     cmd = [sys.executable, "-m", "inspector", "audit", "--home", str(home), "--json"]
-    with tempfile.TemporaryFile() as out:
+    with tempfile.TemporaryFile(dir=scratch) as out:
         started = os.times().elapsed  # (the clock the copies note when they leave)
         t0 = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.DEVNULL, env=env, cwd="/")
@@ -96,13 +100,19 @@ def main() -> int:
     ap.add_argument("--warm", action="store_true")
     ap.add_argument("--per-process", action="store_true")
     ap.add_argument("--busy", type=int, default=0, help="CPU-bound processes running beside the runs")
+    ap.add_argument(
+        "--scratch", type=Path, default=None, help="where temporary files go (default: the system's)"
+    )
     args = ap.parse_args()
+    scratch = args.scratch.resolve() if args.scratch is not None else None
+    if scratch is not None:
+        scratch.mkdir(parents=True, exist_ok=True)
     hogs = [
         subprocess.Popen([sys.executable, "-c", "while True: pass"], stdin=subprocess.DEVNULL)
         for _ in range(args.busy)
     ]
     home = args.home.resolve()
-    work = Path(tempfile.mkdtemp(prefix="audit-ab-"))
+    work = Path(tempfile.mkdtemp(prefix="audit-ab-", dir=scratch))
     try:
         (work / "site").mkdir()
         (work / "site" / "sitecustomize.py").write_text(_SITE)
@@ -112,7 +122,7 @@ def main() -> int:
         if args.warm:
             for name, src in (("a", args.a), ("b", args.b)):
                 warm_states[name] = work / f"warm-{name}"
-                run_once(src.resolve(), home, warm_states[name], None)
+                run_once(src.resolve(), home, warm_states[name], None, scratch)
                 settle(warm_states[name])
         for i in range(args.runs):
             order = ("a", "b") if i % 2 == 0 else ("b", "a")
@@ -121,7 +131,7 @@ def main() -> int:
                 state = warm_states.get(name) or work / f"state-{name}-{i}"
                 log = work / f"cpu-{name}-{i}.log" if args.per_process else None
                 load = os.getloadavg()[0]
-                wall, cpu, data, started = run_once(src, home, state, log)
+                wall, cpu, data, started = run_once(src, home, state, log, scratch)
                 if not args.warm:
                     settle(state)
                     shutil.rmtree(state, ignore_errors=True)
@@ -151,7 +161,9 @@ def main() -> int:
         print("outputs identical" if same else "OUTPUTS DIFFER")
         if not same:
             for name in ("a", "b"):
-                (Path(tempfile.gettempdir()) / f"audit-ab-{name}.json").write_bytes(outputs[name])
+                (scratch or Path(tempfile.gettempdir())).joinpath(f"audit-ab-{name}.json").write_bytes(
+                    outputs[name]
+                )
         return 0 if same else 1
     finally:
         for hog in hogs:

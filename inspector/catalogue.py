@@ -63,16 +63,17 @@ def summarize_sidecar(path: Path) -> SidecarSummary:
     return _summary(sid, path, st, sidecar_facts(data, want_texts=False))
 
 
-def _summary(sid: str, path: Path, st, facts: dict) -> SidecarSummary:
+def _summary(sid: str, path: Path | str, st, facts: dict) -> SidecarSummary:
+    # positional: 10,000 calls per catalogue, and keywords cost more to pass
     return SidecarSummary(
         sid,
         str(path),
         st.st_size,
         st.st_mtime,
-        meta=facts["meta"],
-        error=facts["error"],
-        pending_marker=facts["marker"],
-        load_error=facts.get("load_error"),
+        facts["meta"],
+        facts["error"],
+        facts["marker"],
+        facts.get("load_error"),
     )
 
 
@@ -335,7 +336,9 @@ def build_catalogue(
         if not name.endswith(".json.bak"):
             continue
         sid = name[: -len(".json.bak")]
-        row = rows.setdefault(sid, SessionRow(sid))
+        row = rows.get(sid)
+        if row is None:
+            row = rows[sid] = SessionRow(sid)
         row.has_bak = True
         _, _, read_error = scan.sidecar(name)  # hermes' audit counts its messages: the same read
         if read_error is not None:
@@ -411,7 +414,9 @@ def build_catalogue(
                 continue
             for rec in records:
                 sid = str(rec.get("id", ""))
-                row = rows.setdefault(sid, SessionRow(sid))
+                row = rows.get(sid)
+                if row is None:  # (not setdefault: 10,000 rows exist already, none to build for them)
+                    row = rows[sid] = SessionRow(sid)
                 if row.state_db is None:
                     row.state_db = rec
                     row.state_db_profile = profile

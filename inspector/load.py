@@ -9,6 +9,7 @@ Their output for people and programs is :mod:`inspector.report`'s.
 
 from __future__ import annotations
 
+import errno
 import os
 import pickle
 import stat
@@ -171,10 +172,13 @@ def _catalogue(
     now: float,
     with_hermes_audit: bool,
     while_waiting: Callable[[], Any] | None = None,
+    journals: RunJournals | None = None,
 ):
     """(catalogue, hermes' audit, its error, ``while_waiting()``): the catalogue built here while
     hermes' audit runs in a forked copy, and ``while_waiting`` run here before its result is
-    awaited."""
+    awaited. ``journals``: the run-journal listing the look shares (``while_waiting`` may use it)."""
+    if journals is None:
+        journals = RunJournals(home.session_dir)
     # hermes' audit reads the facts of a few files only (the sidecars with a .bak, those with a
     # turn journal), so its copy is forked first, before any thread starts: it works while this
     # process reads every sidecar's facts (in two processes when the cache knows few of them;
@@ -202,9 +206,9 @@ def _catalogue(
     done = False
     if pending is not None:
         audit, error, journal_findings, done = _finish_aside(
-            home, scan, pending, with_hermes_audit, while_waiting is not None
+            home, scan, pending, with_hermes_audit, while_waiting is not None, journals
         )
-    add_unshown_output_findings(home, scan, cat, now)
+    add_unshown_output_findings(home, scan, cat, now, journals)
     if while_waiting is not None:
         extra = journal_findings if journal_findings is not None else while_waiting()
     if with_hermes_audit:
@@ -794,6 +798,7 @@ def _finish_aside(
     pending: _Aside,
     with_hermes_audit: bool,
     with_journal_findings: bool,
+    journals: RunJournals | None = None,
 ) -> tuple[dict | None, HermesAuditError | None, list[Finding] | None, bool]:
     """(hermes' audit, its error, the journal findings, whether it all came through) of the forked
     copies; the facts they read are taken into this process's cache, and the journal findings
@@ -817,7 +822,7 @@ def _finish_aside(
         # add_unshown_output_findings looks up is in the cache, and it derives any other
         findings = None
     elif pending.journals_here:
-        findings = _journals_aside(home.session_dir, scan.cache, with_journal_findings)
+        findings = _journals_aside(home.session_dir, scan.cache, with_journal_findings, journals)
     if error is not None:
         message, partial_report, errors = error
         return None, HermesAuditError(message, partial_report=partial_report, errors=errors), findings, True
@@ -847,16 +852,19 @@ def load_catalogue(
         return cat
 
 
-def add_unshown_output_findings(home: Home, scan: SessionDirScan, cat: Catalogue, now: float) -> None:
+def add_unshown_output_findings(
+    home: Home, scan: SessionDirScan, cat: Catalogue, now: float, journals: RunJournals | None = None
+) -> None:
     """The finding "the run journal holds output the transcript does not show" on the list's rows.
 
     Only sessions with a run journal that holds output and no terminal record (a cached
-    fact per journal, mostly two byte tests) are read in full and checked.
+    fact per journal, mostly two byte tests) are read in full and checked. ``journals``: the
+    listing shared with the journal findings of the same look.
     """
-    root = home.session_dir / RUN_JOURNAL_DIR
-    try:
-        folders = sorted(e.name for e in os.scandir(root) if e.is_dir())
-    except OSError:
+    if journals is None:
+        journals = RunJournals(home.session_dir)
+    folders = journals.folders(strict=True)
+    if folders is None:
         return
     ctx = None
     for sid in folders:
@@ -864,19 +872,15 @@ def add_unshown_output_findings(home: Home, scan: SessionDirScan, cat: Catalogue
         if row is None or row.sidecar is None or row.sidecar.error or not is_valid_journal_id(sid):
             continue
         owned = runs_owned_elsewhere(row.sidecar.meta, row.sidecar.pending_marker, now)
-        try:
-            names = sorted(
-                e.name
-                for e in os.scandir(root / sid)
-                if e.name.endswith(".jsonl") and e.name[:-6] not in owned
-            )
-        except OSError:
+        names = journals.names(sid)
+        if names is None:
             continue
         open_runs = False
         for name in names:
-            path = root / sid / name
+            if name[:-6] in owned:
+                continue
             try:
-                facts = cached_file_facts(scan.cache, OPEN_RUN, str(path), path, open_run_facts)
+                facts = journals.facts(scan.cache, OPEN_RUN, sid, name, open_run_facts)
             except OSError:
                 continue
             if facts is not None and facts.get("open"):
@@ -895,13 +899,121 @@ def add_unshown_output_findings(home: Home, scan: SessionDirScan, cat: Catalogue
             row.findings.append(finding)
 
 
-def _journal_facts(path: Path, cache: FactCache | None, open_runs: bool = False) -> dict | None:
+_UNSEEN = object()
+# the errors pathlib's Path.is_dir answers False for (any other one it raises)
+_IS_DIR_FALSE = frozenset({errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP})
+
+
+class RunJournals:
+    """The run journals of a sessions folder (``_run_journal/<session id>/*.jsonl``), listed once
+    and each one's ``stat`` taken once for the two readers of a look: the open-run facts of
+    :func:`add_unshown_output_findings` and the dropped-line facts of :func:`_journal_findings`
+    (until the ninth session each listed every folder and took every journal's ``stat`` itself,
+    the second through pathlib: ``iterdir``, ``is_dir`` and ``glob`` for 1,000 folders).
+
+    Each reader keeps its own answer where the two differed: a folder entry whose ``is_dir``
+    raises (a symlink loop, say) makes the strict listing fail as a whole, as ``os.scandir``'s
+    ``is_dir`` raised in the first, while the other answers as pathlib's ``Path.is_dir`` (False
+    for a missing target, a loop and the like, any other error failing the listing)."""
+
+    def __init__(self, session_dir: Path) -> None:
+        self.root = session_dir / RUN_JOURNAL_DIR
+        self._root_str = str(self.root)
+        self._entries: list[tuple[str, bool | OSError]] | None | object = _UNSEEN
+        self._names: dict[str, list[str] | None] = {}
+        self._stats: dict[str, os.stat_result | None] = {}
+
+    def _listing(self) -> list[tuple[str, bool | OSError]] | None:
+        """(name, whether a folder, or the error asking it raised) of each entry; None when the
+        folder cannot be listed."""
+        if self._entries is _UNSEEN:
+            entries: list[tuple[str, bool | OSError]] | None = []
+            try:
+                with os.scandir(self._root_str) as it:
+                    for entry in it:
+                        try:
+                            entries.append((entry.name, entry.is_dir()))
+                        except OSError as exc:
+                            entries.append((entry.name, exc))
+            except OSError:
+                entries = None
+            self._entries = entries
+        return self._entries  # type: ignore[return-value]
+
+    def folders(self, *, strict: bool) -> list[str] | None:
+        """The names of the entries that are folders (or links to one), sorted; None when the
+        folder cannot be listed, or (``strict``) when any entry's kind cannot be asked, or (not
+        ``strict``) when asking one raises an error pathlib's ``is_dir`` raises."""
+        entries = self._listing()
+        if entries is None:
+            return None
+        out = []
+        for name, is_dir in entries:
+            if isinstance(is_dir, OSError):
+                if strict or is_dir.errno not in _IS_DIR_FALSE:
+                    return None
+                continue
+            if is_dir:
+                out.append(name)
+        out.sort()
+        return out
+
+    def names(self, sid: str) -> list[str] | None:
+        """The sorted names ending in ``.jsonl`` in the folder ``sid``; None when it cannot be listed."""
+        if sid in self._names:
+            return self._names[sid]
+        got: list[str] | None
+        try:
+            with os.scandir(os.path.join(self._root_str, sid)) as it:
+                got = sorted(e.name for e in it if e.name.endswith(".jsonl"))
+        except OSError:
+            got = None
+        self._names[sid] = got
+        return got
+
+    def path(self, sid: str, name: str) -> str:
+        return os.path.join(self._root_str, sid, name)
+
+    def stat(self, path: str) -> os.stat_result | None:
+        """``os.stat(path)`` taken once per look (None when it fails)."""
+        st = self._stats.get(path, _UNSEEN)
+        if st is _UNSEEN:
+            try:
+                st = os.stat(path)
+            except (OSError, ValueError):
+                st = None
+            self._stats[path] = st
+        return st  # type: ignore[return-value]
+
+    def facts(
+        self, cache: FactCache | None, kind: str, sid: str, name: str, derive: Callable[[bytes], dict]
+    ) -> dict | None:
+        """:func:`cached_file_facts` of the journal ``name`` of ``sid``, answered from the cache
+        with the ``stat`` this listing took; on a miss the file is read as that function reads it."""
+        path = self.path(sid, name)
+        if cache is not None:
+            st = self.stat(path)
+            if st is not None and stat.S_ISREG(st.st_mode):
+                facts = cache.get(kind, path, st)
+                if facts is not None:
+                    return facts
+        return cached_file_facts(cache, kind, path, Path(path), derive)
+
+
+def _journal_facts(
+    path: Path, cache: FactCache | None, open_runs: bool = False, journals: RunJournals | None = None
+) -> dict | None:
     """{"unreadable": str|None, "malformed": n, "first": line} of one run journal; None when absent.
 
     The same verdicts as ``read_run_events``; derived facts are cached by file identity.
     ``open_runs``: the journal's :func:`open_run_facts` go into ``cache`` too, from the same read.
+    ``journals``: the listing of the look, whose ``stat`` of the file answers a cache hit.
     """
     try:
+        if journals is not None and cache is not None:
+            hit = _cached_journal_facts(path, cache, open_runs, journals)
+            if hit is not None:
+                return hit
         if open_runs and cache is not None:
             return _journal_and_open_run_facts(path, cache)
         return cached_file_facts(cache, JOURNAL, str(path), path, _dropped_line_facts)
@@ -909,6 +1021,21 @@ def _journal_facts(path: Path, cache: FactCache | None, open_runs: bool = False)
         return _streamed_facts(path)
     except OSError as exc:
         return {"unreadable": str(exc), "malformed": 0, "first": None}
+
+
+def _cached_journal_facts(
+    path: Path, cache: FactCache, open_runs: bool, journals: RunJournals
+) -> dict | None:
+    """The dropped-line facts of a journal the cache answers for (and, ``open_runs``, its open-run
+    facts too) with the ``stat`` ``journals`` took; None on a miss (the caller reads the file)."""
+    key = str(path)
+    st = journals.stat(key)
+    if st is None or not stat.S_ISREG(st.st_mode):
+        return None
+    dropped = cache.get(JOURNAL, key, st)
+    if dropped is None or (open_runs and cache.get(OPEN_RUN, key, st) is None):
+        return None
+    return dropped
 
 
 def _journal_and_open_run_facts(path: Path, cache: FactCache) -> dict | None:
@@ -937,7 +1064,9 @@ def _journal_and_open_run_facts(path: Path, cache: FactCache) -> dict | None:
     return dropped
 
 
-def _journals_aside(session_dir: Path, cache: FactCache | None, with_findings: bool) -> list[Finding] | None:
+def _journals_aside(
+    session_dir: Path, cache: FactCache | None, with_findings: bool, journals: RunJournals | None = None
+) -> list[Finding] | None:
     """Every run journal read once: its open-run facts into ``cache`` and, ``with_findings``, the
     journal findings (None without)."""
     if cache is None and not with_findings:
@@ -948,7 +1077,7 @@ def _journals_aside(session_dir: Path, cache: FactCache | None, with_findings: b
         # are the audit command's, and a session's detail reads its own journals for them
         _open_run_facts_of_every_journal(session_dir, cache)
         return None
-    return _journal_findings(session_dir, cache, open_runs=cache is not None)
+    return _journal_findings(session_dir, cache, open_runs=cache is not None, journals=journals)
 
 
 def _open_run_facts_of_every_journal(session_dir: Path, cache: FactCache) -> None:
@@ -1001,18 +1130,21 @@ def _dropped_line_facts(data: bytes) -> dict:
 
 
 def _journal_findings(
-    session_dir: Path, cache: FactCache | None = None, open_runs: bool = False
+    session_dir: Path,
+    cache: FactCache | None = None,
+    open_runs: bool = False,
+    journals: RunJournals | None = None,
 ) -> list[Finding]:
     """Lines hermes would drop, and journals it cannot read at all, across every session
-    (``open_runs``: see :func:`_journal_facts`)."""
+    (``open_runs``: see :func:`_journal_facts`; ``journals``: the listing the look shares)."""
     out: list[Finding] = []
-    root = session_dir / RUN_JOURNAL_DIR
-    try:
-        folders = sorted(p for p in root.iterdir() if p.is_dir())
-    except OSError:
+    if journals is None:
+        journals = RunJournals(session_dir)
+    names = journals.folders(strict=False)
+    if names is None:
         return out
-    for folder in folders:
-        sid = folder.name
+    for sid in names:
+        folder = journals.root / sid
         if not is_valid_journal_id(sid):
             out.append(
                 Finding(
@@ -1025,8 +1157,9 @@ def _journal_findings(
                 )
             )
             continue
-        for path in sorted(folder.glob("*.jsonl")):
-            facts = _journal_facts(path, cache, open_runs)
+        for name in journals.names(sid) or ():
+            path = folder / name
+            facts = _journal_facts(path, cache, open_runs, journals)
             if facts is None:
                 continue
             if facts["unreadable"] is not None:
@@ -1073,8 +1206,14 @@ def full_audit(home: Home, *, now: float, save_in_background: bool = False) -> d
     ``save_in_background``: as for :func:`load_catalogue`."""
     with gc_paused():
         scan = _scan(home)
+        journals = RunJournals(home.session_dir)
         cat, audit, error, journal_findings = _catalogue(
-            home, scan, now, True, lambda: _journal_findings(home.session_dir, scan.cache)
+            home,
+            scan,
+            now,
+            True,
+            lambda: _journal_findings(home.session_dir, scan.cache, journals=journals),
+            journals,
         )
         _save(scan, save_in_background)
     findings = list(cat.home_findings)

@@ -927,6 +927,8 @@ class SessionDirScan:
             self.listed = False
         self._existing = existing
         self.names.sort()
+        self._live: list[str] | None = None  # see live_names
+        self._baks: list[str] | None = None
         self._facts: dict[str, tuple[dict, os.stat_result | None, str | None]] = {}
         self._index: tuple[bytes | None, OSError | None] | None = None
         self._index_st: os.stat_result | None = None
@@ -958,16 +960,24 @@ class SessionDirScan:
 
     def exists(self, name: str) -> bool:
         """``(session_dir / name).exists()``, from the listing where that is the same answer."""
+        if name in self._existing:  # a listed name (never a path, nor "." or ".."): the usual question
+            return True
         if "/" in name or "\0" in name or name in ("", ".", ".."):
             return (self.session_dir / name).exists()
-        return name in self._existing
+        return False
 
     def live_names(self) -> list[str]:
-        """hermes' live sidecars (``*.json`` not starting with ``_``), sorted."""
-        return [n for n in self.names if n.endswith(".json") and not n.startswith("_")]
+        """hermes' live sidecars (``*.json`` not starting with ``_``), sorted. Picked from the
+        listing once (a look asks three times, 10,000 names each); each call gets its own list."""
+        if self._live is None:
+            self._live = [n for n in self.names if n.endswith(".json") and not n.startswith("_")]
+        return self._live.copy()
 
     def bak_names(self) -> list[str]:
-        return [n for n in self.names if n.endswith(".json.bak")]
+        """The ``*.json.bak`` names, sorted; picked once, as :meth:`live_names`."""
+        if self._baks is None:
+            self._baks = [n for n in self.names if n.endswith(".json.bak")]
+        return self._baks.copy()
 
     # -- sidecars
 

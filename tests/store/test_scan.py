@@ -211,6 +211,22 @@ def test_scan_exists_matches_path_exists(tmp_path):
     assert s.live_names() == ["a.json", "broken.json", "d.json"]
 
 
+def test_scan_names_are_picked_once_and_each_caller_gets_its_own_list(tmp_path):
+    """The live and ``.bak`` names come from the one listing (picked once: a look asks several
+    times); a caller changing the list it got changes no later answer."""
+    for name in ("b.json", "a.json", "_index.json", "a.json.bak", "c.json.bak", "notes.txt"):
+        (tmp_path / name).write_bytes(b"{}")
+    s = SessionDirScan(tmp_path)
+    live, baks = s.live_names(), s.bak_names()
+    assert live == ["a.json", "b.json"] and baks == ["a.json.bak", "c.json.bak"]
+    live.append("x.json")
+    baks.clear()
+    (tmp_path / "d.json").write_bytes(b"{}")  # after the listing: not in it
+    assert s.live_names() == ["a.json", "b.json"]
+    assert s.bak_names() == ["a.json.bak", "c.json.bak"]
+    assert s.live_names() is not s.live_names() and s.bak_names() is not s.bak_names()
+
+
 def test_changed_index_same_size_restored_mtime_is_reread(home):
     sd = home.session_dir
     (sd / "a.json").write_bytes(_sidecar("a", 1, title=""))
