@@ -21,8 +21,9 @@ if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
 # a loaded machine and mutmut's trampolines make a test case slow without making it wrong (a deadline
 # would kill a mutant for the load), a fixed seed per test so a mutant's verdict does not depend on the
 # draw, no example database written into mutmut's copy of the project, and 25 examples per property
-# instead of 100 (a surviving mutant runs every test that reaches it: the property tests were most of
-# that time; a survivor is then checked by hand against the full test, tests/MUTATION.md).
+# instead of 100 or the property's own larger number (pytest_collection_modifyitems below; a surviving
+# mutant runs every test that reaches it: the property tests were most of that time; a survivor is then
+# checked by hand against the full test, tests/MUTATION.md).
 settings.register_profile("mutation", deadline=None, derandomize=True, database=None, max_examples=25)
 # Every other run has no deadline either: a deadline is a time limit on one example, and speed targets
 # live in bench/, never in unit tests (a loaded machine failed tests/store/test_backup.py's property at
@@ -33,6 +34,23 @@ settings.register_profile("project", deadline=None)
 def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("hypothesis_profile", None) is None:
         settings.load_profile("project")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under the mutation profile, a property whose own ``@settings`` asks for more examples than the
+    profile runs the profile's number: an explicit ``max_examples`` wins over any profile in
+    Hypothesis, so 50 properties ran their 150-1,500 examples under mutmut, took longer than the
+    fast-first cap (tests/mutation_fast_first.py) and were left out of every mutant's tests, the
+    strongest ones among them (ninth session: index_journal's survivors)."""
+    if config.getoption("hypothesis_profile", None) != "mutation":
+        return
+    cap = settings.get_profile("mutation").max_examples
+    for item in items:
+        fn = getattr(item, "obj", None)
+        fn = getattr(fn, "__func__", fn)  # a method's function carries the settings
+        own = getattr(fn, "_hypothesis_internal_use_settings", None)
+        if isinstance(own, settings) and own.max_examples > cap:
+            fn._hypothesis_internal_use_settings = settings(own, max_examples=cap)
 
 
 DATA = Path(__file__).parent / "data"
