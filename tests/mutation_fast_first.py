@@ -14,7 +14,7 @@ mutmut's clean run (the same tests unmutated, which must pass: ``MUTANT_UNDER_TE
   (``mutants/mutmut-stats.json``), fastest first, so a kill comes as early as it can;
 - leaves out the tests slower than ``MUTATION_TEST_CAP`` seconds (0.3 by default), unless
   that would leave none, and appends the mutant's name to ``mutants/fast_first_capped.txt``;
-- lowers the process's CPU limit to mutmut's own formula applied to the tests that run
+- lowers the process's CPU limit to 15 x the recorded time of the tests that run (at least 20 s)
   (:func:`_limit_cpu`), so a mutant that loops for ever is a timeout in a minute, not in hours.
 
 A verdict "killed" is therefore always a real kill by a test of the suite. A mutant that
@@ -77,15 +77,17 @@ def _load_durations() -> dict[str, float]:
 
 
 def _limit_cpu(tests_time: float) -> None:
-    """mutmut's own CPU limit for a mutant, ``30 x (1 s + the tests' recorded time)``, applied to the
-    tests that run here (at least 60 s more than this process has used). mutmut computes its
-    limit from every test that reaches the function, slow ones included, which gave a mutant
-    that loops for ever up to hours; the signal at the limit (SIGXCPU) is the one mutmut's own
-    limit sends, a "timeout". The limit is only ever lowered."""
+    """A mutant's CPU limit, ``15 x (1 s + the recorded time of the tests that run here)``, at least
+    20 s more than this process has used. mutmut computes its own limit (30 x, at least 60 s) from
+    every test that reaches the function, slow ones included, which gave a mutant that loops for ever
+    up to hours; with the fast-first cap the tests that run are a second or two, and a mutant that
+    loops (a ``find`` loop that never moves on) cost a minute of CPU at the 60 s floor. The signal at
+    the limit (SIGXCPU) is the one mutmut's own limit sends, a "timeout". CPU time, not wall time:
+    a loaded machine does not make a correct mutant reach it. The limit is only ever lowered."""
     import resource
 
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    budget = max(60.0, 30.0 * (1.0 + tests_time))
+    budget = max(20.0, 15.0 * (1.0 + tests_time))
     soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
     new = int(usage.ru_utime + usage.ru_stime + budget) + 1
     if soft != resource.RLIM_INFINITY and soft <= new:

@@ -174,28 +174,28 @@ class _Limits:
         self.soft, self.hard = limits
 
 
-def test_a_mutants_cpu_limit_is_mutmuts_formula_on_the_tests_that_run(stats, monkeypatch):
+def test_a_mutants_cpu_limit_is_15_times_the_tests_that_run_at_least_20_s(stats, monkeypatch):
     import resource
 
     monkeypatch.setenv("MUTANT_UNDER_TEST", "inspector.plan.x_f__mutmut_3")
-    monkeypatch.setenv("MUTATION_TEST_CAP", "1")  # t_fast 0.001 s and t_mid 0.2 s run: 30 x 1.201 s < 60 s
+    monkeypatch.setenv("MUTATION_TEST_CAP", "1")  # t_fast 0.001 s and t_mid 0.2 s run: 15 x 1.201 s < 20 s
     limits = _Limits(monkeypatch, resource.RLIM_INFINITY, resource.RLIM_INFINITY, used=10.0)
     _run(_three())
-    assert limits.soft == 10 + 60 + 1  # what the process used, the 60 s floor, rounded up
-    monkeypatch.setenv("MUTATION_TEST_CAP", "5")  # t_slow too: 30 x (1 + 2.201) = 96.03 s
+    assert limits.soft == 10 + 20 + 1  # what the process used, the 20 s floor, rounded up
+    monkeypatch.setenv("MUTATION_TEST_CAP", "5")  # t_slow too: 15 x (1 + 2.201) = 48.015 s
     limits = _Limits(monkeypatch, resource.RLIM_INFINITY, resource.RLIM_INFINITY, used=10.0)
     _run(_three())
-    assert limits.soft == int(10 + 30 * (1 + 2.201)) + 1
+    assert limits.soft == int(10 + 15 * (1 + 2.201)) + 1
 
 
 def test_the_cpu_limit_is_only_ever_lowered_and_never_above_the_hard_one(stats, monkeypatch):
     monkeypatch.setenv("MUTANT_UNDER_TEST", "inspector.plan.x_f__mutmut_3")
-    limits = _Limits(monkeypatch, 40, 41)  # mutmut's own limit lower already: kept
+    limits = _Limits(monkeypatch, 25, 26)  # mutmut's own limit lower already: kept
     _run(_three())
-    assert (limits.soft, limits.hard) == (40, 41)
+    assert (limits.soft, limits.hard) == (25, 26)
     limits = _Limits(monkeypatch, 5000, 5001)
     _run(_three())
-    assert (limits.soft, limits.hard) == (71, 5001)
+    assert (limits.soft, limits.hard) == (31, 5001)
     limits = _Limits(monkeypatch, 5000, 50)  # never above the hard limit
     _run(_three())
     assert limits.soft == 50
