@@ -196,9 +196,9 @@ def test_the_cpu_limit_is_only_ever_lowered_and_never_above_the_hard_one(stats, 
     limits = _Limits(monkeypatch, 5000, 5001)
     _run(_three())
     assert (limits.soft, limits.hard) == (31, 5001)
-    limits = _Limits(monkeypatch, 5000, 50)  # never above the hard limit
+    limits = _Limits(monkeypatch, 5000, 28)  # never above the hard limit
     _run(_three())
-    assert limits.soft == 50
+    assert limits.soft == 28
 
 
 def test_no_cpu_limit_in_the_clean_run_or_outside_a_mutants_run(stats, monkeypatch):
