@@ -40,6 +40,23 @@ class _PipeSink:
         return size
 
 
+BACKGROUND_NICE = 5  # how much nicer than its parent a copy doing background work runs
+
+
+def run_nicer() -> None:
+    """Called first in a forked copy whose work the parent needs only later (never in the parent):
+    the copy runs :data:`BACKGROUND_NICE` steps nicer, so where the two compete for a core the
+    parent's own work goes first and the copy takes the rest (it still gets any core nothing else
+    wants, and its result is the same). A home-wide materialize forks two index helpers whose rows
+    it needs only at the end, while its critical path is this process reading state.db, planning
+    the new sidecars and staging them (a thousand creates and fsyncs, whose waits the helpers'
+    rows fill); on a busy machine, where the whole command shares about one core, the planning
+    process got a third of it at equal weight. Best effort: where the niceness cannot be
+    changed, nothing happens."""
+    with contextlib.suppress(OSError, AttributeError):
+        os.nice(BACKGROUND_NICE)
+
+
 class ForkedError(RuntimeError):
     """The forked copy failed (its error's type and message; ``details``: its traceback) or died."""
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, TypedDict
 
 from inspector import portable
-from inspector.forked import Forked, ForkedError
+from inspector.forked import Forked, ForkedError, run_nicer
 from inspector.gcpause import gc_paused
 from inspector.plan import FileChange
 from inspector.store.files import FileSnapshot, TooLargeToLoad, read_regular
@@ -637,7 +637,7 @@ class IndexRebuild:
             self._tokens = read_fd
             for _ in range(helpers):
                 try:
-                    self._helpers.append(Forked(lambda: self._help(write_fd)))
+                    self._helpers.append(Forked(lambda: self._help_nicer(write_fd)))
                 except OSError:
                     break
         except OSError:  # the tokens could not be written (before any helper): one pass here
@@ -647,6 +647,13 @@ class IndexRebuild:
         if not self._helpers:  # no copy could be forked: one pass here
             os.close(read_fd)
             self._tokens, self._pieces = None, []
+
+    def _help_nicer(self, write_fd: int) -> dict[int, tuple]:
+        """:meth:`_help` in a forked helper, run nicer than this process (:func:`run_nicer`): the
+        caller's own work meanwhile (materialize's planning and staging) is what the write waits
+        for first; the helpers' rows are needed only at :meth:`finish`."""
+        run_nicer()
+        return self._help(write_fd)
 
     def _help(self, write_fd: int) -> dict[int, tuple]:
         """A helper's work: pieces until none is left, by number (the cyclic GC off: see
