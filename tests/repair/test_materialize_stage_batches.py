@@ -53,6 +53,10 @@ def test_the_details_are_the_planned_rows_in_order_without_the_nones(monkeypatch
     handed: list[list] = []
     monkeypatch.setattr(materialize, "stage_early", lambda changes: handed.append(list(changes)))
     p = SimpleNamespace(changes=[])
-    rows = [{"session_id": "a", "materialized": True}, None, {"session_id": "c", "skipped": "unsafe_session_id"}]
+    rows = [
+        {"session_id": "a", "materialized": True},
+        None,
+        {"session_id": "c", "skipped": "unsafe_session_id"},
+    ]
     assert materialize._staged_as_planned(p, iter(rows)) == [rows[0], rows[2]]
     assert handed == [[]]  # nothing planned to write: only the final hand-over, empty
