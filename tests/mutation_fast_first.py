@@ -12,9 +12,12 @@ mutmut's clean run (the same tests unmutated, which must pass: ``MUTANT_UNDER_TE
 
 - orders the selected tests by the duration mutmut recorded for each
   (``mutants/mutmut-stats.json``), fastest first, so a kill comes as early as it can;
-- leaves out the tests slower than ``MUTATION_TEST_CAP`` seconds (0.3 by default), unless
+- leaves out the tests slower than ``MUTATION_TEST_CAP`` seconds (1 by default), unless
   that would leave none, and appends the mutant's name to ``mutants/fast_first_capped.txt``;
-- lowers the process's CPU limit to 15 x the recorded time of the tests that run (at least 20 s)
+- keeps, of those, the fastest while their recorded times add up to at most ``MUTATION_TEST_BUDGET``
+  seconds (20 by default; at least one test): a function reached by hundreds of tests (the save, the
+  write path) has its survivors checked in seconds, not minutes;
+- lowers the process's CPU limit to 20 s + 5 x the recorded time of the tests that run
   (:func:`_limit_cpu`), so a mutant that loops for ever is a timeout in a minute, not in hours.
 
 A verdict "killed" is therefore always a real kill by a test of the suite. A mutant that
@@ -77,17 +80,18 @@ def _load_durations() -> dict[str, float]:
 
 
 def _limit_cpu(tests_time: float) -> None:
-    """A mutant's CPU limit, ``15 x (1 s + the recorded time of the tests that run here)``, at least
-    20 s more than this process has used. mutmut computes its own limit (30 x, at least 60 s) from
-    every test that reaches the function, slow ones included, which gave a mutant that loops for ever
-    up to hours; with the fast-first cap the tests that run are a second or two, and a mutant that
-    loops (a ``find`` loop that never moves on) cost a minute of CPU at the 60 s floor. The signal at
-    the limit (SIGXCPU) is the one mutmut's own limit sends, a "timeout". CPU time, not wall time:
-    a loaded machine does not make a correct mutant reach it. The limit is only ever lowered."""
+    """A mutant's CPU limit: 20 s plus 5 x the recorded time of the tests that run here, more than
+    this process has used. mutmut computes its own limit (30 x, at least 60 s) from every test that
+    reaches the function, slow ones included, which gave a mutant that loops for ever up to hours;
+    with the fast-first cap the tests that run are a second or two (at most the budget), and a mutant
+    that loops (a ``find`` loop that never moves on) cost a minute of CPU at mutmut's floor. The
+    recorded times are wall times of mutmut's statistics run, on a machine as loaded as this one:
+    the CPU the same tests need is less. The signal at the limit (SIGXCPU) is the one mutmut's own
+    limit sends, a "timeout". The limit is only ever lowered."""
     import resource
 
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    budget = max(20.0, 15.0 * (1.0 + tests_time))
+    budget = 20.0 + 5.0 * tests_time
     soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
     new = int(usage.ru_utime + usage.ru_stime + budget) + 1
     if soft != resource.RLIM_INFINITY and soft <= new:
@@ -108,13 +112,20 @@ def pytest_collection_modifyitems(config, items):
     if mutant is None or not items:
         return
     durations = _load_durations()
-    cap = float(os.environ.get("MUTATION_TEST_CAP", "0.3"))
+    cap = float(os.environ.get("MUTATION_TEST_CAP", "1.0"))
 
     def duration(item) -> float:
         return durations.get(item.nodeid.removeprefix("mutants/"), 0.0)
 
     ordered = sorted(items, key=duration)
     kept = [item for item in ordered if duration(item) <= cap] or ordered
+    budget = float(os.environ.get("MUTATION_TEST_BUDGET", "20"))
+    spent = 0.0
+    for n, item in enumerate(kept):  # the fastest ones while their recorded time fits the budget
+        spent += duration(item)
+        if spent > budget and n:
+            kept = kept[:n]
+            break
     dropped = ordered[len(kept) :]
     items[:] = kept
     if mutant:

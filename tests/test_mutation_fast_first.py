@@ -174,18 +174,18 @@ class _Limits:
         self.soft, self.hard = limits
 
 
-def test_a_mutants_cpu_limit_is_15_times_the_tests_that_run_at_least_20_s(stats, monkeypatch):
+def test_a_mutants_cpu_limit_is_20_s_and_5_times_the_tests_that_run(stats, monkeypatch):
     import resource
 
     monkeypatch.setenv("MUTANT_UNDER_TEST", "inspector.plan.x_f__mutmut_3")
-    monkeypatch.setenv("MUTATION_TEST_CAP", "1")  # t_fast 0.001 s and t_mid 0.2 s run: 15 x 1.201 s < 20 s
+    monkeypatch.setenv("MUTATION_TEST_CAP", "1")  # t_fast 0.001 s and t_mid 0.2 s run: 20 + 5 x 0.201 s
     limits = _Limits(monkeypatch, resource.RLIM_INFINITY, resource.RLIM_INFINITY, used=10.0)
     _run(_three())
-    assert limits.soft == 10 + 20 + 1  # what the process used, the 20 s floor, rounded up
-    monkeypatch.setenv("MUTATION_TEST_CAP", "5")  # t_slow too: 15 x (1 + 2.201) = 48.015 s
+    assert limits.soft == int(10 + 20 + 5 * 0.201) + 1  # what the process used, the limit, rounded up
+    monkeypatch.setenv("MUTATION_TEST_CAP", "5")  # t_slow too: 20 + 5 x 2.201 = 31.005 s
     limits = _Limits(monkeypatch, resource.RLIM_INFINITY, resource.RLIM_INFINITY, used=10.0)
     _run(_three())
-    assert limits.soft == int(10 + 15 * (1 + 2.201)) + 1
+    assert limits.soft == int(10 + 20 + 5 * 2.201) + 1
 
 
 def test_the_cpu_limit_is_only_ever_lowered_and_never_above_the_hard_one(stats, monkeypatch):
@@ -195,7 +195,7 @@ def test_the_cpu_limit_is_only_ever_lowered_and_never_above_the_hard_one(stats, 
     assert (limits.soft, limits.hard) == (25, 26)
     limits = _Limits(monkeypatch, 5000, 5001)
     _run(_three())
-    assert (limits.soft, limits.hard) == (31, 5001)
+    assert (limits.soft, limits.hard) == (32, 5001)
     limits = _Limits(monkeypatch, 5000, 28)  # never above the hard limit
     _run(_three())
     assert limits.soft == 28
@@ -253,3 +253,22 @@ def test_a_stats_file_that_does_not_parse_is_read_again_at_the_next_call(stats):
         "tests/a.py::t_mid": 0.2,
         "tests/b.py::t_fast": 0.001,
     }
+
+
+def test_the_fastest_tests_are_kept_while_their_time_fits_the_budget(stats, monkeypatch):
+    """Rule: of the tests under the cap, the fastest first while their recorded times add up to at
+    most the budget; at least one, even when it alone is over it."""
+    monkeypatch.setenv("MUTANT_UNDER_TEST", "inspector.plan.x_f__mutmut_3")
+    monkeypatch.setenv("MUTATION_TEST_CAP", "5")  # every test under the cap: the budget decides
+    monkeypatch.setenv("MUTATION_TEST_BUDGET", "0.201")  # t_fast + t_mid exactly
+    kept, dropped = _run(_three())
+    assert kept == ["tests/b.py::t_fast", "tests/a.py::t_mid"] and dropped == ["tests/a.py::t_slow"]
+    monkeypatch.setenv("MUTATION_TEST_BUDGET", "0.2")
+    kept, dropped = _run(_three())
+    assert kept == ["tests/b.py::t_fast"] and dropped == ["tests/a.py::t_mid", "tests/a.py::t_slow"]
+    monkeypatch.setenv("MUTATION_TEST_BUDGET", "0")
+    kept, _ = _run(_three())
+    assert kept == ["tests/b.py::t_fast"]  # at least one
+    monkeypatch.delenv("MUTATION_TEST_BUDGET")
+    kept, _ = _run(_three())  # 20 s by default: all three fit
+    assert kept == ["tests/b.py::t_fast", "tests/a.py::t_mid", "tests/a.py::t_slow"]
