@@ -5,9 +5,11 @@ Rule written while working mutation survivors (tests/MUTATION.md, ninth session)
 a journal a few megabytes at a time, and only journals larger than one piece (the slow tests'
 200,000-event file) reached its code that carries line numbers, torn lines and invalid bytes across
 pieces. Here the pieces are a few bytes, and the expected value is hermes' own reader (``json.loads``
-per ``str.splitlines()`` line), never the code under test. (It kills none of the 28 survivors of
-``_scan`` and ``_text_line`` it was written for: those change which of its fast paths a piece takes,
-not what comes out, or what this reader does not look at; they are still to be judged one by one.)
+per ``str.splitlines()`` line), never the code under test.
+
+It found a defect at every piece size: msgspec's ``decode_lines`` reads a stream of values, so the
+lines ``{`` and ``}`` were one object to the streaming read (no event, and not the two malformed lines
+hermes reports); now a piece whose values are not one per line goes to the exact path.
 """
 
 from __future__ import annotations
@@ -36,3 +38,14 @@ def test_pieces_of_a_few_bytes_over_lines_hermes_skips_and_tears() -> None:
             assert streamed_run_events(data) == hermes_run_events(data)
     with mock.patch.object(journal, "BLOCK_BYTES", 4):
         assert streamed_run_events(data + b"\n\xff\n") == "unreadable"
+
+
+def test_a_value_over_two_lines_is_two_lines_hermes_skips() -> None:
+    """The defect the property found (at the default piece size too): hand-written expected values."""
+    for block in (3, 1 << 22):
+        with mock.patch.object(journal, "BLOCK_BYTES", block):
+            assert streamed_run_events(b'{"a":1}\n{\n}\n') == (
+                [{"a": 1}],
+                [{"line": 2, "raw": "{"}, {"line": 3, "raw": "}"}],
+            )
+            assert streamed_run_events(b"{} {}\n{}\n") == ([{}], [{"line": 1, "raw": "{} {}"}])
