@@ -476,9 +476,6 @@ def _scan(
 
     number = 0  # lines as str.splitlines() counts them
     newlines = 0  # "\n" bytes before the piece (torn lines are counted in "\n"-lines)
-    # counted pieces whose lines are not added to ``number`` / ``newlines`` yet: only a later piece
-    # that yields lines needs them (a journal counted whole never does)
-    uncounted_lines: list[tuple[int, int]] = []
     for start, end, known in pieces:
         piece = data[start:end]
         plain = _plain_piece(piece) if known is None else known
@@ -487,15 +484,10 @@ def _scan(
         if plain and counted is not None:
             objects = _count_plain(piece)
             if objects is not None:
-                uncounted_lines.append((start, end))
                 counted[0] += objects
+                number += objects  # one object per line (_count_plain): as many "\n"-lines, which
+                newlines += objects  # in a plain piece are the lines str.splitlines() makes
                 continue
-        if uncounted_lines:  # a plain piece's "\n"-lines are the lines str.splitlines() makes
-            for s, e in uncounted_lines:
-                lines_in = data.count(b"\n", s, e) + (not data.endswith(b"\n", s, e))
-                number += lines_in
-                newlines += lines_in
-            uncounted_lines.clear()
         if plain and not _orjson_reads_exactly(piece):
             plain = False  # orjson would read the lines below: the text path, exactly
         if not plain:
@@ -614,6 +606,11 @@ def journal_event(event: dict) -> Any:
     )
 
 
+def _lines_in(data: bytes, start: int, end: int) -> int:
+    """How many ``\n``-lines ``data[start:end]`` holds (a last one without its ``\n`` counted)."""
+    return data.count(b"\n", start, end) + (not data.endswith(b"\n", start, end))
+
+
 def _count_plain(piece: bytes) -> int | None:
     """How many object lines the plain ``piece`` holds (its other lines blank), when msgspec reads
     every non-blank line as an object and none has a true ``terminal``; else None (the exact path
@@ -630,7 +627,7 @@ def _count_plain(piece: bytes) -> int | None:
     # msgspec reads a stream of values, newlines being whitespace to it: "{" and "}" on two lines are
     # one object to it and two lines hermes skips. One value per line, every line a value, or the
     # exact path (a blank line also goes there: rare, and only slower).
-    if len(flags) != piece.count(b"\n") + (not piece.endswith(b"\n")):
+    if len(flags) != _lines_in(piece, 0, len(piece)):
         return None
     return len(flags)
 
@@ -645,7 +642,7 @@ def _piece_events(data: bytes, start: int, end: int, plain: bool) -> list[Any]:
         except _MSGSPEC_ERRORS:
             pass  # some line is not for msgspec: the piece goes line by line, exactly
         else:  # one value per line, as _count_plain checks (a value over two lines is two bad lines)
-            if len(events) == data.count(b"\n", start, end) + (not data.endswith(b"\n", start, end)):
+            if len(events) == _lines_in(data, start, end):
                 return events
     return [journal_event(obj) for _n, _t, obj in _scan(data, [(start, end, plain)]) if obj is not None]
 
