@@ -992,12 +992,18 @@ class RunJournals:
         with the ``stat`` this listing took; on a miss the file is read as that function reads it."""
         path = self.path(sid, name)
         if cache is not None:
-            st = self.stat(path)
-            if st is not None and stat.S_ISREG(st.st_mode):
-                facts = cache.get(kind, path, st)
-                if facts is not None:
-                    return facts
+            facts = self.cached(cache, kind, path)
+            if facts is not None:
+                return facts
         return cached_file_facts(cache, kind, path, Path(path), derive)
+
+    def cached(self, cache: FactCache, kind: str, path: str) -> dict | None:
+        """The facts of ``kind`` the cache holds for the regular file ``path`` as this listing's
+        ``stat`` finds it; None on a miss."""
+        st = self.stat(path)
+        if st is None or not stat.S_ISREG(st.st_mode):
+            return None
+        return cache.get(kind, path, st)
 
 
 def _journal_facts(
@@ -1029,11 +1035,8 @@ def _cached_journal_facts(
     """The dropped-line facts of a journal the cache answers for (and, ``open_runs``, its open-run
     facts too) with the ``stat`` ``journals`` took; None on a miss (the caller reads the file)."""
     key = str(path)
-    st = journals.stat(key)
-    if st is None or not stat.S_ISREG(st.st_mode):
-        return None
-    dropped = cache.get(JOURNAL, key, st)
-    if dropped is None or (open_runs and cache.get(OPEN_RUN, key, st) is None):
+    dropped = journals.cached(cache, JOURNAL, key)
+    if dropped is None or (open_runs and journals.cached(cache, OPEN_RUN, key) is None):
         return None
     return dropped
 
