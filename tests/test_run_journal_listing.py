@@ -16,18 +16,7 @@ from pathlib import Path
 from inspector import load
 from inspector.home import locate_home
 from inspector.store import scan as scan_mod
-from tests.conftest import GOLDEN, copy_tree
-
-S08 = "518fa3e90ec7"
-NOW = 1_779_427_000.0  # golden 08's clock: its marker armed more than 24 hours before
-BAD_RUN = "0" * 32  # a second run journal of S08: no output, one line hermes drops
-
-
-def _home(tmp_path: Path) -> Path:
-    root = copy_tree(GOLDEN / "08-giveup-after-24h" / "before", tmp_path / "home")
-    folder = root / "webui" / "sessions" / "_run_journal" / S08
-    (folder / f"{BAD_RUN}.jsonl").write_text('{"event": "meta", "seq": 1}\nnot json\n', encoding="utf-8")
-    return root
+from tests.test_catalogue_journals import NOW, S08, _home  # golden 08 with a second, bad journal
 
 
 def _journal_kinds(audit: dict) -> list[tuple[str, str | None]]:
