@@ -307,6 +307,7 @@ class Bench:
         self.fake_home = work / "user-home"
         self.fake_home.mkdir(parents=True, exist_ok=True)
         self.warm_state = work / "state-warm"
+        self._trash: list[Path] = []  # folders removed when the figure ends (see _discard)
 
     def _fresh_state(self) -> Path:
         return Path(tempfile.mkdtemp(prefix="state-", dir=self.work))
@@ -324,9 +325,9 @@ class Bench:
             return run
         finally:
             if scratch is not None:
-                shutil.rmtree(scratch.parent, ignore_errors=True)
+                self._discard(scratch.parent)
             if state != self.warm_state:
-                shutil.rmtree(state, ignore_errors=True)
+                self._discard(state)
 
     def hermes(self, fig: Figure) -> Run:
         home = self.homes[fig.home]
@@ -337,7 +338,25 @@ class Bench:
             return timed(cmd, hermes_env(target, self.pycache, self.fake_home), target)
         finally:
             if scratch is not None:
-                shutil.rmtree(scratch.parent, ignore_errors=True)
+                self._discard(scratch.parent)
+
+    def _discard(self, folder: Path) -> None:
+        """Remove ``folder`` (a run's scratch copy or state folder) once the figure is done, not now.
+
+        On the benchmark's file system (ext4 without a journal) each new inode is searched for past
+        every inode of its group freed in the last 5 seconds (305 while that inode-table block is
+        still dirty: the kernel's ``recently_deleted``). Removing a materialize run's copy (its
+        1,000 new sidecars) just before the next run made each of the next run's 1,000 creates skip
+        the 1,000 just freed, a cost of the benchmark's own clean-up that grew with every run and
+        that no user's home has; it landed on whichever tool ran next. The copies of a figure are
+        kept until its last pair is timed (a few hundred MB at most: hard links, and the files the
+        runs wrote) and removed together then."""
+        self._trash.append(folder)
+
+    def empty_trash(self) -> None:
+        for folder in self._trash:
+            shutil.rmtree(folder, ignore_errors=True)
+        self._trash.clear()
 
     def prepare(self, figures: list[Figure]) -> None:
         """Untimed: hermes' bytecode compiled (outside its checkout), the warm fact cache filled.
@@ -378,6 +397,7 @@ class Bench:
                 + (f"{her.seconds:.3f} s" if her.ok else f"ERROR {her.error}")
                 + f" (load {loads[-1]:.2f})"
             )
+        self.empty_trash()
         return summarize(fig, pairs, loads)
 
 

@@ -124,3 +124,36 @@ def test_a_saved_report_prints_again(tmp_path):
     proc = _run("--from-json", str(saved))
     assert proc.returncode == 0, proc.stderr
     assert "rebuild-index, plan + write" in proc.stdout and "0.50x" in proc.stdout
+
+
+def test_a_writing_figures_scratch_copies_are_removed_together_once_its_last_pair_is_timed(
+    tmp_path, monkeypatch
+):
+    """Removing a materialize run's copy just before the next run made that run's creates search past
+    the inodes just freed (ext4 without a journal): every copy stays until the figure ends."""
+    import against
+
+    home = tmp_path / "home"
+    (home / "webui" / "sessions").mkdir(parents=True)
+    (home / "webui" / "sessions" / "a.json").write_text("{}")
+    work = tmp_path / "work"
+    work.mkdir()
+    alive_at_each_run: list[list[str]] = []
+
+    def fake_timed(cmd, env, cwd):
+        alive_at_each_run.append(sorted(p.name for p in work.glob("scratch-*")))
+        return against.Run(0.1, 1.0, True, 0.1)
+
+    monkeypatch.setattr(against, "timed", fake_timed)
+    bench = against.Bench(
+        tmp_path / "hermes", {"materialize": home}, work, sys.executable, sys.executable, print
+    )
+    fig = next(f for f in against.FIGURES if f.id == "materialize")
+    assert fig.writes
+    row = bench.figure(fig, 2)
+    assert row["pairs"] == 2
+    # each run sees the copies of the runs before it still there (and its own), none removed meanwhile
+    assert [len(names) for names in alive_at_each_run] == [1, 2, 3, 4]
+    assert all(set(a) <= set(b) for a, b in zip(alive_at_each_run, alive_at_each_run[1:], strict=False))
+    assert not list(work.glob("scratch-*")) and not list(work.glob("state-*"))  # all gone at the end
+    assert (home / "webui" / "sessions" / "a.json").read_text() == "{}"  # the home itself untouched
