@@ -83,6 +83,7 @@ def test_the_head_holds_the_needle_exactly_where_hermes_read_finds_it(data: byte
         "😀".encode() * 1200 + b"x" * 2000 + NEEDLE_BYTES,  # past 4,608 bytes, within 4,096 characters
         "😀".encode() * 4096 + NEEDLE_BYTES,  # 16,384 bytes of characters: past hermes' read
         "😀".encode() * 1020 + NEEDLE_BYTES,  # characters fill the first read: the rest is read
+        NEEDLE_BYTES + "😀".encode() * 2000,  # at the start, and the rest read after it: kept with it
         b"\xff" * 5000 + NEEDLE_BYTES,  # invalid bytes count for no character
         b"\xff" * (HEAD_BYTES - 10) + NEEDLE_BYTES,  # cut by the 16,384-byte read
         "é".encode() * ((HEAD_FIRST_READ - 1) // 2) + b"\xc3",  # the first read ends in a cut character

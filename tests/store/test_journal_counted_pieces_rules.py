@@ -1,0 +1,68 @@
+"""The repairs' streaming read where it counts a piece's lines instead of reading them, where a piece
+starts with a character that is no ASCII, without orjson, and which terminal record it keeps
+(tests/MUTATION.md, tenth session). Expected values are written out here: what hermes' ``_read_jsonl``
+(``json.loads`` per ``str.splitlines()`` line) gives for these bytes."""
+
+from __future__ import annotations
+
+import json
+from unittest import mock
+
+import inspector.store.journal as journal
+from inspector.store.journal import scan_journal_bytes
+from tests.differential.parse_check import streamed_run_events
+
+
+def test_values_over_two_lines_in_a_last_piece_without_newline_are_four_lines_hermes_skips():
+    """msgspec reads three values here (``{"a":1}``, ``{}``, ``{}``) in five lines: the piece is not
+    counted as three events."""
+    assert streamed_run_events(b'{"a":1}\n{\n}\n{\n}') == (
+        [{"a": 1}],
+        [{"line": 2, "raw": "{"}, {"line": 3, "raw": "}"}, {"line": 4, "raw": "{"}, {"line": 5, "raw": "}"}],
+    )
+    assert len(scan_journal_bytes(b'{"a":1}\n{\n}\n{\n}').events) == 1
+
+
+def test_a_blank_line_opening_a_counted_piece_still_numbers_the_lines_after_it():
+    """Pieces of a few bytes: the second opens with the blank line; the junk on line 5 keeps its number."""
+    data = b'{"a":1}\n\n{}\n{}\njunk\n'
+    for block in (7, 8, 9):
+        with mock.patch.object(journal, "BLOCK_BYTES", block):
+            assert streamed_run_events(data) == ([{"a": 1}, {}, {}], [{"line": 5, "raw": "junk"}])
+
+
+def test_a_piece_opening_with_a_line_separator_is_read_as_hermes_splits_it():
+    """U+2028 (which ``str.splitlines`` breaks at) as the journal's first byte: the line is torn in
+    two, the object after it is line 2."""
+    data = "\u2028{}\n{}\n".encode()
+    assert streamed_run_events(data) == ([{}, {}], [])
+    scanned = scan_journal_bytes(data)
+    assert scanned.torn_lines == [1] and scanned.malformed == []
+
+
+def test_without_orjson_the_terminal_records_are_read_all_the_same():
+    lines = [{"seq": 1, "event": "token"}, {"seq": 2, "event": "done", "terminal": True}]
+    data = b"".join(json.dumps(x).encode() + b"\n" for x in lines)
+    with mock.patch.object(journal, "_orjson_loads", None):
+        assert streamed_run_events(data) == (lines, [])
+
+
+def test_the_terminal_record_kept_is_the_last_one_that_is_not_stream_end():
+    done = {"seq": 2, "event": "done", "terminal": True}
+    end = {"seq": 3, "event": "stream_end", "terminal": True}
+    data = b"".join(json.dumps(x).encode() + b"\n" for x in ({"seq": 1, "event": "token"}, done, end))
+    assert scan_journal_bytes(data).events.authoritative_terminal == done
+    only_end = b"".join(json.dumps(x).encode() + b"\n" for x in ({"seq": 1, "event": "token"}, end))
+    assert scan_journal_bytes(only_end).events.authoritative_terminal == end
+
+
+def test_the_walks_read_one_value_per_line_in_every_piece():
+    """``StreamedEvents.outputs`` (what the repairs' walks read) of pieces of a few bytes where one
+    line holds two values: hermes skips that line, so one event is left, wherever the line lies
+    and whether or not the file ends with a newline."""
+    for data in (b"{} {}\n{}\n", b"{}\n{} {}\n", b"{} {}\n{}", b"{}\n{} {}"):
+        for block in (2, 3, 1 << 22):
+            with mock.patch.object(journal, "BLOCK_BYTES", block):
+                scanned = scan_journal_bytes(data)
+                assert len(list(scanned.events.outputs())) == 1, (data, block)
+                assert len(scanned.events) == 1 and len(scanned.malformed) == 1
