@@ -66,3 +66,13 @@ def test_the_walks_read_one_value_per_line_in_every_piece():
                 scanned = scan_journal_bytes(data)
                 assert len(list(scanned.events.outputs())) == 1, (data, block)
                 assert len(scanned.events) == 1 and len(scanned.malformed) == 1
+
+
+def test_torn_lines_are_numbered_across_pieces_of_every_kind():
+    """Line 3 holds U+2028 and line 5 a lone CR (hermes tears both); before, between and after them
+    lines the scan counts whole (objects), reads one by one (``[1]``) or decodes (the torn ones),
+    in pieces of any size: the torn lines are 3 and 5 wherever the pieces are cut."""
+    data = '{"a":1}\n[1]\n{"b":"x\u2028y"}\n{"c":1}\n{"d":"p\rq"}\n{"e":1}\n[2]\n'.encode()
+    for block in (1, 4, 9, 16, 30, 1 << 22):
+        with mock.patch.object(journal, "BLOCK_BYTES", block):
+            assert scan_journal_bytes(data).torn_lines == [3, 5], block
