@@ -34,7 +34,6 @@ from pathlib import Path
 from typing import Any
 
 from inspector import portable
-from inspector.jsonout import escape
 from inspector.statedir import state_folder
 from inspector.store.files import Fingerprint, NotARegularFile, open_regular, read_regular, sha256_hex
 from inspector.store.journal import OTHER_LINE_BREAKS
@@ -108,17 +107,6 @@ class FileChange:
         """:func:`file_diff` of this change, made once (a materialize makes its 1,000 new sidecars'
         while its index is still being rebuilt, not after)."""
         return file_diff(self)
-
-    @cached_property
-    def preview_json(self) -> str:
-        """The JSON text of :attr:`preview` (as ``json.dumps(ensure_ascii=True)`` writes that string,
-        quotes included), made from the preview made already, else from one made for it and not
-        kept: ``repair --write --json`` of a materialize holds its 1,000 new sidecars' diffs as this
-        ASCII text (13 MB) rather than as the previews (32 MB: many hold characters beyond Latin-1,
-        so 2-4 bytes each; each fresh MB costs this machine's kernel ~2 ms to zero), and its output
-        writes them as they are instead of escaping them at the end."""
-        made = self.__dict__.get("preview")
-        return escape(made if made is not None else file_diff(self))
 
 
 @dataclass
@@ -227,15 +215,6 @@ def _shift_hunk(line: str, offset: int) -> str:
     a, a_len, b, b_len = m.groups()
     # a zero-length side is numbered from the line before it; shifting keeps that convention
     return f"@@ -{int(a) + offset}{a_len or ''} +{int(b) + offset}{b_len or ''} @@" + line[m.end() :]
-
-
-def prepare_json_previews(changes: list[FileChange]) -> None:
-    """Make each change's hashes and :attr:`~FileChange.preview_json` now (cached), not its preview
-    (for a plan whose diffs are shown only as JSON: see :func:`diffs_shown_as_json`)."""
-    for c in changes:
-        c.sha256_before  # noqa: B018 - cached
-        c.sha256_after  # noqa: B018
-        c.preview_json  # noqa: B018
 
 
 def prepare_previews(changes: list[FileChange]) -> None:
@@ -1965,7 +1944,6 @@ class EarlyStaging:
         self._backup_folder: Path | None = None
         self._lock = threading.Lock()
         self._switch: float | None = None  # the interpreter's switch interval before staging began
-        self.json_diffs = False  # the plans' diffs will be shown only as JSON (see early_staging)
 
     def _folder_is_plain(self, folder: Path) -> bool:
         """``folder`` exists and no link is on its path (realpath changes nothing)."""
@@ -2163,13 +2141,11 @@ _EARLY: contextvars.ContextVar[EarlyStaging | None] = contextvars.ContextVar(
 
 
 @contextlib.contextmanager
-def early_staging(log: WriteLog | None = None, *, json_diffs: bool = False) -> Iterator[EarlyStaging]:
+def early_staging(log: WriteLog | None = None) -> Iterator[EarlyStaging]:
     """Within this, :func:`stage_early` stages (see :class:`EarlyStaging`; with ``log``, the write
     log the plan will be written with, the previous versions are copied to its backups folder too)
-    and :func:`apply_plan` takes what was staged; at its end whatever was not taken is removed.
-    ``json_diffs``: the plans' diffs will be shown only as JSON (see :func:`diffs_shown_as_json`)."""
+    and :func:`apply_plan` takes what was staged; at its end whatever was not taken is removed."""
     early = EarlyStaging(log)
-    early.json_diffs = json_diffs
     token = _EARLY.set(early)
     try:
         yield early
@@ -2184,14 +2160,6 @@ def back_up_early(path: Path, before: bytes) -> None:
     early = _EARLY.get()
     if early is not None:
         early.back_up(path, before)
-
-
-def diffs_shown_as_json() -> bool:
-    """Whether the plan being made is written as soon as it is made and its diffs are then shown
-    only as JSON (inside :func:`early_staging` with ``json_diffs``: ``repair --write --json``;
-    never the window's preview): its previews are best made as :attr:`FileChange.preview_json`."""
-    early = _EARLY.get()
-    return early is not None and early.json_diffs
 
 
 def stage_early(changes: list[FileChange]) -> None:

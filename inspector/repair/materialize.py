@@ -31,15 +31,7 @@ from typing import Any
 from inspector import portable
 from inspector.forked import Forked, ForkedError
 from inspector.gcpause import gc_paused
-from inspector.plan import (
-    FileChange,
-    Plan,
-    back_up_early,
-    diffs_shown_as_json,
-    prepare_json_previews,
-    prepare_previews,
-    stage_early,
-)
+from inspector.plan import FileChange, Plan, back_up_early, prepare_previews, stage_early
 from inspector.repair.context import RepairContext
 from inspector.repair.registry import HERMES, SESSION_OR_HOME, STATE_DB, ActionSpec
 from inspector.repair.save import IndexRebuild, IndexRebuildError, ListedNames, start_index_rebuild
@@ -534,18 +526,9 @@ def _index_change(
         if raw is not None:  # the read hashed these bytes already: the 22 MB index is not hashed twice
             vars(change)["sha256_before"] = raw.fingerprint.sha256
         stage_early([change])
-        _prepare([change])
+        prepare_previews([change])
         p.changes.append(change)
     return skipped
-
-
-def _prepare(changes: list[FileChange]) -> None:
-    """Each change's hashes and preview made now: as the JSON text of the preview where the diffs are
-    shown only as JSON (``repair --write --json``: :func:`diffs_shown_as_json`), else the preview."""
-    if diffs_shown_as_json():
-        prepare_json_previews(changes)
-    else:
-        prepare_previews(changes)
 
 
 @contextlib.contextmanager
@@ -705,7 +688,7 @@ def _plan_rows(
         lines: list = []
         planned = (_plan_row(ctx, db, r, p, created, has_count, None, (i, lines)) for i, r in enumerate(rows))
         details = _staged_as_planned(p, planned)
-    _prepare(p.changes)  # the new files' previews and hashes, made while the helpers still read
+    prepare_previews(p.changes)  # the new files' previews and hashes, made while the helpers still read
     p.result = {"scanned": len(rows), "materialized": len(created), "details": details}
     if every is not None:
         p.summary.extend(_skipped_lines(every, {_row_sid(r) for r in rows}))
