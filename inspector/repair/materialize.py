@@ -42,6 +42,7 @@ from inspector.store.sidecar import is_safe_session_id, resolve_path
 from inspector.store.statedb import (
     SessionRowsReader,
     StateDbError,
+    WarningFacts,
     dropped_field_counts,
     materialization_defects,
     open_readonly,
@@ -203,6 +204,11 @@ def _dropped_warning(db: Path, sid: str, reader: SessionRowsReader | None = None
         counts = dropped_field_counts(db, sid, reader=reader)
     except StateDbError:
         return None
+    return _dropped_note(sid, counts)
+
+
+def _dropped_note(sid: str, counts: dict[str, int]) -> str | None:
+    """The dropped-fields note of :func:`_dropped_warning` for ``counts`` (:func:`dropped_field_counts`')."""
     dropped = [
         f"{k} ({n} row{'s' if n > 1 else ''})"
         for k, n in counts.items()
@@ -233,6 +239,11 @@ def _defect_warnings(db: Path, sid: str, reader: SessionRowsReader | None = None
         rows = materialization_defects(db, sid, reader=reader)
     except StateDbError:
         return []
+    return _defect_lines(sid, rows)
+
+
+def _defect_lines(sid: str, rows: list[dict]) -> list[str]:
+    """The warnings of :func:`_defect_warnings` for ``rows`` (:func:`materialization_defects`')."""
     out = []
     empty = [r for r in rows if "empty_tool_call" in r["defects"]]
     if empty:
@@ -339,6 +350,11 @@ def _db_warnings(db: Path, sid: str, reader: SessionRowsReader | None) -> tuple[
     return _dropped_warning(db, sid, reader), _defect_warnings(db, sid, reader)
 
 
+def _facts_warnings(sid: str, facts: WarningFacts) -> tuple[str | None, list[str]]:
+    """:func:`_db_warnings` of a row from the facts found while its messages were read."""
+    return _dropped_note(sid, facts.counts), _defect_lines(sid, facts.defects)
+
+
 PARALLEL_WARNINGS_MIN = 64  # rows from which their state.db warnings are queried by a forked copy
 
 
@@ -390,13 +406,16 @@ def _rows_for(
     sidecar_exists: Callable[[str], bool] | None = None,
     *,
     include_empty: bool = False,
+    facts: dict[str, WarningFacts] | None = None,
 ) -> list[dict]:
+    """The state.db rows without a sidecar (``facts``: see :func:`read_missing_sidecar_rows`)."""
     rows = read_missing_sidecar_rows(
         ctx.session_dir,
         db,
         include_empty=include_empty,
         sidecar_exists=sidecar_exists,
         is_tombstoned=durable_tombstone_check(ctx.session_dir, ctx.snapshot),
+        facts=facts,
     )
     if session_id is None:
         return rows
@@ -419,9 +438,12 @@ def _plan_row(
     has_count: bool,
     reader: SessionRowsReader | None = None,
     later: tuple[int, list] | None = None,
+    facts: dict[str, WarningFacts] | None = None,
 ) -> dict | None:
     """Plan one row. ``later`` = (its index, the list of warnings being made): its warnings go
-    there as a :class:`_Later`, to be written once the forked copy has queried state.db."""
+    there as a :class:`_Later`, to be written once the forked copy has queried state.db.
+    ``facts``: the state.db warnings' facts found while the rows were read (a row found there
+    needs no query)."""
     sid = _row_sid(row)
     target = ctx.session_dir / f"{sid}.json"
     warnings: list = p.warnings if later is None else later[1]
@@ -443,7 +465,9 @@ def _plan_row(
     p.changes.append(FileChange(path=target, before=None, after=data))
     p.summary.append(f"create {target.name} from state.db ({len(payload['messages'])} messages)")
     if later is None:
-        warnings.extend(_row_warnings(ctx, db, row, payload, has_count, reader))
+        found = facts.get(sid) if facts is not None else None
+        asked = _facts_warnings(sid, found) if found is not None else None
+        warnings.extend(_row_warnings(ctx, db, row, payload, has_count, reader, asked))
     else:
         warnings.append(_Later(later[0], row, payload))
     return {"session_id": sid, "materialized": True, "messages": len(payload["messages"])}
@@ -566,15 +590,18 @@ def _plan(ctx: RepairContext, session_id: str | None) -> Plan:
     likely = _some_webui_row_lacks_a_sidecar(db, sidecar_exists)
     rebuild = start_index_rebuild(ctx.save_context(), helpers=INDEX_HELPERS if likely else 0)
     try:
-        if session_id is None:  # one read of state.db: the rows to write and the ones left alone
-            every = _rows_for(ctx, db, None, sidecar_exists, include_empty=True)
+        # one read of state.db: the rows to write (and the ones left alone), and the facts of their
+        # state.db warnings from the same queries (the messages are not read a second time for them)
+        facts: dict[str, WarningFacts] = {}
+        if session_id is None:
+            every = _rows_for(ctx, db, None, sidecar_exists, include_empty=True, facts=facts)
             rows = _eligible(every)
         else:
-            rows = _rows_for(ctx, db, session_id, sidecar_exists)
+            rows = _rows_for(ctx, db, session_id, sidecar_exists, facts=facts)
         if session_id is not None and not rows:
             p.summary.append(f"nothing to do: {_not_eligible_reason(ctx, db, session_id)}")
             return p
-        _plan_rows(ctx, db, rows, p, rebuild, every if session_id is None else None)
+        _plan_rows(ctx, db, rows, p, rebuild, every if session_id is None else None, facts)
     finally:
         rebuild.cancel()  # nothing created (or a failure): the helpers stop; after finish(), a no-op
     return p
@@ -619,18 +646,43 @@ def _staged_as_planned(p: Plan, planned: Iterator[dict | None]) -> list[dict]:
     return details
 
 
+def _each_planned_then_let_go(
+    rows: list[dict], plan_row: Callable[[dict], dict | None]
+) -> Iterator[dict | None]:
+    """``plan_row(row)`` of each row in turn, each row's messages let go of once it is planned (its
+    sidecar's bytes hold what is written; the row is still listed, for the lines about the rows left
+    alone, which read only its id and flags): a home-wide plan's ~30 MB of state.db messages are
+    freed as it goes, and the sidecars, previews and index rows made next reuse that memory instead
+    of fresh pages (each one zeroed by the kernel on its first touch)."""
+    for row in rows:
+        yield plan_row(row)
+        row.pop("messages", None)
+
+
 def _plan_rows(
-    ctx: RepairContext, db: Path, rows: list[dict], p: Plan, rebuild: IndexRebuild, every: list[dict] | None
+    ctx: RepairContext,
+    db: Path,
+    rows: list[dict],
+    p: Plan,
+    rebuild: IndexRebuild,
+    every: list[dict] | None,
+    facts: dict[str, WarningFacts] | None = None,
 ) -> None:
     """Plan the new sidecars of ``rows``, then the index (``every``: each row read without a sidecar,
-    for the lines about those left alone; None when one session was asked for)."""
+    for the lines about those left alone; None when one session was asked for). ``facts``: the
+    state.db warnings' facts read with the rows; only the rows missing there are asked (here, or
+    by a forked copy when none was found: see :func:`_db_warnings_elsewhere`)."""
     created: dict[Path, bytes] = {}
     has_count = _has_count_column(db)
-    pending = _db_warnings_elsewhere(db, rows)
+    pending = _db_warnings_elsewhere(db, rows) if not facts else None
     if pending is None:
-        with _rows_reader(db, len(rows)) as reader:
+        unknown = sum(1 for r in rows if facts is None or _row_sid(r) not in facts)
+        with _rows_reader(db, unknown) as reader:
             details = _staged_as_planned(
-                p, (_plan_row(ctx, db, r, p, created, has_count, reader) for r in rows)
+                p,
+                _each_planned_then_let_go(
+                    rows, lambda r: _plan_row(ctx, db, r, p, created, has_count, reader, facts=facts)
+                ),
             )
     else:
         lines: list = []

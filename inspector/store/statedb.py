@@ -648,6 +648,22 @@ def _session_reader(
         yield conn, _read_schema(conn, path)
 
 
+def _dropped_cases(mc: set[str]) -> dict[str, str]:
+    """:func:`dropped_field_counts`' keys, each with the SQL ``CASE`` (1 or 0) it sums over a
+    session's messages."""
+    cases = {
+        c: f"CASE WHEN {c} IS NOT NULL AND {c} != '' THEN 1 ELSE 0 END"
+        for c in DROPPED_BY_MATERIALIZER
+        if c in mc
+    }
+    if "active" in mc:
+        cases["inactive"] = "CASE WHEN active = 0 THEN 1 ELSE 0 END"
+    cases["json_content"] = (
+        "CASE WHEN hex(substr(CAST(content AS BLOB), 1, 6)) = '006A736F6E3A' THEN 1 ELSE 0 END"
+    )
+    return cases
+
+
 def dropped_field_counts(
     path: Path | str, session_id: str, timeout: float | None = None, reader: SessionRowsReader | None = None
 ) -> dict[str, int]:
@@ -663,16 +679,7 @@ def dropped_field_counts(
             mc = schema.message_columns
             if not schema.has_transcripts:
                 return {}
-            parts = {
-                c: f"SUM(CASE WHEN {c} IS NOT NULL AND {c} != '' THEN 1 ELSE 0 END)"
-                for c in DROPPED_BY_MATERIALIZER
-                if c in mc
-            }
-            if "active" in mc:
-                parts["inactive"] = "SUM(CASE WHEN active = 0 THEN 1 ELSE 0 END)"
-            parts["json_content"] = (
-                "SUM(CASE WHEN hex(substr(CAST(content AS BLOB), 1, 6)) = '006A736F6E3A' THEN 1 ELSE 0 END)"
-            )
+            parts = {key: f"SUM({case})" for key, case in _dropped_cases(set(mc)).items()}
             sql = f"SELECT {', '.join(parts.values())} FROM messages WHERE session_id = ?"
             row = conn.execute(sql, (session_id,)).fetchone()
     except sqlite3.Error as exc:
@@ -707,23 +714,31 @@ def materialization_defects(
             rows = _fetchall(conn, sql, (session_id,))  # a non-UTF-8 text value does not fail the query
     except sqlite3.Error as exc:
         raise StateDbError(describe_sqlite_error(exc, path)) from exc
-    out = []
+    out: list[dict] = []
     for index, (role, content, tool_calls, active, compacted) in enumerate(rows):
-        defects: list[str] = []
-        entry: dict[str, Any] = {"index": index, "role": role}
-        calls = decode_json_column(tool_calls) if tool_calls not in (None, "") else None
-        if role == "assistant" and not content and calls:
-            defects.append("empty_tool_call")
-            entry["tools"] = [_tool_name(c) for c in calls] if isinstance(calls, list) else []
-        if active is not None and active == 0:
-            defects.append("inactive")
-            entry["compacted"] = bool(compacted)
-        if isinstance(content, str) and content.startswith(CONTENT_JSON_PREFIX):
-            defects.append("json_content")
-        if defects:
-            entry["defects"] = defects
-            out.append(entry)
+        _add_defects(out, index, role, content, tool_calls, active, compacted)
     return out
+
+
+def _add_defects(
+    out: list[dict], index: int, role: Any, content: Any, tool_calls: Any, active: Any, compacted: Any
+) -> None:
+    """Append to ``out`` the :func:`materialization_defects` entry of the message at ``index`` (its
+    columns as read), if it has a defect."""
+    defects: list[str] = []
+    entry: dict[str, Any] = {"index": index, "role": role}
+    calls = decode_json_column(tool_calls) if tool_calls not in (None, "") else None
+    if role == "assistant" and not content and calls:
+        defects.append("empty_tool_call")
+        entry["tools"] = [_tool_name(c) for c in calls] if isinstance(calls, list) else []
+    if active is not None and active == 0:
+        defects.append("inactive")
+        entry["compacted"] = bool(compacted)
+    if isinstance(content, str) and content.startswith(CONTENT_JSON_PREFIX):
+        defects.append("json_content")
+    if defects:
+        entry["defects"] = defects
+        out.append(entry)
 
 
 def _tool_name(call: Any) -> str:
@@ -749,11 +764,72 @@ def _hermes_sessions_sql(session_cols: set[str]) -> str:
     )
 
 
-def _hermes_messages(conn: sqlite3.Connection, message_cols: set[str], sid: str) -> list[dict]:
+@dataclass(frozen=True)
+class WarningFacts:
+    """What :func:`dropped_field_counts` (``counts``) and :func:`materialization_defects`
+    (``defects``) answer for one session, found in the very query that read its messages for
+    :func:`read_missing_sidecar_rows` (so a materialize's warnings need no second read of them)."""
+
+    counts: dict[str, int]
+    defects: list[dict]
+
+
+def _messages_with_facts(
+    conn: sqlite3.Connection, message_cols: set[str], sid: str, order: str, ts_expr: str
+) -> tuple[list[dict], WarningFacts] | None:
+    """hermes' messages of ``sid`` (as :func:`_hermes_messages` makes them: the same rows, in
+    the same order) and their :class:`WarningFacts`, from one query that also selects what the
+    two warning queries select: each of :func:`dropped_field_counts`' ``CASE`` s (one bit each
+    of a number per message, summed here) and ``tool_calls``, ``active`` and ``compacted``
+    (walked by :func:`materialization_defects`' own rule). None when that query fails (a TEXT
+    value that is not UTF-8 in a column hermes does not read, a value too large...): the caller
+    then reads the messages with hermes' own query, and the warnings are asked as before."""
+    cases = _dropped_cases(message_cols)
+    flags = " | ".join(f"(({case}) << {bit})" for bit, case in enumerate(cases.values()))
+    extra = [c if c in message_cols else f"NULL AS {c}" for c in ("tool_calls", "active", "compacted")]
+    sql = (
+        f"SELECT role, content, {ts_expr}, {flags}, {', '.join(extra)} FROM messages "
+        f"WHERE session_id = ? ORDER BY {order}"
+    )
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    try:
+        rows = cursor.execute(sql, (sid,)).fetchall()
+    except Exception:  # noqa: BLE001 - hermes' own query decides (and raises what it raises)
+        return None
+    totals = [0] * len(cases)
+    out: list[dict] = []
+    defects: list[dict] = []
+    for index, (role, content, timestamp, bits, tool_calls, active, compacted) in enumerate(rows):
+        message = {"role": role, "content": content or ""}
+        if timestamp is not None:
+            message["timestamp"] = timestamp
+        out.append(message)
+        if bits:
+            for bit in range(len(totals)):
+                if bits >> bit & 1:
+                    totals[bit] += 1
+        if (
+            (active is not None and active == 0)  # what each of the three defects needs, at least
+            or (tool_calls is not None and not content)
+            or (isinstance(content, str) and content.startswith(CONTENT_JSON_PREFIX))
+        ):
+            _add_defects(defects, index, role, content, tool_calls, active, compacted)
+    return out, WarningFacts(dict(zip(cases, totals, strict=True)), defects)
+
+
+def _hermes_messages(
+    conn: sqlite3.Connection, message_cols: set[str], sid: str, facts: dict[str, WarningFacts] | None = None
+) -> list[dict]:
     if not {"session_id", "role", "content"} <= message_cols:
         return []
     order = "timestamp, id" if {"timestamp", "id"} <= message_cols else "rowid"
     ts_expr = "timestamp" if "timestamp" in message_cols else "NULL AS timestamp"
+    if facts is not None:
+        got = _messages_with_facts(conn, message_cols, sid, order, ts_expr)
+        if got is not None:
+            facts[sid] = got[1]
+            return got[0]
     out = []
     sql = f"SELECT role, content, {ts_expr} FROM messages WHERE session_id = ? ORDER BY {order}"
     cursor = conn.cursor()
@@ -771,6 +847,7 @@ def _hermes_rows(
     include_empty: bool,
     sidecar_exists: Callable[[str], bool],
     is_tombstoned: Callable[[str], bool],
+    facts: dict[str, WarningFacts] | None = None,
 ) -> list[dict]:
     conn.row_factory = sqlite3.Row
     if not_plain_tables(conn):
@@ -794,7 +871,7 @@ def _hermes_rows(
         tombstoned = is_tombstoned(sid)
         if tombstoned and not include_empty:
             continue
-        messages = _hermes_messages(conn, message_cols, sid)
+        messages = _hermes_messages(conn, message_cols, sid, facts)
         if not messages and not include_empty:
             continue
         data["messages"] = messages
@@ -813,6 +890,7 @@ def read_missing_sidecar_rows(
     sidecar_exists: Callable[[str], bool] | None = None,
     is_tombstoned: Callable[[str], bool] | None = None,
     timeout: float | None = None,
+    facts: dict[str, WarningFacts] | None = None,
 ) -> list[dict]:
     """hermes' ``_read_state_db_missing_sidecar_rows``: ``source='webui'`` rows without a sidecar.
 
@@ -826,7 +904,9 @@ def read_missing_sidecar_rows(
     ``_state_db_empty_messages`` and, when tombstoned, ``_state_db_deleted_webui_tombstone``.
 
     ``sidecar_exists(sid)`` and ``is_tombstoned(sid)`` default to the on-disk checks;
-    ``timeout`` defaults to :data:`HERMES_TIMEOUT` (hermes' 5 s).
+    ``timeout`` defaults to :data:`HERMES_TIMEOUT` (hermes' 5 s). ``facts``, when given, gets the
+    :class:`WarningFacts` of each session whose messages were read (keyed by the stripped id),
+    from the same query (a session whose facts could not be had that way is left out of it).
     """
     if state_db_path is None or not Path(state_db_path).exists():
         return []
@@ -842,8 +922,10 @@ def read_missing_sidecar_rows(
 
     try:
         with closing(open_readonly(state_db_path, HERMES_TIMEOUT if timeout is None else timeout)) as conn:
-            return _hermes_rows(conn, include_empty, sidecar_exists, is_tombstoned)
+            return _hermes_rows(conn, include_empty, sidecar_exists, is_tombstoned, facts)
     except Exception:  # hermes swallows every error here and reports nothing
+        if facts is not None:
+            facts.clear()
         return []
 
 

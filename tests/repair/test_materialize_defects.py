@@ -20,6 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from inspector.repair import materialize
+from inspector.store import statedb
 from inspector.store.statedb import materialization_defects
 from tests.conftest import GOLDEN, copy_tree
 from tests.recovery_helpers import make_ctx
@@ -103,12 +104,16 @@ def _plan_json(home: Path) -> dict:
 def test_warnings_queried_by_a_forked_copy_are_the_same_in_the_same_order(
     tmp_path: Path, monkeypatch
 ) -> None:
-    """Rule: a materialize of many rows asks state.db for each row's warnings in a forked copy while it
-    makes the sidecars; the preview is the one made asking them itself (warnings in row order), and
-    where the copy fails this process asks them."""
+    """Rule: a materialize of many rows whose warnings' facts could not be found while its rows were
+    read asks state.db for each row's warnings in a forked copy while it makes the sidecars; the
+    preview is the one made asking them itself (warnings in row order), and where the copy fails
+    this process asks them."""
     home = _home(tmp_path)
+    alone_from_facts = _plan_json(home)
+    monkeypatch.setattr(statedb, "_messages_with_facts", lambda *args: None)  # no facts: asked
     monkeypatch.setattr(materialize, "PARALLEL_WARNINGS_MIN", 10**9)
     alone = _plan_json(home)
+    assert alone == alone_from_facts
     assert any("hermes defect" in w for w in alone["warnings"])
     monkeypatch.setattr(materialize, "PARALLEL_WARNINGS_MIN", 1)
     # pytest-qt loads Qt into the test process, where portable.can_fork() says no: forced to yes,
@@ -142,3 +147,27 @@ def test_warnings_queried_by_a_forked_copy_are_the_same_in_the_same_order(
 
     monkeypatch.setattr(materialize, "_db_warnings_elsewhere", lambda db, rows: Failing())
     assert _plan_json(home) == alone
+
+
+def test_warnings_come_from_the_read_of_the_rows_without_asking_state_db_again(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """Rule: the state.db warnings of a materialize are made from the query that read each row's
+    messages (its facts: the dropped-field counts and the defect rows): no second query per row and no
+    forked copy, and the preview is the one made by asking them (the fork's and this process's own)."""
+    home = _home(tmp_path)
+    monkeypatch.setattr(statedb, "_messages_with_facts", lambda *args: None)
+    asked = _plan_json(home)
+    monkeypatch.undo()
+
+    def never(*args, **kwargs):
+        raise AssertionError("state.db asked again for a row's warnings")
+
+    monkeypatch.setattr(materialize, "dropped_field_counts", never)
+    monkeypatch.setattr(materialize, "materialization_defects", never)
+    monkeypatch.setattr(materialize, "PARALLEL_WARNINGS_MIN", 1)
+    monkeypatch.setattr(materialize.portable, "can_fork", lambda: True)
+    monkeypatch.setattr(materialize, "Forked", never)
+    got = _plan_json(home)
+    assert got == asked
+    assert any("hermes defect" in w for w in got["warnings"])

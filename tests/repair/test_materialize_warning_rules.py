@@ -10,6 +10,10 @@ Rules pinned (the docstrings in ``inspector/repair/materialize.py``):
 * the preview made with the copy's answers is the one made asking them here, every other line kept
   in its place.
 
+The copy is the fallback of a materialize whose rows' warning facts could not be found while the rows
+were read (``statedb._messages_with_facts`` failing for every row): the tests of the whole plan make it
+fail, so that the copy is used.
+
 The test process has Qt loaded (pytest-qt), where ``portable.can_fork`` says no: the tests say yes
 for themselves (no Qt application is running), so the forked path is exercised at all.
 """
@@ -22,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from inspector.repair import materialize
+from inspector.store import statedb
 from tests.recovery_helpers import make_ctx
 
 DEFECT = "d0defect"
@@ -91,6 +96,7 @@ def test_below_sixty_four_rows_no_copy_is_made(tmp_path: Path, may_fork) -> None
 
 def test_a_preview_with_the_copys_answers_is_the_one_asked_here(tmp_path: Path, monkeypatch) -> None:
     home = _home(tmp_path, [DEFECT, *PLAIN, "s62", UNSAFE])  # 65 rows, one skipped with a warning
+    monkeypatch.setattr(statedb, "_messages_with_facts", lambda *args: None)  # no facts: the copy asks
     monkeypatch.setattr(materialize.portable, "can_fork", lambda: False)
     alone = materialize.plan(make_ctx(home), None).to_json()
     assert DROPPED in alone["warnings"] and DEFECTS[0] in alone["warnings"]
@@ -118,6 +124,7 @@ def test_the_index_lines_come_after_the_rows_warnings_with_or_without_the_copy(
     """The copy's answers are taken in before the index is rebuilt; the lines of the files the rebuild
     leaves out still end the preview's warnings, after every row's, as when asked here."""
     home = _home(tmp_path, [DEFECT, *PLAIN, "s62"])  # 64 rows: the copy is made
+    monkeypatch.setattr(statedb, "_messages_with_facts", lambda *args: None)  # no facts: the copy asks
     (home / "webui" / "sessions" / "broken.json").write_bytes(b"{")
     plans = []
     for fork in (False, True):
