@@ -12,6 +12,7 @@ Rules pinned here:
 
 from __future__ import annotations
 
+import errno
 import os
 
 from inspector.repair import rebuild_index
@@ -35,7 +36,7 @@ def test_an_index_that_is_a_folder_refuses_the_plan(tmp_path):
     (sessions / "_index.json").mkdir()
     p = rebuild_index.plan(make_ctx(home), None)
     assert p.refusal == (
-        f"cannot read the sessions folder: [Errno 22] not a regular file: '{sessions / '_index.json'}'"
+        f"cannot read the sessions folder: [Errno {errno.EINVAL}] not a regular file: '{sessions / '_index.json'}'"
     )
     assert p.changes == [] and p.summary == [] and p.is_noop is False
 
