@@ -11,37 +11,18 @@ import json
 import pytest
 
 from inspector.store.journal_raw import RawJournal, index_journal
+from tests.store.test_journal_raw import RUN, SID, rec
 
-SID = "a1b2c3d4e5f6"
-RUN = "7c8b4108d52b4aba9af362d3a54f47ac"
 TOO_DEEP = b"[" * 2000 + b"]" * 2000  # no reader of hermes enters it
 NOT_JSON = "Expecting value: line 1 column 1 (char 0)"  # json's own words for "junk"
 
 
-def event(seq: int, **over) -> bytes:
-    """A journal line as hermes' append_run_event writes it, with ``over`` replacing fields."""
-    obj = {
-        "version": 1,
-        "event_id": f"{RUN}:{seq}",
-        "seq": seq,
-        "run_id": RUN,
-        "session_id": SID,
-        "event": "token",
-        "type": "token",
-        "created_at": 1.0,
-        "terminal": False,
-        "terminal_state": None,
-        "payload": {"text": "t"},
-    }
+def event(seq: int, /, **over) -> bytes:
+    """:func:`tests.store.test_journal_raw.rec` (a line as hermes' append_run_event writes it) of
+    ``seq``, with ``over`` replacing fields (``seq`` itself included)."""
+    obj = json.loads(rec(seq))
     obj.update(over)
-    return json.dumps(obj, separators=(",", ":")).encode() + b"\n"
-
-
-def fields(**over) -> bytes:
-    """:func:`event` 1 with ``over`` replacing fields, ``seq`` included."""
-    obj = json.loads(event(1))
-    obj.update(over)
-    return json.dumps(obj, separators=(",", ":")).encode() + b"\n"
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
 
 
 def both(data: bytes) -> list[RawJournal]:
@@ -157,9 +138,9 @@ def test_a_torn_last_line_without_newline_counts_once_as_anomalous():
 def test_seq_notes_word_for_word():
     data = (
         event(0)
-        + fields(seq=None, event_id=f"{RUN}:None")
-        + fields(seq=1.5, event_id=f"{RUN}:1.5")
-        + fields(seq="4", event_id=f"{RUN}:4")
+        + event(1, seq=None, event_id=f"{RUN}:None")
+        + event(1, seq=1.5, event_id=f"{RUN}:1.5")
+        + event(1, seq="4", event_id=f"{RUN}:4")
     )
     for journal in both(data):
         assert journal.line(0).anomalies == (
