@@ -706,9 +706,8 @@ def materialization_defects(
             if not schema.has_transcripts:  # messages with session_id, role and content
                 return []
             order = "timestamp, id" if {"timestamp", "id"} <= mc else "rowid"
-            extra = [c if c in mc else f"NULL AS {c}" for c in ("tool_calls", "active", "compacted")]
             sql = (
-                f"SELECT role, content, {', '.join(extra)} FROM messages WHERE session_id = ? "
+                f"SELECT role, content, {_defect_columns(mc)} FROM messages WHERE session_id = ? "
                 f"ORDER BY {order}"
             )
             rows = _fetchall(conn, sql, (session_id,))  # a non-UTF-8 text value does not fail the query
@@ -718,6 +717,15 @@ def materialization_defects(
     for index, (role, content, tool_calls, active, compacted) in enumerate(rows):
         _add_defects(out, index, role, content, tool_calls, active, compacted)
     return out
+
+
+def _defect_columns(message_cols: set[str]) -> str:
+    """The columns :func:`_add_defects` reads besides role and content, as a select list (NULL for
+    one the table lacks): the one list of :func:`materialization_defects` and
+    :func:`_messages_with_facts`."""
+    return ", ".join(
+        c if c in message_cols else f"NULL AS {c}" for c in ("tool_calls", "active", "compacted")
+    )
 
 
 def _add_defects(
@@ -786,9 +794,8 @@ def _messages_with_facts(
     then reads the messages with hermes' own query, and the warnings are asked as before."""
     cases = _dropped_cases(message_cols)
     flags = " | ".join(f"(({case}) << {bit})" for bit, case in enumerate(cases.values()))
-    extra = [c if c in message_cols else f"NULL AS {c}" for c in ("tool_calls", "active", "compacted")]
     sql = (
-        f"SELECT role, content, {ts_expr}, {flags}, {', '.join(extra)} FROM messages "
+        f"SELECT role, content, {ts_expr}, {flags}, {_defect_columns(message_cols)} FROM messages "
         f"WHERE session_id = ? ORDER BY {order}"
     )
     cursor = conn.cursor()
