@@ -147,3 +147,24 @@ def test_a_logged_mode_that_is_not_a_number_gives_a_new_files_mode(tmp_path: Pat
     undo_write(rec.write_id, log)
     assert target.read_bytes() == b"a0"
     assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~planmod.current_umask()
+
+
+def test_undo_run_from_the_folder_that_holds_the_state_folder(tmp_path: Path, monkeypatch) -> None:
+    """Where the command runs from does not matter: only the files' own folders are checked and locked."""
+    folder, log, rec = _write(tmp_path, ("a.json", b"a0", b"a1"))
+    monkeypatch.chdir(tmp_path)  # holds tmp_path/state, the write log
+    undo_write(rec.write_id, log)
+    assert (folder / "a.json").read_bytes() == b"a0"
+
+
+def test_undo_after_the_sessions_folder_went_away_is_refused_in_words(tmp_path: Path) -> None:
+    """A folder that cannot be locked is locked through a file in the state folder; the undo is then refused."""
+    folder, log, rec = _write(tmp_path, ("a.json", b"a0", b"a1"))
+    (folder / "a.json").unlink()
+    folder.rmdir()
+    with pytest.raises(ApplyError) as exc:
+        undo_write(rec.write_id, log)
+    assert str(exc.value) == (
+        f"nothing was written:\n  {folder / 'a.json'} changed after the write; undo would lose that change"
+    )
+    assert not folder.exists()
