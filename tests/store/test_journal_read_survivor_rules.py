@@ -8,7 +8,7 @@ from __future__ import annotations
 from unittest import mock
 
 from inspector.store import journal
-from inspector.store.journal import scan_journal_bytes, stream_lines
+from inspector.store.journal import scan_journal_bytes, stream_lines, torn_line_numbers
 from inspector.store.jsonfmt import objects_per_line
 
 
@@ -89,3 +89,9 @@ def test_objects_per_line_counts_a_line_longer_than_its_quick_look():
     long_line = b'{"a":"' + b"x" * 700 + b'"}'
     assert objects_per_line(long_line) == 1
     assert objects_per_line(b"{}\n" + long_line) == 2
+
+
+def test_a_line_holding_every_tearing_character_is_torn():
+    """Rule: a line holding all eight one-character line breaks at once (and only CRLF ends) is torn."""
+    text = "{}\n{}\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029{}\r\n"
+    assert torn_line_numbers(text) == [2]
