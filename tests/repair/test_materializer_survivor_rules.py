@@ -30,6 +30,15 @@ def test_an_error_row_with_the_same_text_is_no_match():
     assert session["messages"] == [USER, err, _row("hello", NOW)]
 
 
+def test_an_error_row_before_the_matching_row_does_not_end_the_look():
+    """An ``_error`` row is passed over and an equal assistant row after it is the match."""
+    err = {"role": "assistant", "content": "boom", "_error": True}
+    said = {"role": "assistant", "content": "hello"}
+    session, report = run([USER, err, said], [ev("token", text="hello")])
+    assert report.rows_matched == [2]
+    assert session["messages"] == [USER, err, said]
+
+
 def test_a_user_row_before_the_matching_row_does_not_end_the_look():
     """A user row is passed over and the assistant row after it is the match."""
     said = {"role": "assistant", "content": "hello"}
