@@ -153,3 +153,20 @@ def test_an_empty_reasoning_event_adds_no_reasoning_and_does_not_end_the_walk():
     session, report = run([], [ev("reasoning"), ev("token", text="hi")])
     assert session["messages"] == [_row("hi", NOW)]
     assert report.events == 2
+
+
+def test_a_row_whose_text_a_user_context_row_holds_is_still_added_after_the_window_moved():
+    """Role and text are compared pairwise in the last eight context rows: a user row's text is no match
+    for an assistant row, also after the window moved on by a row the pass added."""
+    earlier = [{"role": "assistant", "content": f"c{i}"} for i in range(1, 8)]
+    dup_user = {"role": "user", "content": "dup"}
+    session, _ = run([USER], _interims("n1", "dup"), context_messages=[*earlier, dup_user])
+    assert session["messages"] == [USER, _row("n1", NOW), _row("dup", NOW)]
+    assert session["context_messages"] == [*earlier, dup_user, _row("n1", NOW), _row("dup", NOW)]
+
+
+def test_a_reasoning_event_without_an_object_payload_does_not_end_the_walk():
+    """A reasoning event whose payload is no object is passed over; the events after it still count."""
+    session, report = run([], [{"event": "reasoning", "payload": "x"}, ev("token", text="hi")])
+    assert session["messages"] == [_row("hi", NOW)]
+    assert report.events == 2
