@@ -117,16 +117,22 @@ def test_a_backup_holding_other_bytes_is_refused(tmp_path: Path) -> None:
     assert (folder / "a.json").read_bytes() == b"a1"
 
 
-def test_undo_of_a_delete_gives_the_file_back_its_mode(tmp_path: Path) -> None:
-    """A deleted file comes back with the mode it had (0640 here), not a new file's 0644."""
+def _deleted(tmp_path: Path, mode: int):
+    """A logged write that deleted ``sessions/a.json`` (bytes a0), whose mode was ``mode``."""
     folder = tmp_path / "sessions"
     folder.mkdir()
     target = folder / "a.json"
     target.write_bytes(b"a0")
-    target.chmod(0o640)
+    target.chmod(mode)
     log = WriteLog(tmp_path / "state")
     rec = apply_plan(Plan("test", None, [FileChange(target, b"a0", None)]), log)
     assert not target.exists()
+    return target, log, rec
+
+
+def test_undo_of_a_delete_gives_the_file_back_its_mode(tmp_path: Path) -> None:
+    """A deleted file comes back with the mode it had (0640 here), not a new file's 0644."""
+    target, log, rec = _deleted(tmp_path, 0o640)
     undo_write(rec.write_id, log)
     assert target.read_bytes() == b"a0"
     assert stat.S_IMODE(target.stat().st_mode) == 0o640
@@ -134,13 +140,7 @@ def test_undo_of_a_delete_gives_the_file_back_its_mode(tmp_path: Path) -> None:
 
 def test_a_logged_mode_that_is_not_a_number_gives_a_new_files_mode(tmp_path: Path) -> None:
     """A hand-edited log whose mode is text: the file comes back with hermes' mode for a new file."""
-    folder = tmp_path / "sessions"
-    folder.mkdir()
-    target = folder / "a.json"
-    target.write_bytes(b"a0")
-    target.chmod(0o600)
-    log = WriteLog(tmp_path / "state")
-    rec = apply_plan(Plan("test", None, [FileChange(target, b"a0", None)]), log)
+    target, log, rec = _deleted(tmp_path, 0o600)
     text = log.log_path.read_text(encoding="utf-8")
     assert '"mode": 384' in text
     log.log_path.write_text(text.replace('"mode": 384', '"mode": "0600"'), encoding="utf-8")
