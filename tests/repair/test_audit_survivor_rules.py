@@ -13,16 +13,9 @@ from inspector.repair import audit as auditmod
 from inspector.repair.audit import HermesAuditError, audit_session_recovery
 from inspector.store.files import FileSnapshot
 from tests.recovery_helpers import seed_state_db, sidecar, write_json
+from tests.repair.test_audit import _index, _kinds
 
 TOMBSTONE = "_deleted_webui_sessions.json"
-
-
-def _kinds(report):
-    return [(i["session_id"], i["kind"]) for i in report["items"]]
-
-
-def _index(folder, *ids):
-    write_json(folder / "_index.json", [{"session_id": i} for i in ids])
 
 
 def _tombstone(folder, *ids):

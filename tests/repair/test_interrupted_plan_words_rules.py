@@ -7,12 +7,14 @@ import json
 from pathlib import Path
 
 from inspector.store import files as filesmod
-from tests.repair.test_interrupted_rules import SID, plan_for, write_core, write_journal, write_sidecar
-
-HISTORY = [
-    {"role": "user", "content": "Earlier", "timestamp": 10},
-    {"role": "assistant", "content": "Earlier answer", "timestamp": 11},
-]
+from tests.repair.test_interrupted_rules import (
+    HISTORY,
+    SID,
+    plan_for,
+    write_core,
+    write_journal,
+    write_sidecar,
+)
 
 
 def _add_keys(home: Path, **extra) -> None:

@@ -13,13 +13,8 @@ from inspector.repair.save import check_utf8
 from inspector.store.backup import _records_intentional_compress
 from inspector.store.index import rebuild_rows
 from tests.conftest import FIXTURES, copy_tree
-from tests.repair.test_interrupted_rules import SID, plan_for, write_journal, write_sidecar
+from tests.repair.test_interrupted_rules import HISTORY, SID, plan_for, write_journal, write_sidecar
 from tests.repair.test_materialize import _plan as materialize_plan
-
-HISTORY = [
-    {"role": "user", "content": "Earlier", "timestamp": 10},
-    {"role": "assistant", "content": "Earlier answer", "timestamp": 11},
-]
 
 
 def test_a_save_without_an_index_rebuilds_it_from_the_saved_bytes(tmp_path: Path) -> None:

@@ -4,13 +4,8 @@ Expected bytes written out by hand."""
 
 from __future__ import annotations
 
-import json
-
 from inspector.store import index_splice
-
-
-def _index(rows: list) -> bytes:
-    return json.dumps(rows, ensure_ascii=False, indent=2).encode("utf-8")
+from tests.store.test_index_splice_sort_rules import _index
 
 
 def test_a_row_without_session_id_is_dropped_and_the_others_stay() -> None:
