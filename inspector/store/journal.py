@@ -606,9 +606,19 @@ def journal_event(event: dict) -> Any:
     )
 
 
-def _lines_in(data: bytes, start: int, end: int) -> int:
-    """How many ``\n``-lines ``data[start:end]`` holds (a last one without its ``\n`` counted)."""
-    return data.count(b"\n", start, end) + (not data.endswith(b"\n", start, end))
+def _one_value_per_line(data: bytes, start: int, end: int, values: int) -> bool:
+    """Whether the ``values`` JSON objects msgspec read from ``data[start:end]`` are its ``\n``-lines,
+    one each (a last line without its ``\n`` counted), as hermes reads them line by line.
+
+    msgspec reads a stream of values, newlines being whitespace to it: "{" and "}" on two lines
+    are one object to it and two lines hermes skips, a blank line none, two objects on one line
+    two to it and a line hermes skips. So as many values as lines is not enough (a blank line and
+    a line of two objects balance). Every line break between two lines must be ``}\n{``: that
+    break is between two top-level values (inside one, a "{" cannot follow a "}" and whitespace,
+    and a raw newline cannot be inside a string), so each of the lines holds at least one whole
+    value, and as many values as lines makes it exactly one each."""
+    breaks = data.count(b"\n", start, end) - data.endswith(b"\n", start, end)
+    return values == breaks + 1 and (breaks == 0 or data.count(b"}\n{", start, end) == breaks)
 
 
 def _count_plain(piece: bytes) -> int | None:
@@ -624,10 +634,8 @@ def _count_plain(piece: bytes) -> int | None:
     for flag in flags:
         if flag.terminal:
             return None
-    # msgspec reads a stream of values, newlines being whitespace to it: "{" and "}" on two lines are
-    # one object to it and two lines hermes skips. One value per line, every line a value, or the
-    # exact path (a blank line also goes there: rare, and only slower).
-    if len(flags) != _lines_in(piece, 0, len(piece)):
+    # one object per line, or the exact path (a blank line also goes there: rare, and only slower)
+    if not _one_value_per_line(piece, 0, len(piece), len(flags)):
         return None
     return len(flags)
 
@@ -642,7 +650,7 @@ def _piece_events(data: bytes, start: int, end: int, plain: bool) -> list[Any]:
         except _MSGSPEC_ERRORS:
             pass  # some line is not for msgspec: the piece goes line by line, exactly
         else:  # one value per line, as _count_plain checks (a value over two lines is two bad lines)
-            if len(events) == _lines_in(data, start, end):
+            if _one_value_per_line(data, start, end, len(events)):
                 return events
     return [journal_event(obj) for _n, _t, obj in _scan(data, [(start, end, plain)]) if obj is not None]
 

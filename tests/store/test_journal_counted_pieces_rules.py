@@ -76,3 +76,26 @@ def test_torn_lines_are_numbered_across_pieces_of_every_kind():
     for block in (1, 4, 9, 16, 30, 1 << 22):
         with mock.patch.object(journal, "BLOCK_BYTES", block):
             assert scan_journal_bytes(data).torn_lines == [3, 5], block
+
+
+def test_a_blank_line_does_not_make_up_for_a_line_of_two_values():
+    """As many values as lines, yet not one per line: the blank line holds none and line 3 two.
+    hermes skips the blank line and fails on line 3, so only line 1 is an event, in pieces of any
+    size (the whole file in one piece is where msgspec's count and the line count agree)."""
+    data = b'{"seq":1}\n\n{"seq":2}{"seq":3}\n'
+    for block in (3, 11, 1 << 22):
+        with mock.patch.object(journal, "BLOCK_BYTES", block):
+            scanned = scan_journal_bytes(data)
+            assert list(scanned.events) == [{"seq": 1}], block
+            assert scanned.malformed == [{"line": 3, "raw": '{"seq":2}{"seq":3}'}], block
+            assert len(scanned.events) == 1 and len(list(scanned.events.outputs())) == 1, block
+
+
+def test_a_value_over_two_lines_does_not_make_up_for_a_line_of_two_values():
+    """Line 1 ends inside an object that line 2 closes before a second object starts: two values
+    in two lines, neither of which json.loads reads alone, so there is no event at all."""
+    data = b'{"a":{"b":1}\n}{"seq":2}\n'
+    scanned = scan_journal_bytes(data)
+    assert list(scanned.events) == [] and len(scanned.events) == 0
+    assert scanned.malformed == [{"line": 1, "raw": '{"a":{"b":1}'}, {"line": 2, "raw": '}{"seq":2}'}]
+    assert list(scanned.events.outputs()) == []
