@@ -25,7 +25,7 @@ from inspector.findings import Finding
 from inspector.forked import Forked, ForkedError
 from inspector.gcpause import gc_paused
 from inspector.home import Home
-from inspector.repair.audit import HermesAuditError, audit_session_recovery
+from inspector.repair.audit import HermesAuditError, audit_session_recovery, with_nesting_failures
 from inspector.store import statedb
 from inspector.store.files import TooLargeToLoad, read_regular
 from inspector.store.journal import (
@@ -66,15 +66,24 @@ def _save(scan: SessionDirScan, background: bool = False) -> None:
 
 
 def hermes_audit(
-    home: Home, scan: SessionDirScan | None = None
+    home: Home, scan: SessionDirScan | None = None, *, nesting_checked_elsewhere: bool = False
 ) -> tuple[dict | None, HermesAuditError | None]:
     """hermes' ``audit_session_recovery`` of the sessions dir and the default profile's state.db.
 
     Where hermes' own audit would raise (e.g. a turn-journal name it rejects), the error is
     returned instead, carrying the audit of everything else in ``partial_report``.
+    ``nesting_checked_elsewhere``: see :func:`~inspector.repair.audit.audit_session_recovery`.
     """
     try:
-        return audit_session_recovery(home.session_dir, home.state_db(), scan=scan), None
+        return (
+            audit_session_recovery(
+                home.session_dir,
+                home.state_db(),
+                scan=scan,
+                nesting_checked_elsewhere=nesting_checked_elsewhere,
+            ),
+            None,
+        )
     except HermesAuditError as exc:
         return None, exc
     except OSError as exc:  # e.g. a file name hermes' own Path.exists() cannot stat
@@ -208,6 +217,8 @@ def _catalogue(
         audit, error, journal_findings, done = _finish_aside(
             home, scan, pending, with_hermes_audit, while_waiting is not None, journals
         )
+        if done and with_hermes_audit:  # the copy's audit left the sidecars nested too deeply to this process
+            audit, error = with_nesting_failures(audit, error, scan)
     add_unshown_output_findings(home, scan, cat, now, journals)
     if while_waiting is not None:
         extra = journal_findings if journal_findings is not None else while_waiting()
@@ -297,7 +308,8 @@ def _hermes_audit_here(home: Home, scan: SessionDirScan) -> tuple[dict | None, H
     """:func:`hermes_audit` in a copy, after what it reads beyond the copy's share (none, when the
     split is the usual one) is read in one quick pass rather than one full parse each."""
     scan.read_ahead(*_hermes_files(home, scan))
-    return hermes_audit(home, scan)
+    # the first process has every sidecar's facts: it looks for those hermes' audit fails on
+    return hermes_audit(home, scan, nesting_checked_elsewhere=True)
 
 
 class _Stage:

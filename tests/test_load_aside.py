@@ -49,7 +49,7 @@ def copy_pids(tmp_path, monkeypatch):
     return lambda: [int(line) for line in log.read_text().split()] if log.exists() else []
 
 
-def _home(tmp_path, bad_turn_journal: bool):
+def _home(tmp_path, bad_turn_journal: bool, deep: bool = False):
     sessions = tmp_path / "webui" / "sessions"
     sessions.mkdir(parents=True)
     for i in range(6):
@@ -67,13 +67,17 @@ def _home(tmp_path, bad_turn_journal: bool):
     )
     if bad_turn_journal:
         (turns / "bad name!~1.jsonl").write_text("{}\n")
+    if deep:  # hermes' audit fails on it (json.loads raises RecursionError): a file only this process reads
+        (sessions / "deep.json").write_bytes(b'{"session_id": "deep", "x": ' + b"[" * 995 + b"]" * 995 + b"}")
     return locate_home(tmp_path)
 
 
 @needs_fork
-@pytest.mark.parametrize("bad_turn_journal", [False, True])
-def test_audit_aside_equals_audit_here(tmp_path, monkeypatch, bad_turn_journal, copy_pids):
-    home = _home(tmp_path, bad_turn_journal)
+@pytest.mark.parametrize(
+    ("bad_turn_journal", "deep"), [(False, False), (True, False), (False, True), (True, True)]
+)
+def test_audit_aside_equals_audit_here(tmp_path, monkeypatch, bad_turn_journal, deep, copy_pids):
+    home = _home(tmp_path, bad_turn_journal, deep)
     now = time.time()
     monkeypatch.setenv("HERMES_INSPECTOR_NO_CACHE", "1")
     here = _audit_here(home, now, monkeypatch)
@@ -83,7 +87,11 @@ def test_audit_aside_equals_audit_here(tmp_path, monkeypatch, bad_turn_journal, 
     pids = copy_pids()
     assert len(pids) == load.FIRST_OPEN_COPIES and os.getpid() not in pids  # the copies did the work
     assert aside == here
-    assert (here["status"] == "hermes_audit_failed") == bad_turn_journal
+    assert (here["status"] == "hermes_audit_failed") == (bad_turn_journal or deep)
+    if deep:
+        assert here["error"].startswith(
+            "hermes' recovery audit would fail (HTTP 500) on a sidecar nested too deeply to parse: deep.json"
+        )
 
 
 @needs_fork

@@ -31,7 +31,7 @@ from inspector.store.backup import (
     session_id_of_bak,
 )
 from inspector.store.files import FileSnapshot
-from inspector.store.scan import STATE_DB, SessionDirScan
+from inspector.store.scan import STATE_DB, TOO_DEEP, SessionDirScan
 from inspector.store.statedb import SessionPresence, read_missing_sidecar_rows
 from inspector.store.tombstone import is_durably_tombstoned
 from inspector.store.turn_journal import (
@@ -347,11 +347,15 @@ def audit_session_recovery(
     snapshot: FileSnapshot | None = None,
     *,
     scan: SessionDirScan | None = None,
+    nesting_checked_elsewhere: bool = False,
 ) -> dict:
     """hermes' ``audit_session_recovery(session_dir, state_db_path)``, read-only.
 
     Raises HermesAuditError exactly where hermes' audit raises (see the module docstring).
     ``scan`` shares one listing and one parse per sidecar with other readers of the folder.
+    ``nesting_checked_elsewhere``: the caller looks for the sidecars hermes' audit fails on
+    (:func:`with_nesting_failures`) where it has read them all anyway; otherwise every sidecar and
+    ``.bak`` is read here (hermes reads each too).
     """
     session_dir = Path(session_dir)
     if not session_dir.exists():
@@ -385,10 +389,46 @@ def audit_session_recovery(
     errors: list[str] = []
     items += _journal_items(session_dir, snap, errors, scan)
     report = _report(items, len(live_names))
-    if errors:
-        raise HermesAuditError(
-            "hermes' recovery audit would fail (HTTP 500) on the turn journal: " + "; ".join(errors),
-            partial_report=report,
-            errors=errors,
-        )
+    too_deep = [] if nesting_checked_elsewhere else too_deep_sidecars(scan)
+    if errors or too_deep:
+        raise _audit_error(report, too_deep, errors)
     return report
+
+
+def too_deep_sidecars(scan: SessionDirScan) -> list[str]:
+    """The sidecars and ``.bak`` files (names) that hermes' audit fails on: it counts the messages of
+    every one (``_msg_count`` of each live sidecar, of its ``.bak``, of each orphan ``.bak``), and
+    ``_msg_count`` catches no RecursionError, which ``json.loads`` raises on a file nested too deeply
+    (the audit's HTTP 500). Each file is read (once per scan: a caller that read them all asks for
+    nothing more)."""
+    return [n for n in scan.live_names() + scan.bak_names() if scan.sidecar(n)[0]["error"] == TOO_DEEP]
+
+
+def with_nesting_failures(
+    report: dict | None, error: HermesAuditError | None, scan: SessionDirScan
+) -> tuple[dict | None, HermesAuditError | None]:
+    """(hermes' audit, its error) of :func:`audit_session_recovery` made with
+    ``nesting_checked_elsewhere``, with what it left out: the error it raises when a sidecar is
+    nested too deeply (:func:`too_deep_sidecars`)."""
+    too_deep = too_deep_sidecars(scan)
+    if not too_deep:
+        return report, error
+    if error is None:
+        return None, _audit_error(report, too_deep, [])
+    return None, _audit_error(error.partial_report, too_deep, error.errors)
+
+
+def _audit_error(report: dict | None, too_deep: list[str], journal_errors: list[str]) -> HermesAuditError:
+    """hermes' audit failing on the sidecars ``too_deep`` (before anything else: it counts every
+    sidecar's messages first) and on the turn journals (``journal_errors``, one per session)."""
+    deep_errors = [f"{name}: nested too deeply for hermes' json.loads (RecursionError)" for name in too_deep]
+    causes = []
+    if too_deep:
+        causes.append("on a sidecar nested too deeply to parse: " + ", ".join(too_deep))
+    if journal_errors:
+        causes.append("on the turn journal: " + "; ".join(journal_errors))
+    return HermesAuditError(
+        "hermes' recovery audit would fail (HTTP 500) " + "; and ".join(causes),
+        partial_report=report,
+        errors=deep_errors + journal_errors,
+    )

@@ -68,7 +68,9 @@ def fast_loads(data: bytes | str, *, checked: bool = False) -> Any:
     rejects is re-parsed by the stdlib. It also turns integers beyond 64 bits into floats,
     so text holding a run of 19+ digits goes to the stdlib directly. The result never
     depends on which parser ran. ``checked=True`` says the caller already established
-    :func:`orjson_safe` for the bytes this text came from.
+    :func:`orjson_safe` for the bytes this text came from. A document nested deeper than
+    :data:`PARSE_DEPTH_LIMIT` goes to the stdlib too (:func:`orjson_loads_shallow`): orjson
+    reads 1,024 levels, the stdlib fewer (hermes' RecursionError).
     """
     if checked:
         use_orjson = _orjson is not None
@@ -76,10 +78,9 @@ def fast_loads(data: bytes | str, *, checked: bool = False) -> Any:
         raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
         use_orjson = orjson_safe(raw)
     if use_orjson:
-        try:
-            return _orjson.loads(data)
-        except (ValueError, TypeError):
-            pass
+        obj = orjson_loads_shallow(data)
+        if obj is not _NOT_PARSED:
+            return obj
     return json.loads(data) if isinstance(data, str) else loads_bytes(data)
 
 
@@ -414,7 +415,7 @@ def _orjson_depth_limit_is_known() -> bool:
     return _ORJSON_DEPTH_CHECKED
 
 
-def _orjson_loads_within(data: bytes, limit: int) -> Any:
+def _orjson_loads_within(data: bytes | str, limit: int) -> Any:
     """orjson's value of ``data`` if it nests at most ``limit`` levels, else :data:`_NOT_PARSED`.
 
     orjson refuses more than 1,024 levels, so ``data`` wrapped in ``k = 1024 - limit`` arrays
@@ -427,14 +428,38 @@ def _orjson_loads_within(data: bytes, limit: int) -> Any:
     text is built by one join (one copy; two with ``+``, 25 ms on the 22 MB bench index).
     """
     k = _ORJSON_MAX_DEPTH - limit
+    if k and isinstance(data, str):  # a str is wrapped as a str (orjson reads both)
+        data = "".join(("[" * k, data, "]" * k))
+    elif k and isinstance(data, bytes):
+        data = b"".join((b"[" * k, data, b"]" * k))
     try:
-        obj = _orjson.loads(b"".join((b"[" * k, data, b"]" * k)) if k else data)
+        obj = _orjson.loads(data)
     except (ValueError, TypeError):
         return _NOT_PARSED
     for _ in range(k):
         if type(obj) is not list or len(obj) != 1:
             return _NOT_PARSED
         obj = obj[0]
+    return obj
+
+
+def orjson_loads_shallow(data: bytes | str) -> Any:
+    """orjson's value of ``data`` when it is JSON nested at most :data:`PARSE_DEPTH_LIMIT` levels
+    deep (the stdlib then surely reads it alike), else :data:`_NOT_PARSED` (not JSON to orjson,
+    or deeper: the stdlib's to judge). A text of at most twice the limit characters cannot nest
+    deeper (each level opens and closes): it is parsed as it is; a longer one inside extra arrays
+    (:func:`_orjson_loads_within`), or, where orjson's own limit is not the one expected, parsed
+    and walked (:func:`nesting_exceeds`)."""
+    if len(data) <= 2 * PARSE_DEPTH_LIMIT:
+        try:
+            return _orjson.loads(data)
+        except (ValueError, TypeError):
+            return _NOT_PARSED
+    if _orjson_depth_limit_is_known():
+        return _orjson_loads_within(data, PARSE_DEPTH_LIMIT)
+    obj = _orjson_loads_within(data, _ORJSON_MAX_DEPTH)
+    if obj is not _NOT_PARSED and nesting_exceeds(obj, PARSE_DEPTH_LIMIT):
+        return _NOT_PARSED
     return obj
 
 

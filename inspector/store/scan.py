@@ -38,6 +38,7 @@ from inspector.store.files import NotARegularFile, read_regular
 from inspector.store.journal import JournalUnreadable, dropped_lines
 from inspector.store.json_depth import may_be_deep_bytes
 from inspector.store.jsonfmt import (
+    _NOT_PARSED,
     PARSE_DEPTH_LIMIT,
     fast_loads,
     has_digit_run,
@@ -45,14 +46,19 @@ from inspector.store.jsonfmt import (
     is_utf8,
     line_pieces,
     objects_per_line,
+    orjson_loads_shallow,
     raw_items,
     raw_string,
 )
 from inspector.store.sidecar import PATH_FIELDS, path_field_problem, pending_retry_marker
 from inspector.store.turn_journal import TURN_JOURNAL_DIR, TurnJournalError, shard_audit_facts
 
-CACHE_VERSION = 5  # 4: sidecar facts may hold "load_error"; 5: journal facts may hold "too_deep"
+CACHE_VERSION = 6  # 4: sidecar facts may hold "load_error"; 5: journal facts may hold "too_deep";
+# 6: facts of a sidecar nested deeper than PARSE_DEPTH_LIMIT and of a journal piece whose lines
+# msgspec miscounted are the stdlib's (5 may hold orjson's and msgspec's)
 RACY_WINDOW_NS = 2_000_000_000
+# a sidecar's facts' "error" where the stdlib's json.loads raises RecursionError on it (hermes' too)
+TOO_DEEP = "JSON nested too deeply to parse"
 _MARKER_FLAG = b'"_pending_journal_recovery": true'
 # A cache file that starts with _EXACT_PREFIX holds no run of 19+ digits (checked when it was
 # written), so it parses with orjson without the scan for long numbers (20 ms on 8 MB).
@@ -354,11 +360,8 @@ def sidecar_facts(data: bytes, *, want_texts: bool) -> dict:
     turned into a float (:func:`may_be_coerced`), the file is parsed again exactly.
     """
     if _orjson is not None:
-        try:
-            obj = _orjson.loads(data)
-        except (ValueError, TypeError):
-            pass  # the stdlib decides, and gives hermes' own error message
-        else:
+        obj = orjson_loads_shallow(data)  # not JSON to orjson, or deep: the stdlib decides (hermes' error)
+        if obj is not _NOT_PARSED:
             facts = _facts_of(obj, data, want_texts)
             if not _kept_values_may_be_coerced(facts, obj, want_texts):
                 return facts
@@ -398,7 +401,7 @@ def _exact_sidecar_facts(data: bytes, want_texts: bool) -> dict:
     except ValueError as exc:
         obj, error = None, f"not valid JSON: {exc}"
     except RecursionError:
-        obj, error = None, "JSON nested too deeply to parse"
+        obj, error = None, TOO_DEEP
     else:
         return _facts_of(obj, data, want_texts)
     facts: dict[str, Any] = {"error": error, "meta": {}, "marker": None, "count": -1}

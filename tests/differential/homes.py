@@ -343,6 +343,8 @@ ODD_EDITS = (
     "infinite-counter",
     "list-content-partial",
     "huge-ts",
+    "deep-key",
+    "deep-key-ok",
     "bool-updated-at",
     "title-not-text",
     "text-created-at",
@@ -525,7 +527,14 @@ def _edit_sidecar(path: Path, kind: str) -> None:
         for m in obj.get("messages") or []:
             if isinstance(m, dict) and "timestamp" in m:
                 m["timestamp"] = str(m["timestamp"])
-    if kind == "compact-json":
+    if kind in ("deep-key", "deep-key-ok"):
+        # a key nested 995+ levels deep (hermes' json.loads raises RecursionError: the sidecar is
+        # unreadable to it) or 600-700 (read by hermes: inspector.store.jsonfmt.PARSE_DEPTH_LIMIT)
+        levels = 995 + len(text) % 40 if kind == "deep-key" else 600 + len(text) % 100
+        obj["x_deep"] = "DEEP-VALUE"
+        body = json.dumps(obj, ensure_ascii=False, indent=2).encode("utf-8", "surrogatepass")
+        data = body.replace(b'"DEEP-VALUE"', b"[" * levels + b"]" * levels, 1)
+    elif kind == "compact-json":
         data = json.dumps(obj).encode()
     elif kind == "duplicate-key":
         body = json.dumps(obj, ensure_ascii=False, indent=2)
@@ -539,8 +548,9 @@ def _edit_sidecar(path: Path, kind: str) -> None:
 
 # "deep": a line nested 994+ levels deep (hermes' reader raises RecursionError: the whole journal
 # is no output), sometimes cut short after the deep part; "deep-ok": 850-900 levels, read by every
-# hermes caller (inspector.store.json_depth; the depths between depend on hermes' stack: not made).
-JOURNAL_DAMAGE = ("torn", "crlf", "bad-utf8", "empty", "deep", "deep-ok")
+# hermes caller (inspector.store.json_depth; the depths between depend on hermes' stack: not made);
+# "glued": two lines made one and a blank line added (msgspec's stream count equals the line count).
+JOURNAL_DAMAGE = ("torn", "crlf", "bad-utf8", "empty", "deep", "deep-ok", "glued")
 
 
 def _deep_line(levels: int, cut: bool) -> bytes:
@@ -567,6 +577,12 @@ def _damage_journal(path: Path, kind: str) -> None:
         path.write_bytes(data + b'{"version":1,"payload":{"text":"\xe4\xb8')
     elif kind == "empty":
         path.write_bytes(b"")
+    elif kind == "glued":  # two lines made one (hermes skips it) and a blank line: as many lines as objects
+        lines = data.split(b"\n")
+        if len(lines) >= 3:
+            lines[0:2] = [lines[0] + lines[1]]
+            lines.insert(len(lines) // 2, b"")
+        path.write_bytes(b"\n".join(lines))
 
 
 def _edit_index(path: Path, state: str, rng: random.Random) -> None:
