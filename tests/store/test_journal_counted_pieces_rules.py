@@ -99,3 +99,23 @@ def test_a_value_over_two_lines_does_not_make_up_for_a_line_of_two_values():
     assert list(scanned.events) == [] and len(scanned.events) == 0
     assert scanned.malformed == [{"line": 1, "raw": '{"a":{"b":1}'}, {"line": 2, "raw": '}{"seq":2}'}]
     assert list(scanned.events.outputs()) == []
+
+
+def test_one_value_per_line_is_judged_on_the_piece_alone():
+    """The piece (lines 2-3 of a larger buffer) holds two objects on two lines: yes, and only for two.
+    The lines before and after it (more line breaks, more "}\\n{") do not count."""
+    piece = b'{"a":1}\n{}\n'
+    data = b'{"z":0}\n' + piece + b'{"q":1}\n{"r":2}\n{"s":3}\n{"t"'
+    start, end = 8, 8 + len(piece)
+    assert journal._one_value_per_line(data, start, end, 2) is True
+    assert journal._one_value_per_line(data, start, end, 1) is False
+    assert journal._one_value_per_line(data, start, end, 3) is False
+    assert journal._one_value_per_line(piece, 0, len(piece), 2) is True
+
+
+def test_one_value_per_line_counts_a_last_line_without_its_newline_and_a_single_line():
+    assert journal._one_value_per_line(b"{}\n{}", 0, 5, 2) is True
+    assert journal._one_value_per_line(b'{"a":1}', 0, 7, 1) is True
+    assert journal._one_value_per_line(b'{"a":1}\n', 0, 8, 1) is True
+    assert journal._one_value_per_line(b"{}\n\n{}{}\n", 0, 9, 3) is False  # a blank line, a line of two
+    assert journal._one_value_per_line(b'{"a":\n1}{}\n', 0, 11, 2) is False  # one over two lines, two on one
