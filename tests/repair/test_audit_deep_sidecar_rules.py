@@ -15,8 +15,8 @@ DEEP = b'{"session_id": "deep", "messages": [' + b"[" * 995 + b"]" * 995 + b"]}"
 READABLE = b'{"session_id": "ok600", "messages": [' + b"[" * 600 + b"]" * 600 + b"]}"
 
 
-def _bad_journal(folder):
-    path = folder / "_turn_journal" / "bad one~1.jsonl"
+def _bad_journal(folder, name="bad one"):
+    path = folder / "_turn_journal" / f"{name}~1.jsonl"
     path.parent.mkdir(exist_ok=True)
     path.write_text('{"event": "submitted", "turn_id": "t", "content": "x", "created_at": 1}\n')
 
@@ -51,17 +51,18 @@ def test_an_orphan_backup_nested_too_deeply_fails_the_audit_after_the_live_ones(
     ]
 
 
-def test_a_deep_sidecar_and_a_bad_turn_journal_are_both_in_the_message(tmp_path):
+def test_a_deep_sidecar_and_two_bad_turn_journals_are_all_in_the_message(tmp_path):
     (tmp_path / "deep.json").write_bytes(DEEP)
     _bad_journal(tmp_path)
+    _bad_journal(tmp_path, "bad two")
     with pytest.raises(HermesAuditError) as info:
         audit_session_recovery(tmp_path, None)
-    message = str(info.value)
-    assert message.startswith(
+    errors = info.value.errors
+    assert len(errors) == 3 and errors[1].startswith("bad one: ") and errors[2].startswith("bad two: ")
+    assert str(info.value) == (
         "hermes' recovery audit would fail (HTTP 500) on a sidecar nested too deeply to parse: deep.json; "
-        "and on the turn journal: bad one: "
+        f"and on the turn journal: {errors[1]}; {errors[2]}"
     )
-    assert len(info.value.errors) == 2 and info.value.errors[1].startswith("bad one: ")
 
 
 def test_600_levels_are_read_by_hermes_and_fail_nothing(tmp_path):
