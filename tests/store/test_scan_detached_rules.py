@@ -189,3 +189,25 @@ def test_detached_reaps_the_intermediate_copy_before_it_returns(monkeypatch: pyt
     if left is not None and left[0] == 0:
         os.waitpid(intermediate, 0)  # reap it here, so that the failure leaves nothing behind
     assert left is None
+
+
+def test_the_caller_waits_for_the_intermediate_copy_and_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rule, in the test's own process with ``fork`` answering as in the caller (a child's pid): the
+    caller forks once, waits for that copy, says True and goes on; it never leaves through
+    ``os._exit`` and never runs ``fn`` (nothing is really forked: the calls are recorded)."""
+    calls: list = []
+
+    def no_exit(code: int) -> None:
+        calls.append(("_exit", code))
+        raise AssertionError("the caller left through os._exit")
+
+    monkeypatch.setattr(scan.portable, "can_fork", lambda: True)
+    monkeypatch.setattr(scan.os, "fork", lambda: calls.append("fork") or 4242)
+    monkeypatch.setattr(
+        scan.os, "waitpid", lambda pid, flags: calls.append(("waitpid", pid, flags)) or (pid, 0)
+    )
+    monkeypatch.setattr(scan.os, "_exit", no_exit)
+    ran: list[int] = []
+    assert scan._detached(lambda: ran.append(1)) is True
+    assert calls == ["fork", ("waitpid", 4242, 0)]
+    assert ran == []
