@@ -14,6 +14,7 @@ The forking cases run in a child Python (never fork the test runner), which repo
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import subprocess
@@ -211,3 +212,18 @@ def test_the_caller_waits_for_the_intermediate_copy_and_goes_on(monkeypatch: pyt
     assert scan._detached(lambda: ran.append(1)) is True
     assert calls == ["fork", ("waitpid", 4242, 0)]
     assert ran == []
+
+
+def test_a_scan_closes_its_folder_descriptor_when_it_is_collected(tmp_path: Path) -> None:
+    """Rule: the descriptor a scan opens on its folder is closed once the scan is gone."""
+    import gc
+
+    found = scan.SessionDirScan(tmp_path)
+    fd = found._dir_fd
+    assert fd is not None
+    os.fstat(fd)  # open while the scan lives
+    del found
+    gc.collect()
+    with pytest.raises(OSError) as info:
+        os.fstat(fd)
+    assert info.value.errno == errno.EBADF
