@@ -455,10 +455,17 @@ def orjson_loads_shallow(data: bytes | str) -> Any:
             return _orjson.loads(data)
         except (ValueError, TypeError):
             return _NOT_PARSED
-    if _orjson_depth_limit_is_known():
-        return _orjson_loads_within(data, PARSE_DEPTH_LIMIT)
+    return _orjson_loads_to_depth(data, PARSE_DEPTH_LIMIT)
+
+
+def _orjson_loads_to_depth(data: bytes | str, limit: int) -> Any:
+    """orjson's value of ``data`` if it nests at most ``limit`` levels, else :data:`_NOT_PARSED`:
+    parsed inside extra arrays where orjson's own limit is the one expected and ``limit`` is below
+    it (:func:`_orjson_loads_within`), else parsed and walked (:func:`nesting_exceeds`)."""
+    if 0 < limit < _ORJSON_MAX_DEPTH and _orjson_depth_limit_is_known():
+        return _orjson_loads_within(data, limit)
     obj = _orjson_loads_within(data, _ORJSON_MAX_DEPTH)
-    if obj is not _NOT_PARSED and nesting_exceeds(obj, PARSE_DEPTH_LIMIT):
+    if obj is not _NOT_PARSED and nesting_exceeds(obj, limit):
         return _NOT_PARSED
     return obj
 
@@ -477,12 +484,8 @@ def loads_bytes_fast(data: bytes, depth_limit: int = PARSE_DEPTH_LIMIT) -> Any:
         scan = data.translate(_SCAN_MAP)
         if scan.count(b"[") <= depth_limit:
             obj = _orjson_loads_within(data, _ORJSON_MAX_DEPTH)  # cannot nest deeper than the limit
-        elif 0 < depth_limit < _ORJSON_MAX_DEPTH and _orjson_depth_limit_is_known():
-            obj = _orjson_loads_within(data, depth_limit)
         else:
-            obj = _orjson_loads_within(data, _ORJSON_MAX_DEPTH)
-            if obj is not _NOT_PARSED and nesting_exceeds(obj, depth_limit):
-                obj = _NOT_PARSED
+            obj = _orjson_loads_to_depth(data, depth_limit)
         if obj is not _NOT_PARSED:
             first = scan.find(_LONG_RUN)
             if first < 0 or long_digit_runs_only_in_strings(data, scan, first):

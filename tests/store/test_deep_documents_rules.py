@@ -13,6 +13,7 @@ import pytest
 import inspector.store.jsonfmt as jsonfmt
 from inspector.store.jsonfmt import _NOT_PARSED, PARSE_DEPTH_LIMIT, fast_loads, orjson_loads_shallow
 from inspector.store.scan import sidecar_facts, sidecar_facts_many
+from tests.repair.test_light_parse_depth_rules import _depth
 
 
 def _nested(levels: int) -> bytes:
@@ -21,14 +22,6 @@ def _nested(levels: int) -> bytes:
 
 def _sidecar(content: bytes) -> bytes:
     return b'{"title":"deep","messages":[{"role":"user","content":' + content + b"}]}"
-
-
-def _depth(value) -> int:
-    depth = 0
-    while isinstance(value, list):
-        depth += 1
-        value = value[0] if value else None
-    return depth
 
 
 def test_fast_loads_gives_the_stdlibs_recursion_error_for_995_levels() -> None:
