@@ -57,6 +57,17 @@ def unloadable_finding(session_id: str, problem: str, path: str | None) -> Findi
     )
 
 
+def hermes_audit_fails_finding(error: str) -> Finding:
+    """hermes' own recovery audit raising on this home (``error``: what the command line's ``audit``
+    reports as ``hermes_audit_failed``). A home finding, so the window says it too; nothing to
+    press: the files at fault are listed as damaged on their own rows."""
+    return Finding(
+        "hermes_audit_fails",
+        ERROR,
+        f"{error}. Until that is mended, hermes-webui's recovery page lists nothing for this home.",
+    )
+
+
 def worst(findings: list[Finding] | tuple[Finding, ...]) -> str:
     """``ok``, or the most severe finding's severity."""
     best = "ok"

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.catalogue import Catalogue, add_hermes_audit, build_catalogue, newest_first
-from inspector.findings import Finding
+from inspector.findings import Finding, hermes_audit_fails_finding
 from inspector.forked import Forked, ForkedError
 from inspector.gcpause import gc_paused
 from inspector.home import Home
@@ -856,7 +856,9 @@ def load_catalogue(
     with gc_paused():
         scan = _scan(home)
         scan.defer_sidecar_puts()  # made by _save (the window's: after the list is sent)
-        cat, _, _, _ = _catalogue(home, scan, now, with_hermes_audit)
+        cat, _, error, _ = _catalogue(home, scan, now, with_hermes_audit)
+        if error is not None:  # first among the home's findings: the window shows the first three
+            cat.home_findings.insert(0, hermes_audit_fails_finding(str(error)))
         if save_later is not None:
             save_later(partial(_save, scan, save_in_background))
         else:

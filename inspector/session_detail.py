@@ -30,6 +30,7 @@ from inspector.store.journal import (
 from inspector.store.jsonfmt import loads_bytes, loads_or_none
 from inspector.store.scan import FactCache, SessionDirScan
 from inspector.store.sidecar import (
+    TOO_DEEP,
     SidecarError,
     is_safe_session_id,
     parse_sidecar_bytes,
@@ -271,6 +272,8 @@ def _load_core(detail: SessionDetail, home: Home) -> None:
             detail.core_error = "not a JSON object"
     except (UnicodeDecodeError, ValueError) as exc:
         detail.core_error = f"not valid JSON: {exc}"
+    except RecursionError:
+        detail.core_error = TOO_DEEP
 
 
 def _load_bak(detail: SessionDetail, bak: Path) -> None:

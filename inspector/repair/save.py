@@ -47,6 +47,7 @@ from inspector.store.jsonfmt import (
 )
 from inspector.store.sidecar import (
     META_KEYS,
+    TOO_DEEP,
     LoadedSession,
     SidecarError,
     _metadata_count,
@@ -113,8 +114,10 @@ def parse_sidecar_exact(data: bytes) -> dict:
         obj = loads_bytes_fast(data)
     except UnicodeDecodeError as exc:
         raise SidecarError(f"not valid UTF-8: {exc}") from exc
-    except (ValueError, RecursionError) as exc:
+    except ValueError as exc:
         raise SidecarError(f"not valid JSON: {exc}") from exc
+    except RecursionError as exc:
+        raise SidecarError(TOO_DEEP) from exc
     if not isinstance(obj, dict):
         raise SidecarError(f"top-level JSON is {type(obj).__name__}, not an object") from NotAnObject()
     return obj

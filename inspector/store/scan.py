@@ -50,15 +50,13 @@ from inspector.store.jsonfmt import (
     raw_items,
     raw_string,
 )
-from inspector.store.sidecar import PATH_FIELDS, path_field_problem, pending_retry_marker
+from inspector.store.sidecar import PATH_FIELDS, TOO_DEEP, path_field_problem, pending_retry_marker
 from inspector.store.turn_journal import TURN_JOURNAL_DIR, TurnJournalError, shard_audit_facts
 
 CACHE_VERSION = 6  # 4: sidecar facts may hold "load_error"; 5: journal facts may hold "too_deep";
 # 6: facts of a sidecar nested deeper than PARSE_DEPTH_LIMIT and of a journal piece whose lines
 # msgspec miscounted are the stdlib's (5 may hold orjson's and msgspec's)
 RACY_WINDOW_NS = 2_000_000_000
-# a sidecar's facts' "error" where the stdlib's json.loads raises RecursionError on it (hermes' too)
-TOO_DEEP = "JSON nested too deeply to parse"
 _MARKER_FLAG = b'"_pending_journal_recovery": true'
 # A cache file that starts with _EXACT_PREFIX holds no run of 19+ digits (checked when it was
 # written), so it parses with orjson without the scan for long numbers (20 ms on 8 MB).

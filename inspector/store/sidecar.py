@@ -22,6 +22,9 @@ from typing import Any
 from inspector.store.files import RawFile
 from inspector.store.jsonfmt import dumps_pretty, loads_bytes, loads_or_none
 
+# the reason given for a sidecar on which the stdlib's json.loads raises RecursionError (hermes' too)
+TOO_DEEP = "JSON nested too deeply to parse"
+
 SAFE_SESSION_ID = re.compile(r"[A-Za-z0-9_-]+")
 
 # (key, default) in the order Session.save writes the metadata prefix.
@@ -141,8 +144,10 @@ def parse_sidecar_bytes(data: bytes) -> dict:
         obj = loads_bytes(data)
     except UnicodeDecodeError as exc:
         raise SidecarError(f"not valid UTF-8: {exc}") from exc
-    except (ValueError, RecursionError) as exc:  # RecursionError: nested too deeply to parse
+    except ValueError as exc:
         raise SidecarError(f"not valid JSON: {exc}") from exc
+    except RecursionError as exc:
+        raise SidecarError(TOO_DEEP) from exc
     if not isinstance(obj, dict):
         raise SidecarError(f"top-level JSON is {type(obj).__name__}, not an object")
     return obj

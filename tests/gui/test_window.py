@@ -399,6 +399,19 @@ def test_a_failing_health_check_is_reported_not_hung(qtbot, window, demo_home, m
     assert "the scan broke" in window.home_label.text()
 
 
+def test_a_home_hermes_own_audit_fails_on_says_so_above_the_list(qtbot, window, demo):
+    """A sidecar nested too deeply for json.loads makes hermes' recovery audit fail (HTTP 500): the
+    window says so above the list, as ``audit`` does, and lists the file as damaged on its row."""
+    deep = b'{"session_id": "deep", "x": ' + b"[" * 995 + b"]" * 995 + b"}"
+    (demo.home / "webui" / "sessions" / "deep.json").write_bytes(deep)
+    open_home(qtbot, window, locate_home(demo.home, None, None))
+    lines = window.home_label.text().split("\n")
+    assert lines[1].startswith(
+        "error: hermes' recovery audit would fail (HTTP 500) on a sidecar nested too deeply to parse: deep.json."
+    )
+    assert window.model.row_for("deep") is not None
+
+
 def test_an_unreadable_state_db_is_a_banner_that_says_what_is_missing(qtbot, window, demo):
     """Issue 16: a state.db that cannot be read is a banner naming the file, the reason and what
     the window cannot show or do because of it; another home hides it."""
