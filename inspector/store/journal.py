@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
@@ -454,6 +454,7 @@ def _scan(
     plan: PiecePlan | None = None,
     torn: list[int] | None = None,
     counted: list[int] | None = None,
+    checked: set[int] | None = None,
 ) -> Iterator[tuple[int, str | None, dict | None]]:
     """``(line number, the line's text when hermes skips it else None, the object or None)`` of
     every non-blank line, as :func:`_records` gives them (the text only where the object is None).
@@ -463,7 +464,8 @@ def _scan(
     ``\n``-line numbers ``str.splitlines()`` tears (:func:`~inspector.store.journal_raw.
     torn_line_numbers` of the whole text). ``counted``: a one-item list; a plain piece whose
     every line is an object without a true ``terminal`` (:func:`_count_plain`) yields nothing,
-    its lines are added to ``counted[0]`` instead. Raises JournalUnreadable for invalid UTF-8,
+    its lines are added to ``counted[0]`` instead, and its start to ``checked`` when that is a set
+    (its lines are one object each: :func:`_piece_events` need not look again). Raises JournalUnreadable for invalid UTF-8,
     at the first bad byte's offset (lines before it may have been yielded: callers drop them).
     """
     pieces: Iterable[tuple[int, int, bool | None]] = (
@@ -485,6 +487,8 @@ def _scan(
             objects = _count_plain(piece)
             if objects is not None:
                 counted[0] += objects
+                if checked is not None:
+                    checked.add(start)
                 number += objects  # one object per line (_count_plain): as many "\n"-lines, which
                 newlines += objects  # in a plain piece are the lines str.splitlines() makes
                 continue
@@ -640,8 +644,10 @@ def _count_plain(piece: bytes) -> int | None:
     return len(flags)
 
 
-def _piece_events(data: bytes, start: int, end: int, plain: bool) -> list[Any]:
-    """The :class:`JournalEvent` of every object line of one piece (of a journal the scan read)."""
+def _piece_events(data: bytes, start: int, end: int, plain: bool, lines_checked: bool = False) -> list[Any]:
+    """The :class:`JournalEvent` of every object line of one piece (of a journal the scan read).
+    ``lines_checked``: the scan's :func:`_count_plain` found the piece's lines one object each (msgspec
+    reads as many values from the same bytes whatever the struct: the check is not made twice)."""
     if plain and _EVENT_DECODER is not None:
         try:
             # a view of the piece, not a copy (msgspec reads any buffer): 61 MB less copied for the
@@ -650,7 +656,7 @@ def _piece_events(data: bytes, start: int, end: int, plain: bool) -> list[Any]:
         except _MSGSPEC_ERRORS:
             pass  # some line is not for msgspec: the piece goes line by line, exactly
         else:  # one value per line, as _count_plain checks (a value over two lines is two bad lines)
-            if _one_value_per_line(data, start, end, len(events)):
+            if lines_checked or _one_value_per_line(data, start, end, len(events)):
                 return events
     return [journal_event(obj) for _n, _t, obj in _scan(data, [(start, end, plain)]) if obj is not None]
 
@@ -663,9 +669,12 @@ class StreamedEvents:
     terminal event (:func:`authoritative_terminal_event`) come from the scan that made it.
     """
 
-    def __init__(self, data: bytes, plan: PiecePlan, count: int, terminal: dict | None):
+    def __init__(
+        self, data: bytes, plan: PiecePlan, count: int, terminal: dict | None, checked: Container[int] = ()
+    ):
         self._data = data
         self._plan = plan
+        self._checked = checked  # the starts of the plain pieces whose lines the scan found one object each
         self._count = count
         self.authoritative_terminal = terminal
 
@@ -678,7 +687,10 @@ class StreamedEvents:
         """The events as :class:`JournalEvent` (only the fields the repair's walks look at), in
         file order: a plain piece decoded by msgspec in one call, the rest as :meth:`__iter__`."""
         # one piece's list at a time, its items handed on by chain (in C: no frame per event)
-        return chain.from_iterable(_piece_events(self._data, *piece) for piece in self._plan)
+        checked = self._checked
+        return chain.from_iterable(
+            _piece_events(self._data, start, end, plain, start in checked) for start, end, plain in self._plan
+        )
 
     def __len__(self) -> int:
         return self._count
@@ -706,7 +718,8 @@ def scan_journal_bytes(data: bytes) -> ScannedJournal:
     malformed: list[dict] = []
     count, last_terminal, last_stream_end = 0, None, None
     counted = [0]  # the object lines of the pieces msgspec counted whole (no terminal record there)
-    for number, text, obj in _scan(data, plan, torn, counted):
+    checked: set[int] = set()  # those pieces' starts
+    for number, text, obj in _scan(data, plan, torn, counted, checked):
         if obj is None:
             malformed.append({"line": number, "raw": text})
             continue
@@ -718,7 +731,7 @@ def scan_journal_bytes(data: bytes) -> ScannedJournal:
                 last_terminal = obj
     terminal = last_terminal if last_terminal is not None else last_stream_end
     count += counted[0]
-    return ScannedJournal(StreamedEvents(data, plan, count, terminal), malformed, torn)
+    return ScannedJournal(StreamedEvents(data, plan, count, terminal, checked), malformed, torn)
 
 
 def read_run_events(path: Path) -> ParsedJournal:

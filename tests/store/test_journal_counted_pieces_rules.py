@@ -119,3 +119,49 @@ def test_one_value_per_line_counts_a_last_line_without_its_newline_and_a_single_
     assert journal._one_value_per_line(b'{"a":1}\n', 0, 8, 1) is True
     assert journal._one_value_per_line(b"{}\n\n{}{}\n", 0, 9, 3) is False  # a blank line, a line of two
     assert journal._one_value_per_line(b'{"a":\n1}{}\n', 0, 11, 2) is False  # one over two lines, two on one
+
+
+def _counting_checks(monkeypatch):
+    calls = []
+    real = journal._one_value_per_line
+
+    def noting(data, start, end, values):
+        calls.append((start, end))
+        return real(data, start, end, values)
+
+    monkeypatch.setattr(journal, "_one_value_per_line", noting)
+    return calls
+
+
+def test_a_piece_the_scan_counted_is_not_checked_again_by_the_walks(monkeypatch):
+    """Three pieces of two lines each, every line an object with no terminal record: the scan's
+    count checks each piece once, the walks take the scan's word (six events, the values as read)."""
+    data = b'{"seq":1}\n{"seq":2}\n{"seq":3}\n{"seq":4}\n{"seq":5}\n{"seq":6}\n'
+    calls = _counting_checks(monkeypatch)
+    with mock.patch.object(journal, "BLOCK_BYTES", 20):
+        scanned = scan_journal_bytes(data)
+        assert calls == [(0, 20)] * 3  # each piece on its own (a copy of its bytes)
+        assert [e.seq for e in scanned.events.outputs()] == [1, 2, 3, 4, 5, 6]
+    assert calls == [(0, 20)] * 3
+
+
+def test_a_piece_with_a_terminal_record_is_checked_by_the_walks(monkeypatch):
+    """The second piece holds a terminal record: the scan reads it line by line (not counted), so the
+    walks' msgspec read of it is checked there, once; the counted first piece is not checked again."""
+    data = b'{"seq":1}\n{"seq":2}\n{"seq":3}\n{"terminal":true}\n'
+    calls = _counting_checks(monkeypatch)
+    with mock.patch.object(journal, "BLOCK_BYTES", 20):
+        scanned = scan_journal_bytes(data)
+        assert calls == [(0, 20)]  # the first piece on its own
+        assert [e.seq for e in scanned.events.outputs()] == [1, 2, 3, None]
+    assert calls == [(0, 20), (20, 48)]  # the second, in the journal's bytes
+
+
+def test_the_walks_check_each_piece_when_nothing_was_counted(monkeypatch):
+    """Events made from a plan without the scan's word (``StreamedEvents`` built by hand): every plain
+    piece is checked, and a line of two values in one still leaves hermes' events."""
+    data = b'{"seq":1}\n{"seq":2}{"seq":3}\n'
+    events = journal.StreamedEvents(data, [(0, 10, True), (10, 29, True)], 2, None)
+    calls = _counting_checks(monkeypatch)
+    assert [e.seq for e in events.outputs()] == [1]
+    assert calls == [(0, 10), (10, 29)]
