@@ -274,6 +274,32 @@ def test_layout_and_recent_homes_are_remembered(qtbot, tmp_path, demo_home):
     assert second.recent_homes()[0]["home"] == str(demo_home.base)
 
 
+def test_a_home_opened_and_closed_in_one_turn_is_still_remembered(qtbot, tmp_path, demo_home):
+    """The home is remembered in a turn after the one that opened it (the settings file is written
+    there, not in the opening's stall); a window closed before that turn still remembers it."""
+    path = str(tmp_path / "remember.ini")
+    first = MainWindow(settings=QSettings(path, QSettings.Format.IniFormat))
+    qtbot.addWidget(first)
+    first.open_home(demo_home)
+    first.close()
+    second = MainWindow(settings=QSettings(path, QSettings.Format.IniFormat))
+    qtbot.addWidget(second)
+    assert [h["home"] for h in second.recent_homes()] == [str(demo_home.base)]
+
+
+def test_the_opened_homes_folders_are_watched_after_the_opening_turn(qtbot, window, demo_home, tmp_path):
+    """The sessions folder's watch is added after the opening turn (in the kernel it walks every
+    cached entry of the folder); a home opened and left in the same turn is never watched."""
+    other = locate_home(build_demo_home(tmp_path / "other", now=time.time()).home, None, None)
+    window.open_home(other, remember=False)
+    window.open_home(demo_home, remember=False)
+    sessions = str(demo_home.session_dir)
+    qtbot.waitUntil(lambda: sessions in window.watcher.directories(), timeout=10_000)
+    assert str(other.session_dir) not in window.watcher.directories()
+    wait_settled(qtbot, window)
+    assert str(other.session_dir) not in window.watcher.directories()
+
+
 def test_export_markdown_and_json(qtbot, window, demo, demo_home, tmp_path):
     sid = demo.sessions["lost_response"]
     open_home(qtbot, window, demo_home, select=sid)
