@@ -6,8 +6,6 @@ Expected texts written out here."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from inspector.home import locate_home
@@ -15,6 +13,7 @@ from inspector.load import load_catalogue
 from inspector.repair.save import parse_sidecar_exact
 from inspector.session_detail import load_detail
 from inspector.store.sidecar import SidecarError, parse_sidecar_bytes
+from tests.recovery_helpers import home_dirs, sidecar, write_json
 
 DEEP = b'{"session_id": "deep", "x": ' + b"[" * 995 + b"]" * 995 + b"}"
 TOO_DEEP_WORDS = "JSON nested too deeply to parse"
@@ -36,16 +35,12 @@ def test_a_broken_sidecar_is_still_not_valid_json(parse):
 
 
 def _home(tmp_path, *, deep: bool):
-    sessions = tmp_path / "webui" / "sessions"
-    sessions.mkdir(parents=True)
+    base, sessions, _ = home_dirs(tmp_path)
     for i in range(3):
-        msgs = [{"role": "user", "content": f"m{j}"} for j in range(i)]
-        (sessions / f"s{i}.json").write_text(
-            json.dumps({"session_id": f"s{i}", "title": f"t{i}", "messages": msgs})
-        )
+        write_json(sessions / f"s{i}.json", sidecar(f"s{i}", i))
     if deep:
         (sessions / "deep.json").write_bytes(DEEP)
-    return locate_home(tmp_path)
+    return locate_home(base)
 
 
 def test_the_session_view_reads_a_deep_core_transcript_as_an_error(tmp_path):
