@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -120,3 +121,42 @@ def test_a_token_after_a_flush_starts_a_new_row_in_the_same_lists():
     _Materializer(session, "s1", dedupe=False, now=100.0, report=report).run(iter(evs))
     assert [(m["content"], m["timestamp"]) for m in session["messages"]] == [("one", 1), ("two", 2)]
     assert report.events == 3 and report.rows_added == [0, 1]
+
+
+def _rows(method: str, records: list[dict]) -> list[tuple]:
+    session: dict = {"messages": []}
+    m = _Materializer(session, "s1", dedupe=False, now=100.0, report=MaterializeReport())
+    getattr(m, method)(iter([journal_event(r) for r in records]))
+    return [(row["content"], row.get("reasoning"), row["timestamp"]) for row in session["messages"]]
+
+
+@pytest.mark.parametrize("method", ["run", "run_plain"])
+@pytest.mark.parametrize(
+    "records, rows",
+    [
+        # a reasoning event without any text starts nothing: the row's time is the token's
+        (
+            [
+                {"event": "reasoning", "payload": {}, "created_at": 5},
+                {"event": "token", "payload": {"text": "hi"}, "created_at": 7},
+            ],
+            [("hi", None, 7)],
+        ),
+        # a reasoning event with text starts the row at its own time
+        (
+            [
+                {"event": "reasoning", "payload": {"text": "r"}, "created_at": 5},
+                {"event": "token", "payload": {"text": "hi"}, "created_at": 7},
+            ],
+            [("hi", "r", 5)],
+        ),
+        # a time that is not a number is no time: the clock's
+        ([{"event": "token", "payload": {"text": "hi"}, "created_at": "12"}], [("hi", None, 100)]),
+        ([{"event": "reasoning", "payload": {"thinking": "t"}, "created_at": "12"}], [("", "t", 100)]),
+    ],
+    ids=["empty-reasoning", "reasoning-first", "token-text-time", "reasoning-text-time"],
+)
+def test_token_and_reasoning_rules_written_out(method, records, rows):
+    """Rule, for the loop and for the plain dispatch alike (hand-written rows: content, reasoning,
+    timestamp): hermes' handlers as ``_append_journaled_partial_output`` reads them."""
+    assert _rows(method, records) == rows

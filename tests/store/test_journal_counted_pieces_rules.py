@@ -165,3 +165,14 @@ def test_the_walks_check_each_piece_when_nothing_was_counted(monkeypatch):
     calls = _counting_checks(monkeypatch)
     assert [e.seq for e in events.outputs()] == [1]
     assert calls == [(0, 10), (10, 29)]
+
+
+def test_piece_events_checks_the_lines_unless_told_they_were_checked():
+    """Rule: ``_piece_events`` without ``lines_checked`` looks at the lines itself: msgspec reads one
+    value from ``{"a":`` / ``1}``, hermes two lines it skips, so no event; told the lines were checked
+    (only the scan that counted them may say so) it takes msgspec's reading as it is."""
+    data = b'{"a":\n1}\n'
+    assert journal._plain_piece(data) is True
+    assert journal._piece_events(data, 0, len(data), True) == []
+    told = journal._piece_events(data, 0, len(data), True, True)
+    assert [(e.event, e.payload) for e in told] == [(None, None)]

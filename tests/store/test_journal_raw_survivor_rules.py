@@ -154,3 +154,12 @@ def test_a_line_out_of_range_raises_index_error_naming_it(index, named):
     with pytest.raises(IndexError) as caught:
         journal.line(index)
     assert str(caught.value) == named
+
+
+def test_an_invalid_byte_on_a_torn_line_is_placed_from_the_files_start():
+    """Rule: a line torn by a lone "\\r" is decoded on its own; its bad byte's offset in the reason is
+    counted from the file's first byte (line 2 starts at byte 8, the byte is its tenth: byte 17)."""
+    data = b'{"a":1}\n{"b":"x\rx\xff"}\n'
+    assert data[17] == 0xFF
+    index = index_journal(data)
+    assert index.unreadable == "invalid UTF-8 at byte 17: hermes cannot read any of this journal"

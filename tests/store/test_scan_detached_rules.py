@@ -227,3 +227,93 @@ def test_a_scan_closes_its_folder_descriptor_when_it_is_collected(tmp_path: Path
     with pytest.raises(OSError) as info:
         os.fstat(fd)
     assert info.value.errno == errno.EBADF
+
+
+class _Left(BaseException):
+    """``os._exit`` in a copy: the recorded copy leaves here (nothing is really forked)."""
+
+
+class _RecordedOs:
+    """The ``os`` calls ``_detached`` makes, recorded in the test's own process: ``fork`` answers from
+    ``pids`` in turn (0: "you are the copy"), ``open`` gives descriptor 77, ``_exit`` raises
+    :class:`_Left`. Only ``scan``'s name ``os`` is replaced, so pytest's own descriptor work is untouched."""
+
+    devnull = os.devnull
+    O_RDWR = os.O_RDWR
+
+    def __init__(self, *pids: int) -> None:
+        self.pids = list(pids)
+        self.calls: list = []
+
+    def fork(self) -> int:
+        self.calls.append("fork")
+        return self.pids.pop(0)
+
+    def open(self, path, flags):
+        self.calls.append(("open", path, flags))
+        return 77
+
+    def dup2(self, fd, fd2):
+        self.calls.append(("dup2", fd, fd2))
+
+    def closerange(self, lo, hi):
+        self.calls.append(("closerange", lo, hi))
+
+    def waitpid(self, pid, flags):
+        self.calls.append(("waitpid", pid, flags))
+        return pid, 0
+
+    def _exit(self, code):
+        self.calls.append(("_exit", code))
+        raise _Left(code)
+
+
+def _recorded(monkeypatch: pytest.MonkeyPatch, *pids: int) -> _RecordedOs:
+    fake = _RecordedOs(*pids)
+    monkeypatch.setattr(scan.portable, "can_fork", lambda: True)
+    monkeypatch.setattr(scan, "os", fake)
+    return fake
+
+
+def test_the_intermediate_copy_forks_the_worker_and_leaves_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rule, as the intermediate copy (the first fork says 0, the second a worker's pid): it forks once
+    more and leaves with status 0; it neither runs ``fn`` nor touches a descriptor nor waits."""
+    fake = _recorded(monkeypatch, 0, 5151)
+    ran: list[int] = []
+    with pytest.raises(_Left):
+        scan._detached(lambda: ran.append(1))
+    assert fake.calls == ["fork", "fork", ("_exit", 0)]
+    assert ran == []
+
+
+def test_the_worker_holds_dev_null_closes_the_rest_runs_fn_and_leaves(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Rule, as the worker (both forks say 0): /dev/null opened read-write, made fds 0, 1 and 2, every
+    descriptor from 3 to 4095 closed, then ``fn``, then it leaves with status 0."""
+    fake = _recorded(monkeypatch, 0, 0)
+    with pytest.raises(_Left):
+        scan._detached(lambda: fake.calls.append("fn"))
+    assert fake.calls[:9] == [
+        "fork",
+        "fork",
+        ("open", os.devnull, os.O_RDWR),
+        ("dup2", 77, 0),
+        ("dup2", 77, 1),
+        ("dup2", 77, 2),
+        ("closerange", 3, 4096),
+        "fn",
+        ("_exit", 0),
+    ]
+
+
+def test_a_worker_whose_fn_raises_still_leaves_with_status_0(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rule: an error in ``fn`` never reaches the copy of the caller's code: the worker leaves first."""
+    fake = _recorded(monkeypatch, 0, 0)
+
+    def boom() -> None:
+        raise RuntimeError("fn failed")
+
+    with pytest.raises(_Left):
+        scan._detached(boom)
+    assert fake.calls[6:8] == [("closerange", 3, 4096), ("_exit", 0)]  # no "fn" entry: it raised
