@@ -9,7 +9,8 @@ next to hermes' ``api.run_journal.read_run_events`` of that one journal (only th
 repair reads it three times more and saves the session and index on top). Each side is a fresh
 process, imports before its clock (the action's module, which ``plan_action`` imports lazily, too:
 hermes' side imports ``api.models`` before its clock); the pairs alternate which side goes first. Prints, per pair,
-wall and CPU time (``time.process_time``: the plan forks no helper) of both, the plan's peak RSS
+wall and CPU time (``time.process_time``, plus the CPU of the helper copy the plan forks to
+search the sidecars' heads) of both, the plan's peak RSS
 (VmHWM) and the 1-minute load average, then the medians and the median CPU ratio. On a loaded
 machine only the CPU ratio means much.
 
@@ -40,6 +41,16 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 
+def _children_cpu() -> float:
+    """User + system CPU of the helpers this process forked and reaped (the plan's sidecar-head copy)."""
+    try:
+        import resource
+    except ImportError:  # Windows: the plan forks nothing there
+        return 0.0
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
 def plan_side(home: str) -> dict:
     from bench.measure import _home, _manifest, peak_rss_mb
     from inspector.actions import default_clock, make_context, plan_action
@@ -48,11 +59,11 @@ def plan_side(home: str) -> dict:
     action_module("repair-interrupted")  # its imports before the clock, as hermes' side imports api.models
     loc = _home(home)
     sid = _manifest(home)["largest_sidecar"]["session_id"]
-    wall, cpu = time.perf_counter(), time.process_time()
+    wall, cpu, helpers = time.perf_counter(), time.process_time(), _children_cpu()
     plans = plan_action(make_context(loc, default_clock(loc, None, None)), "repair-interrupted", sid)
     return {
         "wall": time.perf_counter() - wall,
-        "cpu": time.process_time() - cpu,
+        "cpu": time.process_time() - cpu + _children_cpu() - helpers,
         "rss_mb": peak_rss_mb(),
         "changes": len(plans[0].changes),
         "refusal": plans[0].refusal,

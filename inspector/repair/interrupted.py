@@ -13,12 +13,16 @@ the agent's core transcript, C empty messages without one.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
+from inspector import portable
+from inspector.forked import Forked, ForkedError
 from inspector.gcpause import gc_paused
 from inspector.plan import Clock, Plan
 from inspector.repair.context import RepairContext
@@ -450,8 +454,71 @@ def _key_before(data: bytes, at: int) -> bool:
     return data.endswith(_PARENT_KEY, 0, i + 1)
 
 
-def _continuation_sources(ctx: RepairContext, sid: str) -> list[str]:
-    """Where hermes would find a compression continuation of ``sid``: the index, sidecar heads.
+PARALLEL_HEADS_MIN = 256  # sidecars from which their heads are read by a forked copy
+
+
+def _sidecar_sources(session_dir: Path, sid: str, names: list[str] | None = None) -> list[str]:
+    """The sidecars (names, in :func:`sidecar_names` order) whose hermes head holds
+    ``"parent_session_id": "<sid>"``, the session's own left out; the search stops at
+    :data:`MAX_SOURCES_NAMED`. ``names``: the folder's sidecar names when already listed."""
+    found: list[str] = []
+    needle = f'"parent_session_id": "{sid}"'
+    needle_bytes = needle.encode("utf-8", errors="surrogatepass")
+    own = f"{sid}.json"
+    prefix = os.path.join(str(session_dir), "")  # os.path.join(folder, name) for a listed name
+    for name in sidecar_names(session_dir) if names is None else names:
+        if len(found) >= MAX_SOURCES_NAMED:
+            break
+        if name == own:  # Path(name).stem == sid (hermes skips the session itself)
+            continue
+        # Only the head matters (hermes reads 4096 characters); read it directly rather than
+        # caching whole sidecars that the plan never writes.
+        if _head_holds(prefix + name, needle, needle_bytes):
+            found.append(name)
+    return found
+
+
+class SidecarSources:
+    """:func:`_sidecar_sources` of one session, looked for by a forked copy while this process
+    reads the journal and repairs (on the 10,000-sidecar bench home the 9,922 heads take 0.1 s of
+    system calls and Python, and the second core is idle meanwhile), or here when :meth:`result` is
+    asked and no copy was started: few sidecars, forking not safe (see
+    :func:`inspector.portable.can_fork`), or the fork failed. A copy that fails is redone here.
+    :meth:`close` reaps a copy whose result is no longer wanted (a plan that refuses)."""
+
+    def __init__(self, session_dir: Path, sid: str) -> None:
+        self._dir, self._sid = session_dir, sid
+        self._names = sidecar_names(session_dir)
+        self._copy: Forked | None = None
+        self._found: list[str] | None = None
+        if len(self._names) >= PARALLEL_HEADS_MIN and portable.can_fork():
+            try:
+                self._copy = Forked(lambda: _sidecar_sources(session_dir, sid, self._names))
+            except OSError:
+                self._copy = None
+
+    def result(self) -> list[str]:
+        if self._found is None:
+            copy, self._copy = self._copy, None
+            if copy is not None:
+                try:
+                    self._found = copy.result()
+                except ForkedError:
+                    self._found = None
+            if self._found is None:
+                self._found = _sidecar_sources(self._dir, self._sid, self._names)
+        return self._found
+
+    def close(self) -> None:
+        copy, self._copy = self._copy, None
+        if copy is not None:
+            with contextlib.suppress(ForkedError):
+                copy.result()
+
+
+def _continuation_sources(ctx: RepairContext, sid: str, sidecars: SidecarSources | None = None) -> list[str]:
+    """Where hermes would find a compression continuation of ``sid``: the index, sidecar heads
+    (``sidecars``: their search, when already started).
 
     At most :data:`MAX_SOURCES_NAMED` are gathered (the warning names no more); the search
     stops there.
@@ -471,25 +538,29 @@ def _continuation_sources(ctx: RepairContext, sid: str) -> list[str]:
             for r in rows
         ):
             found.append("_index.json")
-    needle = f'"parent_session_id": "{sid}"'
-    needle_bytes = needle.encode("utf-8", errors="surrogatepass")
-    own = f"{sid}.json"
-    prefix = os.path.join(str(ctx.session_dir), "")  # os.path.join(folder, name) for a listed name
-    for name in sidecar_names(ctx.session_dir):
-        if len(found) >= MAX_SOURCES_NAMED:
-            break
-        if name == own:  # Path(name).stem == sid (hermes skips the session itself)
-            continue
-        # Only the head matters (hermes reads 4096 characters); read it directly rather than
-        # caching whole sidecars that the plan never writes.
-        if _head_holds(prefix + name, needle, needle_bytes):
-            found.append(name)
-    return found
+    heads = sidecars.result() if sidecars is not None else _sidecar_sources(ctx.session_dir, sid)
+    return found + heads[: MAX_SOURCES_NAMED - len(found)]
 
 
-def guard_warnings(ctx: RepairContext, data: dict) -> list[str]:
+def _sources_warning(sources: list[str]) -> str:
+    return (
+        "a compression continuation of this session exists ("
+        + ", ".join(sources[:MAX_SOURCES_NAMED])
+        + "); hermes' get_session skips the repair for its parent"
+    )
+
+
+def guard_warnings(ctx: RepairContext, data: dict, sidecars: SidecarSources | None = None) -> list[str]:
     """Where hermes' cold ``get_session`` would not have run this repair (§3.1)."""
-    sid = data["session_id"]
+    out = _state_warnings(ctx, data)
+    sources = _continuation_sources(ctx, data["session_id"], sidecars)
+    if sources:
+        out.append(_sources_warning(sources))
+    return out
+
+
+def _state_warnings(ctx: RepairContext, data: dict) -> list[str]:
+    """:func:`guard_warnings` but the continuation's: what the session's own fields say."""
     out = []
     if not data.get("active_stream_id"):
         out.append(
@@ -502,13 +573,6 @@ def guard_warnings(ctx: RepairContext, data: dict) -> list[str]:
         out.append(
             f"the pending turn started less than {GRACE_SECONDS} s before now; "
             "hermes' get_session would wait (the stream may still be finishing)"
-        )
-    sources = _continuation_sources(ctx, sid)
-    if sources:
-        out.append(
-            "a compression continuation of this session exists ("
-            + ", ".join(sources[:MAX_SOURCES_NAMED])
-            + "); hermes' get_session skips the repair for its parent"
         )
     return out
 
@@ -536,9 +600,38 @@ def _plan(ctx: RepairContext, session_id: str) -> Plan:
     loaded, session = source.loaded, source.working
     # the file's messages as the save counts them (its -1 for a file without a list decides as 0)
     on_disk = len(session["messages"])
-    notes = Notes(
-        warnings=guard_warnings(ctx, loaded.data) if loaded.data.get("pending_user_message") else []
-    )
+    if not loaded.data.get("pending_user_message"):
+        return _plan_repair(ctx, session_id, result, source, on_disk, Notes(warnings=[]), None)
+    # the guards read the session's fields now (the repair changes them in place); the sidecars'
+    # heads are searched meanwhile (a forked copy where that is safe) and named after the repair,
+    # in the place guard_warnings gives that warning: after the session's own
+    sidecars = SidecarSources(ctx.session_dir, loaded.data["session_id"])
+    try:
+        return _plan_repair(
+            ctx,
+            session_id,
+            result,
+            source,
+            on_disk,
+            Notes(warnings=_state_warnings(ctx, loaded.data)),
+            sidecars,
+        )
+    finally:
+        sidecars.close()
+
+
+def _plan_repair(
+    ctx: RepairContext,
+    session_id: str,
+    result: Plan,
+    source: Any,
+    on_disk: int,
+    notes: Notes,
+    sidecars: SidecarSources | None,
+) -> Plan:
+    loaded, session = source.loaded, source.working
+    guards = len(notes.warnings)
+    sid = loaded.data["session_id"] if sidecars is not None else None
     # Streamed: the repair walks the events at most three times (visible output, materializer)
     # and asks the scan for the rest, so a 200,000-event journal is never held as dicts.
     journal = read_journal(
@@ -573,6 +666,10 @@ def _plan(ctx: RepairContext, session_id: str) -> Plan:
         )
         result.result = {"hermes_return": False, "hermes_error": f"{type(exc).__name__}: {exc}"}
         return result
+    if sidecars is not None:
+        sources = _continuation_sources(ctx, sid, sidecars)
+        if sources:
+            notes.warnings.insert(guards, _sources_warning(sources))
     if returned and journal.stream_id:
         journal_notes(journal, notes)
     if returned and loaded.dropped_keys:
