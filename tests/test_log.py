@@ -148,7 +148,11 @@ def test_a_read_only_command_does_not_import_logging(tmp_path) -> None:
         check=True,
     ).stdout.split()
     assert out == ["0", "False"]
-    assert not (tmp_path / "state").exists(), "a read-only command wrote to the state folder"
+    # nothing but the fact cache, which the audit writes once the home's files are older than the
+    # cache's racy window (2 s: on a loaded machine the demo home is, by the time the audit reads it)
+    state = tmp_path / "state"
+    written = sorted(p.relative_to(state).as_posix() for p in state.rglob("*")) if state.exists() else []
+    assert [p for p in written if p != "cache" and not p.startswith("cache/scan-")] == [], written
 
 
 def test_the_log_file_is_never_made_inside_an_open_home(tmp_path, monkeypatch, capsys) -> None:
