@@ -516,12 +516,11 @@ class SidecarSources:
                 copy.result()
 
 
-def _continuation_sources(ctx: RepairContext, sid: str, sidecars: SidecarSources | None = None) -> list[str]:
-    """Where hermes would find a compression continuation of ``sid``: the index, sidecar heads
-    (``sidecars``: their search, when already started).
+def _continuation_sources(ctx: RepairContext, sid: str, heads: list[str]) -> list[str]:
+    """Where hermes would find a compression continuation of ``sid``: the index, then the sidecars
+    whose heads name it (``heads``: :func:`_sidecar_sources`, searched here or by a copy).
 
-    At most :data:`MAX_SOURCES_NAMED` are gathered (the warning names no more); the search
-    stops there.
+    At most :data:`MAX_SOURCES_NAMED` are gathered (the warning names no more).
     """
     found = []
     try:
@@ -538,7 +537,6 @@ def _continuation_sources(ctx: RepairContext, sid: str, sidecars: SidecarSources
             for r in rows
         ):
             found.append("_index.json")
-    heads = sidecars.result() if sidecars is not None else _sidecar_sources(ctx.session_dir, sid)
     return found + heads[: MAX_SOURCES_NAMED - len(found)]
 
 
@@ -550,10 +548,12 @@ def _sources_warning(sources: list[str]) -> str:
     )
 
 
-def guard_warnings(ctx: RepairContext, data: dict, sidecars: SidecarSources | None = None) -> list[str]:
-    """Where hermes' cold ``get_session`` would not have run this repair (§3.1)."""
+def guard_warnings(ctx: RepairContext, data: dict) -> list[str]:
+    """Where hermes' cold ``get_session`` would not have run this repair (§3.1), in one go (the plan
+    asks for the continuation's part after the repair, its heads searched meanwhile)."""
     out = _state_warnings(ctx, data)
-    sources = _continuation_sources(ctx, data["session_id"], sidecars)
+    sid = data["session_id"]
+    sources = _continuation_sources(ctx, sid, _sidecar_sources(ctx.session_dir, sid))
     if sources:
         out.append(_sources_warning(sources))
     return out
@@ -631,7 +631,7 @@ def _plan_repair(
 ) -> Plan:
     loaded, session = source.loaded, source.working
     guards = len(notes.warnings)
-    sid = loaded.data["session_id"] if sidecars is not None else None
+    sid = loaded.data["session_id"]  # (read before the repair changes the session in place)
     # Streamed: the repair walks the events at most three times (visible output, materializer)
     # and asks the scan for the rest, so a 200,000-event journal is never held as dicts.
     journal = read_journal(
@@ -667,7 +667,7 @@ def _plan_repair(
         result.result = {"hermes_return": False, "hermes_error": f"{type(exc).__name__}: {exc}"}
         return result
     if sidecars is not None:
-        sources = _continuation_sources(ctx, sid, sidecars)
+        sources = _continuation_sources(ctx, sid, sidecars.result())
         if sources:
             notes.warnings.insert(guards, _sources_warning(sources))
     if returned and journal.stream_id:

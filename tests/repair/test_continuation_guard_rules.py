@@ -51,3 +51,11 @@ def test_no_row_naming_the_session_as_parent_gives_no_warning(tmp_path, text):
     home, sessions, _db = home_dirs(tmp_path)
     (sessions / "_index.json").write_text(text, encoding="utf-8")
     assert guard_warnings(make_ctx(home), {"session_id": "p1", "active_stream_id": "run"}) == []
+
+
+def test_an_index_that_cannot_be_read_is_no_source(tmp_path):
+    """Rule: ``_index.json`` is a folder (reading it fails): the guard names no source and does not
+    fail (the plan's own save then fails on it: tests/repair/test_interrupted_continuation_rules.py)."""
+    home, sessions, _db = home_dirs(tmp_path)
+    (sessions / "_index.json").mkdir()
+    assert guard_warnings(make_ctx(home), {"session_id": "p1", "active_stream_id": "run"}) == []

@@ -109,6 +109,34 @@ def test_the_warnings_are_the_same_and_in_the_same_place(home: Path, monkeypatch
         assert started == []
 
 
+def test_the_copys_names_are_used_not_searched_again(home: Path, monkeypatch) -> None:
+    """Rule: with a copy started, this process searches no head itself (the copy's own search runs in
+    the copy, where this list is not seen)."""
+    started = _forking(monkeypatch)
+    here: list[str] = []
+    search = interrupted._sidecar_sources
+
+    def recorded(session_dir, sid, names=None):
+        here.append(sid)
+        return search(session_dir, sid, names)
+
+    monkeypatch.setattr(interrupted, "_sidecar_sources", recorded)
+    assert plan_for(home).warnings[:2] == [NO_STREAM, SOURCES]
+    assert len(started) == 1 and here == []
+
+
+def test_exactly_parallel_heads_min_sidecars_start_a_copy(home: Path, monkeypatch) -> None:
+    """Rule: a folder of exactly ``PARALLEL_HEADS_MIN`` sidecars (here the session's and four others)
+    has its heads searched by a copy; one fewer, here."""
+    started = _forking(monkeypatch)
+    monkeypatch.setattr(interrupted, "PARALLEL_HEADS_MIN", 5)
+    assert plan_for(home).warnings[:2] == [NO_STREAM, SOURCES]
+    assert len(started) == 1
+    monkeypatch.setattr(interrupted, "PARALLEL_HEADS_MIN", 6)
+    assert plan_for(home).warnings[:2] == [NO_STREAM, SOURCES]
+    assert len(started) == 1
+
+
 def test_a_copy_that_fails_is_redone_here(home: Path, monkeypatch) -> None:
     """Rule: the copy's failure (ForkedError) costs time, never the warning."""
 
@@ -149,6 +177,27 @@ def test_a_plan_that_refuses_reaps_its_copy(home: Path, monkeypatch) -> None:
     assert result.refusal is not None and result.refusal.startswith("hermes' repair fails on this session")
     (pid,) = started
     assert _reaped(pid)
+
+
+def test_a_plan_that_refuses_with_a_failed_copy_still_refuses(home: Path, monkeypatch) -> None:
+    """Rule: a copy whose result is not wanted (the plan refuses) and that failed is reaped quietly:
+    the refusal is the plan's answer, not the copy's error."""
+
+    class Failing:
+        def __init__(self, fn) -> None:
+            self.fn = fn
+
+        def result(self):
+            raise ForkedError("the forked process ended without a result")
+
+    monkeypatch.setattr(interrupted, "PARALLEL_HEADS_MIN", 1)
+    monkeypatch.setattr(interrupted.portable, "can_fork", lambda: True)
+    monkeypatch.setattr(interrupted, "Forked", Failing)
+    index = home / "webui" / "sessions" / "_index.json"
+    index.unlink()
+    index.mkdir()
+    result = plan_for(home)
+    assert result.refusal is not None and result.refusal.startswith("hermes' repair fails on this session")
 
 
 def test_few_sidecars_are_read_here_without_a_copy(home: Path, monkeypatch) -> None:

@@ -484,7 +484,7 @@ def test_continuation_sources_equal_the_reference(files, index, sid, tmp_path_fa
     _populate(sessions, files, index, True)
     ctx = make_ctx(home)
     expected = ref_continuation_sources(sessions, FileSnapshot(), sid)
-    got = interrupted._continuation_sources(ctx, sid)
+    got = interrupted._continuation_sources(ctx, sid, interrupted._sidecar_sources(sessions, sid))
     assert got == expected[: interrupted.MAX_SOURCES_NAMED]
 
 
@@ -505,7 +505,10 @@ def test_index_continuation_prefilter_never_hides_a_row(index: bytes, tmp_path: 
     home, sessions, _ = home_dirs(tmp_path)
     (sessions / "_index.json").write_bytes(index)
     expected = ref_continuation_sources(sessions, FileSnapshot(), "p")
-    assert interrupted._continuation_sources(make_ctx(home), "p") == expected
+    assert (
+        interrupted._continuation_sources(make_ctx(home), "p", interrupted._sidecar_sources(sessions, "p"))
+        == expected
+    )
 
 
 def test_sidecar_names_match_the_glob(tmp_path: Path) -> None:
