@@ -90,10 +90,8 @@ class _Repair:
     # -------------------------------------------------- entry
 
     def run(self) -> bool:
+        """The repair of a session with a pending user message (the plan answers for one without)."""
         s = self.s
-        if not s.get("pending_user_message"):
-            self.notes.summary.append("nothing to repair: the session has no pending user message")
-            return False
         # stream_id_for_recheck is active_stream_id itself, so the rotation re-check passes,
         # and offline no stream or worker is alive.
         self.stream_id = s.get("active_stream_id")
@@ -601,7 +599,10 @@ def _plan(ctx: RepairContext, session_id: str) -> Plan:
     # the file's messages as the save counts them (its -1 for a file without a list decides as 0)
     on_disk = len(session["messages"])
     if not loaded.data.get("pending_user_message"):
-        return _plan_repair(ctx, session_id, result, source, on_disk, Notes(warnings=[]), None)
+        # hermes' repair returns False at once: nothing is read (not even the run journal) or written
+        result.summary = ["nothing to repair: the session has no pending user message"]
+        result.result = {"hermes_return": False}
+        return result
     # the guards read the session's fields now (the repair changes them in place); the sidecars'
     # heads are searched meanwhile (a forked copy where that is safe) and named after the repair,
     # in the place guard_warnings gives that warning: after the session's own
@@ -627,7 +628,7 @@ def _plan_repair(
     source: Any,
     on_disk: int,
     notes: Notes,
-    sidecars: SidecarSources | None,
+    sidecars: SidecarSources,
 ) -> Plan:
     loaded, session = source.loaded, source.working
     guards = len(notes.warnings)
@@ -666,10 +667,9 @@ def _plan_repair(
         )
         result.result = {"hermes_return": False, "hermes_error": f"{type(exc).__name__}: {exc}"}
         return result
-    if sidecars is not None:
-        sources = _continuation_sources(ctx, sid, sidecars.result())
-        if sources:
-            notes.warnings.insert(guards, _sources_warning(sources))
+    sources = _continuation_sources(ctx, sid, sidecars.result())
+    if sources:
+        notes.warnings.insert(guards, _sources_warning(sources))
     if returned and journal.stream_id:
         journal_notes(journal, notes)
     if returned and loaded.dropped_keys:

@@ -704,6 +704,22 @@ def test_no_pending_message_says_so_in_words(home: Path, tmp_path: Path) -> None
     )
 
 
+def test_no_pending_message_reads_no_journal(home: Path, tmp_path: Path) -> None:
+    """Rule: hermes' repair returns at once for a session without a pending prompt, before it reads
+    the run journal: a journal the plan would refuse for (a line whose reading depends on hermes'
+    own stack, 950 levels) changes nothing, the plan says the one line."""
+    write_sidecar(home, stale([], pending_user_message=None))
+    path = write_journal(home, [("token", {"text": "x"})])
+    with open(path, "ab") as fh:
+        fh.write(b'{"event":"token","payload":{"x":' + b"[" * 948 + b"]" * 948 + b"}}\n")
+    plan = interrupted.plan(ctx_for(home), SID)
+    assert plan.refusal is None
+    assert plan.summary == ["nothing to repair: the session has no pending user message"]
+    assert plan.changes == [] and plan.warnings == []
+    write_sidecar(home, stale([]))  # the same journal with a pending prompt: refused
+    assert "depends on hermes itself" in (interrupted.plan(ctx_for(home), SID).refusal or "")
+
+
 def test_branch_b_dates_the_recovered_prompt_like_the_other_branches(home: Path, tmp_path: Path) -> None:
     """Rule: in branch B (core transcript) the prompt re-appended before visible journal output is a
     recovered user row dated at pending_started_at, as in branches A and C."""
