@@ -59,3 +59,19 @@ def test_an_index_that_cannot_be_read_is_no_source(tmp_path):
     home, sessions, _db = home_dirs(tmp_path)
     (sessions / "_index.json").mkdir()
     assert guard_warnings(make_ctx(home), {"session_id": "p1", "active_stream_id": "run"}) == []
+
+
+def test_a_sidecar_whose_head_names_the_session_as_parent_is_a_source(tmp_path):
+    """Rule: ``child.json``'s head holds ``"parent_session_id": "p1"``: the guard names it (in the
+    session's own folder; ``other.json`` names another parent)."""
+    home, sessions, _db = home_dirs(tmp_path)
+    (sessions / "child.json").write_text(
+        json.dumps({"session_id": "child", "parent_session_id": "p1"}, indent=2)
+    )
+    (sessions / "other.json").write_text(
+        json.dumps({"session_id": "other", "parent_session_id": "p2"}, indent=2)
+    )
+    assert guard_warnings(make_ctx(home), {"session_id": "p1", "active_stream_id": "run"}) == [
+        "a compression continuation of this session exists (child.json); "
+        "hermes' get_session skips the repair for its parent"
+    ]
