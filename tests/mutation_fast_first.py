@@ -14,6 +14,8 @@ mutmut's clean run (the same tests unmutated, which must pass: ``MUTANT_UNDER_TE
   (``mutants/mutmut-stats.json``), fastest first, so a kill comes as early as it can;
 - leaves out the tests slower than ``MUTATION_TEST_CAP`` seconds (1 by default), unless
   that would leave none, and appends the mutant's name to ``mutants/fast_first_capped.txt``;
+- a mutant the ledger records as killed on the same version of its function (:func:`_recorded_kill`) keeps
+  all its tests, fastest first: run again, a kill only a slow test makes is found again, not a "flip";
 - keeps, of those, the fastest while their recorded times add up to at most ``MUTATION_TEST_BUDGET``
   seconds (20 by default; at least one test): a function reached by hundreds of tests (the save, the
   write path) has its survivors checked in seconds, not minutes;
@@ -36,6 +38,10 @@ import os
 from pathlib import Path
 
 _STATS = Path(__file__).resolve().parents[1] / "mutmut-stats.json"
+_LEDGER = (
+    Path(__file__).resolve().parent / "mutation_ledger.txt"
+)  # the verdicts kept (tests/mutation_ledger.py)
+_META_ROOT = Path(__file__).resolve().parents[1]  # mutmut's folder: <module path>.py.meta beside each module
 _CAPPED = Path(__file__).resolve().parents[1] / "fast_first_capped.txt"
 _durations: dict[str, float] = {}
 # What _durations was read from: the stats file's path with its size and modification time. The path
@@ -79,6 +85,39 @@ def _load_durations() -> dict[str, float]:
     return _durations
 
 
+def _recorded_kill(mutant: str) -> bool:
+    """Whether ``tests/mutation_ledger.txt`` records ``mutant`` as killed by a test (exit code 1) on
+    the version of its function this run mutates (mutmut's hash in the module's ``.meta`` file equal
+    to the ledger's). Such a mutant is run against all its tests, fastest first (:func:`pytest_
+    collection_modifyitems`): a kill that only a slow test makes is found again, instead of reported
+    as a survivor of the fast ones (the thirteenth and fourteenth sessions' re-runs of older kills
+    "flipped" exactly those). With ``-x`` the slow tests run only when the fast ones do not kill it.
+    False when anything cannot be read."""
+    module, _, rest = mutant.rpartition(".")
+    function, sep, number = rest.rpartition("__mutmut_")
+    if not (module and sep and number.isdigit()):
+        return False
+    base = module.replace(".", "/")
+    for path in (f"{base}.py", f"{base}/__init__.py"):
+        try:
+            with (_META_ROOT / f"{path}.meta").open("rb") as f:
+                now = json.load(f).get("hash_by_function_name", {}).get(function)
+        except (OSError, ValueError, AttributeError):
+            continue
+        try:
+            with _LEDGER.open(encoding="utf-8") as f:
+                for line in f:
+                    fields = line.rstrip("\n").split("\t")
+                    if len(fields) == 4 and fields[0] == path and fields[1] == function:
+                        codes = fields[3].split()
+                        index = int(number) - 1
+                        return fields[2] == now and 0 <= index < len(codes) and codes[index] == "1"
+        except OSError:
+            return False
+        return False
+    return False
+
+
 def _limit_cpu(tests_time: float) -> None:
     """A mutant's CPU limit: 20 s plus 5 x the recorded time of the tests that run here, more than
     this process has used. mutmut computes its own limit (30 x, at least 60 s) from every test that
@@ -113,13 +152,15 @@ def pytest_collection_modifyitems(config, items):
         return
     durations = _load_durations()
     cap = float(os.environ.get("MUTATION_TEST_CAP", "1.0"))
+    budget = float(os.environ.get("MUTATION_TEST_BUDGET", "20"))
+    if mutant and _recorded_kill(mutant):  # an older kill run again: every test, fastest first
+        cap = budget = float("inf")
 
     def duration(item) -> float:
         return durations.get(item.nodeid.removeprefix("mutants/"), 0.0)
 
     ordered = sorted(items, key=duration)
     kept = [item for item in ordered if duration(item) <= cap] or ordered
-    budget = float(os.environ.get("MUTATION_TEST_BUDGET", "20"))
     spent = 0.0
     for n, item in enumerate(kept):  # the fastest ones while their recorded time fits the budget
         spent += duration(item)

@@ -272,3 +272,58 @@ def test_the_fastest_tests_are_kept_while_their_time_fits_the_budget(stats, monk
     monkeypatch.delenv("MUTATION_TEST_BUDGET")
     kept, _ = _run(_three())  # 20 s by default: all three fit
     assert kept == ["tests/b.py::t_fast", "tests/a.py::t_mid", "tests/a.py::t_slow"]
+
+
+@pytest.fixture
+def ledger(stats, monkeypatch):
+    """A ledger recording ``inspector/plan.py``'s ``x_f`` at hash ``aaa``: mutant 1 killed, 2 survived,
+    3 a timeout; the mutants folder's ``.meta`` gives ``x_f`` the same hash, ``x_g`` another."""
+    (stats / "inspector").mkdir()
+    (stats / "inspector" / "plan.py.meta").write_text(
+        json.dumps({"hash_by_function_name": {"x_f": "aaa", "x_g": "new"}}), encoding="utf-8"
+    )
+    path = stats / "mutation_ledger.txt"
+    path.write_text(
+        "# a comment line\ninspector/plan.py\tx_f\taaa\t1 0 24\ninspector/plan.py\tx_g\told\t1 1\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setattr(plugin, "_LEDGER", path)
+    monkeypatch.setattr(plugin, "_META_ROOT", stats)
+    return stats
+
+
+def test_a_recorded_kill_of_the_same_function_version_keeps_every_test_fastest_first(ledger, monkeypatch):
+    """Rule: the older kill run again gets all its tests (the slow one last), nothing deselected."""
+    monkeypatch.setenv("MUTANT_UNDER_TEST", "inspector.plan.x_f__mutmut_1")
+    kept, dropped = _run(_three())
+    assert kept == ["tests/b.py::t_fast", "tests/a.py::t_mid", "tests/a.py::t_slow"]
+    assert dropped == []
+
+
+@pytest.mark.parametrize(
+    "mutant",
+    [
+        "inspector.plan.x_f__mutmut_2",  # recorded as a survivor
+        "inspector.plan.x_f__mutmut_3",  # a timeout, not a kill by a test
+        "inspector.plan.x_f__mutmut_4",  # past the recorded ones
+        "inspector.plan.x_g__mutmut_1",  # killed, but on another version of x_g
+        "inspector.plan.x_h__mutmut_1",  # a function the ledger does not hold
+        "inspector.other.x_f__mutmut_1",  # a module without a .meta file
+    ],
+)
+def test_anything_else_keeps_the_cap(ledger, monkeypatch, mutant):
+    """Rule: only a recorded kill on the same version lifts the cap; the others run the fast tests."""
+    monkeypatch.setenv("MUTANT_UNDER_TEST", mutant)
+    kept, dropped = _run(_three())
+    assert kept == ["tests/b.py::t_fast", "tests/a.py::t_mid"]
+    assert dropped == ["tests/a.py::t_slow"]
+
+
+def test_recorded_kill_reads_the_real_ledger_format() -> None:
+    """Rule: a line of the project's own ledger is read as ``path, function, hash, codes``."""
+    first = next(
+        line for line in plugin._LEDGER.read_text(encoding="utf-8").splitlines() if not line.startswith("#")
+    )
+    path, function, _hash, codes = first.split("\t")
+    assert path.startswith("inspector/") and path.endswith(".py") and function.startswith("x")
+    assert all(code == "." or code.lstrip("-").isdigit() for code in codes.split())
