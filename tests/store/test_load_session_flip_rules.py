@@ -42,3 +42,43 @@ def test_model_explicit_pick_signature_is_none_when_falsy(value, expected) -> No
 
 def test_a_missing_signature_is_none() -> None:
     assert _load().data["model_explicit_pick_signature"] is None
+
+
+@pytest.mark.parametrize("value", [None, "", 0, False, []])
+def test_falsy_pending_attachments_become_an_empty_list(value) -> None:
+    """Rule: hermes' ``pending_attachments or []``; a list with items is kept as it is."""
+    data = _load(pending_attachments=value).data
+    assert data["pending_attachments"] == [] and "PENDING_ATTACHMENTS" not in data
+    assert _load(pending_attachments=[{"name": "a.png"}]).data["pending_attachments"] == [{"name": "a.png"}]
+
+
+@pytest.mark.parametrize(
+    "key, value, kind",
+    [
+        ("workspace", 5, "int"),
+        ("created_workspace", [1], "list"),
+        ("worktree_path", 3.5, "float"),
+        ("worktree_repo_root", True, "bool"),
+    ],
+)
+def test_a_path_that_is_no_string_is_refused_naming_its_key(key, value, kind) -> None:
+    """Rule: hermes hands these to ``Path()``, which raises TypeError; the words name the key and the
+    type (what the window and ``show`` print for a sidecar hermes cannot load)."""
+    with pytest.raises(TypeError) as info:
+        _load(**{key: value})
+    assert str(info.value) == f"{key}: expected str, bytes or os.PathLike object, not {kind}"
+
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [({"turn-1": {"scene": "x"}}, {"turn-1": {"scene": "x"}}), ([1], {}), (None, {}), ("s", {})],
+)
+def test_anchor_activity_scenes_kept_when_a_dict(value, expected) -> None:
+    """Rule: a dict of scenes is kept; anything else is an empty dict (hermes' isinstance check)."""
+    assert _load(anchor_activity_scenes=value).data["anchor_activity_scenes"] == expected
+
+
+@pytest.mark.parametrize("value, expected", [(0, None), (-3, None), (5, 5), ("7", 7), (None, None)])
+def test_the_context_tokens_estimate_is_kept_only_when_positive(value, expected) -> None:
+    data = _load(post_compression_context_tokens_estimate=value).data
+    assert data["post_compression_context_tokens_estimate"] == expected
