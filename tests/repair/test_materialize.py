@@ -428,6 +428,8 @@ def test_unsafe_ids_are_skipped_with_a_warning_and_safe_rows_still_planned(home,
     assert all(c.path.parent == sessions for c in plan.changes)
     skipped = [d["session_id"] for d in plan.result["details"] if d.get("skipped") == "unsafe_session_id"]
     assert sorted(skipped) == sorted(ids[:-1])
+    details = {d["session_id"]: d for d in plan.result["details"]}
+    assert details["a/b"] == {"session_id": "a/b", "materialized": False, "skipped": "unsafe_session_id"}
     assert sum("not a safe file name" in w for w in plan.warnings) == 4
     apply(plan, tmp_path)
     assert not (home_path / "webui" / "escaped.json").exists()
@@ -626,10 +628,11 @@ def test_blob_content_that_hermes_cannot_serialize_is_skipped_with_a_warning(hom
     )
     plan = _plan(home_path)
     assert [c.path.name for c in plan.changes] == ["text.json", "_index.json"]
-    assert (
-        plan.result["details"][0]["session_id"] == "blob"
-        and plan.result["details"][0]["materialized"] is False
-    )
+    assert plan.result["details"][0] == {
+        "session_id": "blob",
+        "materialized": False,
+        "error": "Object of type bytes is not JSON serializable",
+    }
     assert any("cannot be written as JSON" in w for w in plan.warnings)
 
 
