@@ -78,6 +78,16 @@ def _forking(monkeypatch) -> list[int]:
     return started
 
 
+class _FailingCopy:
+    """A forked copy that failed: its result raises ForkedError (nothing is forked)."""
+
+    def __init__(self, fn) -> None:
+        self.fn = fn
+
+    def result(self):
+        raise ForkedError("the forked process ended without a result")
+
+
 def _reaped(pid: int) -> bool:
     """Whether the copy ``pid`` was waited for already (other tests' children may still run: only
     this one is looked at)."""
@@ -140,16 +150,9 @@ def test_exactly_parallel_heads_min_sidecars_start_a_copy(home: Path, monkeypatc
 def test_a_copy_that_fails_is_redone_here(home: Path, monkeypatch) -> None:
     """Rule: the copy's failure (ForkedError) costs time, never the warning."""
 
-    class Failing:
-        def __init__(self, fn) -> None:
-            self.fn = fn
-
-        def result(self):
-            raise ForkedError("the forked process ended without a result")
-
     monkeypatch.setattr(interrupted, "PARALLEL_HEADS_MIN", 1)
     monkeypatch.setattr(interrupted.portable, "can_fork", lambda: True)
-    monkeypatch.setattr(interrupted, "Forked", Failing)
+    monkeypatch.setattr(interrupted, "Forked", _FailingCopy)
     result = plan_for(home)
     assert result.warnings[:2] == [NO_STREAM, SOURCES]
 
@@ -183,16 +186,9 @@ def test_a_plan_that_refuses_with_a_failed_copy_still_refuses(home: Path, monkey
     """Rule: a copy whose result is not wanted (the plan refuses) and that failed is reaped quietly:
     the refusal is the plan's answer, not the copy's error."""
 
-    class Failing:
-        def __init__(self, fn) -> None:
-            self.fn = fn
-
-        def result(self):
-            raise ForkedError("the forked process ended without a result")
-
     monkeypatch.setattr(interrupted, "PARALLEL_HEADS_MIN", 1)
     monkeypatch.setattr(interrupted.portable, "can_fork", lambda: True)
-    monkeypatch.setattr(interrupted, "Forked", Failing)
+    monkeypatch.setattr(interrupted, "Forked", _FailingCopy)
     index = home / "webui" / "sessions" / "_index.json"
     index.unlink()
     index.mkdir()

@@ -28,6 +28,14 @@ CASES = [
 ]
 
 
+def _check(text, limit, expected) -> None:
+    got = jsonfmt._orjson_loads_to_depth(text, limit)
+    if expected is NOT_PARSED:
+        assert got is NOT_PARSED
+    else:
+        assert got == expected
+
+
 @pytest.fixture
 def known_limit(monkeypatch):
     """The installed orjson, its limit probed and found (the extra-arrays way)."""
@@ -44,21 +52,13 @@ def unknown_limit(monkeypatch):
 @pytest.mark.parametrize("text, limit, expected", CASES)
 def test_with_the_limit_known_the_value_or_the_marker(known_limit, text, limit, expected):
     """Rule: the value when the text nests at most ``limit`` levels; the marker when deeper or not JSON."""
-    got = jsonfmt._orjson_loads_to_depth(text, limit)
-    if expected is NOT_PARSED:
-        assert got is NOT_PARSED
-    else:
-        assert got == expected
+    _check(text, limit, expected)
 
 
 @pytest.mark.parametrize("text, limit, expected", CASES)
 def test_with_the_limit_unknown_the_walk_gives_the_same(unknown_limit, text, limit, expected):
     """Rule: the same answers when the value is parsed as it is and walked for its depth."""
-    got = jsonfmt._orjson_loads_to_depth(text, limit)
-    if expected is NOT_PARSED:
-        assert got is NOT_PARSED
-    else:
-        assert got == expected
+    _check(text, limit, expected)
 
 
 def test_a_limit_of_1024_or_more_takes_the_walk_and_reads_what_orjson_reads(known_limit):
