@@ -37,6 +37,8 @@ import json
 import os
 from pathlib import Path
 
+from tests import mutation_ledger
+
 _STATS = Path(__file__).resolve().parents[1] / "mutmut-stats.json"
 _LEDGER = (
     Path(__file__).resolve().parent / "mutation_ledger.txt"
@@ -92,30 +94,39 @@ def _recorded_kill(mutant: str) -> bool:
     collection_modifyitems`): a kill that only a slow test makes is found again, instead of reported
     as a survivor of the fast ones (the thirteenth and fourteenth sessions' re-runs of older kills
     "flipped" exactly those). With ``-x`` the slow tests run only when the fast ones do not kill it.
-    False when anything cannot be read."""
-    module, _, rest = mutant.rpartition(".")
-    function, sep, number = rest.rpartition("__mutmut_")
-    if not (module and sep and number.isdigit()):
+    False when anything cannot be read. The ledger is read by :mod:`tests.mutation_ledger`, once
+    per path (in the fork server: every mutant's process inherits it)."""
+    key = mutation_ledger._KEY.fullmatch(mutant)
+    if key is None:
         return False
-    base = module.replace(".", "/")
+    ledger = _ledger()
+    base = key["module"].replace(".", "/")
     for path in (f"{base}.py", f"{base}/__init__.py"):
-        try:
-            with (_META_ROOT / f"{path}.meta").open("rb") as f:
-                now = json.load(f).get("hash_by_function_name", {}).get(function)
-        except (OSError, ValueError, AttributeError):
+        recorded = ledger.get((path, key["func"]))
+        if recorded is None:
             continue
         try:
-            with _LEDGER.open(encoding="utf-8") as f:
-                for line in f:
-                    fields = line.rstrip("\n").split("\t")
-                    if len(fields) == 4 and fields[0] == path and fields[1] == function:
-                        codes = fields[3].split()
-                        index = int(number) - 1
-                        return fields[2] == now and 0 <= index < len(codes) and codes[index] == "1"
-        except OSError:
+            with (_META_ROOT / f"{path}.meta").open("rb") as f:
+                now = json.load(f).get("hash_by_function_name", {}).get(key["func"])
+        except (OSError, ValueError, AttributeError):
             return False
-        return False
+        digest, codes = recorded
+        index = int(key["n"]) - 1
+        return digest == now and index < len(codes) and codes[index] == 1
     return False
+
+
+_ledgers: dict[Path, dict] = {}
+
+
+def _ledger() -> dict:
+    """:func:`tests.mutation_ledger.read_ledger` of :data:`_LEDGER` (empty when it cannot be read)."""
+    if _LEDGER not in _ledgers:
+        try:
+            _ledgers[_LEDGER] = mutation_ledger.read_ledger(_LEDGER)
+        except mutation_ledger.BadInput:
+            _ledgers[_LEDGER] = {}
+    return _ledgers[_LEDGER]
 
 
 def _limit_cpu(tests_time: float) -> None:
@@ -144,6 +155,7 @@ def pytest_configure(config):
     # In the fork server this runs before any mutant: the durations are then inherited.
     if os.environ.get("MUTANT_UNDER_TEST", "") not in {"stats", "list_all_tests", "fail"}:
         _load_durations()
+        _ledger()
 
 
 def pytest_collection_modifyitems(config, items):

@@ -276,15 +276,15 @@ def test_the_fastest_tests_are_kept_while_their_time_fits_the_budget(stats, monk
 
 @pytest.fixture
 def ledger(stats, monkeypatch):
-    """A ledger recording ``inspector/plan.py``'s ``x_f`` at hash ``aaa``: mutant 1 killed, 2 survived,
+    """A ledger recording ``inspector/plan.py``'s ``x_f`` at hash ``aaaaaa``: mutant 1 killed, 2 survived,
     3 a timeout; the mutants folder's ``.meta`` gives ``x_f`` the same hash, ``x_g`` another."""
     (stats / "inspector").mkdir()
     (stats / "inspector" / "plan.py.meta").write_text(
-        json.dumps({"hash_by_function_name": {"x_f": "aaa", "x_g": "new"}}), encoding="utf-8"
+        json.dumps({"hash_by_function_name": {"x_f": "aaaaaa", "x_g": "cccccc"}}), encoding="utf-8"
     )
     path = stats / "mutation_ledger.txt"
     path.write_text(
-        "# a comment line\ninspector/plan.py\tx_f\taaa\t1 0 24\ninspector/plan.py\tx_g\told\t1 1\n",
+        "# a comment line\ninspector/plan.py\tx_f\taaaaaa\t1 0 24\ninspector/plan.py\tx_g\tbbbbbb\t1 1\n",
         encoding="utf-8",
     )
     monkeypatch.setattr(plugin, "_LEDGER", path)
