@@ -55,6 +55,7 @@ def stats(tmp_path, monkeypatch):
     )
     monkeypatch.setattr(plugin, "_STATS", path)
     monkeypatch.setattr(plugin, "_CAPPED", tmp_path / "fast_first_capped.txt")
+    monkeypatch.setattr(plugin, "_KILLERS", tmp_path / "fast_first_killers.txt")
     monkeypatch.setattr(plugin, "_loaded_key", None)
     monkeypatch.setattr(plugin, "_durations", {})  # put back afterwards, with the key it was read under
     monkeypatch.delenv("MUTATION_FULL", raising=False)
@@ -327,3 +328,76 @@ def test_recorded_kill_reads_the_real_ledger_format() -> None:
     path, function, _hash, codes = first.split("\t")
     assert path.startswith("inspector/") and path.endswith(".py") and function.startswith("x")
     assert all(code == "." or code.lstrip("-").isdigit() for code in codes.split())
+
+
+def test_earlier_killers_of_the_same_function_run_first_most_kills_first(ledger, monkeypatch):
+    """Rule: among the tests kept, those that killed other mutants of the same function in this run come
+    first, the one with most kills first; the rest stay fastest first. Killers of another function, or
+    of the same name in another module, and cut or foreign lines change nothing."""
+    (ledger / "fast_first_killers.txt").write_text(
+        "inspector.plan.x_f__mutmut_7\ttests/a.py::t_mid\n"
+        "inspector.plan.x_f__mutmut_8\ttests/a.py::t_slow\n"
+        "inspector.plan.x_f__mutmut_9\ttests/a.py::t_slow\n"
+        "inspector.plan.x_g__mutmut_1\ttests/a.py::t_mid\n"
+        "inspector.plan.x_g__mutmut_2\ttests/a.py::t_mid\n"
+        "inspector.other.x_f__mutmut_1\ttests/a.py::t_mid\n"
+        "inspector.other.x_f__mutmut_2\ttests/a.py::t_mid\n"
+        "not a line of ours\n"
+        "inspector.plan.x_f__mutmut_10\t\n"
+        "inspector.plan.x_f__mut",
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("MUTANT_UNDER_TEST", "inspector.plan.x_f__mutmut_1")  # a recorded kill: every test
+    kept, dropped = _run(_three())
+    assert kept == ["tests/a.py::t_slow", "tests/a.py::t_mid", "tests/b.py::t_fast"] and dropped == []
+
+
+def test_killers_first_never_changes_which_tests_are_kept(ledger, monkeypatch):
+    """Rule: a killer left out by the cap stays out; only the kept tests are put in another order."""
+    (ledger / "fast_first_killers.txt").write_text(
+        "inspector.plan.x_f__mutmut_7\ttests/a.py::t_slow\ninspector.plan.x_f__mutmut_8\ttests/a.py::t_mid\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("MUTANT_UNDER_TEST", "inspector.plan.x_f__mutmut_2")  # a survivor: the cap holds
+    kept, dropped = _run(_three())
+    assert kept == ["tests/a.py::t_mid", "tests/b.py::t_fast"] and dropped == ["tests/a.py::t_slow"]
+
+
+def test_without_a_killers_file_the_order_is_fastest_first(ledger, monkeypatch):
+    monkeypatch.setenv("MUTANT_UNDER_TEST", "inspector.plan.x_f__mutmut_1")
+    assert not (ledger / "fast_first_killers.txt").exists()
+    kept, _ = _run(_three())
+    assert kept == ["tests/b.py::t_fast", "tests/a.py::t_mid", "tests/a.py::t_slow"]
+
+
+def _report(nodeid: str, failed: bool) -> SimpleNamespace:
+    return SimpleNamespace(nodeid=nodeid, failed=failed)
+
+
+def test_a_failing_test_in_a_mutants_run_is_recorded_as_its_killer(stats, monkeypatch):
+    """Rule: in a mutant's process each failed report (setup, call or teardown) appends one line
+    ``mutant<TAB>node id`` (mutmut's ``mutants/`` prefix dropped); passing tests add nothing."""
+    monkeypatch.setenv("MUTANT_UNDER_TEST", "inspector.plan.x_f__mutmut_3")
+    plugin.pytest_runtest_logreport(_report("tests/b.py::t_fast", failed=False))
+    assert not (stats / "fast_first_killers.txt").exists()
+    plugin.pytest_runtest_logreport(_report("mutants/tests/a.py::t_mid", failed=True))
+    monkeypatch.setenv("MUTANT_UNDER_TEST", "inspector.plan.x_f__mutmut_4")
+    plugin.pytest_runtest_logreport(_report("tests/a.py::t_slow", failed=True))
+    assert (stats / "fast_first_killers.txt").read_text(encoding="utf-8") == (
+        "inspector.plan.x_f__mutmut_3\ttests/a.py::t_mid\ninspector.plan.x_f__mutmut_4\ttests/a.py::t_slow\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("mutant", "full"), [(None, None), ("", None), ("stats", None), ("inspector.plan.x_f__mutmut_3", "1")]
+)
+def test_no_killer_is_recorded_outside_a_mutants_run(stats, monkeypatch, mutant, full):
+    """Rule: the suite itself, mutmut's clean, stats and listing runs and a MUTATION_FULL run record nothing."""
+    if mutant is None:
+        monkeypatch.delenv("MUTANT_UNDER_TEST", raising=False)
+    else:
+        monkeypatch.setenv("MUTANT_UNDER_TEST", mutant)
+    if full:
+        monkeypatch.setenv("MUTATION_FULL", full)
+    plugin.pytest_runtest_logreport(_report("tests/a.py::t_mid", failed=True))
+    assert not (stats / "fast_first_killers.txt").exists()
