@@ -8,7 +8,9 @@ Rules pinned (the docstrings in ``inspector/repair/materialize.py``):
 * from 64 rows (``PARALLEL_WARNINGS_MIN``) on, on a system that may fork, a forked copy asks them for
   every row with a safe id, None for the others, in row order; below 64 rows no copy is made;
 * the preview made with the copy's answers is the one made asking them here, every other line kept
-  in its place.
+  in its place;
+* a row whose warning facts the rows' read could not find is asked by the path of state.db (one such
+  row: no shared connection), to the same words.
 
 The copy is the fallback of a materialize whose rows' warning facts could not be found while the rows
 were read (``statedb._messages_with_facts`` failing for every row): the tests of the whole plan make it
@@ -152,3 +154,25 @@ def test_the_reason_nothing_is_done_reads_the_tombstone_the_plan_read(tmp_path: 
         "nothing to do: gone1 was deleted by the user (durable tombstone): hermes never brings it back"
         in plan.summary
     )
+
+
+def test_a_row_whose_facts_were_not_found_is_asked_over_its_own_connection(tmp_path: Path) -> None:
+    """A ``tool_calls`` value that is TEXT but not UTF-8 fails the query that finds a row's warning facts
+    (it selects that column; hermes' own query of the messages does not): that row alone is asked here, by
+    the path of state.db (one unknown row: no shared reader), and its warnings are the same words."""
+    home = _home(tmp_path, [DEFECT, "s00", "s01"])
+    with sqlite3.connect(home / "state.db") as conn:
+        conn.execute("ALTER TABLE messages ADD COLUMN tool_calls TEXT")
+        conn.execute(
+            "UPDATE messages SET tool_calls = CAST(X'FF' AS TEXT) WHERE session_id = ? AND active = 1",
+            (DEFECT,),
+        )
+    facts: dict[str, statedb.WarningFacts] = {}
+    statedb.read_missing_sidecar_rows(home / "webui" / "sessions", home / "state.db", facts=facts)
+    assert sorted(facts) == ["s00", "s01"]  # the defect row's facts could not be had
+    warnings = materialize.plan(make_ctx(home), None).to_json()["warnings"]
+    assert warnings[-2:] == [
+        f"{DEFECT}: the sidecar drops tool_calls (1 row) (hermes' minimal mapper keeps only role, content, "
+        "timestamp); includes 1 rewound/compacted row(s) (no active filter)",
+        DEFECTS[0],
+    ]
