@@ -377,6 +377,7 @@ class Bench:
                         *[a.replace("{home}", str(self.homes[fig.home])) for a in fig.inspector],
                     ]
                     timed(cmd, inspector_env(self.warm_state, self.fake_home), ROOT)
+                    settle(self.warm_state)  # the cache written before the first timed run reads it
 
     def figure(self, fig: Figure, repeat: int) -> dict:
         pairs: list[tuple[Run, Run]] = []

@@ -157,3 +157,27 @@ def test_a_writing_figures_scratch_copies_are_removed_together_once_its_last_pai
     assert all(set(a) <= set(b) for a, b in zip(alive_at_each_run, alive_at_each_run[1:], strict=False))
     assert not list(work.glob("scratch-*")) and not list(work.glob("state-*"))  # all gone at the end
     assert (home / "webui" / "sessions" / "a.json").read_text() == "{}"  # the home itself untouched
+
+
+def test_the_warm_figures_cache_is_written_before_its_first_timed_run(tmp_path, monkeypatch):
+    """The command hands the fact cache's write to a detached process and exits: the warm-up waits for
+    that file (as a first open's run does), else the first pair's inspector run, right after the
+    warm-up in a run of the warm figure alone, found no cache and timed a first open."""
+    import against
+
+    home = tmp_path / "home"
+    (home / "webui" / "sessions").mkdir(parents=True)
+    work = tmp_path / "work"
+    work.mkdir()
+    calls: list[str] = []
+
+    def fake_timed(cmd, env, cwd):
+        calls.append("hermes" if "inspector" not in cmd else "inspector")
+        return against.Run(0.1, 1.0, True, 0.1)
+
+    monkeypatch.setattr(against, "timed", fake_timed)
+    monkeypatch.setattr(against, "settle", lambda state: calls.append(f"settle {state.name}"))
+    monkeypatch.setattr(against.time, "sleep", lambda s: None)
+    bench = against.Bench(tmp_path / "hermes", {"bench": home, "plain": home}, work, "py", "py", print)
+    bench.prepare([next(f for f in against.FIGURES if f.id == "audit.warm")])
+    assert calls == ["hermes", "inspector", "settle state-warm"]
