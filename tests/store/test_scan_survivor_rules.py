@@ -83,6 +83,20 @@ def test_a_kept_value_too_deep_to_walk_is_read_exactly():
     assert _innermost(facts["meta"]["title"], depth).__class__ is int
 
 
+def test_a_value_too_deep_to_walk_may_be_coerced_whatever_it_holds():
+    """Rule (``may_be_coerced``'s own words: "Too deep to walk: True"): a value nested deeper than the
+    interpreter lets the walk go is answered True even when nothing in it is a float, so its file is
+    parsed exactly; a shallow one is looked through. (Since the twelfth session the sidecar parse reads
+    deep documents exactly on its own, so the rule is held here, on the function.)"""
+    deep: list = [1.0]
+    for _ in range(5000):
+        deep = [deep]
+    assert scan.may_be_coerced(deep) is True
+    assert scan.may_be_coerced({"a": deep}) is True
+    assert scan.may_be_coerced([[[1.0]]]) is False
+    assert scan.may_be_coerced([[[2.0**64]]]) is True
+
+
 # ---------------------------------------------------------------- run journal pieces
 
 
