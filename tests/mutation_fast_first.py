@@ -24,6 +24,11 @@ mutmut's clean run (the same tests unmutated, which must pass: ``MUTANT_UNDER_TE
 - keeps, of those, the fastest while their recorded times add up to at most ``MUTATION_TEST_BUDGET``
   seconds (20 by default; at least one test): a function reached by hundreds of tests (the save, the
   write path) has its survivors checked in seconds, not minutes;
+- keeps in memory, before any mutant runs, mutmut's own files in its folder (``README.md``, which a test
+  reads, ``pyproject.toml``, the stats) and writes back one a mutant's test removed, after that test
+  (:func:`_put_back_files`; the mutant is named in ``mutants/fast_first_put_back.txt``): the tests run
+  in that folder, and a mutant that removes the files of its working folder otherwise turns every
+  later mutant's run into false kills and timeouts;
 - lowers the process's CPU limit to 20 s + 5 x the recorded time of the tests that run
   (:func:`_limit_cpu`), so a mutant that loops for ever is a timeout in a minute, not in hours.
 
@@ -79,8 +84,8 @@ def _load_durations() -> dict[str, float]:
     global _durations, _loaded_key
     try:
         st = _STATS.stat()
-    except OSError:
-        return {}
+    except OSError:  # gone after it was read (see _put_back_files): what was read from it stays
+        return _durations if _loaded_key is not None and _loaded_key[0] == str(_STATS) else {}
     key = (str(_STATS), st.st_size, st.st_mtime_ns)
     if key != _loaded_key:
         try:
@@ -184,11 +189,51 @@ def _nodeid(item) -> str:
     return item.nodeid.removeprefix("mutants/")
 
 
+# mutmut's own files in its folder (the working folder of every mutant's tests), kept in memory before any
+# mutant runs and put back after each test of a mutant that removed one. A mutant of
+# ``plan._sweep_early_folders`` (``os.scandir(None)``: the working folder) removed every file there in the
+# fifteenth session: without ``README.md`` a test that reads it fails for every later mutant (a false kill),
+# without the stats every mutant got the 20 s CPU limit (false timeouts).
+_KEPT_NAMES = ("README.md", "pyproject.toml", "mutmut-stats.json")
+_PUT_BACK = Path(__file__).resolve().parents[1] / "fast_first_put_back.txt"
+_kept: dict[Path, bytes] = {}
+
+
+def _keep_files() -> None:
+    """The bytes of :data:`_KEPT_NAMES` in mutmut's folder, read once (in the fork server: every mutant's
+    process inherits them)."""
+    for name in _KEPT_NAMES:
+        path = _META_ROOT / name
+        if path not in _kept:
+            try:
+                _kept[path] = path.read_bytes()
+            except OSError:
+                pass
+
+
+def _put_back_files(mutant: str) -> None:
+    """Each kept file that is gone written back (through a temporary name and a rename), and the mutant
+    that removed it named in :data:`_PUT_BACK`."""
+    for path, data in _kept.items():
+        if os.path.lexists(path):
+            continue
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.put-back")
+        try:
+            tmp.write_bytes(data)
+            os.replace(tmp, path)
+            with _PUT_BACK.open("a", encoding="utf-8") as f:
+                f.write(f"{mutant}\t{path.name}\n")
+        except OSError:
+            pass
+
+
 def pytest_runtest_logreport(report):
     """In a mutant's process, the test that failed (setup, call or teardown: with ``-x`` the first one
     ends the run and kills the mutant) appended to :data:`_KILLERS`, one ``mutant<TAB>node id`` line
     per write, for :func:`pytest_collection_modifyitems` to put first for the function's next mutants."""
     mutant = _mutant_under_test()
+    if mutant and report.when == "teardown":
+        _put_back_files(mutant)
     if not mutant or not report.failed:
         return
     try:
@@ -203,6 +248,8 @@ def pytest_configure(config):
     if os.environ.get("MUTANT_UNDER_TEST", "") not in {"stats", "list_all_tests", "fail"}:
         _load_durations()
         _ledger()
+    if _mutant_under_test() is not None:
+        _keep_files()
 
 
 def pytest_collection_modifyitems(config, items):

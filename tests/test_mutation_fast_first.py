@@ -56,6 +56,9 @@ def stats(tmp_path, monkeypatch):
     monkeypatch.setattr(plugin, "_STATS", path)
     monkeypatch.setattr(plugin, "_CAPPED", tmp_path / "fast_first_capped.txt")
     monkeypatch.setattr(plugin, "_KILLERS", tmp_path / "fast_first_killers.txt")
+    monkeypatch.setattr(plugin, "_PUT_BACK", tmp_path / "fast_first_put_back.txt")
+    monkeypatch.setattr(plugin, "_META_ROOT", tmp_path)
+    monkeypatch.setattr(plugin, "_kept", {})
     monkeypatch.setattr(plugin, "_loaded_key", None)
     monkeypatch.setattr(plugin, "_durations", {})  # put back afterwards, with the key it was read under
     monkeypatch.delenv("MUTATION_FULL", raising=False)
@@ -370,8 +373,8 @@ def test_without_a_killers_file_the_order_is_fastest_first(ledger, monkeypatch):
     assert kept == ["tests/b.py::t_fast", "tests/a.py::t_mid", "tests/a.py::t_slow"]
 
 
-def _report(nodeid: str, failed: bool) -> SimpleNamespace:
-    return SimpleNamespace(nodeid=nodeid, failed=failed)
+def _report(nodeid: str, failed: bool, when: str = "call") -> SimpleNamespace:
+    return SimpleNamespace(nodeid=nodeid, failed=failed, when=when)
 
 
 def test_a_failing_test_in_a_mutants_run_is_recorded_as_its_killer(stats, monkeypatch):
@@ -401,3 +404,49 @@ def test_no_killer_is_recorded_outside_a_mutants_run(stats, monkeypatch, mutant,
         monkeypatch.setenv("MUTATION_FULL", full)
     plugin.pytest_runtest_logreport(_report("tests/a.py::t_mid", failed=True))
     assert not (stats / "fast_first_killers.txt").exists()
+
+
+def test_stats_removed_after_they_were_read_keep_their_durations(stats, monkeypatch):
+    """Rule: a stats file gone after it was read (a mutant removed it) leaves the durations read from it,
+    not none (with none, every mutant got the 20 s CPU limit and its tests in no order)."""
+    monkeypatch.setenv("MUTANT_UNDER_TEST", "inspector.plan.x_f__mutmut_3")
+    assert plugin._load_durations()["tests/a.py::t_slow"] == 2.0
+    (stats / "mutmut-stats.json").unlink()
+    assert plugin._load_durations()["tests/a.py::t_slow"] == 2.0
+    kept, dropped = _run(_three())
+    assert kept == ["tests/b.py::t_fast", "tests/a.py::t_mid"] and dropped == ["tests/a.py::t_slow"]
+
+
+def test_mutmuts_own_files_removed_by_a_mutants_test_are_put_back_after_it(stats, monkeypatch):
+    """Rule: in a mutant's process, README.md, pyproject.toml and the stats in mutmut's folder, as they were
+    before any mutant ran, are written back after each test that removed one, and the mutant is named in
+    fast_first_put_back.txt; files that are there are left as they are."""
+    (stats / "README.md").write_bytes(b"# the README\n")
+    (stats / "pyproject.toml").write_bytes(b"[project]\n")
+    monkeypatch.setenv("MUTANT_UNDER_TEST", "")  # the fork server's clean run keeps them
+    plugin.pytest_configure(SimpleNamespace())
+    monkeypatch.setenv("MUTANT_UNDER_TEST", "inspector.plan.x__sweep_early_folders__mutmut_19")
+    for name in ("README.md", "mutmut-stats.json"):
+        (stats / name).unlink()
+    (stats / "pyproject.toml").write_bytes(b"[changed]\n")
+    plugin.pytest_runtest_logreport(_report("tests/a.py::t_mid", failed=False, when="call"))
+    assert not (stats / "README.md").exists()  # only after the test's teardown
+    plugin.pytest_runtest_logreport(_report("tests/a.py::t_mid", failed=False, when="teardown"))
+    assert (stats / "README.md").read_bytes() == b"# the README\n"
+    assert "tests/a.py::t_slow" in (stats / "mutmut-stats.json").read_text(encoding="utf-8")
+    assert (stats / "pyproject.toml").read_bytes() == b"[changed]\n"
+    assert (stats / "fast_first_put_back.txt").read_text(encoding="utf-8") == (
+        "inspector.plan.x__sweep_early_folders__mutmut_19\tREADME.md\n"
+        "inspector.plan.x__sweep_early_folders__mutmut_19\tmutmut-stats.json\n"
+    )
+    assert sorted(p.name for p in stats.iterdir() if ".put-back" in p.name) == []
+
+
+def test_nothing_is_kept_or_put_back_outside_a_mutation_run(stats, monkeypatch):
+    (stats / "README.md").write_bytes(b"# the README\n")
+    monkeypatch.delenv("MUTANT_UNDER_TEST", raising=False)
+    plugin.pytest_configure(SimpleNamespace())
+    assert plugin._kept == {}
+    (stats / "README.md").unlink()
+    plugin.pytest_runtest_logreport(_report("tests/a.py::t_mid", failed=False, when="teardown"))
+    assert not (stats / "README.md").exists() and not (stats / "fast_first_put_back.txt").exists()
