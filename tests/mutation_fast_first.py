@@ -221,26 +221,30 @@ def _put_back_files(mutant: str) -> None:
         try:
             tmp.write_bytes(data)
             os.replace(tmp, path)
-            with _PUT_BACK.open("a", encoding="utf-8") as f:
-                f.write(f"{mutant}\t{path.name}\n")
         except OSError:
-            pass
+            continue
+        _append_line(_PUT_BACK, f"{mutant}\t{path.name}")
+
+
+def _append_line(path: Path, line: str) -> None:
+    """``line`` and a newline appended to ``path`` in one write (best effort: a record of the run)."""
+    try:
+        with path.open("a", encoding="utf-8") as f:
+            f.write(f"{line}\n")
+    except OSError:
+        pass
 
 
 def pytest_runtest_logreport(report):
-    """In a mutant's process, the test that failed (setup, call or teardown: with ``-x`` the first one
+    """In a mutant's process, after each test's teardown, mutmut's own files put back (:func:`_put_back_files`);
+    and the test that failed (setup, call or teardown: with ``-x`` the first one
     ends the run and kills the mutant) appended to :data:`_KILLERS`, one ``mutant<TAB>node id`` line
     per write, for :func:`pytest_collection_modifyitems` to put first for the function's next mutants."""
     mutant = _mutant_under_test()
     if mutant and report.when == "teardown":
         _put_back_files(mutant)
-    if not mutant or not report.failed:
-        return
-    try:
-        with _KILLERS.open("a", encoding="utf-8") as f:
-            f.write(f"{mutant}\t{report.nodeid.removeprefix('mutants/')}\n")
-    except OSError:
-        pass
+    if mutant and report.failed:
+        _append_line(_KILLERS, f"{mutant}\t{report.nodeid.removeprefix('mutants/')}")
 
 
 def pytest_configure(config):
@@ -285,8 +289,4 @@ def pytest_collection_modifyitems(config, items):
         config.hook.pytest_deselected(items=dropped)
         if not mutant:
             return
-        try:
-            with _CAPPED.open("a", encoding="utf-8") as f:
-                f.write(f"{mutant}\t{len(kept)}\t{len(dropped)}\n")
-        except OSError:
-            pass
+        _append_line(_CAPPED, f"{mutant}\t{len(kept)}\t{len(dropped)}")
