@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from inspector.repair import materialize
+from inspector.store import statedb
 from tests.recovery_helpers import make_ctx
 from tests.repair.test_materialize_warning_rules import _home
 
@@ -66,3 +67,14 @@ def test_each_rows_count_warning_names_that_row(tmp_path: Path) -> None:
             "1 messages are written"
         ) in warnings
     assert not any(w.startswith("None") for w in warnings)
+
+
+def test_a_schema_that_cannot_be_read_is_taken_to_have_the_count_column(tmp_path: Path, monkeypatch) -> None:
+    home = _home(tmp_path, ["s00"])
+    assert materialize._has_count_column(home / "state.db") is False  # the fixture's table has none
+
+    def refuse(db: Path) -> None:
+        raise statedb.StateDbError("database is locked")
+
+    monkeypatch.setattr(materialize, "read_schema", refuse)
+    assert materialize._has_count_column(home / "state.db") is True
