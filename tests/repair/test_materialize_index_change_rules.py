@@ -78,3 +78,17 @@ def test_a_schema_that_cannot_be_read_is_taken_to_have_the_count_column(tmp_path
 
     monkeypatch.setattr(materialize, "read_schema", refuse)
     assert materialize._has_count_column(home / "state.db") is True
+
+
+def test_a_state_db_that_is_not_a_database_plans_nothing_and_says_so(tmp_path: Path) -> None:
+    home = _home(tmp_path, ["s00"])
+    db = home / "state.db"
+    db.write_bytes(b"this is not a database, only text\n" * 100)
+    for session_id in (None, "s00"):
+        plan = materialize.plan(make_ctx(home), session_id)
+        assert plan.summary == ["nothing to materialize: state.db is unreadable"]
+        assert plan.warnings == [
+            f"state.db cannot be used: {db} is not an SQLite database (it looks encrypted or is not a "
+            "state.db at all) (hermes would silently materialize nothing)"
+        ]
+        assert plan.changes == [] and plan.refusal is None
