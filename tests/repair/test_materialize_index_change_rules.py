@@ -92,3 +92,16 @@ def test_a_state_db_that_is_not_a_database_plans_nothing_and_says_so(tmp_path: P
             "state.db at all) (hermes would silently materialize nothing)"
         ]
         assert plan.changes == [] and plan.refusal is None
+
+
+def test_no_state_db_plans_nothing_and_says_where_it_looked(tmp_path: Path) -> None:
+    home = _home(tmp_path, ["s00"])
+    (home / "state.db").unlink()
+    plan = materialize.plan(make_ctx(home), None)
+    assert plan.summary == [f"no state.db at {home / 'state.db'}: nothing to materialize"]
+    assert plan.warnings == [] and plan.changes == [] and plan.refusal is None
+
+
+def test_probe_of_no_path_says_so() -> None:
+    """``statedb.probe``'s words when it is given no path at all (a home without a state.db setting)."""
+    assert statedb.probe(None) == "no state.db path"
