@@ -2,6 +2,7 @@
 
     python -m tests.mutation_ledger save [MUTANTS_DIR] [--ledger FILE]   # after (or during) mutmut run
     python -m tests.mutation_ledger seed [MUTANTS_DIR] [--ledger FILE]   # before mutmut run on a new machine
+    python -m tests.mutation_ledger rerun [MUTANTS_DIR]                  # after a run of tests/mutation_rerun_left.txt
 
 mutmut keeps its verdicts in ``mutants/**/*.meta`` (``exit_code_by_key``: each mutant's exit code, and
 ``hash_by_function_name``: a hash of each function's code), a folder that is generated and never
@@ -42,6 +43,14 @@ from pathlib import Path
 from tests import mutation_score
 
 LEDGER = Path(__file__).with_name("mutation_ledger.txt")
+# The recorded kills not yet run again on the current suite (tests/test_mutation_rerun_left.py, ``rerun``).
+RERUN_LEFT = Path(__file__).with_name("mutation_rerun_left.txt")
+RERUN_HEADER = (
+    "# The mutants tests/mutation_ledger.txt records as killed that have not been run again on the current\n"
+    "# suite (tests/MUTATION.md, fifteenth session). Run them with\n"
+    "#   mutmut run $(grep -v '^#' tests/mutation_rerun_left.txt)\n"
+    "# then `python -m tests.mutation_ledger rerun` drops each one the run ran (mutmut recorded its duration).\n"
+)
 
 HEADER = (
     "# mutmut's verdicts of the core, one line per function: module, function, mutmut's hash of its code,\n"
@@ -212,11 +221,32 @@ def seed(mutants: Path, ledger_path: Path = LEDGER) -> int:
     return filled
 
 
+def rerun(mutants: Path, left_path: Path = RERUN_LEFT) -> tuple[int, int]:
+    """Drop from the list at ``left_path`` every mutant the run under ``mutants`` ran (mutmut recorded a
+    duration for it: it ran on that run's suite; ``seed`` writes verdicts, never durations); the rest is
+    written back sorted, under :data:`RERUN_HEADER`. Returns (dropped, left)."""
+    ran: set[str] = set()
+    for _module, meta in _metas(mutants):
+        durations = _read_meta(meta).get("durations_by_key", {})
+        if isinstance(durations, dict):
+            ran.update(key for key, value in durations.items() if value is not None)
+    try:
+        text = left_path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadInput(f"cannot read {left_path}: {exc}") from exc
+    names = {line for line in text.splitlines() if line.strip() and not line.startswith("#")}
+    left = sorted(name for name in names if name not in ran)
+    tmp = left_path.with_name(left_path.name + ".tmp")
+    tmp.write_text(RERUN_HEADER + "".join(f"{name}\n" for name in left), encoding="utf-8")
+    os.replace(tmp, left_path)
+    return len(names) - len(left), len(left)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m tests.mutation_ledger", description=__doc__.split("\n")[0]
     )
-    parser.add_argument("command", choices=("save", "seed"))
+    parser.add_argument("command", choices=("save", "seed", "rerun"))
     parser.add_argument("mutants", nargs="?", default="mutants", type=Path)
     parser.add_argument("--ledger", default=LEDGER, type=Path)
     args = parser.parse_args(argv)
@@ -225,6 +255,9 @@ def main(argv: list[str] | None = None) -> int:
             ledger = save(args.mutants, args.ledger)
             known = sum(v is not None for _, verdicts in ledger.values() for v in verdicts)
             print(f"{args.ledger}: {len(ledger)} functions, {known} verdicts")
+        elif args.command == "rerun":
+            dropped, left = rerun(args.mutants)
+            print(f"{RERUN_LEFT}: {dropped} run again, {left} left")
         else:
             filled = seed(args.mutants, args.ledger)
             print(f"{args.mutants}: {filled} verdicts from {args.ledger}")

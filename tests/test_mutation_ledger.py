@@ -200,3 +200,31 @@ def test_the_projects_ledger_reads_and_names_modules_of_the_core():
     for module, _ in ledger:
         assert (root / module).is_file(), module
         assert module == "inspector/plan.py" or module.startswith(("inspector/store/", "inspector/repair/"))
+
+
+def test_rerun_drops_the_mutants_a_run_ran_and_keeps_the_others_sorted(tmp_path):
+    """Rule: a mutant with a duration in the run's .meta files ran on that run's suite and leaves the list;
+    one the run only holds a verdict for (seeded) or does not know stays; the list is written sorted, once
+    each, under the header."""
+    meta = tmp_path / "mutants" / "inspector" / "plan.py.meta"
+    meta.parent.mkdir(parents=True)
+    meta.write_text(
+        json.dumps(
+            {
+                "exit_code_by_key": {P + "1": 1, P + "2": 1, P + "3": 1},
+                "durations_by_key": {P + "1": 0.2, P + "3": 1.5},
+                "hash_by_function_name": {},
+            }
+        ),
+        encoding="utf-8",
+    )
+    left = tmp_path / "left.txt"
+    left.write_text(f"# old header\n{P}3\n{P}2\n{P}1\n{P}9\n{P}2\n\n", encoding="utf-8")
+    assert ml.rerun(tmp_path / "mutants", left) == (2, 2)
+    assert left.read_text(encoding="utf-8") == ml.RERUN_HEADER + f"{P}2\n{P}9\n"
+
+
+def test_rerun_without_a_list_is_refused(tmp_path):
+    (tmp_path / "mutants").mkdir()
+    with pytest.raises(ml.BadInput, match="cannot read"):
+        ml.rerun(tmp_path / "mutants", tmp_path / "missing.txt")
