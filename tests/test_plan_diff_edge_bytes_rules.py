@@ -41,6 +41,11 @@ H = "--- a/s.json\n+++ b/s.json\n"
             + "@@ -1,4 +1,4 @@\n-a\n+b\n x\n x\n x\n"
             + "@@ -9,4 +9,4 @@\n x\n x\n x\n-a\n\\ No newline at end of file\n+b\n\\ No newline at end of file\n",
         ),
+        (  # repeated lines: the alignment difflib picks on the whole lines (a valid one among several)
+            b"b\na\nb\na\na\n\nb\nb\nb\n",
+            b"b\na\na\na\n\nb\nb\nb\n",
+            H + "@@ -1,6 +1,5 @@\n-b\n-a\n b\n a\n a\n+a\n \n",
+        ),
     ],
     ids=[
         "first-byte",
@@ -50,6 +55,7 @@ H = "--- a/s.json\n+++ b/s.json\n"
         "first-byte-long",
         "last-byte-long",
         "both-edges",
+        "repeated-lines",
     ],
 )
 def test_a_change_at_either_edge_is_shown(before: bytes, after: bytes, expected: str) -> None:
@@ -77,13 +83,14 @@ def _edited(rnd: random.Random) -> tuple[bytes, bytes]:
 def test_the_diff_on_bytes_aligns_repeated_lines_as_the_diff_on_lines() -> None:
     """Rule (the common edges found on the bytes are the longest ones): where equal lines make more than
     one alignment possible, the preview made on the bytes picks the one difflib picks on the whole lines.
-    3,000 seeded cases, whatever Hypothesis's example count (the property test beside this one runs 25
+    6,000 seeded cases, whatever Hypothesis's example count (the property test beside this one runs 25
     examples under mutmut); a common head or tail found too short picks another alignment in 1-2 % of them."""
     rnd = random.Random(7)
     differing = []
     for _ in range(3000):
         before, after = _edited(rnd)
-        change = FileChange(path=Path("/h/s.json"), before=before, after=after)
-        if planmod._file_diff_bytes(change, 3) != planmod._file_diff_lines(change, 3):
-            differing.append((before, after))
+        for lead in (b"", b"\n"):  # and both after a common empty first line
+            change = FileChange(path=Path("/h/s.json"), before=lead + before, after=lead + after)
+            if planmod._file_diff_bytes(change, 3) != planmod._file_diff_lines(change, 3):
+                differing.append((lead + before, lead + after))
     assert differing == []
