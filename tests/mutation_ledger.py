@@ -115,8 +115,13 @@ def write_ledger(path: Path, ledger: Ledger) -> None:
     for (module, func), (digest, verdicts) in sorted(ledger.items()):
         codes = " ".join("." if v is None else str(v) for v in verdicts)
         lines.append(f"{module}\t{func}\t{digest}\t{codes}\n")
+    _replace_text(path, "".join(lines))
+
+
+def _replace_text(path: Path, text: str) -> None:
+    """``path`` holding ``text``, written beside it under a temporary name and renamed over it."""
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text("".join(lines), encoding="utf-8")
+    tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
 
 
@@ -215,9 +220,7 @@ def seed(mutants: Path, ledger_path: Path = LEDGER) -> int:
                     codes[key] = code
                     filled += 1
         meta.parent.mkdir(parents=True, exist_ok=True)
-        tmp = meta.with_name(meta.name + ".tmp")
-        tmp.write_text(json.dumps(data), encoding="utf-8")
-        os.replace(tmp, meta)
+        _replace_text(meta, json.dumps(data))
     return filled
 
 
@@ -236,9 +239,7 @@ def rerun(mutants: Path, left_path: Path = RERUN_LEFT) -> tuple[int, int]:
         raise BadInput(f"cannot read {left_path}: {exc}") from exc
     names = {line for line in text.splitlines() if line.strip() and not line.startswith("#")}
     left = sorted(name for name in names if name not in ran)
-    tmp = left_path.with_name(left_path.name + ".tmp")
-    tmp.write_text(RERUN_HEADER + "".join(f"{name}\n" for name in left), encoding="utf-8")
-    os.replace(tmp, left_path)
+    _replace_text(left_path, RERUN_HEADER + "".join(f"{name}\n" for name in left))
     return len(names) - len(left), len(left)
 
 
