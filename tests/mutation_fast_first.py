@@ -155,9 +155,10 @@ def _killers(function: str) -> dict[str, int]:
         text = _KILLERS.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return found
+    prefix = f"{function}__mutmut_"  # the file holds every function's kills: no pattern match per line
     for line in text.splitlines():
         mutant, sep, nodeid = line.partition("\t")
-        if sep and nodeid and _function_of(mutant) == function:
+        if sep and nodeid and mutant.startswith(prefix) and mutant[len(prefix) :].isdigit():
             found[nodeid] = found.get(nodeid, 0) + 1
     return found
 
@@ -185,7 +186,7 @@ def _limit_cpu(tests_time: float) -> None:
 
 
 def _nodeid(item) -> str:
-    """A test's node id without mutmut's ``mutants/`` prefix (as in its stats)."""
+    """A test's (or its report's) node id without mutmut's ``mutants/`` prefix (as in its stats)."""
     return item.nodeid.removeprefix("mutants/")
 
 
@@ -244,7 +245,7 @@ def pytest_runtest_logreport(report):
     if mutant and report.when == "teardown":
         _put_back_files(mutant)
     if mutant and report.failed:
-        _append_line(_KILLERS, f"{mutant}\t{report.nodeid.removeprefix('mutants/')}")
+        _append_line(_KILLERS, f"{mutant}\t{_nodeid(report)}")
 
 
 def pytest_configure(config):
