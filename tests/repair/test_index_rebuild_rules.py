@@ -203,3 +203,24 @@ def test_the_save_rebuild_keeps_ties_in_the_folders_own_order(tmp_path):
     assert rebuilt.row_ids == listed
     sorted_rebuild = rebuild_index_from_sidecars(make_ctx(home).save_context())
     assert sorted_rebuild.row_ids == sorted(listed)  # the recovery rebuild walks the names sorted
+
+
+def test_a_sidecar_hermes_cannot_load_is_left_out_of_the_saves_rebuild_in_words(tmp_path):
+    """Rule: in the rebuild inside hermes' save (``recovery=False``) a sidecar that parses but that
+    hermes' ``Session`` cannot be made from (a NUL in its workspace path) is left out with a line
+    naming the file and hermes' own error; the recovery rebuild stops on the same file instead."""
+    home, sessions = _home(tmp_path)
+    write_json(sessions / "s04.json", {**sidecar("s04", 1), "workspace": "x\u0000y"})
+    skipped: list[str] = []
+    rebuilt = rebuild_index_from_sidecars(make_ctx(home).save_context(), skipped=skipped, recovery=False)
+    assert skipped == [
+        "s04.json cannot be loaded (hermes cannot load it: embedded null byte): left out of the index, "
+        "as hermes does"
+    ]
+    assert "s04" not in rebuilt.row_ids and len(rebuilt.row_ids) == len(NAMES) - 1
+    with pytest.raises(IndexRebuildError) as err:
+        rebuild_index_from_sidecars(make_ctx(home).save_context())
+    assert str(err.value) == (
+        "s04.json: hermes cannot load it or make its index row (ValueError: embedded null byte), "
+        "and its recovery rebuild stops there"
+    )

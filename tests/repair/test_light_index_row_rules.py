@@ -159,6 +159,15 @@ ODD = {
         "gateway_routing": [],
         "gateway_routing_history": {},
     },
+    "containers of the right kind": {
+        "compression_anchor_details": {"a": 1},
+        "context_engine_state": {"b": [2]},
+        "compression_recovery": {"c": None},
+        "gateway_routing": {"d": "x"},
+        "gateway_routing_history": [{"e": 5}],
+        "composer_draft": {"f": "draft"},
+        "process_wakeup_pause": {"g": True},
+    },
     "truthy bools": {
         "pinned": "yes",
         "archived": [0],
@@ -181,6 +190,22 @@ def test_the_row_of_an_odd_sidecar_is_the_pairs(fields: dict, tmp_path: Path) ->
         del raw["workspace"]
     data = json.dumps(raw).encode()
     assert assert_same_row(data, tmp_path) is not None, "the light parse must take these"
+
+
+def test_the_containers_a_row_carries_are_the_files_own(tmp_path: Path) -> None:
+    """Rule: the objects (and the history list) an index row carries as they are come from their
+    own keys of the file, each in its place; written out here, not taken from the pair."""
+    raw = {"session_id": "a", "workspace": "/tmp", "messages": [], **ODD["containers of the right kind"]}
+    obj = light_parse_sidecar(json.dumps(raw).encode())
+    assert obj is not None
+    row = light_index_row(obj, NOW, PathResolver(tmp_path))
+    assert row["compression_anchor_details"] == {"a": 1}
+    assert row["context_engine_state"] == {"b": [2]}
+    assert row["compression_recovery"] == {"c": None}
+    assert row["gateway_routing"] == {"d": "x"}
+    assert row["gateway_routing_history"] == [{"e": 5}]
+    assert row["composer_draft"] == {"f": "draft"}
+    assert row["process_wakeup_pause"] == {"g": True}
 
 
 def _project_sidecars() -> list[Path]:

@@ -112,3 +112,64 @@ def test_the_collector_is_paused_while_rows_are_made_and_left_as_it_was(tmp_path
         else:
             gc.disable()
     assert seen == [False] * 4 and b'"s03"' in got.data
+
+
+@pytest.mark.parametrize("forked", [False, True], ids=["one pass", "pieces"])
+def test_an_override_outside_the_sessions_folder_is_refused_in_words(tmp_path, monkeypatch, forked) -> None:
+    """The rebuild reads the sessions folder only: a file about to be written elsewhere (a caller's
+    mistake) is refused with a message that says so, before any row is made (started with or
+    without helpers: they are ended first)."""
+    if forked and (portable.FORCED or not hasattr(os, "fork")):
+        pytest.skip("helpers are forked copies: this system does not fork")
+    sessions = _folder(tmp_path)
+    outside = tmp_path / "elsewhere" / "s99.json"
+    if forked:
+        _pieces(monkeypatch)
+    started = save.start_index_rebuild(_ctx(sessions, tmp_path))
+    with pytest.raises(ValueError) as caught:
+        started.finish({outside: b'{"session_id": "s99"}'})
+    assert str(caught.value) == (
+        "an index rebuild reads only the sessions folder: an override names a file outside it"
+    )
+    assert not isinstance(caught.value, save.IndexRebuildError)
+
+
+@pytest.mark.parametrize("forked", [False, True], ids=["one pass", "pieces"])
+def test_a_sidecar_too_large_is_left_out_and_recorded_with_its_size_and_limit(
+    tmp_path, monkeypatch, forked
+) -> None:
+    """Rule: a sidecar larger than the reader's limit (here a sparse file one byte past 128 MB: its
+    size is known without reading it) is left out with its line, and the plan's snapshot records it
+    once with its path, its size and the limit, whoever read it (the helpers send those three)."""
+    if forked and (portable.FORCED or not hasattr(os, "fork")):
+        pytest.skip("helpers are forked copies: this system does not fork")
+    sessions = _folder(tmp_path, 6)
+    os.truncate(sessions / "s03.json", (128 << 20) + 1)
+    if forked:
+        _pieces(monkeypatch)
+    ctx = _ctx(sessions, tmp_path)
+    skipped: list[str] = []
+    rebuilt = save.start_index_rebuild(ctx, helpers=2).finish(skipped=skipped)
+    assert skipped == [
+        "s03.json cannot be read (too large to load safely (128.0 MB; the limit is 128.0 MB)): "
+        "left out of the index, as hermes does"
+    ]
+    assert [(e.filename, e.size, e.limit) for e in ctx.snapshot.too_large] == [
+        (str(sessions / "s03.json"), 134217729, 134217728)
+    ]
+    # newest first; s00's updated_at of 0.0 is falsy, which hermes' Session reads as "now"
+    assert rebuilt.row_ids == ["s00", "s05", "s04", "s02", "s01"]
+
+
+def test_a_sidecar_gone_before_its_read_is_left_out_and_the_rest_go_on(tmp_path, monkeypatch) -> None:
+    """Rule: a sidecar listed when the rebuild started and removed before it is read (hermes
+    deleted the session meanwhile) is left out without a line, and every file after it in the
+    order still gets its row."""
+    monkeypatch.setattr(save, "PARALLEL_ROWS_MIN", 10**9)
+    sessions = _folder(tmp_path, 6)
+    started = save.start_index_rebuild(_ctx(sessions, tmp_path))
+    (sessions / "s01.json").unlink()
+    skipped: list[str] = []
+    rebuilt = started.finish(skipped=skipped)
+    assert skipped == []
+    assert rebuilt.row_ids == ["s00", "s05", "s04", "s03", "s02"]  # s00 first: updated_at 0.0 is "now"
