@@ -113,3 +113,40 @@ def test_lines_put_in_before_a_file_that_starts_empty_are_diffed_as_on_the_lines
             if planmod._file_diff_bytes(change, context) != planmod._file_diff_lines(change, context):
                 differing.append((before, top, context))
     assert differing == []
+
+
+_TEN = b"".join(b"l%d\n" % i for i in range(1, 11))
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "expected"),
+    [
+        # a side of one line is written without its length, also after the common head is cut
+        (_TEN[:15], _TEN[:18], H + "@@ -5 +5,2 @@\n l5\n+l6\n"),
+        (_TEN[:18], _TEN[:15], H + "@@ -5,2 +5 @@\n l5\n-l6\n"),
+        # two changes four lines apart: two hunks with one line of context (one with three)
+        (
+            _TEN,
+            _TEN.replace(b"l3\n", b"L3\n").replace(b"l8\n", b"L8\n"),
+            H + "@@ -2,3 +2,3 @@\n l2\n-l3\n+L3\n l4\n@@ -7,3 +7,3 @@\n l7\n-l8\n+L8\n l9\n",
+        ),
+    ],
+    ids=["one-line-before", "one-line-after", "two-hunks"],
+)
+def test_a_diff_with_one_line_of_context_is_difflibs(before: bytes, after: bytes, expected: str) -> None:
+    """Rule: ``file_diff``'s ``context`` is the number of context lines, as ``diff -u -U1`` (and
+    difflib on the whole lines) writes them; the hunk headers keep difflib's form after the common
+    head is cut (a side of one line has no length). Expected texts written out by hand."""
+    assert _TEN[:15] == b"l1\nl2\nl3\nl4\nl5\n" and _TEN[:18] == _TEN[:15] + b"l6\n"
+    change = FileChange(path=Path("/h/s.json"), before=before, after=after)
+    assert file_diff(change, context=1) == expected
+
+
+def test_a_side_that_breaks_lines_elsewhere_is_diffed_on_its_text_lines() -> None:
+    """Rule: when either side breaks a line at something other than ``\\n`` (here U+0085, which
+    ``str.splitlines`` splits at), the preview is made on the text lines of both sides, not on the
+    bytes: the old file's lines are ``\\x85`` and four empty ones, the new file's five empty ones;
+    the common tail of four lines is cut to three of context, so the one hunk spans four lines of
+    each side (on the bytes the tail would count three lines and the hunk five). Written out by hand."""
+    change = FileChange(path=Path("/h/s.json"), before=b"\xc2\x85\n\n\n\n", after=b"\n\n\n\n\n")
+    assert file_diff(change) == (H + "@@ -1,4 +1,4 @@\n-\x85\n\\ No newline at end of file\n \n \n \n+\n")
