@@ -142,11 +142,39 @@ def test_a_diff_with_one_line_of_context_is_difflibs(before: bytes, after: bytes
     assert file_diff(change, context=1) == expected
 
 
-def test_a_side_that_breaks_lines_elsewhere_is_diffed_on_its_text_lines() -> None:
-    """Rule: when either side breaks a line at something other than ``\\n`` (here U+0085, which
-    ``str.splitlines`` splits at), the preview is made on the text lines of both sides, not on the
-    bytes: the old file's lines are ``\\x85`` and four empty ones, the new file's five empty ones;
-    the common tail of four lines is cut to three of context, so the one hunk spans four lines of
-    each side (on the bytes the tail would count three lines and the hunk five). Written out by hand."""
-    change = FileChange(path=Path("/h/s.json"), before=b"\xc2\x85\n\n\n\n", after=b"\n\n\n\n\n")
-    assert file_diff(change) == (H + "@@ -1,4 +1,4 @@\n-\x85\n\\ No newline at end of file\n \n \n \n+\n")
+@pytest.mark.parametrize(
+    ("before", "after", "context", "expected"),
+    [
+        (
+            b"\xc2\x85\n\n\n\n",
+            b"\n\n\n\n\n",
+            3,
+            H + "@@ -1,4 +1,4 @@\n-\x85\n\\ No newline at end of file\n \n \n \n+\n",
+        ),
+        (
+            b"\n\n\n\n\n",
+            b"\xc2\x85\n\n\n\n",
+            3,
+            H + "@@ -1,4 +1,4 @@\n+\x85\n\\ No newline at end of file\n \n \n \n-\n",
+        ),
+        # "\r\n" ends line 3 on both sides; line 8 changes; one line of context
+        (
+            _TEN.replace(b"l3\n", b"l3\r\n"),
+            _TEN.replace(b"l3\n", b"l3\r\n").replace(b"l8\n", b"L8\n"),
+            1,
+            H + "@@ -7,3 +7,3 @@\n l7\n-l8\n+L8\n l9\n",
+        ),
+    ],
+    ids=["old-side", "new-side", "context-one"],
+)
+def test_a_side_that_breaks_lines_elsewhere_is_diffed_on_its_text_lines(
+    before: bytes, after: bytes, context: int, expected: str
+) -> None:
+    """Rule: when either side breaks a line at something other than ``\\n`` (U+0085 or a carriage
+    return, which ``str.splitlines`` splits at), the preview is made on the text lines of both
+    sides, not on the bytes, with the context asked for. In the first two, one side's lines are
+    ``\\x85`` and four empty ones, the other's five empty ones: the common tail of four lines is cut
+    to three of context, so the one hunk spans four lines of each side (on the bytes the tail
+    would count three lines and the hunk five). Written out by hand."""
+    change = FileChange(path=Path("/h/s.json"), before=before, after=after)
+    assert file_diff(change, context=context) == expected
