@@ -157,6 +157,19 @@ def test_a_diff_with_one_line_of_context_is_difflibs(before: bytes, after: bytes
             3,
             H + "@@ -1,4 +1,4 @@\n+\x85\n\\ No newline at end of file\n \n \n \n-\n",
         ),
+        # every break str.splitlines knows besides "\n", one after the other: each is a line
+        (
+            b"\r\x0b\x0c\x1c\x1d\x1e\xc2\x85\xe2\x80\xa8\xe2\x80\xa9\n\n\n\n",
+            b"\n\n\n\n\n",
+            3,
+            H
+            + "@@ -1,12 +1,4 @@\n"
+            + "".join(
+                f"-{c}\n\\ No newline at end of file\n"
+                for c in ("\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
+            )
+            + " \n \n \n+\n",
+        ),
         # "\r\n" ends line 3 on both sides; line 8 changes; one line of context
         (
             _TEN.replace(b"l3\n", b"l3\r\n"),
@@ -165,7 +178,7 @@ def test_a_diff_with_one_line_of_context_is_difflibs(before: bytes, after: bytes
             H + "@@ -7,3 +7,3 @@\n l7\n-l8\n+L8\n l9\n",
         ),
     ],
-    ids=["old-side", "new-side", "context-one"],
+    ids=["old-side", "new-side", "every-break", "context-one"],
 )
 def test_a_side_that_breaks_lines_elsewhere_is_diffed_on_its_text_lines(
     before: bytes, after: bytes, context: int, expected: str
