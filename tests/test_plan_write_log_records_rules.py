@@ -1,0 +1,54 @@
+"""Rule: the write log's reader (``WriteLog.records``) reads the log as UTF-8 whatever the
+system's locale says, and takes a line without a ``state`` (the log's form before writes were
+logged as started and done) as a finished write. Expected values written out by hand."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+from inspector.plan import WriteLog
+
+LINE = {
+    "write_id": "20261203T120000-abcd1234",
+    "time": 1796300000.0,
+    "action": "restore",
+    "session_id": "sé",
+    "files": [{"path": "/home/u/.hermes/webui/sessions/sé.json"}],
+}
+
+
+def _log(tmp_path: Path, *lines: dict) -> WriteLog:
+    root = tmp_path / "state"
+    root.mkdir()
+    log = WriteLog(root)
+    text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+    log.log_path.write_bytes(text.encode("utf-8"))
+    return log
+
+
+def test_a_line_without_a_state_is_a_finished_write(tmp_path: Path) -> None:
+    log = _log(tmp_path, LINE)
+    (record,) = log.records()
+    assert record.write_id == "20261203T120000-abcd1234"
+    assert record.session_id == "sé"
+    assert record.complete is True
+
+
+def test_a_started_line_alone_is_an_interrupted_write(tmp_path: Path) -> None:
+    log = _log(tmp_path, {**LINE, "state": "started"})
+    (record,) = log.records()
+    assert record.complete is False
+
+
+def test_the_log_is_read_as_utf8_whatever_the_locale_says(tmp_path: Path, monkeypatch) -> None:
+    """On a system whose locale encoding is not UTF-8 (Windows' cp1252, here Latin-1: what
+    ``io.text_encoding`` gives a read that leaves the encoding to the locale) the records are
+    the same: ``sé`` as two characters, not ``sÃ©``."""
+    log = _log(tmp_path, LINE)
+    real = io.text_encoding
+    monkeypatch.setattr(io, "text_encoding", lambda enc, *a: "latin-1" if enc is None else real(enc, *a))
+    assert Path(log.log_path).read_text(encoding=None).count("Ã©") == 2  # the locale's reading
+    assert [r.session_id for r in log.records()] == ["sé"]
+    assert log.records()[0].files == [{"path": "/home/u/.hermes/webui/sessions/sé.json"}]
