@@ -52,3 +52,33 @@ def test_the_log_is_read_as_utf8_whatever_the_locale_says(tmp_path: Path, monkey
     assert Path(log.log_path).read_text(encoding=None).count("Ã©") == 2  # the locale's reading
     assert [r.session_id for r in log.records()] == ["sé"]
     assert log.records()[0].files == [{"path": "/home/u/.hermes/webui/sessions/sé.json"}]
+
+
+def test_a_log_of_every_kind_of_line_lists_the_writes_in_order(tmp_path: Path) -> None:
+    """A write logged started then done is listed once, finished; one logged aborted is not listed,
+    even if a line of it comes again later; one only started is listed as interrupted; a line whose
+    id is not text and a torn line are skipped, and the lines after them are still read."""
+
+    def line(wid, state, **more):
+        return {**LINE, "write_id": wid, "state": state, **more}
+
+    log = _log(
+        tmp_path,
+        line("w1", "started", time=1.0, action="materialize"),
+        line("w1", "done", time=2.0, action="materialize"),
+        line(5, "done"),
+        line("w2", "started"),
+        line("w2", "aborted"),
+        line("w3", "aborted"),
+        line("w2", "started"),
+        line("w4", "started", time=4.5, action="repair-interrupted", session_id="s4"),
+    )
+    with open(log.log_path, "rb+") as fh:  # a torn line among them, after the one whose id is 5
+        lines = fh.read().split(b"\n")
+        fh.seek(0)
+        fh.write(b"\n".join(lines[:3] + [b'{"write_id": "w9", "ti'] + lines[3:]))
+    got = [(r.write_id, r.time, r.action, r.session_id, r.complete) for r in log.records()]
+    assert got == [
+        ("w1", 2.0, "materialize", "sé", True),
+        ("w4", 4.5, "repair-interrupted", "s4", False),
+    ]
