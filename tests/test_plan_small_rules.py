@@ -34,3 +34,22 @@ def test_a_system_module_is_imported_by_name_or_none(monkeypatch):
     monkeypatch.setattr(planmod.portable, "FORCED", False)
     assert planmod._system_module("fcntl") is fcntl
     assert planmod._system_module("no_such_module_of_this_system") is None
+
+
+def test_the_bytes_of_a_target_that_is_not_a_file_are_refused_in_words(tmp_path) -> None:
+    """Rule: reading a write's target that is there but is not a regular file (a folder here)
+    raises an OSError that says so: EINVAL, "not a regular file" and the path, the words a
+    refusal shows (``_reason``)."""
+    import errno
+
+    folder = tmp_path / "s.json"
+    folder.mkdir()
+    with pytest.raises(OSError) as caught:
+        planmod._current_bytes(folder)
+    assert (caught.value.errno, caught.value.strerror, caught.value.filename) == (
+        errno.EINVAL,
+        "not a regular file",
+        str(folder),
+    )
+    assert planmod._reason(caught.value) == "not a regular file"
+    assert planmod._current_bytes(tmp_path / "absent.json") is None
