@@ -529,3 +529,28 @@ def test_session_presence_answers_as_state_db_has_session(tmp_path):
         with statedb.SessionPresence(path) as has:
             for sid in [*ids.values(), "nope", ""]:
                 assert has(sid) == state_db_has_session(path, sid), (path, sid)
+
+
+def test_recovery_reader_skips_rows_without_an_id_and_goes_on_past_a_tombstoned_one(tmp_path):
+    """Rule: a webui row whose id is NULL or empty is skipped (never read as some other id), and a
+    row whose session was deleted in the WebUI (a tombstone) is skipped without ending the read:
+    the rows after it are still there, in the reader's order (newest ``started_at`` first)."""
+    db = custom_state_db(
+        tmp_path / "s.db",
+        "CREATE TABLE sessions (id TEXT, source TEXT, started_at REAL)",
+        "CREATE TABLE messages (session_id TEXT, role TEXT, content TEXT)",
+        [
+            {"id": None, "source": "webui", "started_at": 5.0},
+            {"id": "", "source": "webui", "started_at": 4.0},
+            {"id": "gone", "source": "webui", "started_at": 3.0},
+            {"id": "kept", "source": "webui", "started_at": 2.0},
+        ],
+        [
+            {"session_id": "gone", "role": "user", "content": "a"},
+            {"session_id": "kept", "role": "user", "content": "b"},
+            {"session_id": "XXXX", "role": "user", "content": "c"},
+        ],
+    )
+    rows = read_missing_sidecar_rows(tmp_path, db, is_tombstoned=lambda sid: sid == "gone")
+    assert [r["id"] for r in rows] == ["kept"]
+    assert rows[0]["messages"] == [{"role": "user", "content": "b"}]
