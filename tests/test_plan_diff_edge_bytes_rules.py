@@ -4,6 +4,7 @@ for a common one. Expected texts written out by hand (unified diff, as ``diff -u
 
 from __future__ import annotations
 
+import functools
 import random
 from pathlib import Path
 
@@ -80,34 +81,56 @@ def _edited(rnd: random.Random) -> tuple[bytes, bytes]:
     return b"".join(lines), new.rstrip(b"\n") if rnd.random() < 0.3 else new
 
 
-def test_the_diff_on_bytes_aligns_repeated_lines_as_the_diff_on_lines() -> None:
+PARTS = 10  # each seeded test in ten parts of its cases: every part well under the mutation run's
+# 1 s cap on a test (tests/mutation_fast_first.py), so a mutant's run keeps them all
+
+
+@functools.cache
+def _repeated_line_cases() -> list[tuple[bytes, bytes]]:
+    rnd = random.Random(7)
+    cases = []
+    for _ in range(3000):
+        before, after = _edited(rnd)
+        for lead in (b"", b"\n"):  # and both after a common empty first line
+            cases.append((lead + before, lead + after))
+    return cases
+
+
+@pytest.mark.parametrize("part", range(PARTS))
+def test_the_diff_on_bytes_aligns_repeated_lines_as_the_diff_on_lines(part: int) -> None:
     """Rule (the common edges found on the bytes are the longest ones): where equal lines make more than
     one alignment possible, the preview made on the bytes picks the one difflib picks on the whole lines.
     6,000 seeded cases, whatever Hypothesis's example count (the property test beside this one runs 25
     examples under mutmut); a common head or tail found too short picks another alignment in 1-2 % of them."""
-    rnd = random.Random(7)
     differing = []
-    for _ in range(3000):
-        before, after = _edited(rnd)
-        for lead in (b"", b"\n"):  # and both after a common empty first line
-            change = FileChange(path=Path("/h/s.json"), before=lead + before, after=lead + after)
-            if planmod._file_diff_bytes(change, 3) != planmod._file_diff_lines(change, 3):
-                differing.append((lead + before, lead + after))
+    for before, after in _repeated_line_cases()[part::PARTS]:
+        change = FileChange(path=Path("/h/s.json"), before=before, after=after)
+        if planmod._file_diff_bytes(change, 3) != planmod._file_diff_lines(change, 3):
+            differing.append((before, after))
     assert differing == []
 
 
-def test_lines_put_in_before_a_file_that_starts_empty_are_diffed_as_on_the_lines() -> None:
-    """Rule: where the whole old file is the new one's common tail (lines put in at the top) and it starts
-    with an empty line, the tail kept around the change is cut at whole lines from its start, and the
-    preview on the bytes is the diff on the lines. 2,000 seeded cases."""
+@functools.cache
+def _lines_put_in_cases() -> list[tuple[bytes, bytes]]:
     rnd = random.Random(3)
-    differing = []
+    cases = []
     for _ in range(2000):
         before = b"\n" + b"".join(
             rnd.choice([b"a", b"", b"q", b"b"]) + b"\n" for _ in range(rnd.randint(0, 12))
         )
         top = rnd.choice([b"q", b"a", b"z"]) + b"\n"
         top += b"".join(rnd.choice([b"a", b"", b"q"]) + b"\n" for _ in range(rnd.randint(0, 4)))
+        cases.append((before, top))
+    return cases
+
+
+@pytest.mark.parametrize("part", range(PARTS))
+def test_lines_put_in_before_a_file_that_starts_empty_are_diffed_as_on_the_lines(part: int) -> None:
+    """Rule: where the whole old file is the new one's common tail (lines put in at the top) and it starts
+    with an empty line, the tail kept around the change is cut at whole lines from its start, and the
+    preview on the bytes is the diff on the lines. 2,000 seeded cases."""
+    differing = []
+    for before, top in _lines_put_in_cases()[part::PARTS]:
         change = FileChange(path=Path("/h/s.json"), before=before, after=top + before)
         for context in (0, 1, 3):
             if planmod._file_diff_bytes(change, context) != planmod._file_diff_lines(change, context):
