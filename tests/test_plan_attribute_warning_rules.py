@@ -1,0 +1,64 @@
+"""Rule: the preview's warnings about what a rewritten file cannot keep (``plan.attribute_warnings``)
+in their words: attributes that cannot be read (and the files after it still looked at), no warning
+for a file that is removed, and none about the owner for root. Expected texts written out by hand."""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+import pytest
+
+import inspector.plan as planmod
+from inspector import portable
+from inspector.plan import FileChange, Plan
+
+
+def _file(path: Path, data: bytes = b"{}\n") -> FileChange:
+    path.write_bytes(data)
+    return FileChange(path=path, before=data, after=b'{"x": 1}\n')
+
+
+def test_attributes_that_cannot_be_read_are_named_and_the_next_file_is_still_looked_at(
+    tmp_path, monkeypatch
+) -> None:
+    a = _file(tmp_path / "a.json")
+    b = _file(tmp_path / "b.json")
+    os.link(b.path, tmp_path / "b-link.json")
+    real = planmod.read_xattrs
+
+    def reading(path):
+        if path == a.path:
+            raise OSError(errno.EACCES, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(planmod, "read_xattrs", reading)
+    monkeypatch.setattr(portable, "euid", lambda: None)  # owners aside (as on Windows)
+    assert planmod.attribute_warnings(Plan("restore", "a", [a, b])) == [
+        f"{a.path}: its extended attributes cannot be read (Permission denied); the write will be "
+        "refused unless they can be copied to the rewritten file",
+        f"{b.path} has 2 hard links; the rewritten file is a new file, the other names keep the old bytes",
+    ]
+
+
+def test_a_file_that_is_removed_gets_no_warning(tmp_path, monkeypatch) -> None:
+    """A removed file keeps nothing: its hard links or owner are not the preview's concern."""
+    path = tmp_path / "gone.json"
+    path.write_bytes(b"{}\n")
+    os.link(path, tmp_path / "gone-link.json")
+    monkeypatch.setattr(portable, "euid", lambda: None)
+    removal = FileChange(path=path, before=b"{}\n", after=None)
+    assert planmod.attribute_warnings(Plan("restore", "gone", [removal])) == []
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid"), reason="POSIX owners")
+def test_root_gets_no_warning_about_the_owner(tmp_path, monkeypatch) -> None:
+    """Root's rewritten file keeps the old owner (it may set it), so the preview says nothing about
+    one, whoever owns the file (here not root)."""
+    c = _file(tmp_path / "s.json")
+    if os.geteuid() == 0:
+        os.chown(c.path, 1234, -1)
+    assert os.stat(c.path).st_uid != 0
+    monkeypatch.setattr(portable, "euid", lambda: 0)
+    assert planmod.attribute_warnings(Plan("restore", "s", [c])) == []
