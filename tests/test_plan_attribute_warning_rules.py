@@ -62,3 +62,19 @@ def test_root_gets_no_warning_about_the_owner(tmp_path, monkeypatch) -> None:
     assert os.stat(c.path).st_uid != 0
     monkeypatch.setattr(portable, "euid", lambda: 0)
     assert planmod.attribute_warnings(Plan("restore", "s", [c])) == []
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid"), reason="POSIX owners")
+def test_a_user_who_does_not_own_the_file_is_told_who_will_own_the_rewritten_one(
+    tmp_path, monkeypatch
+) -> None:
+    """Any user but root (here user 1) rewriting a file another user owns is told the rewritten
+    file will be theirs, with both user ids."""
+    c = _file(tmp_path / "s.json")
+    owner = os.stat(c.path).st_uid
+    assert owner != 1
+    monkeypatch.setattr(portable, "euid", lambda: 1)
+    assert planmod.attribute_warnings(Plan("restore", "s", [c])) == [
+        f"{c.path} belongs to user {owner}; the rewritten file will belong to you (user 1); run the "
+        "repair as that user to keep its owner"
+    ]
