@@ -78,3 +78,24 @@ def test_a_user_who_does_not_own_the_file_is_told_who_will_own_the_rewritten_one
         f"{c.path} belongs to user {owner}; the rewritten file will belong to you (user 1); run the "
         "repair as that user to keep its owner"
     ]
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid"), reason="POSIX owners")
+def test_a_group_the_user_is_not_in_is_named_and_root_is_not_told(tmp_path, monkeypatch) -> None:
+    """The owner of a file whose group the user is not in (here: their group is 999 and they are in
+    no other) is told the rewritten file will belong to their own group; root, who may keep any
+    group, is not."""
+    c = _file(tmp_path / "s.json")
+    if os.geteuid() == 0:  # as root: the file given to user 1234, who then rewrites it
+        os.chown(c.path, 1234, -1)
+    st = os.stat(c.path)
+    monkeypatch.setattr(os, "getegid", lambda: 999)
+    monkeypatch.setattr(os, "getgroups", lambda: [])
+    assert st.st_gid != 999 and st.st_uid != 0
+    monkeypatch.setattr(portable, "euid", lambda: st.st_uid)  # the file's owner rewrites it
+    assert planmod.attribute_warnings(Plan("restore", "s", [c])) == [
+        f"{c.path} belongs to group {st.st_gid}, which you are not in; the rewritten file will belong "
+        "to your group (999)"
+    ]
+    monkeypatch.setattr(portable, "euid", lambda: 0)
+    assert planmod.attribute_warnings(Plan("restore", "s", [c])) == []
