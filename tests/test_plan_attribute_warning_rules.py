@@ -99,3 +99,15 @@ def test_a_group_the_user_is_not_in_is_named_and_root_is_not_told(tmp_path, monk
     ]
     monkeypatch.setattr(portable, "euid", lambda: 0)
     assert planmod.attribute_warnings(Plan("restore", "s", [c])) == []
+
+
+def test_attributes_that_cannot_be_copied_are_named_in_order(tmp_path, monkeypatch) -> None:
+    """Attributes the inspector cannot put on a new file are named, sorted, each with why."""
+    c = _file(tmp_path / "s.json")
+    monkeypatch.setattr(planmod, "read_xattrs", lambda path: {"z.odd": b"1", "user.ok": b"2", "a.odd": b"3"})
+    monkeypatch.setattr(portable, "euid", lambda: None)
+    assert planmod.attribute_warnings(Plan("restore", "s", [c])) == [
+        f"{c.path}: the extended attribute(s) a.odd (the inspector does not know how to copy it), "
+        "z.odd (the inspector does not know how to copy it) cannot be copied to the rewritten file; "
+        "it will not have them"
+    ]
