@@ -21,6 +21,23 @@ from tests.recovery_helpers import home_dirs, sidecar, write_json
 NOW = 1779900000.0
 
 
+# each rule in one pass and in pieces taken by forked helpers (where this system forks)
+ONE_PASS_AND_PIECES = pytest.mark.parametrize(
+    "forked",
+    [
+        False,
+        pytest.param(
+            True,
+            marks=pytest.mark.skipif(
+                portable.FORCED or not hasattr(os, "fork"),
+                reason="helpers are forked copies: this system does not fork",
+            ),
+        ),
+    ],
+    ids=["one pass", "pieces"],
+)
+
+
 def _ctx(sessions, tmp_path) -> save.SaveContext:
     return save.SaveContext(sessions, FileSnapshot(), NOW, tmp_path)
 
@@ -38,10 +55,8 @@ def _pieces(monkeypatch) -> None:
     monkeypatch.setattr(portable, "can_fork", lambda: True)  # the test process has Qt loaded
 
 
-@pytest.mark.parametrize("forked", [False, True], ids=["one pass", "pieces"])
+@ONE_PASS_AND_PIECES
 def test_a_sidecar_the_snapshot_read_is_taken_from_it(tmp_path, monkeypatch, forked) -> None:
-    if forked and (portable.FORCED or not hasattr(os, "fork")):
-        pytest.skip("helpers are forked copies: this system does not fork")
     sessions = _folder(tmp_path)
     ctx = _ctx(sessions, tmp_path)
     seen = ctx.snapshot.read(sessions / "s05.json")  # the plan's version of s05
@@ -60,10 +75,8 @@ def test_a_sidecar_the_snapshot_read_is_taken_from_it(tmp_path, monkeypatch, for
 
 # mutmut's trampoline hides the patched default of read_regular (tests/MUTATION.md)
 @pytest.mark.skipif("MUTANT_UNDER_TEST" in os.environ, reason="patches a default mutmut's trampoline hides")
-@pytest.mark.parametrize("forked", [False, True], ids=["one pass", "pieces"])
+@ONE_PASS_AND_PIECES
 def test_unreadable_sidecars_are_reported_as_before(tmp_path, monkeypatch, forked) -> None:
-    if forked and (portable.FORCED or not hasattr(os, "fork")):
-        pytest.skip("helpers are forked copies: this system does not fork")
     sessions = _folder(tmp_path)
     (sessions / "s02.json").unlink()
     (sessions / "s02.json").mkdir()  # a folder named like a sidecar
@@ -114,13 +127,11 @@ def test_the_collector_is_paused_while_rows_are_made_and_left_as_it_was(tmp_path
     assert seen == [False] * 4 and b'"s03"' in got.data
 
 
-@pytest.mark.parametrize("forked", [False, True], ids=["one pass", "pieces"])
+@ONE_PASS_AND_PIECES
 def test_an_override_outside_the_sessions_folder_is_refused_in_words(tmp_path, monkeypatch, forked) -> None:
     """The rebuild reads the sessions folder only: a file about to be written elsewhere (a caller's
     mistake) is refused with a message that says so, before any row is made (started with or
     without helpers: they are ended first)."""
-    if forked and (portable.FORCED or not hasattr(os, "fork")):
-        pytest.skip("helpers are forked copies: this system does not fork")
     sessions = _folder(tmp_path)
     outside = tmp_path / "elsewhere" / "s99.json"
     if forked:
@@ -134,15 +145,13 @@ def test_an_override_outside_the_sessions_folder_is_refused_in_words(tmp_path, m
     assert not isinstance(caught.value, save.IndexRebuildError)
 
 
-@pytest.mark.parametrize("forked", [False, True], ids=["one pass", "pieces"])
+@ONE_PASS_AND_PIECES
 def test_a_sidecar_too_large_is_left_out_and_recorded_with_its_size_and_limit(
     tmp_path, monkeypatch, forked
 ) -> None:
     """Rule: a sidecar larger than the reader's limit (here a sparse file one byte past 128 MB: its
     size is known without reading it) is left out with its line, and the plan's snapshot records it
     once with its path, its size and the limit, whoever read it (the helpers send those three)."""
-    if forked and (portable.FORCED or not hasattr(os, "fork")):
-        pytest.skip("helpers are forked copies: this system does not fork")
     sessions = _folder(tmp_path, 6)
     os.truncate(sessions / "s03.json", (128 << 20) + 1)
     if forked:
