@@ -20,6 +20,14 @@ def _file(path: Path, data: bytes = b"{}\n") -> FileChange:
     return FileChange(path=path, before=data, after=b'{"x": 1}\n')
 
 
+def _owned_by_someone_else(c: FileChange) -> os.stat_result:
+    """``c``'s file given to user 1234 when the tests run as root (else it is the user's own, not
+    root's); its stat."""
+    if os.geteuid() == 0:
+        os.chown(c.path, 1234, -1)
+    return os.stat(c.path)
+
+
 def test_attributes_that_cannot_be_read_are_named_and_the_next_file_is_still_looked_at(
     tmp_path, monkeypatch
 ) -> None:
@@ -57,9 +65,7 @@ def test_root_gets_no_warning_about_the_owner(tmp_path, monkeypatch) -> None:
     """Root's rewritten file keeps the old owner (it may set it), so the preview says nothing about
     one, whoever owns the file (here not root)."""
     c = _file(tmp_path / "s.json")
-    if os.geteuid() == 0:
-        os.chown(c.path, 1234, -1)
-    assert os.stat(c.path).st_uid != 0
+    assert _owned_by_someone_else(c).st_uid != 0
     monkeypatch.setattr(portable, "euid", lambda: 0)
     assert planmod.attribute_warnings(Plan("restore", "s", [c])) == []
 
@@ -86,9 +92,7 @@ def test_a_group_the_user_is_not_in_is_named_and_root_is_not_told(tmp_path, monk
     no other) is told the rewritten file will belong to their own group; root, who may keep any
     group, is not."""
     c = _file(tmp_path / "s.json")
-    if os.geteuid() == 0:  # as root: the file given to user 1234, who then rewrites it
-        os.chown(c.path, 1234, -1)
-    st = os.stat(c.path)
+    st = _owned_by_someone_else(c)  # whose owner then rewrites it
     monkeypatch.setattr(os, "getegid", lambda: 999)
     monkeypatch.setattr(os, "getgroups", lambda: [])
     assert st.st_gid != 999 and st.st_uid != 0

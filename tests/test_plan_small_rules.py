@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import sys
 
 import pytest
@@ -40,8 +41,6 @@ def test_the_bytes_of_a_target_that_is_not_a_file_are_refused_in_words(tmp_path)
     """Rule: reading a write's target that is there but is not a regular file (a folder here)
     raises an OSError that says so: EINVAL, "not a regular file" and the path, the words a
     refusal shows (``_reason``)."""
-    import errno
-
     folder = tmp_path / "s.json"
     folder.mkdir()
     with pytest.raises(OSError) as caught:

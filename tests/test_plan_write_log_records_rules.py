@@ -19,12 +19,13 @@ LINE = {
 }
 
 
-def _log(tmp_path: Path, *lines: dict) -> WriteLog:
+def _log(tmp_path: Path, *lines: dict | bytes) -> WriteLog:
+    """A write log of ``lines``: each a record (written as JSON in UTF-8) or a line's raw bytes."""
     root = tmp_path / "state"
     root.mkdir()
     log = WriteLog(root)
-    text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
-    log.log_path.write_bytes(text.encode("utf-8"))
+    raw = [x if isinstance(x, bytes) else json.dumps(x, ensure_ascii=False).encode("utf-8") for x in lines]
+    log.log_path.write_bytes(b"".join(x + b"\n" for x in raw))
     return log
 
 
@@ -50,8 +51,9 @@ def test_the_log_is_read_as_utf8_whatever_the_locale_says(tmp_path: Path, monkey
     real = io.text_encoding
     monkeypatch.setattr(io, "text_encoding", lambda enc, *a: "latin-1" if enc is None else real(enc, *a))
     assert Path(log.log_path).read_text(encoding=None).count("Ã©") == 2  # the locale's reading
-    assert [r.session_id for r in log.records()] == ["sé"]
-    assert log.records()[0].files == [{"path": "/home/u/.hermes/webui/sessions/sé.json"}]
+    (record,) = log.records()
+    assert record.session_id == "sé"
+    assert record.files == [{"path": "/home/u/.hermes/webui/sessions/sé.json"}]
 
 
 def test_a_log_of_every_kind_of_line_lists_the_writes_in_order(tmp_path: Path) -> None:
@@ -67,16 +69,13 @@ def test_a_log_of_every_kind_of_line_lists_the_writes_in_order(tmp_path: Path) -
         line("w1", "started", time=1.0, action="materialize"),
         line("w1", "done", time=2.0, action="materialize"),
         line(5, "done"),
+        b'{"write_id": "w9", "ti',  # a torn line
         line("w2", "started"),
         line("w2", "aborted"),
         line("w3", "aborted"),
         line("w2", "started"),
         line("w4", "started", time=4.5, action="repair-interrupted", session_id="s4"),
     )
-    with open(log.log_path, "rb+") as fh:  # a torn line among them, after the one whose id is 5
-        lines = fh.read().split(b"\n")
-        fh.seek(0)
-        fh.write(b"\n".join(lines[:3] + [b'{"write_id": "w9", "ti'] + lines[3:]))
     got = [(r.write_id, r.time, r.action, r.session_id, r.complete) for r in log.records()]
     assert got == [
         ("w1", 2.0, "materialize", "sé", True),
