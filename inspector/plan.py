@@ -609,15 +609,15 @@ _TEMP_MARK = ".inspector.tmp."
 def fit_name(name: str, room: int) -> str:
     """``name`` itself if it takes at most ``room`` bytes, else its head, ``~`` and a digest of it all.
 
-    Two different long names never shorten to the same result (the digest is of the whole name).
+    Two different long names never shorten to the same result (the digest is of the whole name). The
+    head is the name's first ``room - 17`` bytes decoded with the bytes that are not whole UTF-8 letters
+    left out, so it never takes more than those bytes (a room under 17 gives ``~`` and the digest alone).
     """
     raw = name.encode("utf-8", "surrogateescape")
     if len(raw) <= room:
         return name
     digest = hashlib.sha256(raw).hexdigest()[:16]
     head = raw[: max(0, room - len(digest) - 1)].decode("utf-8", "ignore")
-    while len(head.encode("utf-8", "surrogateescape")) > room - len(digest) - 1:
-        head = head[:-1]
     return f"{head}~{digest}"
 
 
