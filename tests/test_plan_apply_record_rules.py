@@ -230,3 +230,29 @@ def test_an_entry_keeps_the_attributes_in_base64_sorted_by_name(tmp_path: Path, 
     monkeypatch.setattr(planmod, "read_xattrs", lambda p: {"user.b": b"\x00\xff", "user.a": b"val"})
     entry = planmod._file_entry(FileChange(path, b"old", b"new"), None)
     assert list(entry["xattrs"].items()) == [("user.a", "dmFs"), ("user.b", "AP8=")]
+
+
+def test_a_save_between_the_started_line_and_the_check_is_refused_in_words(tmp_path: Path) -> None:
+    """Rule: when the file changes after the write logged itself as started (hermes saved meanwhile),
+    the write is refused with the reason and the file named, the new save is kept, and a failure to
+    log the write as aborted is not raised in its place."""
+    target, plan, _ = _one_file(tmp_path)
+    handed: list[str] = []
+
+    class SavedMeanwhileLog(WriteLog):
+        def append(self, record, state="done"):
+            handed.append(state)
+            if state == "aborted":
+                raise OSError(errno.EIO, "Input/output error")
+            super().append(record, state)
+            if state == "started":
+                target.write_bytes(b"hermes' save")
+
+    with pytest.raises(ApplyError) as caught:
+        apply_plan(plan, SavedMeanwhileLog(tmp_path / "state"))
+    assert str(caught.value) == (
+        f"the files changed while the write was being prepared; nothing was written:\n"
+        f"  {target} changed since the preview"
+    )
+    assert handed == ["started", "aborted"]
+    assert target.read_bytes() == b"hermes' save"
