@@ -256,3 +256,33 @@ def test_a_save_between_the_started_line_and_the_check_is_refused_in_words(tmp_p
     )
     assert handed == ["started", "aborted"]
     assert target.read_bytes() == b"hermes' save"
+
+
+def test_a_write_whose_done_line_cannot_be_logged_says_all_was_written_and_how_to_undo(
+    tmp_path: Path,
+) -> None:
+    """Rule: when every file was written but the "done" line cannot be logged, the failure says so
+    (outcome "all"), lists the files written, names the write to undo, and the write is listed as
+    interrupted."""
+    target, plan, _ = _one_file(tmp_path)
+
+    class FullDiskAtTheEndLog(WriteLog):
+        def append(self, record, state="done"):
+            if state == "done":
+                raise OSError(errno.ENOSPC, "No space left on device")
+            super().append(record, state)
+
+    log = FullDiskAtTheEndLog(tmp_path / "state")
+    with pytest.raises(planmod.WriteFailed) as caught:
+        apply_plan(plan, log)
+    (started,) = log.records()
+    failure = caught.value
+    assert (failure.outcome, failure.written, failure.write_id) == ("all", (target,), started.write_id)
+    assert str(failure) == (
+        "every file was written, but the write log could not be marked complete (No space left on "
+        f"device); `hermes-inspector undo {started.write_id}` puts the previous versions back (the "
+        f"write is listed as interrupted). Written: {target}; previous versions kept in "
+        f"{log.root / 'backups' / started.write_id}; log {log.log_path}"
+    )
+    assert started.complete is False
+    assert target.read_bytes() == b"new"
