@@ -176,3 +176,14 @@ def test_like_patterns_escape_the_backslash_percent_and_underscore():
     ``ESCAPE '\\'`` of the query), and the text may sit anywhere."""
     assert _like_pattern("a\\b%c_d") == "%a\\\\b\\%c\\_d%"
     assert _like_pattern("") == "%%"
+
+
+def test_the_missing_sidecar_reader_waits_hermes_time_for_a_lock_unless_told(tmp_path, timeouts):
+    """Rule: the reader of state.db rows without a sidecar waits for a lock as long as hermes does
+    (5 s) when no timeout is given, and the given one otherwise (seventeenth session)."""
+    db = _db(tmp_path / "state.db", *PLAIN)
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    statedb.read_missing_sidecar_rows(sessions, db)
+    statedb.read_missing_sidecar_rows(sessions, db, timeout=0.25)
+    assert timeouts == [5.0, 0.25]
