@@ -258,3 +258,28 @@ def test_the_lock_files_folder_is_made_0700_whatever_the_umask(tmp_path):
     finally:
         os.umask(old)
     assert stat.S_IMODE(lock.parent.stat().st_mode) == 0o700
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX uids for the private lock folder")
+def test_without_flock_or_msvcrt_a_held_folder_is_refused_naming_that_folder(monkeypatch, tmp_path):
+    """Rule (seventeenth session): where there is neither flock nor msvcrt, a folder another writer
+    holds is refused as busy in words that name the folder written to (not the lock file)."""
+    import tempfile
+
+    monkeypatch.setattr(planmod, "fcntl", None)
+    monkeypatch.setattr(planmod, "msvcrt", None)
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    log = WriteLog(tmp_path / "state")
+    release = planmod._lock_one(folder, log, 0.0)
+    try:
+        with pytest.raises(WriteBusy) as info:
+            planmod._lock_one(folder, log, 0.0)
+    finally:
+        release()
+    assert str(info.value) == (
+        f"another hermes-inspector (the window or a command) is writing to {folder}; "
+        "nothing was written. Try again when it has finished."
+    )
