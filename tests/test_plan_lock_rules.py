@@ -11,6 +11,7 @@ Release removes the file only while it holds our stamp. The expected stamps are 
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import stat
@@ -283,3 +284,37 @@ def test_without_flock_or_msvcrt_a_held_folder_is_refused_naming_that_folder(mon
         f"another hermes-inspector (the window or a command) is writing to {folder}; "
         "nothing was written. Try again when it has finished."
     )
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX uids for the private lock folder")
+def test_with_msvcrt_a_held_folder_is_refused_at_its_deadline_naming_that_folder(monkeypatch, tmp_path):
+    """Rule (seventeenth session): where there is msvcrt and no flock, the lock is msvcrt's byte lock
+    of a lock file made in the private lock folder; held by another until the deadline, the write is
+    refused as busy in words that name the folder written to."""
+    import tempfile
+
+    class HeldByAnother:
+        LK_NBLCK = 2
+        calls = 0
+
+        def locking(self, fd: int, mode: int, nbytes: int) -> None:
+            HeldByAnother.calls += 1
+            raise OSError(errno.EACCES, "held by another")
+
+    monkeypatch.setattr(planmod, "fcntl", None)
+    monkeypatch.setattr(planmod, "msvcrt", HeldByAnother())
+    monkeypatch.setattr(planmod.time, "sleep", lambda s: None)
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    with pytest.raises(WriteBusy) as info:
+        planmod._lock_one(folder, WriteLog(tmp_path / "state"), 0.0)
+    assert str(info.value) == (
+        f"another hermes-inspector (the window or a command) is writing to {folder}; "
+        "nothing was written. Try again when it has finished."
+    )
+    assert HeldByAnother.calls == 1
+    key = hashlib.sha256(os.fsencode(os.path.realpath(folder))).hexdigest()[:32]
+    (locks,) = (tmp_path / "tmp").iterdir()
+    assert [p.name for p in locks.iterdir()] == [f"{key}.lock"]
