@@ -21,6 +21,11 @@ def test_a_name_of_exactly_room_bytes_is_kept():
     # room 30: 13 bytes fit; room 12 leaves no head at all beside the 16-digit digest and its "~".
     assert fit_name("éééééabc", 30) == "éééééabc"
     assert fit_name("éééééabc", 12) == "~" + digest
+    # a room under 17 keeps no head, even of a name that starts with an ASCII letter
+    assert (
+        fit_name("abcdefghijklmnopqrstu", 12)
+        == "~" + hashlib.sha256(b"abcdefghijklmnopqrstu").hexdigest()[:16]
+    )
 
 
 def test_a_name_holding_an_undecodable_byte_is_counted_and_kept():
