@@ -29,15 +29,7 @@ import pytest
 
 from inspector import plan as planmod
 from inspector.plan import WriteLog, sweep_stale_temps
-
-
-def _dead_pid() -> int:
-    """A pid no process has: past Linux's highest (PID_MAX_LIMIT, 2**22), elsewhere a child that ended."""
-    if sys.platform.startswith("linux"):
-        return 2**22 + 1
-    child = subprocess.Popen([sys.executable, "-c", "pass"])
-    child.wait()
-    return child.pid
+from tests.test_plan_sweep_names_rules import _dead_pid
 
 
 def _rescued_names(state) -> list[str]:
