@@ -36,6 +36,15 @@ def _one_file(tmp_path: Path) -> tuple[Path, Plan, WriteLog]:
     return target, plan, WriteLog(tmp_path / "state")
 
 
+def _raising(code: int, text: str):
+    """A stand-in for a function of the write path that fails with ``OSError(code, text)``."""
+
+    def fail(*args, **kwargs):
+        raise OSError(code, text)
+
+    return fail
+
+
 def _log_lines(log: WriteLog) -> list[dict]:
     return [json.loads(line) for line in log.log_path.read_text(encoding="utf-8").splitlines()]
 
@@ -149,10 +158,7 @@ def test_a_backup_that_cannot_be_kept_says_every_file_is_as_it_was(tmp_path: Pat
     every file is as it was"."""
     target, plan, log = _one_file(tmp_path)
 
-    def no_space(*args, **kwargs):
-        raise OSError(errno.ENOSPC, "No space left on device")
-
-    monkeypatch.setattr(planmod, "_save_backup", no_space)
+    monkeypatch.setattr(planmod, "_save_backup", _raising(errno.ENOSPC, "No space left on device"))
     with pytest.raises(ApplyError) as caught:
         apply_plan(plan, log)
     message = str(caught.value)
@@ -171,10 +177,7 @@ def test_a_failure_before_the_first_file_is_staged_names_the_first_file(tmp_path
     first file in its message, writes nothing and logs nothing."""
     target, plan, log = _one_file(tmp_path)
 
-    def broken(*args, **kwargs):
-        raise OSError(errno.EIO, "Input/output error")
-
-    monkeypatch.setattr(planmod, "sweep_stale_temps", broken)
+    monkeypatch.setattr(planmod, "sweep_stale_temps", _raising(errno.EIO, "Input/output error"))
     with pytest.raises(ApplyError) as caught:
         apply_plan(plan, log)
     assert str(caught.value) == (
@@ -207,10 +210,7 @@ def test_an_entry_whose_attributes_cannot_be_read_keeps_its_mode(tmp_path: Path,
     path.write_bytes(b"old")
     os.chmod(path, 0o640)
 
-    def broken(*args, **kwargs):
-        raise OSError(errno.EIO, "Input/output error")
-
-    monkeypatch.setattr(planmod, "read_xattrs", broken)
+    monkeypatch.setattr(planmod, "read_xattrs", _raising(errno.EIO, "Input/output error"))
     entry = planmod._file_entry(FileChange(path, b"old", None), None)
     assert entry == {
         "path": str(path),

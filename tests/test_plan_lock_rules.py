@@ -24,6 +24,7 @@ import pytest
 import inspector.plan as planmod
 from inspector import portable
 from inspector.plan import WriteBusy, WriteLog
+from tests.write_path_helpers import FakeMsvcrt
 
 
 def _facts(pid: int, started_at: float | None) -> portable.ProcessFacts:
@@ -261,18 +262,33 @@ def test_the_lock_files_folder_is_made_0700_whatever_the_umask(tmp_path):
     assert stat.S_IMODE(lock.parent.stat().st_mode) == 0o700
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="POSIX uids for the private lock folder")
-def test_without_flock_or_msvcrt_a_held_folder_is_refused_naming_that_folder(monkeypatch, tmp_path):
-    """Rule (seventeenth session): where there is neither flock nor msvcrt, a folder another writer
-    holds is refused as busy in words that name the folder written to (not the lock file)."""
+def _without_flock(monkeypatch, tmp_path, msvcrt) -> Path:
+    """No flock (and ``msvcrt`` as given), the private lock folder made in ``tmp_path/tmp``; the
+    sessions folder to lock."""
     import tempfile
 
     monkeypatch.setattr(planmod, "fcntl", None)
-    monkeypatch.setattr(planmod, "msvcrt", None)
+    monkeypatch.setattr(planmod, "msvcrt", msvcrt)
+    monkeypatch.setattr(planmod.time, "sleep", lambda s: None)
     (tmp_path / "tmp").mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
     folder = tmp_path / "sessions"
     folder.mkdir()
+    return folder
+
+
+def _busy_words(folder: Path) -> str:
+    return (
+        f"another hermes-inspector (the window or a command) is writing to {folder}; "
+        "nothing was written. Try again when it has finished."
+    )
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX uids for the private lock folder")
+def test_without_flock_or_msvcrt_a_held_folder_is_refused_naming_that_folder(monkeypatch, tmp_path):
+    """Rule (seventeenth session): where there is neither flock nor msvcrt, a folder another writer
+    holds is refused as busy in words that name the folder written to (not the lock file)."""
+    folder = _without_flock(monkeypatch, tmp_path, None)
     log = WriteLog(tmp_path / "state")
     release = planmod._lock_one(folder, log, 0.0)
     try:
@@ -280,10 +296,7 @@ def test_without_flock_or_msvcrt_a_held_folder_is_refused_naming_that_folder(mon
             planmod._lock_one(folder, log, 0.0)
     finally:
         release()
-    assert str(info.value) == (
-        f"another hermes-inspector (the window or a command) is writing to {folder}; "
-        "nothing was written. Try again when it has finished."
-    )
+    assert str(info.value) == _busy_words(folder)
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX uids for the private lock folder")
@@ -291,30 +304,12 @@ def test_with_msvcrt_a_held_folder_is_refused_at_its_deadline_naming_that_folder
     """Rule (seventeenth session): where there is msvcrt and no flock, the lock is msvcrt's byte lock
     of a lock file made in the private lock folder; held by another until the deadline, the write is
     refused as busy in words that name the folder written to."""
-    import tempfile
-
-    class HeldByAnother:
-        LK_NBLCK = 2
-        calls = 0
-
-        def locking(self, fd: int, mode: int, nbytes: int) -> None:
-            HeldByAnother.calls += 1
-            raise OSError(errno.EACCES, "held by another")
-
-    monkeypatch.setattr(planmod, "fcntl", None)
-    monkeypatch.setattr(planmod, "msvcrt", HeldByAnother())
-    monkeypatch.setattr(planmod.time, "sleep", lambda s: None)
-    (tmp_path / "tmp").mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
-    folder = tmp_path / "sessions"
-    folder.mkdir()
+    held = FakeMsvcrt(held=10**9, code=errno.EACCES)
+    folder = _without_flock(monkeypatch, tmp_path, held)
     with pytest.raises(WriteBusy) as info:
         planmod._lock_one(folder, WriteLog(tmp_path / "state"), 0.0)
-    assert str(info.value) == (
-        f"another hermes-inspector (the window or a command) is writing to {folder}; "
-        "nothing was written. Try again when it has finished."
-    )
-    assert HeldByAnother.calls == 1
+    assert str(info.value) == _busy_words(folder)
+    assert held.calls == [(2, 1)]
     key = hashlib.sha256(os.fsencode(os.path.realpath(folder))).hexdigest()[:32]
     (locks,) = (tmp_path / "tmp").iterdir()
     assert [p.name for p in locks.iterdir()] == [f"{key}.lock"]

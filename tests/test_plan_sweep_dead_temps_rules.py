@@ -29,13 +29,7 @@ import pytest
 
 from inspector import plan as planmod
 from inspector.plan import WriteLog, sweep_stale_temps
-from tests.test_plan_sweep_names_rules import _dead_pid
-
-
-def _rescued_names(state) -> list[str]:
-    folder = state / "rescued"
-    return sorted(p.name for p in folder.iterdir()) if folder.exists() else []
-
+from tests.write_path_helpers import dead_pid, rescued
 
 # ---------------------------------------------------------------- sweep_stale_temps
 
@@ -44,7 +38,7 @@ def test_names_that_are_no_temp_files_do_not_end_the_sweep(tmp_path):
     """Rule: an entry that is no temp file of a target is passed over; the dead temps after it are still removed."""
     folder = tmp_path / "sessions"
     folder.mkdir()
-    dead = _dead_pid()
+    dead = dead_pid()
     others = [f"s{i}.json" for i in range(8)]
     temps = [f".s1.json.inspector.tmp.{dead}.1.{i:04x}" for i in range(8)]
     for name in others + temps:  # the order os.scandir lists them in is the folder's own
@@ -58,7 +52,7 @@ def test_a_folder_that_cannot_be_listed_does_not_end_the_sweep(tmp_path):
     gone = tmp_path / "gone"  # never made
     folder = tmp_path / "sessions"
     folder.mkdir()
-    dead = _dead_pid()
+    dead = dead_pid()
     stale = folder / f".s2.json.inspector.tmp.{dead}.1.aaaa"
     stale.write_bytes(b"{}")
     assert sweep_stale_temps([gone / "s1.json", folder / "s2.json"]) == 1
@@ -69,7 +63,7 @@ def test_a_dead_temp_that_is_a_folder_does_not_end_the_sweep(tmp_path):
     """Rule: a dead temp name that is a folder is left alone and the dead temp files after it are still removed."""
     folder = tmp_path / "sessions"
     folder.mkdir()
-    dead = _dead_pid()
+    dead = dead_pid()
     dirs = [f".s1.json.inspector.tmp.{dead}.1.d{i:03x}" for i in range(9)]
     files = [f".s1.json.inspector.tmp.{dead}.1.f{i:03x}" for i in range(8)]
     # made folder, file, folder, ..., file, folder: a folder comes first whether the folder lists
@@ -103,24 +97,24 @@ def test_a_link_named_like_a_dead_temp_is_neither_removed_nor_followed(tmp_path)
     """Rule: a link named like a dead writer's temp (to a regular file) is no temp file: it and its file stay."""
     folder = tmp_path / "sessions"
     folder.mkdir()
-    dead = _dead_pid()
+    dead = dead_pid()
     real = tmp_path / "real.json"
     real.write_bytes(b"private")
     link = folder / f".s1.json.inspector.tmp.{dead}.1.aaaa"
     os.symlink(real, link)
-    state = tmp_path / "state"
-    assert sweep_stale_temps([folder / "s1.json"], WriteLog(state)) == 0
+    log = WriteLog(tmp_path / "state")
+    assert sweep_stale_temps([folder / "s1.json"], log) == 0
     assert link.is_symlink()
     assert os.readlink(link) == str(real)
     assert real.read_bytes() == b"private"
-    assert _rescued_names(state) == []
+    assert rescued(log) == {}
 
 
 def test_an_error_while_an_entry_is_handled_leaves_it_alone_and_is_not_raised(tmp_path):
     """Rule: a write log that cannot be read (writes.jsonl is a folder) leaves the dead temp in place, raising nothing."""
     folder = tmp_path / "sessions"
     folder.mkdir()
-    dead = _dead_pid()
+    dead = dead_pid()
     stale = folder / f".s1.json.inspector.tmp.{dead}.1.aaaa"
     stale.write_bytes(b"{}")
     state = tmp_path / "state"
@@ -134,37 +128,35 @@ def test_a_whole_folder_temp_is_checked_against_the_versions_of_its_own_name(tmp
     <folder>/<name> is removed without a rescue; one holding other bytes is rescued."""
     folder = tmp_path / "sessions"
     folder.mkdir()
-    dead = _dead_pid()
+    dead = dead_pid()
     known_temp = folder / f".side.json.inspector.tmp.{dead}.1.aaaa"
     known_temp.write_bytes(b"v1")
     other_temp = folder / f".side.json.inspector.tmp.{dead}.1.bbbb"
     other_temp.write_bytes(b"v2")
-    state = tmp_path / "state"
+    log = WriteLog(tmp_path / "state")
     known = {str(folder / "side.json"): {hashlib.sha256(b"v1").hexdigest()}}
-    removed = sweep_stale_temps([folder / "s1.json"], WriteLog(state), known=known, whole_folders=True)
+    removed = sweep_stale_temps([folder / "s1.json"], log, known=known, whole_folders=True)
     assert removed == 2
     assert sorted(p.name for p in folder.iterdir()) == []
-    rescued = _rescued_names(state)
-    assert len(rescued) == 1
-    assert rescued[0].endswith(f"-swept-.side.json.inspector.tmp.{dead}.1.bbbb")
-    assert (state / "rescued" / rescued[0]).read_bytes() == b"v2"
+    ((name, data),) = rescued(log).items()
+    assert name.endswith(f"-swept-.side.json.inspector.tmp.{dead}.1.bbbb")
+    assert data == b"v2"
 
 
 def test_a_rescued_dead_temp_is_named_with_the_reason_swept(tmp_path):
     """Rule: the rescued copy of a dead temp is named <YYYYmmddTHHMMSS>-<8 hex>-swept-<the temp's name>."""
     folder = tmp_path / "sessions"
     folder.mkdir()
-    dead = _dead_pid()
+    dead = dead_pid()
     stale = folder / f".s1.json.inspector.tmp.{dead}.1.aaaa"
     stale.write_bytes(b"someone else's bytes")
-    state = tmp_path / "state"
-    assert sweep_stale_temps([folder / "s1.json"], WriteLog(state)) == 1
+    log = WriteLog(tmp_path / "state")
+    assert sweep_stale_temps([folder / "s1.json"], log) == 1
     assert not stale.exists()
-    rescued = _rescued_names(state)
-    assert len(rescued) == 1
+    ((name, data),) = rescued(log).items()
     pattern = r"\d{8}T\d{6}-[0-9a-f]{8}-swept-\.s1\.json\.inspector\.tmp\." + str(dead) + r"\.1\.aaaa"
-    assert re.fullmatch(pattern, rescued[0]), rescued[0]
-    assert (state / "rescued" / rescued[0]).read_bytes() == b"someone else's bytes"
+    assert re.fullmatch(pattern, name), name
+    assert data == b"someone else's bytes"
 
 
 # ---------------------------------------------------------------- _first_prefix

@@ -9,25 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-import subprocess
-import sys
 
 from inspector.plan import WriteLog, WriteRecord, sweep_stale_temps
-
-
-def _dead_pid() -> int:
-    child = subprocess.Popen([sys.executable, "-c", "pass"])
-    child.wait()
-    return child.pid
+from tests.write_path_helpers import dead_pid, rescued
 
 
 def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def _rescued(log: WriteLog) -> list[bytes]:
-    folder = log.root / "rescued"
-    return sorted(p.read_bytes() for p in folder.iterdir()) if folder.exists() else []
 
 
 def test_a_stale_temp_holding_a_logged_version_of_its_own_target_is_not_rescued(tmp_path):
@@ -40,14 +28,14 @@ def test_a_stale_temp_holding_a_logged_version_of_its_own_target_is_not_rescued(
     log = WriteLog(tmp_path / "state")
     files = [{"path": str(target), "sha256_before": _sha(b"v1"), "sha256_after": _sha(b"v2")}]
     log.append(WriteRecord("w1", 1.0, "repair", "s1", files))
-    pid = _dead_pid()
+    pid = dead_pid()
     (folder / f".s1.json.inspector.tmp.{pid}.1.aaaa").write_bytes(b"v1")  # the version before the write
     (folder / f".s1.json.inspector.tmp.{pid}.1.bbbb").write_bytes(b"v2")  # the inspector's own new bytes
     (folder / f".s1.json.inspector.tmp.{pid}.1.cccc").write_bytes(b"v3")  # someone else's: rescued
     (folder / f".s2.json.inspector.tmp.{pid}.1.dddd").write_bytes(b"v1")  # known for s1.json, not s2.json
     assert sweep_stale_temps([target, other], log) == 4
     assert sorted(p.name for p in folder.iterdir()) == []
-    assert _rescued(log) == [b"v1", b"v3"]
+    assert sorted(rescued(log).values()) == [b"v1", b"v3"]
 
 
 def test_a_log_entry_without_hashes_makes_nothing_known(tmp_path):
@@ -57,10 +45,10 @@ def test_a_log_entry_without_hashes_makes_nothing_known(tmp_path):
     target = folder / "s1.json"
     log = WriteLog(tmp_path / "state")
     log.append(WriteRecord("w1", 1.0, "repair", "s1", [{"path": str(target), "sha256_before": None}]))
-    pid = _dead_pid()
+    pid = dead_pid()
     (folder / f".s1.json.inspector.tmp.{pid}.1.aaaa").write_bytes(b"v1")
     assert sweep_stale_temps([target], log) == 1
-    assert _rescued(log) == [b"v1"]
+    assert sorted(rescued(log).values()) == [b"v1"]
 
 
 def test_the_whole_folder_sweep_takes_a_dead_writers_temps_for_other_names_too(tmp_path):
@@ -72,7 +60,7 @@ def test_the_whole_folder_sweep_takes_a_dead_writers_temps_for_other_names_too(t
     folder.mkdir()
     target = folder / "s1.json"
     log = WriteLog(tmp_path / "state")
-    dead = _dead_pid()
+    dead = dead_pid()
     other = folder / f".s9.json.inspector.tmp.{dead}.1.aaaa"
     kept = [
         folder / f".s9.json.inspector.tmp.{os.getpid()}.1.bbbb",  # this process: alive
@@ -87,4 +75,4 @@ def test_the_whole_folder_sweep_takes_a_dead_writers_temps_for_other_names_too(t
     assert other.exists()
     assert sweep_stale_temps([target], log, whole_folders=True) == 1
     assert not other.exists() and all(p.exists() for p in kept)
-    assert _rescued(log) == [b"staged"]
+    assert sorted(rescued(log).values()) == [b"staged"]

@@ -14,26 +14,16 @@ Rules pinned here (expected values written out by hand):
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
 from inspector import plan as planmod
 from inspector.plan import WriteLog, sweep_stale_temps
-
-
-def _dead_pid() -> int:
-    """A pid no process has: past Linux's highest (PID_MAX_LIMIT, 2**22), elsewhere a child that ended."""
-    if sys.platform.startswith("linux"):
-        return 2**22 + 1
-    child = subprocess.Popen([sys.executable, "-c", "pass"])
-    child.wait()
-    return child.pid
+from tests.write_path_helpers import dead_pid
 
 
 def test_a_dead_writers_temp_is_swept_for_a_one_character_name(tmp_path):
     folder = tmp_path / "sessions"
     folder.mkdir()
-    dead = _dead_pid()
+    dead = dead_pid()
     stale = folder / f".x.inspector.tmp.{dead}.1.aaaa"
     stale.write_bytes(b"{}")
     assert sweep_stale_temps([folder / "s1.json"], WriteLog(tmp_path / "state"), whole_folders=True) == 1
@@ -43,7 +33,7 @@ def test_a_dead_writers_temp_is_swept_for_a_one_character_name(tmp_path):
 def test_a_dead_writers_temp_is_swept_for_a_name_starting_with_the_mark(tmp_path):
     folder = tmp_path / "sessions"
     folder.mkdir()
-    dead = _dead_pid()
+    dead = dead_pid()
     stale = folder / f".inspector.tmp.x.inspector.tmp.{dead}.1.aaaa"  # the temp of "inspector.tmp.x"
     stale.write_bytes(b"{}")
     assert sweep_stale_temps([folder / "s1.json"], WriteLog(tmp_path / "state"), whole_folders=True) == 1

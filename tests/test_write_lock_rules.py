@@ -12,47 +12,34 @@ import pytest
 
 from inspector import plan, portable
 from inspector.plan import ApplyError, WriteLog
+from tests.write_path_helpers import FakeMsvcrt as _Msvcrt
 
 
-class _Msvcrt:
-    """msvcrt's byte lock: held by another the first ``held`` times (with ``code``), then taken."""
-
-    LK_NBLCK = 2
-
-    def __init__(self, held: int, code: int) -> None:
-        self.calls: list[tuple[int, int]] = []
-        self.held, self.code = held, code
-
-    def locking(self, fd: int, mode: int, nbytes: int) -> None:
-        self.calls.append((mode, nbytes))
-        if len(self.calls) <= self.held:
-            raise OSError(self.code, "held by another")
-
-
-@pytest.mark.parametrize("code", [errno.EACCES, getattr(errno, "EDEADLOCK", errno.EDEADLK)])
-def test_without_flock_a_byte_lock_held_by_another_is_waited_for(monkeypatch, tmp_path, code):
-    fake = _Msvcrt(held=2, code=code)
+def _byte_lock(monkeypatch, tmp_path, fake, deadline=None) -> int:
+    """``plan._flock`` of a lock file with no flock and ``fake`` as msvcrt (no real sleeps); its descriptor."""
     monkeypatch.setattr(plan, "fcntl", None)
     monkeypatch.setattr(plan, "msvcrt", fake)
     monkeypatch.setattr(plan.time, "sleep", lambda s: None)
     fd = os.open(tmp_path / "lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        plan._flock(fd, time.monotonic() + 60, tmp_path)
+        os.write(fd, b"held")  # the position is now 4: the lock must seek back to the first byte
+        plan._flock(fd, time.monotonic() + 60 if deadline is None else deadline, tmp_path)
     finally:
         os.close(fd)
+    return fd
+
+
+@pytest.mark.parametrize("code", [errno.EACCES, getattr(errno, "EDEADLOCK", errno.EDEADLK)])
+def test_without_flock_a_byte_lock_held_by_another_is_waited_for(monkeypatch, tmp_path, code):
+    fake = _Msvcrt(held=2, code=code)
+    _byte_lock(monkeypatch, tmp_path, fake)
     assert fake.calls == [(2, 1), (2, 1), (2, 1)]
 
 
 def test_without_flock_another_error_is_raised_at_once(monkeypatch, tmp_path):
     fake = _Msvcrt(held=1, code=errno.EIO)
-    monkeypatch.setattr(plan, "fcntl", None)
-    monkeypatch.setattr(plan, "msvcrt", fake)
-    fd = os.open(tmp_path / "lock", os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        with pytest.raises(OSError) as info:
-            plan._flock(fd, time.monotonic() + 60, tmp_path)
-    finally:
-        os.close(fd)
+    with pytest.raises(OSError) as info:
+        _byte_lock(monkeypatch, tmp_path, fake)
     assert info.value.errno == errno.EIO and fake.calls == [(2, 1)]
 
 
@@ -95,19 +82,6 @@ class _SeekingMsvcrt(_Msvcrt):
             self.interrupted -= 1
             raise InterruptedError(errno.EINTR, "interrupted")
         super().locking(fd, mode, nbytes)
-
-
-def _byte_lock(monkeypatch, tmp_path, fake, deadline=None):
-    monkeypatch.setattr(plan, "fcntl", None)
-    monkeypatch.setattr(plan, "msvcrt", fake)
-    monkeypatch.setattr(plan.time, "sleep", lambda s: None)
-    fd = os.open(tmp_path / "lock", os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        os.write(fd, b"held")  # the position is now 4: the lock must seek back to the first byte
-        plan._flock(fd, time.monotonic() + 60 if deadline is None else deadline, tmp_path)
-    finally:
-        os.close(fd)
-    return fd
 
 
 def test_without_flock_the_first_byte_of_the_descriptor_is_locked(monkeypatch, tmp_path):

@@ -15,6 +15,7 @@ import pytest
 
 import inspector.plan as planmod
 from inspector.plan import ApplyError, FileChange, WriteLog
+from tests.write_path_helpers import rescued as _rescued
 
 
 def _hermes_saves_before_link(monkeypatch, target: Path, data: bytes) -> None:
@@ -36,11 +37,6 @@ def _folder(tmp_path: Path) -> tuple[Path, WriteLog]:
     folder = tmp_path / "sessions"
     folder.mkdir()
     return folder, WriteLog(tmp_path / "state")
-
-
-def _rescued(log: WriteLog) -> dict[str, bytes]:
-    folder = log.root / "rescued"
-    return {p.name: p.read_bytes() for p in folder.iterdir()} if folder.exists() else {}
 
 
 def _identity(path: Path) -> tuple[int, int]:
