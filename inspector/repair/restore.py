@@ -29,6 +29,7 @@ from inspector.store.backup import (
     eligible_orphans,
     inspect_session_recovery_status,
     orphan_restore_blocker,
+    recovery_raises_on,
     restorable_live_ids,
     status_flag,
 )
@@ -148,6 +149,14 @@ def plan(ctx: RepairContext, session_id: str | None) -> Plan:
         p.refusal = f"{live} is not a regular file"
         return p
     try:
+        too_deep = recovery_raises_on(ctx.session_dir, session_id, ctx.snapshot)
+        if too_deep is not None:
+            p.refusal = (
+                f"hermes' recover_session fails on this session: {too_deep} is nested too deeply for "
+                "its json.loads (RecursionError), so hermes restores nothing and neither does the "
+                "inspector (`show` reports what can be read of the session)"
+            )
+            return p
         status = inspect_session_recovery_status(ctx.session_dir, session_id, ctx.snapshot)
         would_restore = status["recommend"] == RESTORE
         if would_restore and not live.exists():
@@ -167,7 +176,12 @@ def plan(ctx: RepairContext, session_id: str | None) -> Plan:
 
 
 def eligible(ctx: RepairContext) -> list[str]:
-    """Ids hermes' startup recovery would restore: live files whose decision is ``restore``, then orphans."""
+    """Ids hermes' startup recovery would restore: live files whose decision is ``restore``, then
+    orphans; not those it raises on (a file nested too deeply, :func:`recovery_raises_on`)."""
     live = restorable_live_ids(ctx.session_dir, ctx.snapshot)
     orphans = eligible_orphans(ctx.session_dir, ctx.home.state_db(), ctx.snapshot)
-    return [sid for sid in live if is_plain_stem(sid)] + [sid for sid in orphans if is_plain_stem(sid)]
+    return [
+        sid
+        for sid in live + orphans
+        if is_plain_stem(sid) and recovery_raises_on(ctx.session_dir, sid, ctx.snapshot) is None
+    ]

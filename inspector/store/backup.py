@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.store.files import FileSnapshot
-from inspector.store.jsonfmt import loads_or_none
+from inspector.store.jsonfmt import fast_loads, loads_or_none
 from inspector.store.sidecar import count_messages_in_bytes, sidecar_paths
 from inspector.store.statedb import state_db_has_session
 from inspector.store.tombstone import TOMBSTONE_NAME, is_durably_tombstoned
@@ -60,6 +60,39 @@ def read_bytes(snapshot: FileSnapshot, path: Path) -> bytes | None:
 def message_count(snapshot: FileSnapshot, path: Path) -> int:
     """hermes' ``_msg_count``: len(messages), -1 when missing/unreadable/not an object/no list."""
     return count_messages_in_bytes(read_bytes(snapshot, path))
+
+
+def too_deep_for_hermes(snapshot: FileSnapshot, path: Path) -> bool:
+    """True when hermes' ``json.loads`` of the file raises RecursionError (JSON nested too deeply).
+
+    ``_msg_count`` and the intentional-shrink guards catch only OSError and ValueError, so on such a
+    file hermes' ``recover_session`` raises instead of deciding. A missing, unreadable or otherwise
+    broken file is not too deep (hermes counts it as -1)."""
+    data = read_bytes(snapshot, path)
+    if data is None:
+        return False
+    try:
+        fast_loads(data)
+    except RecursionError:
+        return True
+    except ValueError:  # UnicodeDecodeError included: hermes' read_text fails first
+        return False
+    return False
+
+
+def recovery_raises_on(session_dir: Path, sid: str, snapshot: FileSnapshot | None = None) -> str | None:
+    """The name of the file hermes' ``recover_session(<sid>.json)`` raises RecursionError on, or None.
+
+    It counts the live file's messages first, then (when the ``.bak`` exists) the backup's; the
+    first one nested too deeply for its ``json.loads`` ends the call (:func:`too_deep_for_hermes`)."""
+    snapshot = snapshot if snapshot is not None else FileSnapshot()
+    live_path = session_dir / f"{sid}.json"
+    bak_path = bak_path_for(live_path)
+    if too_deep_for_hermes(snapshot, live_path):
+        return live_path.name
+    if bak_path.exists() and too_deep_for_hermes(snapshot, bak_path):
+        return bak_path.name
+    return None
 
 
 def _load_object(snapshot: FileSnapshot, path: Path) -> dict | None:
