@@ -80,18 +80,16 @@ def too_deep_for_hermes(snapshot: FileSnapshot, path: Path) -> bool:
     return False
 
 
-def recovery_raises_on(session_dir: Path, sid: str, snapshot: FileSnapshot | None = None) -> str | None:
+def recovery_raises_on(session_dir: Path, sid: str, snapshot: FileSnapshot) -> str | None:
     """The name of the file hermes' ``recover_session(<sid>.json)`` raises RecursionError on, or None.
 
     It counts the live file's messages first, then (when the ``.bak`` exists) the backup's; the
-    first one nested too deeply for its ``json.loads`` ends the call (:func:`too_deep_for_hermes`)."""
-    snapshot = snapshot if snapshot is not None else FileSnapshot()
+    first one nested too deeply for its ``json.loads`` ends the call (:func:`too_deep_for_hermes`;
+    a missing file is not too deep)."""
     live_path = session_dir / f"{sid}.json"
-    bak_path = bak_path_for(live_path)
-    if too_deep_for_hermes(snapshot, live_path):
-        return live_path.name
-    if bak_path.exists() and too_deep_for_hermes(snapshot, bak_path):
-        return bak_path.name
+    for path in (live_path, bak_path_for(live_path)):
+        if too_deep_for_hermes(snapshot, path):
+            return path.name
     return None
 
 
