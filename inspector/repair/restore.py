@@ -154,7 +154,7 @@ def plan(ctx: RepairContext, session_id: str | None) -> Plan:
             p.refusal = (
                 f"hermes' recover_session fails on this session: {too_deep} is nested too deeply for "
                 "its json.loads (RecursionError), so hermes restores nothing and neither does the "
-                "inspector (`show` reports what can be read of the session)"
+                "inspector; both files are left as they are"
             )
             return p
         status = inspect_session_recovery_status(ctx.session_dir, session_id, ctx.snapshot)

@@ -31,8 +31,8 @@ def test_a_bak_too_deep_for_hermes_is_not_restored(tmp_path):
     assert plan.changes == []
     assert plan.refusal == (
         "hermes' recover_session fails on this session: s.json.bak is nested too deeply for its "
-        "json.loads (RecursionError), so hermes restores nothing and neither does the inspector "
-        "(`show` reports what can be read of the session)"
+        "json.loads (RecursionError), so hermes restores nothing and neither does the inspector; "
+        "both files are left as they are"
     )
     assert restore.eligible(make_ctx(home_path)) == []
 
