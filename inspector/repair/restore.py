@@ -31,6 +31,7 @@ from inspector.store.backup import (
     orphan_restore_blocker,
     recovery_raises_on,
     restorable_live_ids,
+    startup_recovery_raises_on,
     status_flag,
 )
 from inspector.store.sidecar import SidecarError, parse_sidecar_bytes
@@ -156,6 +157,11 @@ def plan(ctx: RepairContext, session_id: str | None) -> Plan:
                 "its json.loads (RecursionError), so hermes restores nothing and neither does the "
                 "inspector; both files are left as they are"
             )
+            if not live.exists():
+                p.refusal += (
+                    "; hermes' startup recovery, which reads every orphan .bak before it restores "
+                    "anything, stops at this one and restores no session at all"
+                )
             return p
         status = inspect_session_recovery_status(ctx.session_dir, session_id, ctx.snapshot)
         would_restore = status["recommend"] == RESTORE
@@ -177,7 +183,12 @@ def plan(ctx: RepairContext, session_id: str | None) -> Plan:
 
 def eligible(ctx: RepairContext) -> list[str]:
     """Ids hermes' startup recovery would restore: live files whose decision is ``restore``, then
-    orphans; not those it raises on (a file nested too deeply, :func:`recovery_raises_on`)."""
+    orphans; not those it raises on (a file nested too deeply, :func:`recovery_raises_on`). Where an
+    orphan ``.bak`` is nested too deeply, hermes' startup recovery restores nothing at all
+    (:func:`startup_recovery_raises_on`): the only id is that one, whose plan is refused and says so."""
+    stopper = startup_recovery_raises_on(ctx.session_dir, ctx.snapshot)
+    if stopper is not None:
+        return [stopper] if is_plain_stem(stopper) else []
     live = restorable_live_ids(ctx.session_dir, ctx.snapshot)
     orphans = eligible_orphans(ctx.session_dir, ctx.home.state_db(), ctx.snapshot)
     return [

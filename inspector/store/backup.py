@@ -93,6 +93,19 @@ def recovery_raises_on(session_dir: Path, sid: str, snapshot: FileSnapshot) -> s
     return None
 
 
+def startup_recovery_raises_on(session_dir: Path, snapshot: FileSnapshot) -> str | None:
+    """The id of the orphan ``.bak`` hermes' startup recovery raises RecursionError on, or None.
+
+    ``recover_all_sessions_on_startup`` lists the orphan backups (``_orphaned_backup_live_paths``,
+    which counts each one's messages) before it restores anything, outside its per-session
+    ``try``: the first orphan ``.bak`` nested too deeply ends the whole recovery, and no session is
+    restored (the server swallows the error)."""
+    for bak in orphan_backup_paths(session_dir):
+        if too_deep_for_hermes(snapshot, bak):
+            return session_id_of_bak(bak)
+    return None
+
+
 def _load_object(snapshot: FileSnapshot, path: Path) -> dict | None:
     data = read_bytes(snapshot, path)
     obj = loads_or_none(data)

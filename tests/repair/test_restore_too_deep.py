@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 
 from inspector.repair import restore
-from inspector.store.backup import recovery_raises_on
+from inspector.store.backup import recovery_raises_on, startup_recovery_raises_on
 from inspector.store.files import FileSnapshot
 from tests.recovery_helpers import home_dirs, make_ctx, seed_state_db, sidecar, write_json
 
@@ -50,14 +50,54 @@ def test_a_live_file_too_deep_for_hermes_stops_the_restore_before_the_bak_is_rea
     assert recovery_raises_on(sessions, "s", FileSnapshot()) == "s.json"
 
 
-def test_an_orphan_bak_too_deep_for_hermes_is_refused_and_not_eligible(tmp_path):
+def test_an_orphan_bak_too_deep_for_hermes_is_refused_and_stops_the_startup_recovery(tmp_path):
+    """hermes' startup recovery counts every orphan .bak's messages before it restores anything, outside
+    its per-session try: a deep orphan .bak ends it, and no session is restored, not even a
+    restorable one (a.json, 1 message, with a .bak of 2). ``--all`` plans that orphan alone, refused
+    in words that say so."""
     home_path, sessions, db = home_dirs(tmp_path)
     seed_state_db(db, sid="o")
     (sessions / "o.json.bak").write_bytes(_nested(sidecar("o", 3), 1200))
+    write_json(sessions / "a.json", sidecar("a", 1))
+    write_json(sessions / "a.json.bak", sidecar("a", 2))
+    assert restore.eligible(make_ctx(home_path)) == ["o"]
     plan = restore.plan(make_ctx(home_path), "o")
-    assert (
-        plan.changes == [] and plan.refusal is not None and "o.json.bak is nested too deeply" in plan.refusal
+    assert plan.changes == []
+    assert plan.refusal == (
+        "hermes' recover_session fails on this session: o.json.bak is nested too deeply for its "
+        "json.loads (RecursionError), so hermes restores nothing and neither does the inspector; "
+        "both files are left as they are; hermes' startup recovery, which reads every orphan .bak "
+        "before it restores anything, stops at this one and restores no session at all"
     )
+    assert startup_recovery_raises_on(sessions, FileSnapshot()) == "o"
+
+
+def test_a_deep_orphan_bak_stops_the_startup_recovery_even_when_tombstoned(tmp_path):
+    """hermes counts an orphan's messages before it looks at the tombstone."""
+    home_path, sessions, _ = home_dirs(tmp_path)
+    (sessions / "o.json.bak").write_bytes(_nested(sidecar("o", 3), 1200))
+    write_json(sessions / "_deleted_webui_sessions.json", {"version": 1, "ids": ["o"]})
+    write_json(sessions / "a.json", sidecar("a", 1))
+    write_json(sessions / "a.json.bak", sidecar("a", 2))
+    assert restore.eligible(make_ctx(home_path)) == ["o"]
+
+
+def test_a_deep_bak_beside_its_live_file_does_not_stop_the_startup_recovery(tmp_path):
+    """Only orphans are read before the restores; a live file's .bak is read in its own try."""
+    home_path, sessions, _ = home_dirs(tmp_path)
+    write_json(sessions / "b.json", sidecar("b", 1))
+    (sessions / "b.json.bak").write_bytes(_nested(sidecar("b", 3), 1200))
+    write_json(sessions / "a.json", sidecar("a", 1))
+    write_json(sessions / "a.json.bak", sidecar("a", 2))
+    assert startup_recovery_raises_on(sessions, FileSnapshot()) is None
+    assert restore.eligible(make_ctx(home_path)) == ["a"]
+
+
+def test_a_deep_orphan_bak_whose_name_is_not_plain_leaves_nothing_eligible(tmp_path):
+    home_path, sessions, _ = home_dirs(tmp_path)
+    (sessions / "o o.json.bak").write_bytes(_nested(sidecar("o o", 3), 1200))
+    write_json(sessions / "a.json", sidecar("a", 1))
+    write_json(sessions / "a.json.bak", sidecar("a", 2))
     assert restore.eligible(make_ctx(home_path)) == []
 
 
