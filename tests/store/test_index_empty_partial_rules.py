@@ -57,3 +57,9 @@ def test_the_last_message_time_skips_an_empty_partial_row_with_list_content():
     assert last_message_at({}, messages) == 100.0
     messages[1]["content"] = [{"type": "text", "text": "an answer"}]
     assert last_message_at({}, messages) == 200.0
+
+
+def test_the_last_message_time_reads_the_sessions_own_messages_when_none_are_given():
+    data = {"messages": [{"role": "user", "content": "q", "timestamp": 5.0}], "updated_at": 9.0}
+    assert last_message_at(data) == 5.0
+    assert last_message_at(data, []) == 9.0
