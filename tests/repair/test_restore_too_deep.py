@@ -23,17 +23,21 @@ def _nested(session: dict, levels: int) -> bytes:
     return body.replace(b'"DEEP"', b"[" * levels + b"]" * levels, 1)
 
 
+def _refusal(name: str) -> str:
+    return (
+        f"hermes' recover_session fails on this session: {name} is nested too deeply for its "
+        "json.loads (RecursionError), so hermes restores nothing and neither does the inspector; "
+        "both files are left as they are"
+    )
+
+
 def test_a_bak_too_deep_for_hermes_is_not_restored(tmp_path):
     home_path, sessions, _ = home_dirs(tmp_path)
     write_json(sessions / "s.json", sidecar("s", 1))
     (sessions / "s.json.bak").write_bytes(_nested(sidecar("s", 4), 1200))
     plan = restore.plan(make_ctx(home_path), "s")
     assert plan.changes == []
-    assert plan.refusal == (
-        "hermes' recover_session fails on this session: s.json.bak is nested too deeply for its "
-        "json.loads (RecursionError), so hermes restores nothing and neither does the inspector; "
-        "both files are left as they are"
-    )
+    assert plan.refusal == _refusal("s.json.bak")
     assert restore.eligible(make_ctx(home_path)) == []
 
 
@@ -44,9 +48,7 @@ def test_a_live_file_too_deep_for_hermes_stops_the_restore_before_the_bak_is_rea
     write_json(sessions / "s.json.bak", sidecar("s", 4))
     plan = restore.plan(make_ctx(home_path), "s")
     assert plan.changes == []
-    assert plan.refusal is not None and plan.refusal.startswith(
-        "hermes' recover_session fails on this session: s.json is nested too deeply"
-    )
+    assert plan.refusal == _refusal("s.json")
     assert recovery_raises_on(sessions, "s", FileSnapshot()) == "s.json"
 
 
@@ -63,10 +65,8 @@ def test_an_orphan_bak_too_deep_for_hermes_is_refused_and_stops_the_startup_reco
     assert restore.eligible(make_ctx(home_path)) == ["o"]
     plan = restore.plan(make_ctx(home_path), "o")
     assert plan.changes == []
-    assert plan.refusal == (
-        "hermes' recover_session fails on this session: o.json.bak is nested too deeply for its "
-        "json.loads (RecursionError), so hermes restores nothing and neither does the inspector; "
-        "both files are left as they are; hermes' startup recovery, which reads every orphan .bak "
+    assert plan.refusal == _refusal("o.json.bak") + (
+        "; hermes' startup recovery, which reads every orphan .bak "
         "before it restores anything, stops at this one and restores no session at all"
     )
     assert startup_recovery_raises_on(sessions, FileSnapshot()) == "o"
