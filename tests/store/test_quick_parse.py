@@ -428,6 +428,25 @@ def test_has_digit_run_finds_every_run_of_the_length_and_no_shorter_one() -> Non
                 assert has_digit_run(data, length) == (size >= length), (length, size, pad)
 
 
+def test_has_digit_run_looks_past_near_misses_before_and_after_the_run() -> None:
+    """Rule: numbers one digit short of the length (decimals such as ``1111.5``) come before and
+    after the long run; every one of them is a near miss and the search goes on past each."""
+    for length in (3, 4, 19, 640):
+        near_miss = (b"1" * (length - 1) + b".") * 6
+        # the premise: each half-length step lands on digits twice in a row in the near misses
+        step = length // 2
+        digits = b"0123456789"
+        assert any(
+            near_miss[i] in digits and near_miss[i + step] in digits
+            for i in range(0, len(near_miss) - step, step)
+        )
+        assert not has_digit_run(near_miss + b"," + near_miss, length), length
+        for run in (b"7" * length, b"7" * (length + 5)):
+            assert has_digit_run(near_miss + b"," + run + b"," + near_miss, length), length
+            assert has_digit_run(near_miss + b"," + near_miss + b"," + run, length), length
+            assert has_digit_run(run + b"," + near_miss, length), length
+
+
 @settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=sidecars(), want_texts=st.booleans())
 def test_quick_sidecar_facts_equal_hermes_parse(data: bytes, want_texts: bool) -> None:
