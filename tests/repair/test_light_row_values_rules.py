@@ -170,3 +170,36 @@ def test_a_container_in_any_text_field_goes_to_the_pair(tmp_path: Path, monkeypa
     row = light_index_row(obj, NOW, PathResolver(tmp_path))
     assert calls == [1]
     assert row[key] == "[1]"  # str([1]) (.strip(), and .lower() for the provider, keep it)
+
+
+@pytest.mark.parametrize(
+    ("message_count", "count"),
+    [
+        (0, 0),
+        ("0", 0),  # int("0"): a count of zero kept, not the messages' length
+        (0.5, 0),
+        (-0.5, 0),  # int(-0.5) is 0, which is >= 0
+        (False, 0),
+        (True, 1),
+        ("7", 7),
+        (7.9, 7),
+        ("-1", 3),  # below zero: the messages are counted
+        ("x", 3),
+        ([], 3),
+        (None, 3),
+    ],
+)
+def test_message_count_is_the_files_count_as_int_when_at_least_zero(
+    tmp_path: Path, monkeypatch, message_count, count
+) -> None:
+    """hermes' ``Session.__init__``: ``int(message_count)`` when that works and is >= 0, else
+    None, and ``compact()`` then counts the messages (three here)."""
+    messages = [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}, {"role": "user"}]
+    raw = {
+        "session_id": "s9",
+        "workspace": str(tmp_path),
+        "messages": messages,
+        "message_count": message_count,
+    }
+    row = _one_step(raw, tmp_path, monkeypatch)
+    assert row["message_count"] == count and type(row["message_count"]) is int

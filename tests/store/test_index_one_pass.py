@@ -83,3 +83,23 @@ def test_invalid_utf8_is_the_exact_parse_s(monkeypatch) -> None:
     assert facts["json"] is False and facts["rows"] == []
     assert _same(facts, stdlib_index_facts(data))
     assert calls == [len(data)]  # the old way's check refuses it too
+
+
+def test_with_other_threads_deep_the_rows_come_from_msgspec_not_the_exact_parse(monkeypatch) -> None:
+    """Rule: where the one pass may not lower the recursion limit (another thread is deep, as in a
+    window worker), raw_items proves the index and msgspec decodes its rows: the exact parse
+    (``fast_loads``) is not taken for the usual index."""
+    monkeypatch.setattr(scan, "_other_threads_shallow", lambda limit: False)
+    calls = _count_raw_items(monkeypatch)
+
+    def no_exact_parse(data):
+        raise AssertionError("the exact parse ran on the usual index")
+
+    monkeypatch.setattr(scan, "fast_loads", no_exact_parse)
+    data = _usual_index('{"session_id": "last", "title": 7}')
+    facts = scan.index_facts_of(data)
+    assert calls == [len(data)]
+    assert facts["json"] is True and facts["list"] is True and facts["all_objects"] is True
+    assert facts["rows"][:2] == [["s0", "chat é🙂 0"], ["s1", "chat é🙂 1"]]
+    assert facts["rows"][-1] == ["last", None]
+    assert len(facts["rows"]) == 31

@@ -23,6 +23,7 @@ from inspector.store.scan import (
     JOURNAL_PIECE_BYTES,
     _index_facts_of_object,
     _nesting_room,
+    _other_threads_shallow,
     _shallow_pass,
     index_facts_of,
     journal_dropped_lines,
@@ -615,3 +616,58 @@ def test_a_line_that_is_json_but_no_object_is_found_wherever_it_is(value, at) ->
     assert objects_per_line(data) is None
     assert quick_dropped_lines(data + b"\n") == hermes_dropped_lines(data + b"\n") == (1, at + 1)
     assert objects_per_line("\n".join(json.dumps({"seq": i}) for i in range(7)).encode()) == 7
+
+
+def test_the_quick_pass_is_off_beside_an_older_deep_thread_when_called_from_a_newer_one() -> None:
+    """Rule: every other thread is looked at, whichever order the interpreter lists them in: a
+    deep thread started before the one that asks (the newest thread is listed first) turns the
+    quick pass off as well."""
+    import threading
+
+    def idle(release: threading.Event, depth: int) -> None:
+        if depth:
+            idle(release, depth - 1)
+        else:
+            release.wait(30)
+
+    release = threading.Event()
+    deep = threading.Thread(target=idle, args=(release, PARSE_DEPTH_LIMIT), daemon=True)
+    deep.start()
+    seen: list = []
+    try:
+        asker = threading.Thread(target=lambda: _shallow_pass(seen.append))
+        asker.start()
+        asker.join(30)
+    finally:
+        release.set()
+        deep.join()
+    assert seen == [False]
+
+
+def test_another_thread_is_shallow_while_it_has_fewer_frames_than_the_depth() -> None:
+    """Rule: ``_other_threads_shallow(depth)`` holds while every other thread has fewer than
+    ``depth`` frames (counted here by the stdlib's ``traceback.walk_stack``)."""
+    import sys
+    import threading
+    import traceback
+
+    release, parked = threading.Event(), threading.Event()
+
+    def idle(depth: int) -> None:
+        if depth:
+            idle(depth - 1)
+        else:
+            parked.set()
+            release.wait(30)
+
+    thread = threading.Thread(target=idle, args=(150,), daemon=True)
+    thread.start()
+    try:
+        assert parked.wait(30)
+        frames = len(list(traceback.walk_stack(sys._current_frames()[thread.ident])))
+        assert frames > 150
+        assert _other_threads_shallow(frames) is False
+        assert _other_threads_shallow(frames + 1) is True
+    finally:
+        release.set()
+        thread.join()
