@@ -195,3 +195,20 @@ def test_hermes_session_refuses_exactly_the_flagged_values(tmp_path) -> None:
     raised = json.loads(done.stdout.strip().splitlines()[-1])
     assert raised == [path_field_problem(raw) is not None for raw in raws]
     assert raised == [r for _, r in CASES]
+
+
+def test_a_path_field_after_an_absent_one_is_still_looked_at() -> None:
+    """Rule: every path field the file holds is looked at, whichever fields before it are absent
+    (a sidecar without a workspace key is common: hermes' default is used)."""
+    raw = {"session_id": "a", "messages": [], "worktree_repo_root": 7}
+    assert path_field_problem(raw) == (
+        "its worktree_repo_root is the number 7, not a folder path (hermes' Session() raises TypeError)"
+    )
+
+
+def test_an_unknown_user_is_named_without_the_rest_of_the_path() -> None:
+    raw = _sidecar("a", workspace="~nosuchuser4242 x/projects/app")
+    assert path_field_problem(raw) == (
+        "its workspace '~nosuchuser4242 x' names a user this machine does not know "
+        "(hermes' Session() raises RuntimeError)"
+    )

@@ -715,3 +715,47 @@ def test_a_caller_already_deep_gets_the_quick_pass_without_a_lower_limit() -> No
     room, seen = deep(limit - PARSE_DEPTH_LIMIT)
     assert room <= PARSE_DEPTH_LIMIT
     assert seen == [(True, limit)]
+
+
+def test_a_recursion_limit_the_interpreter_refuses_to_lower_means_no_quick_pass(monkeypatch) -> None:
+    if not _msgspec_counts_against_the_recursion_limit():
+        pytest.skip("no quick pass on this Python")
+    limit = sys.getrecursionlimit()
+    real = sys.setrecursionlimit
+
+    def refuse_lower(value: int) -> None:
+        if value < limit:
+            raise RecursionError("cannot set the recursion limit that low at this depth")
+        real(value)
+
+    monkeypatch.setattr(sys, "setrecursionlimit", refuse_lower)
+    seen: list = []
+    _shallow_pass(seen.append)
+    assert seen == [False] and seen[0] is False
+    assert sys.getrecursionlimit() == limit
+
+
+def test_the_limit_comes_back_when_the_room_cannot_be_measured(monkeypatch) -> None:
+    """Rule: an exception while the limit is lowered (a Ctrl-C in the measure of the room) goes
+    on up as it is, and the interpreter's recursion limit is put back first."""
+    if not _msgspec_counts_against_the_recursion_limit():
+        pytest.skip("no quick pass on this Python")
+
+    class Interrupted(BaseException):
+        pass
+
+    limit = sys.getrecursionlimit()
+    real = scan._nesting_room
+    calls: list[int] = []
+
+    def room_then_interrupted() -> int:
+        calls.append(sys.getrecursionlimit())
+        if len(calls) == 2:  # the measure made with the limit lowered
+            raise Interrupted
+        return real()
+
+    monkeypatch.setattr(scan, "_nesting_room", room_then_interrupted)
+    with pytest.raises(Interrupted):
+        _shallow_pass(lambda quick: pytest.fail("fn ran"))
+    assert calls[0] == limit and calls[1] < limit
+    assert sys.getrecursionlimit() == limit

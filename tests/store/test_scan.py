@@ -144,6 +144,32 @@ def test_wrong_cached_entry_for_another_file_is_not_used(home):
     assert load_catalogue(home, now=time.time()).rows["a"].title == "ok"
 
 
+@pytest.mark.parametrize("version", ["other", "missing"])
+def test_a_cache_of_another_version_is_not_used(home, version):
+    """Rule: only a cache of this CACHE_VERSION is read; the same entries under another version
+    (or none) are no cache, however well their keys match."""
+    (home.session_dir / "a.json").write_bytes(_sidecar("a", 2, title="ok"))
+    load_catalogue(home, now=time.time())
+    (cache_file,) = cache_dir().glob("scan-*.json")
+    obj = json.loads(cache_file.read_text())
+    (entry,) = obj["sidecar"].values()
+    entry[1]["meta"]["title"] = "from the cache"
+    if version == "other":
+        obj["version"] = scan_mod.CACHE_VERSION + 1
+    else:
+        del obj["version"]
+    cache_file.write_text(json.dumps(obj))
+    assert load_catalogue(home, now=time.time()).rows["a"].title == "ok"
+
+
+def test_a_cache_that_is_a_list_is_no_cache(home):
+    (home.session_dir / "a.json").write_bytes(_sidecar("a", 2, title="ok"))
+    load_catalogue(home, now=time.time())
+    (cache_file,) = cache_dir().glob("scan-*.json")
+    cache_file.write_text(json.dumps([{"version": scan_mod.CACHE_VERSION}]))
+    assert load_catalogue(home, now=time.time()).rows["a"].title == "ok"
+
+
 @pytest.mark.parametrize("big", [12345678901234567890123, 2**63 + 1, 0.1 + 0.2])
 def test_cache_with_long_numbers_keeps_them_exact(home, big):
     """A sidecar value with 19+ digits: the cache file is written without the orjson-exact flag,
