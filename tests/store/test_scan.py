@@ -392,3 +392,21 @@ def test_read_ahead_reads_in_one_pass_what_sidecar_would_read_one_by_one(tmp_pat
         got, expected = ahead.sidecar(name, want_texts=want), one_by_one.sidecar(name, want_texts=want)
         assert got[0] == expected[0] and got[2] == expected[2], name
     assert ahead.sidecar("s3.json", want_texts=True)[0]["texts"] == ["m0", "m1", "m2"]
+
+
+def test_an_unchanged_index_is_taken_from_the_cache_not_read_again(home, monkeypatch):
+    """Rule: the index's facts are cached like a sidecar's: an unchanged ``_index.json`` is
+    neither read nor parsed by the next scan."""
+    (home.session_dir / "a.json").write_bytes(_sidecar("a", 2, title="ok"))
+    (home.session_dir / "_index.json").write_text(json.dumps([{"session_id": "a", "title": "ok"}], indent=2))
+    cache = FactCache.for_session_dir(home.session_dir)
+    first = SessionDirScan(home.session_dir, cache).index_facts()
+    cache.save()
+    assert first == {"json": True, "list": True, "all_objects": True, "rows": [["a", "ok"]]}
+
+    def no_read(self):
+        raise AssertionError("the unchanged index was read again")
+
+    monkeypatch.setattr(SessionDirScan, "index_bytes", no_read)
+    again = SessionDirScan(home.session_dir, FactCache.for_session_dir(home.session_dir)).index_facts()
+    assert again == first
