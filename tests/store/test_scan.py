@@ -410,3 +410,22 @@ def test_an_unchanged_index_is_taken_from_the_cache_not_read_again(home, monkeyp
     monkeypatch.setattr(SessionDirScan, "index_bytes", no_read)
     again = SessionDirScan(home.session_dir, FactCache.for_session_dir(home.session_dir)).index_facts()
     assert again == first
+
+
+def test_the_index_facts_taken_from_the_cache_are_kept_for_the_scan(home, monkeypatch):
+    """Rule: a scan works out the index's facts once: asked again (a forked copy is made after the
+    first answer), it answers from what it has, without the cache."""
+    (home.session_dir / "_index.json").write_text(json.dumps([{"session_id": "a", "title": "ok"}], indent=2))
+    cache = FactCache.for_session_dir(home.session_dir)
+    SessionDirScan(home.session_dir, cache).index_facts()
+    cache.save()
+    scan = SessionDirScan(home.session_dir, FactCache.for_session_dir(home.session_dir))
+    first = scan.index_facts()
+    assert first["rows"] == [["a", "ok"]]
+
+    def no_lookup(*args, **kwargs):
+        raise AssertionError("the cache was asked again")
+
+    monkeypatch.setattr(scan.cache, "get", no_lookup)
+    monkeypatch.setattr(SessionDirScan, "index_bytes", no_lookup)
+    assert scan.index_facts() == first
