@@ -923,9 +923,8 @@ class SessionDirScan:
                     self.names.append(name)
                     if not entry.is_symlink() or Path(entry.path).exists():
                         existing.add(name)
-            self.listed = True
-        except OSError:
-            self.listed = False
+        except OSError:  # a folder that cannot be listed has no names
+            pass
         self._existing = existing
         self.names.sort()
         self._live: list[str] | None = None  # see live_names

@@ -229,12 +229,25 @@ def test_scan_exists_matches_path_exists(tmp_path):
     (tmp_path / "a.json").write_bytes(b"{}")
     (tmp_path / "d.json").mkdir()
     (tmp_path / "broken.json").symlink_to(tmp_path / "nowhere")
+    (tmp_path / "linked.json").symlink_to(tmp_path / "a.json")
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "x.json").write_bytes(b"{}")
     s = SessionDirScan(tmp_path)
-    for name in ("a.json", "d.json", "broken.json", "missing.json", "sub/x.json", "sub/../a.json", ".", ".."):
+    names = (
+        "a.json",
+        "d.json",
+        "broken.json",
+        "linked.json",
+        "missing.json",
+        "sub/x.json",
+        "sub/../a.json",
+        ".",
+        "..",
+    )
+    for name in names:
         assert s.exists(name) == (tmp_path / name).exists(), name
-    assert s.live_names() == ["a.json", "broken.json", "d.json"]
+    assert s.exists("linked.json") is True and s.exists("broken.json") is False
+    assert s.live_names() == ["a.json", "broken.json", "d.json", "linked.json"]
 
 
 def test_scan_names_are_picked_once_and_each_caller_gets_its_own_list(tmp_path):
