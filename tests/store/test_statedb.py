@@ -554,3 +554,22 @@ def test_recovery_reader_skips_rows_without_an_id_and_goes_on_past_a_tombstoned_
     rows = read_missing_sidecar_rows(tmp_path, db, is_tombstoned=lambda sid: sid == "gone")
     assert [r["id"] for r in rows] == ["kept"]
     assert rows[0]["messages"] == [{"role": "user", "content": "b"}]
+
+
+@pytest.mark.parametrize(
+    ("ddl", "expected"),
+    [
+        ("CREATE TABLE schema_version (v INTEGER); INSERT INTO schema_version VALUES (31)", None),
+        ("CREATE TABLE schema_version (version INTEGER); INSERT INTO schema_version VALUES (7), (31)", 31),
+        ("CREATE TABLE schema_version (version TEXT); INSERT INTO schema_version VALUES ('31')", None),
+        ("CREATE VIEW schema_version AS SELECT 31 AS version", None),
+    ],
+    ids=["no version column", "the highest version", "a version that is not an integer", "a view"],
+)
+def test_the_schema_version_is_the_highest_integer_of_a_real_table(tmp_path, ddl, expected):
+    db = tmp_path / "state.db"
+    agent_state_db(db)
+    with closing(sqlite3.connect(db)) as conn:
+        conn.execute("DROP TABLE schema_version")
+        conn.executescript(ddl)
+    assert read_schema(db).schema_version == expected
