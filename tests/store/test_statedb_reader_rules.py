@@ -9,6 +9,9 @@ so these rules are pinned here on databases of a few rows (a few ms each).
 from __future__ import annotations
 
 import json
+import sqlite3
+from contextlib import closing
+from pathlib import Path
 
 import pytest
 
@@ -18,6 +21,7 @@ from inspector.store.statedb import (
     decode_content,
     decode_json_column,
     list_sessions,
+    read_schema,
     read_transcript,
     session_record,
 )
@@ -354,3 +358,22 @@ def test_messages_are_counted_as_sqls_join_compares_the_ids(tmp_path, sessions_i
     by_id = {r["id"]: r["messages"] for r in list_sessions(db)}
     assert by_id == {7 if sessions_id == "INTEGER" else "7": 2, "A": 1 if "NOCASE" in session_id else 0}
     assert {sid: session_record(db, sid)["messages"] for sid in by_id} == by_id
+
+
+def test_both_core_tables_refused_are_named_in_one_message(tmp_path: Path) -> None:
+    db = custom_state_db(
+        tmp_path / "state.db",
+        "CREATE TABLE base (id TEXT, source TEXT)",
+        "CREATE VIEW messages AS SELECT id AS session_id, 'user' AS role, source AS content FROM base",
+        [],
+    )
+    with closing(sqlite3.connect(db)) as conn:
+        conn.execute("CREATE VIEW sessions AS SELECT id, source FROM base")
+        conn.commit()
+    with pytest.raises(StateDbError) as err:
+        read_schema(db)
+    assert str(err.value) == (
+        "state.db: messages is a view (a query), not a table; sessions is a view (a query), not a table "
+        "as hermes makes it; nothing is read from this database "
+        f"({db}: a hostile or foreign schema can make any query endless)"
+    )
