@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import sqlite3
 import stat
 import time
@@ -209,21 +210,25 @@ class GuardedConnection(sqlite3.Connection):
         return 1 if time.monotonic() > self.deadline else 0  # non-zero: SQLite interrupts the statement
 
 
+_VIRTUAL_TABLE = re.compile(r"\s*CREATE\s+VIRTUAL\s", re.IGNORECASE | re.ASCII)
+
+
 def not_plain_tables(conn: sqlite3.Connection) -> dict[str, str]:
     """``{name: what it is}`` for each of :data:`CORE_TABLES` that exists but is not a plain table:
-    a view, a virtual table, or a table with virtual generated columns (computed on each read)."""
+    a view, a virtual table, or a table with virtual generated columns (computed on each read).
+
+    A virtual table is known by its root page 0 (it has no b-tree of its own), and by its stored
+    statement too, in any case and spacing: SQLite stores ``CREATE VIRTUAL TABLE`` in capitals with
+    single spaces, but a file edited by other means may hold ``create  virtual table`` (which the
+    first check of the statement's text alone let through)."""
     out: dict[str, str] = {}
     rows = conn.execute(
-        "SELECT name, type, sql FROM sqlite_master WHERE name IN (?, ?)", CORE_TABLES
+        "SELECT name, type, sql, rootpage FROM sqlite_master WHERE name IN (?, ?)", CORE_TABLES
     ).fetchall()
-    for name, kind, sql in rows:
+    for name, kind, sql, rootpage in rows:
         if kind == "view":
             out[name] = "a view (a query), not a table"
-        elif (
-            kind == "table"
-            and isinstance(sql, str)
-            and sql.lstrip()[:20].upper().startswith("CREATE VIRTUAL")
-        ):
+        elif kind == "table" and (rootpage == 0 or (isinstance(sql, str) and _VIRTUAL_TABLE.match(sql))):
             out[name] = "a virtual table, not a table"
         elif kind == "table":
             hidden = [r[1] for r in conn.execute(f"PRAGMA table_xinfo({name})").fetchall() if r[6] == 2]

@@ -377,3 +377,30 @@ def test_both_core_tables_refused_are_named_in_one_message(tmp_path: Path) -> No
         "as hermes makes it; nothing is read from this database "
         f"({db}: a hostile or foreign schema can make any query endless)"
     )
+
+
+@pytest.mark.parametrize(
+    "stored",
+    [
+        "CREATE VIRTUAL TABLE sessions USING fts5(id, title)",
+        "create  virtual table sessions using fts5(id, title)",
+        "create virtual/**/table sessions using fts5(id, title)",
+    ],
+    ids=["as SQLite stores it", "two spaces, lower case", "a comment for the space"],
+)
+def test_a_virtual_sessions_table_is_refused_however_its_statement_is_written(tmp_path: Path, stored) -> None:
+    """Rule: a ``sessions`` that is a virtual table is refused before any query, also when the file
+    holds its statement in another case or spacing (written by other means than SQLite's)."""
+    db = tmp_path / "state.db"
+    with closing(sqlite3.connect(db)) as conn:
+        conn.execute("CREATE VIRTUAL TABLE sessions USING fts5(id, title)")
+        conn.execute("CREATE TABLE messages (session_id TEXT, role TEXT, content TEXT)")
+        conn.execute("PRAGMA writable_schema=ON")
+        conn.execute("UPDATE sqlite_master SET sql = ? WHERE name = 'sessions'", (stored,))
+        conn.commit()
+    with pytest.raises(StateDbError) as err:
+        read_schema(db)
+    assert str(err.value) == (
+        "state.db: sessions is a virtual table, not a table as hermes makes it; nothing is read from "
+        f"this database ({db}: a hostile or foreign schema can make any query endless)"
+    )
