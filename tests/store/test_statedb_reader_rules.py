@@ -404,3 +404,19 @@ def test_a_virtual_sessions_table_is_refused_however_its_statement_is_written(tm
         "state.db: sessions is a virtual table, not a table as hermes makes it; nothing is read from "
         f"this database ({db}: a hostile or foreign schema can make any query endless)"
     )
+
+
+def test_a_table_with_computed_columns_is_refused_with_their_names(tmp_path: Path) -> None:
+    db = custom_state_db(
+        tmp_path / "state.db",
+        "CREATE TABLE sessions (id TEXT, source TEXT)",
+        "CREATE TABLE messages (session_id TEXT, role TEXT, body TEXT, "
+        "content TEXT AS (upper(body)) VIRTUAL, size INTEGER AS (length(body)) VIRTUAL)",
+        [{"id": "a", "source": "webui"}],
+    )
+    with pytest.raises(StateDbError) as err:
+        read_schema(db)
+    assert str(err.value) == (
+        "state.db: messages is a table with computed columns (content, size) as hermes makes it; nothing is "
+        f"read from this database ({db}: a hostile or foreign schema can make any query endless)"
+    )
