@@ -212,3 +212,12 @@ def test_an_unknown_user_is_named_without_the_rest_of_the_path() -> None:
         "its workspace '~nosuchuser4242 x' names a user this machine does not know "
         "(hermes' Session() raises RuntimeError)"
     )
+
+
+def test_a_path_field_after_an_empty_one_is_still_looked_at() -> None:
+    """Rule: an empty optional path field (``""``: hermes uses the workspace) is skipped, and the
+    fields after it are still looked at."""
+    raw = _sidecar("a", workspace="/tmp", created_workspace="", worktree_repo_root=7)
+    assert path_field_problem(raw) == (
+        "its worktree_repo_root is the number 7, not a folder path (hermes' Session() raises TypeError)"
+    )
