@@ -86,6 +86,10 @@ def test_connection_is_query_only_and_read_only(tmp_path):
         assert conn.execute("PRAGMA query_only").fetchone()[0] == 1
         with pytest.raises(sqlite3.Error):
             conn.execute("INSERT INTO sessions (id, source) VALUES ('x', 'webui')")
+        # read-only below the pragma too: the file is opened with mode=ro
+        conn.execute("PRAGMA query_only=OFF")
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            conn.execute("INSERT INTO sessions (id, source) VALUES ('x', 'webui')")
     assert db.read_bytes() == before
 
 
@@ -573,3 +577,12 @@ def test_the_schema_version_is_the_highest_integer_of_a_real_table(tmp_path, ddl
         conn.execute("DROP TABLE schema_version")
         conn.executescript(ddl)
     assert read_schema(db).schema_version == expected
+
+
+def test_the_lock_wait_is_the_callers_or_the_default(tmp_path):
+    db = tmp_path / "state.db"
+    seed_state_db(db)
+    with closing(open_readonly(db, timeout=0.25)) as conn:
+        assert conn.execute("PRAGMA busy_timeout").fetchone()[0] == 250
+    with closing(open_readonly(db)) as conn:
+        assert conn.execute("PRAGMA busy_timeout").fetchone()[0] == int(statedb.DEFAULT_TIMEOUT * 1000)
