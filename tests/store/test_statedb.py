@@ -586,3 +586,19 @@ def test_the_lock_wait_is_the_callers_or_the_default(tmp_path):
         assert conn.execute("PRAGMA busy_timeout").fetchone()[0] == 250
     with closing(open_readonly(db)) as conn:
         assert conn.execute("PRAGMA busy_timeout").fetchone()[0] == int(statedb.DEFAULT_TIMEOUT * 1000)
+
+
+def test_an_open_that_sqlite_refuses_is_said_in_words(tmp_path, monkeypatch):
+    """Rule: an existing file SQLite cannot open (as a user, a file it may not read; root always
+    may, so SQLite's refusal is played here) is a StateDbError naming the file, never sqlite3's."""
+    db = tmp_path / "state.db"
+    seed_state_db(db)
+
+    def refuse(*args, **kwargs):
+        raise sqlite3.OperationalError("unable to open database file")
+
+    monkeypatch.setattr(sqlite3, "connect", refuse)
+    with pytest.raises(StateDbError) as err:
+        open_readonly(db)
+    assert str(err.value) == f"{db} cannot be opened (missing, a folder, or permission denied)"
+    assert isinstance(err.value.__cause__, sqlite3.OperationalError)
