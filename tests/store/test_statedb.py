@@ -582,8 +582,9 @@ def test_the_schema_version_is_the_highest_integer_of_a_real_table(tmp_path, ddl
 def test_the_lock_wait_is_the_callers_or_the_default(tmp_path):
     db = tmp_path / "state.db"
     seed_state_db(db)
-    with closing(open_readonly(db, timeout=0.25)) as conn:
-        assert conn.execute("PRAGMA busy_timeout").fetchone()[0] == 250
+    for timeout, ms in ((1.5, 1500), (0, 0), (-3, 0)):
+        with closing(open_readonly(db, timeout=timeout)) as conn:
+            assert conn.execute("PRAGMA busy_timeout").fetchone()[0] == ms, timeout
     with closing(open_readonly(db)) as conn:
         assert conn.execute("PRAGMA busy_timeout").fetchone()[0] == int(statedb.DEFAULT_TIMEOUT * 1000)
 
@@ -602,3 +603,18 @@ def test_an_open_that_sqlite_refuses_is_said_in_words(tmp_path, monkeypatch):
         open_readonly(db)
     assert str(err.value) == f"{db} cannot be opened (missing, a folder, or permission denied)"
     assert isinstance(err.value.__cause__, sqlite3.OperationalError)
+
+
+def test_a_database_sqlite_opens_but_cannot_set_up_is_said_in_words(tmp_path, monkeypatch):
+    db = tmp_path / "state.db"
+    seed_state_db(db)
+
+    def refuse(self):
+        raise sqlite3.DatabaseError("file is not a database")
+
+    monkeypatch.setattr(statedb.GuardedConnection, "guard", refuse)
+    with pytest.raises(StateDbError) as err:
+        open_readonly(db)
+    assert (
+        str(err.value) == f"{db} is not an SQLite database (it looks encrypted or is not a state.db at all)"
+    )
