@@ -210,7 +210,12 @@ class GuardedConnection(sqlite3.Connection):
         return 1 if time.monotonic() > self.deadline else 0  # non-zero: SQLite interrupts the statement
 
 
-_VIRTUAL_TABLE = re.compile(r"\s*CREATE\s+VIRTUAL\s", re.IGNORECASE | re.ASCII)
+_VIRTUAL_TABLE = re.compile(r"\s*CREATE\s+VIRTUAL\s+TABLE", re.IGNORECASE)
+
+
+def is_virtual_table_sql(sql: str) -> bool:
+    """Whether a stored ``CREATE`` statement makes a virtual table, in any case and spacing."""
+    return _VIRTUAL_TABLE.match(sql) is not None
 
 
 def not_plain_tables(conn: sqlite3.Connection) -> dict[str, str]:
@@ -228,7 +233,7 @@ def not_plain_tables(conn: sqlite3.Connection) -> dict[str, str]:
     for name, kind, sql, rootpage in rows:
         if kind == "view":
             out[name] = "a view (a query), not a table"
-        elif kind == "table" and (rootpage == 0 or (isinstance(sql, str) and _VIRTUAL_TABLE.match(sql))):
+        elif kind == "table" and (rootpage == 0 or (isinstance(sql, str) and is_virtual_table_sql(sql))):
             out[name] = "a virtual table, not a table"
         elif kind == "table":
             hidden = [r[1] for r in conn.execute(f"PRAGMA table_xinfo({name})").fetchall() if r[6] == 2]

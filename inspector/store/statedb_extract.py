@@ -28,7 +28,7 @@ from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from inspector.store.statedb import StateDbError, describe_sqlite_error, open_readonly
+from inspector.store.statedb import StateDbError, describe_sqlite_error, is_virtual_table_sql, open_readonly
 
 WHOLE_TABLES = frozenset({"schema_version", "state_meta"})
 _SHADOW_SUFFIXES = ("_data", "_idx", "_content", "_docsize", "_config", "_segments", "_segdir", "_stat")
@@ -59,10 +59,6 @@ def _quote(name: str) -> str:
 
 def _is_shadow(name: str, virtual: set[str]) -> bool:
     return any(name.startswith(v) and name[len(v) :] in _SHADOW_SUFFIXES for v in virtual)
-
-
-def _is_virtual(sql: str) -> bool:
-    return re.match(r"\s*CREATE\s+VIRTUAL\s+TABLE", sql, re.IGNORECASE) is not None
 
 
 def _mentions(sql: str, names: set[str]) -> bool:
@@ -126,7 +122,9 @@ def extract_sessions(source: Path, dest: Path, session_ids: list[str]) -> Extrac
                 src.execute("PRAGMA user_version").fetchone()[0],
                 src.execute("PRAGMA application_id").fetchone()[0],
             )
-            virtual = {name for kind, name, _t, sql in master if kind == "table" and _is_virtual(sql)}
+            virtual = {
+                name for kind, name, _t, sql in master if kind == "table" and is_virtual_table_sql(sql)
+            }
             tables = [
                 name
                 for kind, name, _t, sql in master
