@@ -152,3 +152,29 @@ def test_a_row_the_pass_made_enters_the_context_as_hermes_algorithm_adds_it(mess
 
 
 OWN_KEYS = ("role", "content", "timestamp", "_recovered_from_run_journal", "_recovered_stream_id")
+
+
+def test_a_row_the_pass_makes_goes_into_an_existing_context_as_itself():
+    """Rule (``_append_own_row_to_context``): a row the pass made (a fresh dict no one else holds)
+    is appended to a context that has rows as the row itself, not as a copy of its projection;
+    a blank one is not appended; a missing or empty context takes the general path, which
+    seeds it from the transcript and appends a copy."""
+    first = {"role": "user", "content": "hi", "timestamp": 1}
+    m = _materializer({"messages": [dict(first)], "context_messages": [dict(first)]})
+    row = {
+        "role": "assistant",
+        "content": "an answer",
+        "timestamp": 2,
+        "_recovered_from_run_journal": True,
+        "_recovered_stream_id": "s1",
+    }
+    m._append_own_row_to_context(row)
+    assert m.s["context_messages"] == [first, row]
+    assert m.s["context_messages"][1] is row
+    m._append_own_row_to_context(dict(row, content="  "))
+    assert m.s["context_messages"] == [first, row]
+
+    seeded = _materializer({"messages": [dict(first)]})
+    seeded._append_own_row_to_context(row)
+    assert seeded.s["context_messages"] == [first, row]
+    assert seeded.s["context_messages"][1] is not row

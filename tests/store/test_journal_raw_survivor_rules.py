@@ -163,3 +163,40 @@ def test_an_invalid_byte_on_a_torn_line_is_placed_from_the_files_start():
     assert data[17] == 0xFF
     index = index_journal(data)
     assert index.unreadable == "invalid UTF-8 at byte 17: hermes cannot read any of this journal"
+
+
+def test_an_event_name_seen_before_is_looked_up_not_coded_again(monkeypatch):
+    """Rule (index_journal's fast path): a text event name already coded takes its code from the
+    table; only a name new to the pass, or one that is not text, goes to ``_event_code``."""
+    from inspector.store import journal_raw
+
+    asked = []
+    real = journal_raw._event_code
+    monkeypatch.setattr(
+        journal_raw, "_event_code", lambda codes, name: asked.append(name) or real(codes, name)
+    )
+    names = ["token", "token", "tool", "token", None, None, "tool"]
+    data = b"".join(
+        rec(seq, name) if name else _line(seq=seq, event_id=f"{RUN}:{seq}", event=None)
+        for seq, name in enumerate(names, 1)
+    )
+    index = index_journal(data, session_id=SID, run_id=RUN)
+    assert asked == ["token", "tool", None, None]
+    assert list(index.kinds) == [1, 1, 2, 1, 3, 3, 2]
+
+
+def test_a_plain_line_is_parsed_once_by_orjson_not_by_the_stdlib(monkeypatch):
+    """Rule: lines orjson reads exactly as the stdlib does (no run of 19+ digits, not deep) are not
+    handed to the stdlib parse; a line with a long digit run is."""
+    from inspector.store import journal_raw
+
+    if journal_raw._orjson_loads is None:
+        pytest.skip("orjson is not installed")
+    parsed = []
+    real = journal_raw.loads_from_a_fresh_stack
+    monkeypatch.setattr(
+        journal_raw, "loads_from_a_fresh_stack", lambda text: parsed.append(text) or real(text)
+    )
+    long = _line(seq=3, event_id=f"{RUN}:3", payload={"n": 10**30})
+    index_journal(rec(1) + rec(2) + long, session_id=SID, run_id=RUN)
+    assert parsed == [long[:-1].decode()]

@@ -49,3 +49,29 @@ def test_without_the_folders_descriptor_the_name_is_still_the_folders(folders: P
     assert scan.names == ["a.json"]
     assert scan._stat("a.json").st_size == 10
     assert scan._stat("missing.json") is None
+
+
+def test_only_a_plain_name_goes_through_the_folders_descriptor(folders: Path, monkeypatch) -> None:
+    """Rule (the docstring's): a plain name of the folder is looked up relative to the folder's
+    descriptor (no path built and resolved per file); ".", ".." and a name with a slash, which
+    are not names of the folder's files, go through the joined path."""
+    scan = SessionDirScan(folders)
+    if scan._dir_fd is None:
+        pytest.skip("this platform's os.stat takes no dir_fd")
+    calls: list[tuple[str, int | None]] = []
+    real = os.stat
+
+    def spy(path, *args, **kwargs):
+        calls.append((path, kwargs.get("dir_fd")))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", spy)
+    for name in ("a.json", ".", "..", "sub/b.json"):
+        scan._stat(name)
+    joined = str(folders)
+    assert calls == [
+        ("a.json", scan._dir_fd),
+        (os.path.join(joined, "."), None),
+        (os.path.join(joined, ".."), None),
+        (os.path.join(joined, "sub/b.json"), None),
+    ]

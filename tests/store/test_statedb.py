@@ -93,6 +93,28 @@ def test_connection_is_query_only_and_read_only(tmp_path):
     assert db.read_bytes() == before
 
 
+def test_the_read_only_mode_is_asked_as_a_uri_whatever_sqlite_was_built_with(tmp_path, monkeypatch):
+    """Rule: ``mode=ro`` is a URI parameter, read only when the name is opened as a URI. Python's
+    sqlite3 asks for that with ``uri=True``; without it, a SQLite built without SQLITE_USE_URI
+    (this machine's is built with it, so the read-only test above cannot tell) would open, and
+    create, a file named ``file:...?mode=ro`` for writing."""
+    db = tmp_path / "state.db"
+    seed_state_db(db)
+    calls = []
+    real = sqlite3.connect
+
+    def spy(*args, **kwargs):
+        calls.append((args, kwargs))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(sqlite3, "connect", spy)
+    with closing(open_readonly(db)):
+        pass
+    [(args, kwargs)] = calls
+    assert args == (db.resolve().as_uri() + "?mode=ro",)
+    assert kwargs["uri"] is True
+
+
 def test_open_readonly_refuses_a_directory(tmp_path):
     (tmp_path / "state.db").mkdir()
     with pytest.raises(StateDbError, match="not a file"):
@@ -522,6 +544,44 @@ def test_list_sessions_join_keeps_sql_equality(tmp_path):
         ],
     )
     assert list_sessions(db) == _one_query_records(db)
+
+
+def test_hermes_ids_join_their_counts_in_a_dict_other_declared_types_join_in_sql(tmp_path, monkeypatch):
+    """Rule (list_sessions' fast path): with hermes' schema (both ids declared TEXT, no collation)
+    the messages are counted in one GROUP BY and joined to the sessions in a dict, not by the
+    one-query SQL join (which makes SQLite build an index over the counts: twice the time); ids
+    declared otherwise, or a messages table without session_id, join in SQL. The records are the
+    same either way (the two tests above)."""
+    joined_in_sql = []
+    real = statedb._catalogue_sql
+    monkeypatch.setattr(
+        statedb, "_catalogue_sql", lambda schema, **kw: joined_in_sql.append(kw) or real(schema, **kw)
+    )
+    hermes = tmp_path / "hermes.db"
+    seed_state_db(hermes, messages=3)
+    [record] = list_sessions(hermes)
+    assert (record["id"], record["messages"]) == ("state_only_001", 3)
+    assert joined_in_sql == []
+
+    integer = custom_state_db(
+        tmp_path / "integer.db",
+        "CREATE TABLE sessions (id TEXT, source TEXT)",
+        "CREATE TABLE messages (session_id INTEGER, role TEXT)",
+        [{"id": "7", "source": "cli"}],
+        [{"session_id": "7", "role": "user"}],  # stored as the integer 7
+    )
+    [record] = list_sessions(integer)
+    assert (record["id"], record["messages"]) == ("7", 1)  # SQL's = compares '7' as a number
+    no_session_id = custom_state_db(
+        tmp_path / "no_session_id.db",
+        "CREATE TABLE sessions (id TEXT, source TEXT)",
+        "CREATE TABLE messages (role TEXT)",
+        [{"id": "a", "source": "cli"}],
+        [{"role": "user"}],
+    )
+    [record] = list_sessions(no_session_id)
+    assert (record["id"], record["messages"]) == ("a", None)
+    assert joined_in_sql == [{"one_id": False}, {"one_id": False}]
 
 
 def test_session_presence_answers_as_state_db_has_session(tmp_path):
