@@ -69,10 +69,8 @@ def read_journal(
 
     if not stream_id:
         return failed("no stream id")
-    if not isinstance(stream_id, str):
-        return failed(f"stream id {stream_id!r} is not a string")
-    try:
-        path = journal_path(session_dir, session_id, stream_id)
+    try:  # hermes' _validate_id reads str(stream_id): an int 12345 (a hand-edited file) names 12345.jsonl
+        path = journal_path(session_dir, session_id, str(stream_id))
     except ValueError as exc:
         return failed(str(exc))
     try:

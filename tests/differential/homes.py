@@ -140,6 +140,14 @@ def _transcript(rng: random.Random, n: int, base: float) -> list[dict]:
     return out
 
 
+def _stream_id(rng: random.Random) -> str | int:
+    """A run's stream id: 32 hex digits as hermes writes it; about one in six a number instead (a
+    hand-edited sidecar: hermes reads the journal of its text, ``str(12345)``), chosen from the hex
+    digits drawn so that every other draw of a seed stays as it was."""
+    run = _hex(rng, 32)
+    return int(run[:8], 16) if int(run[:2], 16) < 40 else run
+
+
 def _journal(rng: random.Random, sid: str, run: str, start: float, case: Case, terminal: bool) -> None:
     kinds = ["token", "token", "reasoning", "tool", "tool_complete", "metering"]
     t = start
@@ -254,7 +262,7 @@ def _session(rng: random.Random, case: Case, sid: str, role: str, updated_pool: 
         if rng.random() < 0.3:
             init["intentional_shrink_generation"] = rng.choice((1, "x", None))
     if role == "repair-interrupted":
-        run = _hex(rng, 32)
+        run = _stream_id(rng)
         init["active_stream_id"] = rng.choice((run, run, None))
         init["pending_user_message"] = rng.choice(
             TEXTS[:6] + ("[IMPORTANT: Background process proc_1 completed (exit_code=0).\nOutput:\nok]",)
@@ -294,7 +302,7 @@ def _session(rng: random.Random, case: Case, sid: str, role: str, updated_pool: 
             if rng.random() < 0.15:
                 case.journal_damage.append((sid, run, rng.choice(JOURNAL_DAMAGE)))
     if role == "recover-journal":
-        run = _hex(rng, 32)
+        run = _stream_id(rng)
         first_seen = case.now - rng.choice((GIVEUP - 5, GIVEUP + 5, GIVEUP, 60, 3600, GIVEUP * 2))
         marker = {
             "role": "assistant",

@@ -13,7 +13,9 @@ from tests.differential.homes import ACTIONS, make_case
 
 # and two that found defects: 41 (a sidecar nested too deeply: hermes' audit fails), 386 (a journal
 # line of two objects and a blank line)
-SEEDS = [*range(24), 41, 386, 1910]  # 1910: restore-backup, a file too deep for hermes
+# 852, 990: a stream id stored as a number (repair-interrupted, recover-journal), whose journal
+# hermes reads as str(id) and the inspector once refused
+SEEDS = [*range(24), 41, 386, 1910, 852, 990]  # 1910: restore-backup, a file too deep for hermes
 
 needs_hermes = pytest.mark.skipif(
     hermes_src() is None, reason="HERMES_WEBUI_SRC is not set to a hermes-webui checkout"

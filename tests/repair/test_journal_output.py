@@ -522,6 +522,29 @@ def test_invalid_stream_id_reads_as_an_error(tmp_path: Path) -> None:
     assert read_journal(FileSnapshot(), tmp_path, SID, None).error == "no stream id"
 
 
+def test_a_stream_id_that_is_not_text_names_the_journal_hermes_reads(tmp_path: Path) -> None:
+    """Rule (hermes' ``_validate_id`` reads ``str(value)``): a stream id stored as a number (a
+    hand-edited sidecar; hermes writes text) names the journal of its text, 12345 ->
+    ``12345.jsonl`` and 1.5 -> ``1.5.jsonl``, and the rows recovered from it carry the id as it
+    was stored; one whose text hermes refuses (a list) is an invalid run id."""
+    Journal(tmp_path, run="12345").append("token", {"text": "partial answer"})
+    read = read_journal(FileSnapshot(), tmp_path, SID, 12345)
+    assert (read.error, read.path, read.stream_id) == (
+        None,
+        tmp_path / "_run_journal" / SID / "12345.jsonl",
+        12345,
+    )
+    assert [e["payload"] for e in read.events] == [{"text": "partial answer"}]
+    session = make_session([{"role": "user", "content": "q", "timestamp": 1}])
+    assert append_journaled_partial_output(session, 12345, read, dedupe=True, now=NOW).recovered
+    assert session["messages"][-1]["content"] == "partial answer"
+    assert session["messages"][-1]["_recovered_stream_id"] == 12345
+
+    Journal(tmp_path, run="1.5").append("token", {"text": "x"})
+    assert len(read_journal(FileSnapshot(), tmp_path, SID, 1.5).events) == 1
+    assert read_journal(FileSnapshot(), tmp_path, SID, ["12345"]).error == "invalid run_id"
+
+
 # ---------------------------------------------------------------- gateway terminal error
 
 
