@@ -226,7 +226,32 @@ def _exit_codes(meta: Path) -> tuple[dict, dict]:
     by_key, by_function = data["exit_code_by_key"], data.get("hash_by_function_name", {})
     if not isinstance(by_key, dict) or not isinstance(by_function, dict):
         raise TypeError("exit_code_by_key or hash_by_function_name is not an object")
+    defined = _defined_functions(meta)
+    if defined is not None:
+        by_key = {k: v for k, v in by_key.items() if _function_of(k) in defined}
+        by_function = {f: h for f, h in by_function.items() if f in defined}
     return by_key, by_function
+
+
+_ORIGINAL = re.compile(r"^[ \t]*def (x\S+?)__mutmut_orig\(", re.MULTILINE)
+
+
+def _defined_functions(meta: Path) -> set[str] | None:
+    """The functions the mutated module beside ``meta`` still defines (mutmut writes each one's
+    original as ``def <function>__mutmut_orig(``), or None when that module is not there. mutmut
+    keeps a removed function's verdicts and hash in the ``.meta`` file (seen when
+    ``statedb_extract._is_virtual`` was merged into ``statedb.is_virtual_table_sql``): they are not
+    mutants of the code any more, so neither the score nor the ledger counts them."""
+    try:
+        text = meta.with_suffix("").read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    return set(_ORIGINAL.findall(text))
+
+
+def _function_of(key: str) -> str:
+    """``inspector.plan.x__swap__mutmut_3`` -> ``x__swap``."""
+    return key.rpartition(".")[2].rpartition("__mutmut_")[0]
 
 
 def score(

@@ -383,3 +383,20 @@ def test_the_shorthand_check_does_not_accept_any_number():
     assert _named_in(chunks, "inspector.repair.interrupted.xǁ_Repairǁ_say_marker__mutmut_9")
     assert not _named_in(chunks, "inspector.repair.restore.x__add_change__mutmut_987")
     assert not _named_in(chunks, "inspector.plan.x__no_such_function__mutmut_1")
+
+
+def test_a_function_the_mutated_module_no_longer_defines_is_not_counted(tmp_path):
+    """mutmut keeps a removed function's verdicts and hash in the ``.meta`` file; the mutated module
+    beside it (``def <function>__mutmut_orig(`` for each function) says which are still code."""
+    run = {"inspector/plan.py.meta": {P + "1": 1, P + "2": 0, "inspector.plan.x__gone__mutmut_1": 0}}
+    hashes = {"inspector/plan.py.meta": {"x__swap": "aaaaaaaaaaaa", "x__gone": "bbbbbbbbbbbb"}}
+    mutants = fake_run(tmp_path, run, hashes)
+    codes, found, _ = ms.read_verdicts(mutants)
+    assert set(codes) == {P + "1", P + "2", "inspector.plan.x__gone__mutmut_1"}  # no module: all kept
+    (mutants / "inspector" / "plan.py").write_text(
+        "def x__swap__mutmut_orig(a):\n    pass\n\nclass C:\n    def xǁCǁrun__mutmut_orig(self):\n        pass\n",
+        encoding="utf-8",
+    )
+    codes, found, _ = ms.read_verdicts(mutants)
+    assert codes == {P + "1": 1, P + "2": 0}
+    assert found == {"inspector.plan.x__swap": "aaaaaaaaaaaa"}

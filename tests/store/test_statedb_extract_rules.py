@@ -335,3 +335,43 @@ def test_the_summary_names_its_four_parts():
         "tables_left_empty": ["x"],
         "left_out": ["trigger t: ..."],
     }
+
+
+def test_an_sqlite_error_before_the_extract_is_begun_is_refused_in_words(tmp_path, monkeypatch):
+    """Rule: an SQLite error while the source is still being read (here a damaged page met when a
+    table is looked at), before the extract file exists, is refused with its sentence for the
+    user; there is no file to remove, and that is no second error."""
+    src = _make(tmp_path / "state.db", SESSIONS, rows={"sessions": [("a", "A")]})
+    dest = tmp_path / "x.db"
+
+    def damaged(conn, table):
+        raise sqlite3.DatabaseError("database disk image is malformed")
+
+    monkeypatch.setattr(statedb_extract, "_table_filter", damaged)
+    with pytest.raises(StateDbError) as caught:
+        extract_sessions(src, dest, ["a"])
+    assert str(caught.value) == (
+        f"{src} is damaged (database disk image is malformed); the inspector does not read "
+        "a damaged database and will not try to repair it"
+    )
+    assert not dest.exists()
+
+
+def test_the_extract_is_created_through_a_uri_whatever_sqlite_was_built_with(tmp_path, monkeypatch):
+    """Rule: ``mode=rwc`` is a URI parameter, read only when the name is opened as a URI
+    (``uri=True``); without it a SQLite built without SQLITE_USE_URI (this machine's is built with
+    it) would make a file named ``file:...?mode=rwc`` in the working folder instead of the extract."""
+    src = _make(tmp_path / "state.db", SESSIONS, rows={"sessions": [("a", "A")]})
+    dest = tmp_path / "x.db"
+    opened = []
+    real_connect = sqlite3.connect
+
+    def connect(database, *args, **kwargs):
+        opened.append((database, kwargs.get("uri")))
+        return real_connect(database, *args, **kwargs)
+
+    monkeypatch.setattr(statedb_extract.sqlite3, "connect", connect)
+    extract_sessions(src, dest, ["a"])
+    assert opened[0] == (src.resolve().as_uri() + "?mode=ro", True)  # the source, by open_readonly
+    assert opened[1] == (f"file:{dest.as_posix()}?mode=rwc", True)
+    assert len(opened) == 2
