@@ -561,6 +561,16 @@ def test_hermes_ids_join_their_counts_in_a_dict_other_declared_types_join_in_sql
     seed_state_db(hermes, messages=3)
     [record] = list_sessions(hermes)
     assert (record["id"], record["messages"]) == ("state_only_001", 3)
+    spelled = custom_state_db(
+        tmp_path / "spelled.db",
+        "CREATE TABLE sessions (id text, source TEXT)",
+        "CREATE TABLE messages (session_id  Text , role TEXT)",
+        [{"id": "b", "source": "cli"}],
+        [{"session_id": "b", "role": "user"}] * 2,
+    )
+    # TEXT in any case and spacing is the same type (SQLite 3.37 and later already report it as TEXT)
+    [record] = list_sessions(spelled)
+    assert (record["id"], record["messages"]) == ("b", 2)
     assert joined_in_sql == []
 
     integer = custom_state_db(
