@@ -178,3 +178,72 @@ def test_a_row_the_pass_makes_goes_into_an_existing_context_as_itself():
     seeded._append_own_row_to_context(row)
     assert seeded.s["context_messages"] == [first, row]
     assert seeded.s["context_messages"][1] is not row
+
+
+def test_the_window_of_the_last_rows_follows_the_appends_and_each_text_is_normalized_once(monkeypatch):
+    """Rule (``_window_of``, ``_add_to_context``, ``normalize``): the roles and normalized texts of
+    the context's last 8 rows are made once and moved along with each row the pass appends, made
+    again only when the context was changed otherwise; and no string is normalized twice (the
+    pass looks at a row's text in the window, in its projection and in the dedupe check)."""
+    from inspector.repair import journal_recovery
+
+    normalized = []
+    real = journal_recovery.normalize
+    monkeypatch.setattr(journal_recovery, "normalize", lambda v: normalized.append(v) or real(v))
+    rows = [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": f"text  {i}", "timestamp": i}
+        for i in range(10)
+    ]
+    context = [dict(r) for r in rows]
+    m = _materializer({"messages": [dict(r) for r in rows], "context_messages": context})
+    m.append_to_context({"role": "assistant", "content": "new  one", "timestamp": 20})
+    window = m.window
+    assert window[0] is context and window[1] == 11
+    assert list(window[2]) == [
+        "assistant",
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+        "assistant",
+    ]
+    assert list(window[3]) == [
+        "text 3",
+        "text 4",
+        "text 5",
+        "text 6",
+        "text 7",
+        "text 8",
+        "text 9",
+        "new one",
+    ]
+
+    m.append_to_context({"role": "assistant", "content": "another", "timestamp": 21})
+    assert m.window is window and window[1] == 12
+    assert list(window[3]) == [
+        "text 4",
+        "text 5",
+        "text 6",
+        "text 7",
+        "text 8",
+        "text 9",
+        "new one",
+        "another",
+    ]
+
+    context.append({"role": "user", "content": "from  elsewhere", "timestamp": 22})  # not by the pass
+    m.append_to_context({"role": "assistant", "content": "third", "timestamp": 23})
+    assert m.window is not window and m.window[0] is context and m.window[1] == 14
+    assert list(m.window[3]) == [
+        "text 6",
+        "text 7",
+        "text 8",
+        "text 9",
+        "new one",
+        "another",
+        "from elsewhere",
+        "third",
+    ]
+    assert len({id(v) for v in normalized}) == len(normalized)

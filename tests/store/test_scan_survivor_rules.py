@@ -115,6 +115,23 @@ def test_only_the_final_newline_is_left_out_of_the_quick_count(data, expected):
     assert journal_dropped_lines(data) == expected
 
 
+def test_a_piece_proven_one_object_per_line_is_not_read_line_by_line(monkeypatch):
+    """Rule (the quick count): a piece whose lines are proven to be one object each is counted
+    without splitting it into lines; only a piece the check cannot prove (a line that is not an
+    object, here in the second piece) is read line by line as hermes reads it."""
+    monkeypatch.setattr(scan, "JOURNAL_PIECE_BYTES", 16)
+    split = []
+    real = scan._piece_lines
+    monkeypatch.setattr(
+        scan, "_piece_lines", lambda piece, start: split.append((piece, start)) or real(piece, start)
+    )
+    plain = b'{"a": 1}\n{"b": 2}\n'
+    assert journal_dropped_lines(plain) == (0, None)
+    assert split == []
+    assert journal_dropped_lines(plain + b'{"c": 3}\nnot json\n{"d": 4}\n') == (1, 4)
+    assert [start for _, start in split] == [len(plain)]
+
+
 # ---------------------------------------------------------------- FactCache.put_for
 
 
