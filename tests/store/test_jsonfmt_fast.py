@@ -397,3 +397,20 @@ def test_long_digit_runs_are_placed_inside_or_outside_strings(data: bytes, insid
     first = scan.find(jsonfmt._LONG_RUN)
     assert first >= 0
     assert jsonfmt.long_digit_runs_only_in_strings(data, scan, first) is inside
+
+
+def test_text_orjson_reads_exactly_is_not_parsed_by_the_stdlib(monkeypatch):
+    """Rule (``fast_loads``): orjson parses what it reads as the stdlib does (checked by the
+    caller, or here); only text holding a run of 19+ digits goes to the stdlib."""
+    if jsonfmt._orjson is None:
+        pytest.skip("orjson is not installed")
+    asked = []
+    real_bytes, real_text = jsonfmt.loads_bytes, json.loads
+    monkeypatch.setattr(jsonfmt, "loads_bytes", lambda data: asked.append(data) or real_bytes(data))
+    monkeypatch.setattr(jsonfmt.json, "loads", lambda data: asked.append(data) or real_text(data))
+    assert jsonfmt.fast_loads(b'{"a": [1, "x"]}') == {"a": [1, "x"]}
+    assert jsonfmt.fast_loads('{"a": 2}') == {"a": 2}
+    assert jsonfmt.fast_loads(b'{"a": 3}', checked=True) == {"a": 3}
+    assert asked == []
+    assert jsonfmt.fast_loads(b'{"a": 12345678901234567890123}') == {"a": 12345678901234567890123}
+    assert asked[0] == b'{"a": 12345678901234567890123}'  # (which hands its text to json.loads)

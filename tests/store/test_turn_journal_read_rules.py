@@ -74,3 +74,25 @@ def test_a_shard_that_cannot_be_read_is_named(tmp_path):
     with pytest.raises(TurnJournalError) as caught:
         read_turn_journal(tmp_path, "s1")
     assert str(caught.value).startswith("turn journal s1~1.jsonl cannot be read: ")
+
+
+def test_a_shard_orjson_reads_exactly_is_checked_once_not_per_line(tmp_path, monkeypatch):
+    """Rule (``_parse_shard``): a shard without a run of 19+ digits is checked once and each line
+    handed to ``fast_loads`` as already checked; a shard with such a run is read by the stdlib,
+    line by line (its numbers exact), as hermes reads it."""
+    from inspector.store import turn_journal
+
+    fast, stdlib = [], []
+    real_fast, real_loads = turn_journal.fast_loads, json.loads
+    monkeypatch.setattr(turn_journal, "fast_loads", lambda raw, **kw: fast.append(kw) or real_fast(raw, **kw))
+    monkeypatch.setattr(turn_journal.json, "loads", lambda raw: stdlib.append(raw) or real_loads(raw))
+    _shard(tmp_path, "s1~1.jsonl", _ev("t1", 1.0), _ev("t2", 2.0))
+    journal = read_turn_journal(tmp_path, "s1")
+    assert [e["turn_id"] for e in journal.events] == ["t1", "t2"]
+    assert (fast, stdlib) == ([{"checked": True}, {"checked": True}], [])
+
+    fast.clear()
+    _shard(tmp_path, "s1~1.jsonl", {**_ev("t3", 3.0), "n": 12345678901234567890123})
+    journal = read_turn_journal(tmp_path, "s1")
+    assert [e["n"] for e in journal.events] == [12345678901234567890123]
+    assert fast == [] and len(stdlib) == 1
