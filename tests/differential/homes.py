@@ -142,10 +142,14 @@ def _transcript(rng: random.Random, n: int, base: float) -> list[dict]:
 
 def _stream_id(rng: random.Random) -> str | int:
     """A run's stream id: 32 hex digits as hermes writes it; about one in six a number instead (a
-    hand-edited sidecar: hermes reads the journal of its text, ``str(12345)``), chosen from the hex
-    digits drawn so that every other draw of a seed stays as it was."""
+    hand-edited sidecar: hermes reads the journal of its text, ``str(12345)``) and about one in five
+    of the rest padded with blanks (hermes strips them to name the journal, and keeps the id as it
+    is in the records and the rows); chosen from the hex digits drawn so that every other draw of a
+    seed stays as it was."""
     run = _hex(rng, 32)
-    return int(run[:8], 16) if int(run[:2], 16) < 40 else run
+    if int(run[:2], 16) < 40:
+        return int(run[:8], 16)
+    return f" {run}\t" if int(run[2:4], 16) < 52 else run
 
 
 def _journal(rng: random.Random, sid: str, run: str, start: float, case: Case, terminal: bool) -> None:
