@@ -336,8 +336,9 @@ def test_prefetch_in_two_processes_gives_the_same_facts(tmp_path, monkeypatch, t
     texts = {"s3.json", "torn.json"}
     parallel = SessionDirScan(tmp_path)
     assert parallel.prefetch(names, texts) == len(names)
-    readers = {int(pid) for pid in pids_log.read_text().split()}
-    assert len(readers) == 2 and os.getpid() in readers  # half read by a forked copy (its own pid)
+    readers = [int(pid) for pid in pids_log.read_text().split()]
+    assert len(set(readers)) == 2 and os.getpid() in readers  # half read by a forked copy (its own pid)
+    assert readers.count(os.getpid()) == 1  # the copy's half taken from it, not read here again
     one_by_one = SessionDirScan(tmp_path)
     for name in names:
         want = name in texts
