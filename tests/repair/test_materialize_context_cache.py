@@ -199,48 +199,17 @@ def test_the_window_of_the_last_rows_follows_the_appends_and_each_text_is_normal
     m.append_to_context({"role": "assistant", "content": "new  one", "timestamp": 20})
     window = m.window
     assert window[0] is context and window[1] == 11
-    assert list(window[2]) == [
-        "assistant",
-        "user",
-        "assistant",
-        "user",
-        "assistant",
-        "user",
-        "assistant",
-        "assistant",
-    ]
-    assert list(window[3]) == [
-        "text 3",
-        "text 4",
-        "text 5",
-        "text 6",
-        "text 7",
-        "text 8",
-        "text 9",
-        "new one",
-    ]
+    assert list(window[2]) == ["assistant", "user"] * 3 + ["assistant", "assistant"]
+    assert list(window[3]) == [f"text {i}" for i in range(3, 10)] + ["new one"]
 
     m.append_to_context({"role": "assistant", "content": "another", "timestamp": 21})
     assert m.window is window and window[1] == 12
-    assert list(window[3]) == [
-        "text 4",
-        "text 5",
-        "text 6",
-        "text 7",
-        "text 8",
-        "text 9",
-        "new one",
-        "another",
-    ]
+    assert list(window[3]) == [f"text {i}" for i in range(4, 10)] + ["new one", "another"]
 
     context.append({"role": "user", "content": "from  elsewhere", "timestamp": 22})  # not by the pass
     m.append_to_context({"role": "assistant", "content": "third", "timestamp": 23})
     assert m.window is not window and m.window[0] is context and m.window[1] == 14
-    assert list(m.window[3]) == [
-        "text 6",
-        "text 7",
-        "text 8",
-        "text 9",
+    assert list(m.window[3]) == [f"text {i}" for i in range(6, 10)] + [
         "new one",
         "another",
         "from elsewhere",

@@ -11,9 +11,9 @@ import pytest
 
 from inspector.repair.journal_read import read_journal
 from inspector.store.files import FileSnapshot
+from tests.store.test_deep_line_worst_rules import OK, _deep
 
 SID = "s1"
-OK = b'{"seq":1,"event":"token","payload":{"text":"hi"}}\n'
 TOO_DEEP = (
     "line 2 is nested 994 or more levels deep, deeper than hermes' reader can go (a known hermes defect: it "
     "then fails on the whole journal, not just that line)"
@@ -23,11 +23,6 @@ UNSURE = (
     "993 levels, fewer from deeper inside its own code), so what hermes would recover from this journal "
     "cannot be known"
 )
-
-
-def _deep(levels: int) -> bytes:
-    """A line nested ``levels`` deep (the object and ``levels - 1`` arrays)."""
-    return b'{"seq":9,"payload":' + b"[" * (levels - 1) + b"]" * (levels - 1) + b"}\n"
 
 
 def _journal(tmp_path: Path, run: str, data: bytes | None) -> Path:
