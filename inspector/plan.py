@@ -33,7 +33,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from inspector import portable
+from inspector import fs_flush, portable
 from inspector.statedir import state_folder
 from inspector.store.files import Fingerprint, NotARegularFile, open_regular, read_regular, sha256_hex
 from inspector.store.journal import OTHER_LINE_BREAKS
@@ -935,8 +935,11 @@ def _stage(
     data: bytes,
     attributes: tuple[int, int | None, int | None],
     xattrs: dict[str, bytes] | None = None,
+    *,
+    sync: bool = True,
 ) -> Path:
-    """Write ``data`` to a fsynced temp file beside ``target`` with the given (mode, uid, gid) and xattrs."""
+    """Write ``data`` to a fsynced temp file beside ``target`` with the given (mode, uid, gid) and
+    xattrs (``sync=False``: not fsynced, for :class:`EarlyStaging`'s one flush of the file system)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     mode, uid, gid = attributes
     tmp = _temp_name(target)
@@ -950,7 +953,8 @@ def _stage(
             portable.fchmod(fd, mode)
             if xattrs:  # after the mode: an ACL sets the group bits itself
                 _put_xattrs(fd, target, xattrs)
-            os.fsync(fd)
+            if sync:
+                os.fsync(fd)
         finally:
             os.close(fd)
     except BaseException:
@@ -1931,13 +1935,25 @@ class EarlyStaging:
     (mode, owner, extended attributes) the file would be staged with now are those it was staged
     with; anything else is staged again there. Folders reached through a symbolic link, and paths
     the write path refuses, are never staged early (the plan's link guard has not judged them yet).
-    Whatever was staged and not taken is removed when :func:`early_staging` ends."""
+    Whatever was staged and not taken is removed when :func:`early_staging` ends.
+
+    Where :func:`inspector.fs_flush.open_flusher` allows it (Linux 5.8+, a local file system, little
+    unwritten data on the machine), the small files of a folder are written without a ``fsync``
+    each, one after the other by one thread, and made durable together by one ``syncfs`` of their
+    file system (:meth:`flush_soon`, which runs after every write queued before it): :meth:`take`
+    gives a file only once a flush that began after it was written has succeeded (it asks for one
+    itself if none was), and none when that flush failed (the caller then stages and fsyncs it
+    again). Elsewhere each file is fsynced by the pool of threads, as before."""
 
     def __init__(self, log: WriteLog | None = None) -> None:
         self._pool: Any = None  # a ThreadPoolExecutor once something is staged
         self._big: Any = None  # the one for files of EARLY_BIG_BYTES or more, once there is one
+        self._serial: Any = None  # the one thread writing the files flushed together, once there is one
+        self._flushers: dict[Path, int | None] = {}  # folder -> its descriptor for syncfs (None: fsync each)
+        self._unsynced = 0  # files queued on the serial thread so far, without their own fsync
+        self._flushes: list[tuple[int, Any]] = []  # (files queued before it, its future), in order
         self._umask: int | None = None
-        self._staged: dict[int, tuple[FileChange, Any]] = {}
+        self._staged: dict[int, tuple[FileChange, Any, int | None]] = {}
         self._plain_folders: dict[Path, bool] = {}
         self._log = log  # where the write's backups go: the previous versions are copied there early too
         self._backups: dict[Path, tuple[bytes, Any]] = {}  # path -> (the bytes copied, their copy)
@@ -1984,6 +2000,21 @@ class EarlyStaging:
             )
         return self._big
 
+    def _flusher(self, folder: Path) -> int | None:
+        """``folder``'s descriptor for one ``syncfs`` of its files (opened before the first of them
+        is written), or None: each of its files is fsynced."""
+        if folder not in self._flushers:
+            self._flushers[folder] = fs_flush.open_flusher(folder)
+        return self._flushers[folder]
+
+    def _serial_thread(self) -> Any:
+        if self._serial is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._start()  # the umask and the switch interval
+            self._serial = ThreadPoolExecutor(max_workers=1, thread_name_prefix="inspector-early")
+        return self._serial
+
     def stage(self, changes: list[FileChange]) -> None:
         """Start staging each of ``changes`` with new bytes, and copying the previous bytes of each
         it replaces to the write log's folder (in threads; this returns at once)."""
@@ -1992,10 +2023,45 @@ class EarlyStaging:
                 continue
             if _plain_problem(c.path) is not None or not self._folder_is_plain(c.path.parent):
                 continue
-            pool = self._pool_for(len(c.after))
             if c.before is not None:
                 self.back_up(c.path, c.before)
-            self._staged[id(c)] = (c, pool.submit(self._stage_one, c, self._umask))
+            if len(c.after) < EARLY_BIG_BYTES and self._flusher(c.path.parent) is not None:
+                serial = self._serial_thread()
+                self._unsynced += 1
+                future = serial.submit(self._stage_one, c, self._umask, False)
+                self._staged[id(c)] = (c, future, self._unsynced)
+                continue
+            pool = self._pool_for(len(c.after))
+            self._staged[id(c)] = (c, pool.submit(self._stage_one, c, self._umask), None)
+
+    def flush_soon(self) -> None:
+        """Queue one ``syncfs`` of each folder's file system after the files queued so far without
+        their own fsync (the plan has staged its new files: they are made durable while it goes on)."""
+        if self._serial is None or (self._flushes and self._flushes[-1][0] == self._unsynced):
+            return
+        fds = [fd for fd in self._flushers.values() if fd is not None]
+        try:
+            future = self._serial.submit(_flush_all, fds)
+        except RuntimeError:  # its thread was ended (every write it had is done): flushed here
+            from concurrent.futures import Future
+
+            future = Future()
+            try:
+                _flush_all(fds)
+            except OSError as exc:
+                future.set_exception(exc)
+            else:
+                future.set_result(None)
+        self._flushes.append((self._unsynced, future))
+
+    def _flushed(self, seq: int) -> bool:
+        """Whether a flush queued after the ``seq``-th unsynced file succeeded (one is queued now if none was)."""
+        if not self._flushes or self._flushes[-1][0] < seq:
+            self.flush_soon()
+        for covered, future in self._flushes:
+            if covered >= seq:
+                return future.exception() is None
+        return False  # pragma: no cover - flush_soon queued one covering every file
 
     def back_up(self, path: Path, before: bytes) -> None:
         """Start copying ``before``, the bytes of ``path`` a write will replace, to the write log's
@@ -2051,10 +2117,10 @@ class EarlyStaging:
         return True
 
     @staticmethod
-    def _stage_one(change: FileChange, umask: int | None):
+    def _stage_one(change: FileChange, umask: int | None, sync: bool = True):
         xattrs = _xattrs_for(change)
         attributes = _attributes(change, umask)
-        tmp = _stage(change.path, change.after, attributes, xattrs)
+        tmp = _stage(change.path, change.after, attributes, xattrs, sync=sync)
         return tmp, _stamp(tmp), attributes, xattrs
 
     def take(self, change: FileChange, umask: int | None = None) -> Path | None:
@@ -2066,6 +2132,10 @@ class EarlyStaging:
         try:
             tmp, identity, attributes, xattrs = entry[1].result()
         except BaseException:  # noqa: BLE001 - staged again by the caller, which meets the error itself
+            return None
+        if entry[2] is not None and not self._flushed(entry[2]):
+            with contextlib.suppress(OSError):  # written, but not known to be on disk: staged again
+                os.unlink(tmp)
             return None
         if identity is None or _stamp(tmp) != identity:
             # not the file staged here any more (or gone before it could be looked at: hermes'
@@ -2083,13 +2153,19 @@ class EarlyStaging:
 
     def close(self) -> None:
         """Wait for the threads; remove every staged file and early backup no write took."""
-        for pool in (self._pool, self._big):
+        for pool in (self._serial, self._pool, self._big):
             if pool is not None:
                 pool.shutdown(wait=True)
+        for fd in self._flushers.values():
+            fs_flush.close(fd)
+        self._flushers.clear()
         if self._switch is not None:
             sys.setswitchinterval(self._switch)
             self._switch = None
-        for _key, future in (*self._staged.values(), *self._backups.values()):
+        futures = [entry[1] for entry in self._staged.values()] + [
+            entry[1] for entry in self._backups.values()
+        ]
+        for future in futures:
             if future.exception() is None:
                 with contextlib.suppress(OSError):
                     os.unlink(future.result()[0])
@@ -2160,6 +2236,20 @@ def back_up_early(path: Path, before: bytes) -> None:
     early = _EARLY.get()
     if early is not None:
         early.back_up(path, before)
+
+
+def _flush_all(fds: list[int]) -> None:
+    """:func:`inspector.fs_flush.flush` of each descriptor (the first failure raised)."""
+    for fd in fds:
+        fs_flush.flush(fd)
+
+
+def flush_early() -> None:
+    """Within :func:`early_staging`, start making the files staged so far durable together
+    (:meth:`EarlyStaging.flush_soon`); elsewhere nothing."""
+    early = _EARLY.get()
+    if early is not None:
+        early.flush_soon()
 
 
 def stage_early(changes: list[FileChange]) -> None:

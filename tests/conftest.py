@@ -101,3 +101,26 @@ def _no_logging_left_behind():
     log = sys.modules.get("inspector.log")
     if log is not None and log.is_set_up():
         log.teardown()
+
+
+def always_flusher(folder) -> int | None:
+    """``fs_flush.open_flusher`` on any file system and machine where ``syncfs`` exists (tests of
+    the one-flush way that do not depend on where the test's folder is or on the machine's load)."""
+    from inspector import fs_flush
+
+    if not fs_flush.system_can_flush():
+        return None
+    try:
+        return os.open(folder, os.O_RDONLY)
+    except OSError:
+        return None
+
+
+@pytest.fixture(params=["one flush", "fsync each"])
+def both_ways(request, monkeypatch) -> str:
+    """Run a test of the early staging both ways: its small files flushed together, and each fsynced."""
+    flusher = always_flusher if request.param == "one flush" else (lambda folder: None)
+    from inspector import plan as planmod
+
+    monkeypatch.setattr(planmod.fs_flush, "open_flusher", flusher)
+    return request.param

@@ -43,8 +43,20 @@ from inspector.store.files import Fingerprint
 from tests.recovery_helpers import home_dirs, seed_state_db, sidecar, write_json
 
 
+@pytest.fixture(autouse=True)
+def _either_way(both_ways) -> None:
+    """Every rule here holds whether the small files are flushed together or fsynced one by one."""
+
+
 def _temps(folder: Path) -> list[Path]:
     return sorted(p for p in folder.iterdir() if ".inspector.tmp." in p.name)
+
+
+def _settle(early) -> None:
+    """Every staging job started so far is done (each pool's threads end)."""
+    for pool in (early._serial, early._pool, early._big):
+        if pool is not None:
+            pool.shutdown(wait=True)
 
 
 def _new_files(folder: Path, n: int) -> Plan:
@@ -59,9 +71,9 @@ def _counting_stage(monkeypatch) -> list[str]:
     calls: list[str] = []
     real = planmod._stage
 
-    def stage(target, data, attributes, xattrs=None):
+    def stage(target, data, attributes, xattrs=None, **kw):
         calls.append(target.name)
-        return real(target, data, attributes, xattrs)
+        return real(target, data, attributes, xattrs, **kw)
 
     monkeypatch.setattr(planmod, "_stage", stage)
     return calls
@@ -128,7 +140,7 @@ def test_a_changed_mode_is_staged_again_with_the_new_one(tmp_path: Path, monkeyp
     calls = _counting_stage(monkeypatch)
     with early_staging() as early:
         stage_early(plan.changes)
-        early._pool.shutdown(wait=True)
+        _settle(early)
         os.chmod(target, 0o604)  # after it was staged: the write must keep the mode of now
         apply_plan(plan, WriteLog(tmp_path / "state"))
     assert calls == ["_index.json", "_index.json"]
@@ -141,7 +153,7 @@ def test_a_temp_file_replaced_by_someone_else_is_staged_again_and_left_alone(tmp
     (change,) = plan.changes
     with early_staging() as early:
         stage_early(plan.changes)
-        early._pool.shutdown(wait=True)
+        _settle(early)
         (tmp,) = _temps(tmp_path / "s")
         os.unlink(tmp)
         tmp.write_bytes(b"not ours at all")  # the same name, another file (maybe the same inode number)
@@ -159,7 +171,7 @@ def test_a_folder_reached_through_a_link_is_not_staged_early(tmp_path: Path) -> 
     plan = Plan("test", None, [FileChange(linked / "a.json", None, b"{}")])
     with early_staging() as early:
         stage_early(plan.changes)
-        assert early._pool is None
+        assert early._pool is None and early._serial is None
     assert list(real.iterdir()) == []
 
 
@@ -170,7 +182,7 @@ def test_a_path_the_write_path_refuses_is_not_staged_early(tmp_path: Path, monke
     odd = Path("s") / "a.json"  # not an absolute path: apply_plan refuses it
     with early_staging() as early:
         stage_early([FileChange(odd, None, b"{}")])
-        assert early._pool is None
+        assert early._pool is None and early._serial is None
     assert list(folder.iterdir()) == []
 
 
@@ -294,7 +306,7 @@ def test_the_previous_version_copied_early_is_the_backup(tmp_path: Path, monkeyp
     monkeypatch.setattr(planmod, "_write_private", write_private)
     with early_staging(log) as early:
         stage_early(plan.changes)
-        early._pool.shutdown(wait=True)
+        _settle(early)
         (copy,) = (log.root / "backups").glob(".early-*/*")
         assert copy.read_bytes() == b"[old]" and stat.S_IMODE(copy.stat().st_mode) == 0o600
         copied = os.stat(copy).st_ino
@@ -331,7 +343,7 @@ def test_a_copy_changed_since_is_not_taken(tmp_path: Path) -> None:
     log = WriteLog(tmp_path / "state")
     with early_staging(log) as early:
         stage_early([change])
-        early._pool.shutdown(wait=True)
+        _settle(early)
         (copy,) = (log.root / "backups").glob(".early-*/*")
         copy.write_bytes(b"[tampered]")
         rec = apply_plan(Plan("test", None, [change]), log)
@@ -365,7 +377,7 @@ def test_the_copies_of_a_process_that_ended_without_its_write_are_removed(
     change = _index_change(tmp_path / "s")
     with early_staging(log) as early:
         stage_early([change])
-        early._pool.shutdown(wait=True)
+        _settle(early)
         assert not dead.exists()
         assert (alive / "copy").read_bytes() == b"[old]"  # another process's, still running
 
@@ -378,7 +390,7 @@ def test_a_copy_made_from_the_bytes_read_is_taken_only_for_those_very_bytes(tmp_
     log = WriteLog(tmp_path / "state")
     with early_staging(log) as early:
         back_up_early(one.path, one.before)  # as soon as the plan read it, before the new bytes exist
-        early._pool.shutdown(wait=True)
+        _settle(early)
         (copy,) = (log.root / "backups").glob(".early-*/*")
         copied = os.stat(copy).st_ino
         rec = apply_plan(Plan("test", None, [one]), log)
@@ -388,7 +400,7 @@ def test_a_copy_made_from_the_bytes_read_is_taken_only_for_those_very_bytes(tmp_
     log2 = WriteLog(tmp_path / "state2")
     with early_staging(log2) as early:
         back_up_early(two.path, equal_not_same)
-        early._pool.shutdown(wait=True)
+        _settle(early)
         (copy,) = (log2.root / "backups").glob(".early-*/*")
         copied = os.stat(copy).st_ino
         rec = apply_plan(Plan("test", None, [two]), log2)

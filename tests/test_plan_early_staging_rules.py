@@ -51,6 +51,11 @@ from inspector.store.files import Fingerprint
 TMP = ".inspector.tmp."
 
 
+@pytest.fixture(autouse=True)
+def _either_way(both_ways) -> None:
+    """Every rule here holds whether the small files are flushed together or fsynced one by one."""
+
+
 def _temps(folder: Path) -> list[Path]:
     return sorted(p for p in folder.iterdir() if TMP in p.name)
 
@@ -64,7 +69,7 @@ def _replaced(folder: Path, name: str = "_index.json", before: bytes = b"[old]",
 
 def _wait(early) -> None:
     """Every job started so far is done (the staging threads are quick)."""
-    for pool in (early._pool, early._big):
+    for pool in (early._serial, early._pool, early._big):
         if pool is not None:
             pool.shutdown(wait=True)
 
@@ -74,9 +79,9 @@ def _counting_stage(monkeypatch) -> list[str]:
     calls: list[str] = []
     real = planmod._stage
 
-    def stage(target, data, attributes, xattrs=None):
+    def stage(target, data, attributes, xattrs=None, **kw):
         calls.append(target.name)
-        return real(target, data, attributes, xattrs)
+        return real(target, data, attributes, xattrs, **kw)
 
     monkeypatch.setattr(planmod, "_stage", stage)
     return calls
@@ -522,9 +527,9 @@ def test_the_staging_threads_are_named_for_a_thread_dump(tmp_path: Path, monkeyp
     names: list[str] = []
     real = planmod._stage
 
-    def stage(target, data, attributes, xattrs=None):
+    def stage(target, data, attributes, xattrs=None, **kw):
         names.append(threading.current_thread().name)
-        return real(target, data, attributes, xattrs)
+        return real(target, data, attributes, xattrs, **kw)
 
     monkeypatch.setattr(planmod, "_stage", stage)
     if early:
@@ -554,11 +559,11 @@ def test_a_big_file_is_staged_beside_the_small_ones_not_behind_them(tmp_path: Pa
     names: dict[str, str] = {}
     real = planmod._stage
 
-    def stage(target, data, attributes, xattrs=None):
+    def stage(target, data, attributes, xattrs=None, **kw):
         names[target.name] = threading.current_thread().name
         if len(data) < planmod.EARLY_BIG_BYTES:
             assert big_staged.wait(10), "the big file waited behind the small ones"
-        out = real(target, data, attributes, xattrs)
+        out = real(target, data, attributes, xattrs, **kw)
         if len(data) >= planmod.EARLY_BIG_BYTES:
             big_staged.set()
         return out

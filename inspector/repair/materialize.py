@@ -31,7 +31,7 @@ from typing import Any
 from inspector import portable
 from inspector.forked import Forked, ForkedError
 from inspector.gcpause import gc_paused
-from inspector.plan import FileChange, Plan, back_up_early, prepare_previews, stage_early
+from inspector.plan import FileChange, Plan, back_up_early, flush_early, prepare_previews, stage_early
 from inspector.repair.context import RepairContext
 from inspector.repair.registry import HERMES, SESSION_OR_HOME, STATE_DB, ActionSpec
 from inspector.repair.save import IndexRebuild, IndexRebuildError, ListedNames, start_index_rebuild
@@ -643,6 +643,7 @@ def _staged_as_planned(p: Plan, planned: Iterator[dict | None]) -> list[dict]:
             stage_early(p.changes[staged:])
             staged = len(p.changes)
     stage_early(p.changes[staged:])
+    flush_early()  # the new files made durable together while the index is made (see EarlyStaging)
     return details
 
 
