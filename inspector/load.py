@@ -671,7 +671,7 @@ def _start_aside(
     names: list[str] | None = None,
     texts_for: set[str] | frozenset[str] = frozenset(),
 ) -> _Aside | None:
-    """The :data:`FIRST_OPEN_COPIES` forked copies of a first open, working, or None when this
+    """The :func:`copies_of` forked copies of a first open, working, or None when this
     process may not fork (see ``scan.can_fork``), the folder is too small to be worth it, or the
     fact cache already knows nearly every sidecar (a second look: the copies would only look facts
     up, and forking a process holding the cache costs more than that). The sidecars among
@@ -685,7 +685,7 @@ def _start_aside(
         return _start_stealing(home, scan, with_hermes_audit, names or [], texts_for, with_journal_findings)
     todo = scan.unanswered(names or [], texts_for)
     hermes_first: list[str] = []
-    fixed = [float(CATALOGUE_COST_PER_FILE * len(todo))] + [0.0] * FIRST_OPEN_COPIES
+    fixed = [float(CATALOGUE_COST_PER_FILE * len(todo))] + [0.0] * copies_of(with_journal_findings)
     db_size = _size_or_zero(home.state_db())
     fixed[0] += RECORDS_DB_BYTE_COST * db_size
     if with_hermes_audit:  # (the few files _index.json leaves out it reads after the split)
@@ -717,12 +717,12 @@ def _fork_copies(
     with_journal_findings: bool,
     steal: _Steal | None = None,
 ) -> tuple[list[Forked | None], list[_Stage]] | None:
-    """The ``FIRST_OPEN_COPIES`` forked copies, copy ``i`` with ``plan.sidecars[i]`` and
+    """The :func:`copies_of` forked copies, copy ``i`` with ``plan.sidecars[i]`` and
     ``plan.journals[i]`` (the first also running hermes' audit when ``with_hermes_audit``), each with the
     stage it hands its facts over in; None (every stage closed) when not even the first could be
     forked. A later copy that could not be forked is None: its share is read here (with ``steal``,
     it takes no chunk and the others take them all)."""
-    stages = [_Stage() for _ in range(FIRST_OPEN_COPIES)]
+    stages = [_Stage() for _ in range(copies_of(with_journal_findings))]
     copies: list[Forked | None] = []
     for i, stage in enumerate(stages, start=1):
         others = [fd for other in stages if other is not stage for fd in other.fds()]
@@ -764,7 +764,7 @@ def _start_stealing(
     the first copy reads the files hermes' audit reads, then everyone takes chunks of the rest.
     ``with_journal_findings`` (the audit command): the copies check every line of the journals
     they take (without a fact cache the first copy reads them all and returns the findings)."""
-    plan = Plan(FIRST_OPEN_COPIES + 1)
+    plan = Plan(copies_of(with_journal_findings) + 1)
     first = set(_hermes_files(home, scan, with_index=False)[0]) if with_hermes_audit else set()
     todo = []
     for name in names:
@@ -789,6 +789,19 @@ def _start_stealing(
 # machine three processes get more turns than two and none has much more to do than the others;
 # one: about 7% less CPU (each copy's fork and copy-on-write). See bench/profile_notes.md.
 FIRST_OPEN_COPIES = 2
+# The same for the audit command (its journal findings: every line of every run journal checked). No
+# window waits on it for its paints, so it takes one more: beside two CPU-bound processes its wall
+# time was 0.90x of two copies' (6 pairs), quiet 0.96-1.00x, the same CPU (bench/profile_notes.md,
+# twenty-first session). The window's catalogue keeps two: a third one beside
+# the GUI made its longest stall at 50,000 sessions 63 ms once in two runs (two copies: 39 ms).
+AUDIT_COPIES = 3
+
+
+def copies_of(with_journal_findings: bool) -> int:
+    """How many forked copies share a first open: :data:`AUDIT_COPIES` for the audit command (its
+    journal findings), else :data:`FIRST_OPEN_COPIES`."""
+    return AUDIT_COPIES if with_journal_findings else FIRST_OPEN_COPIES
+
 
 WARM_SHARE = 0.9  # of the sidecars and .bak files with a cache entry: a second look, no forked copy
 

@@ -235,6 +235,6 @@ def test_a_second_look_after_a_stealing_audit_says_the_same_without_a_copy(tmp_p
     real = load.Forked
     monkeypatch.setattr(load, "Forked", lambda fn: forked.append(1) or real(fn))
     assert load.full_audit(home, now=NOW) == here
-    assert stolen == [1] and len(forked) == load.FIRST_OPEN_COPIES
+    assert stolen == [1] and len(forked) == load.AUDIT_COPIES
     assert load.full_audit(home, now=NOW) == here  # every journal's facts came back to the cache
-    assert len(forked) == load.FIRST_OPEN_COPIES
+    assert len(forked) == load.AUDIT_COPIES

@@ -85,7 +85,7 @@ def test_audit_aside_equals_audit_here(tmp_path, monkeypatch, bad_turn_journal, 
     assert copy_pids() == []
     aside = load.full_audit(home, now=now)
     pids = copy_pids()
-    assert len(pids) == load.FIRST_OPEN_COPIES and os.getpid() not in pids  # the copies did the work
+    assert len(pids) == load.AUDIT_COPIES and os.getpid() not in pids  # the copies did the work
     assert aside == here
     assert (here["status"] == "hermes_audit_failed") == (bad_turn_journal or deep)
     if deep:
@@ -116,10 +116,10 @@ def test_a_second_look_with_the_cache_filled_forks_no_copy_and_says_the_same(tmp
     real = load.Forked
     monkeypatch.setattr(load, "Forked", lambda fn: forked.append(1) or real(fn))
     now = time.time()
-    first = load.full_audit(home, now=now)  # no cache yet: the work dealt out to two copies
-    assert forked == [1, 1]
+    first = load.full_audit(home, now=now)  # no cache yet: the work dealt out to the copies
+    assert forked == [1] * load.AUDIT_COPIES
     second = load.full_audit(home, now=now)  # every sidecar known to the cache: all of it here
-    assert forked == [1, 1] and second == first
+    assert forked == [1] * load.AUDIT_COPIES and second == first
 
 
 def test_the_plan_gives_hermes_files_to_its_copy_and_every_file_to_one_worker():
@@ -196,7 +196,7 @@ def test_a_copy_that_fails_before_handing_its_share_over_changes_nothing(tmp_pat
     failures = []
     monkeypatch.setattr("inspector.forked._log_failure", lambda message, details: failures.append(message))
     assert load.full_audit(home, now=now) == here
-    assert len(failures) == load.FIRST_OPEN_COPIES  # both copies ran, and failed
+    assert len(failures) == load.AUDIT_COPIES  # every copy ran, and failed
 
 
 def _with_journals(tmp_path, monkeypatch):
@@ -241,14 +241,14 @@ def test_journals_read_by_the_copies_give_the_journal_findings_of_reading_them_h
 
 
 @needs_fork
-@pytest.mark.parametrize("copies", [1, 3])
+@pytest.mark.parametrize("copies", [1, 2])
 def test_any_number_of_copies_gives_the_same_report(tmp_path, monkeypatch, copies):
     home = _with_journals(tmp_path, monkeypatch)
     now = time.time()
     monkeypatch.setenv("HERMES_INSPECTOR_NO_CACHE", "1")
     here = _audit_here(home, now, monkeypatch)
     monkeypatch.delenv("HERMES_INSPECTOR_NO_CACHE")
-    monkeypatch.setattr(load, "FIRST_OPEN_COPIES", copies)
+    monkeypatch.setattr(load, "AUDIT_COPIES", copies)
     forked = []
     real = load.Forked
     monkeypatch.setattr(load, "Forked", lambda fn: forked.append(1) or real(fn))
@@ -271,6 +271,7 @@ def test_a_second_copy_that_fails_changes_nothing(tmp_path, monkeypatch, copy_pi
         return real(home, scan, share, stage, others, journals, with_hermes_audit, *rest, **kw)
 
     monkeypatch.setattr(load, "_aside_job", second_fails)
+    monkeypatch.setattr(load, "AUDIT_COPIES", 2)
     failures = []
     monkeypatch.setattr("inspector.forked._log_failure", lambda message, details: failures.append(message))
     assert load.full_audit(home, now=now) == here
@@ -320,3 +321,10 @@ def test_a_copy_that_dies_before_handing_over_is_told_apart_from_an_empty_hand_o
     with pytest.raises(ForkedError):
         copy.result()
     assert stage.receive() is None
+
+
+def test_the_audit_command_forks_one_copy_more_than_the_windows_catalogue():
+    """The audit command (its journal findings) has no window to keep painting: it takes
+    ``AUDIT_COPIES``; the list and the window's catalogue take ``FIRST_OPEN_COPIES``."""
+    assert (load.FIRST_OPEN_COPIES, load.AUDIT_COPIES) == (2, 3)
+    assert load.copies_of(True) == 3 and load.copies_of(False) == 2
