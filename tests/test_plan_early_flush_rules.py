@@ -224,3 +224,72 @@ def test_a_flush_asked_once_the_thread_has_ended_is_made_by_the_caller(
     assert again == ([c.path.name for c in changes] if fails else [])
     assert all(c.path.read_bytes() == c.after for c in changes)
     assert [p for p in (tmp_path / "s").iterdir() if TMP in p.name] == []
+
+
+@linux_proc
+def test_the_flush_is_of_each_folders_own_descriptor_which_is_closed_at_the_end(tmp_path: Path, monkeypatch):
+    """One descriptor per folder, opened before its first file is written, flushed, and closed when
+    the staging ends."""
+    from tests.conftest import always_flusher
+
+    if not planmod.fs_flush.system_can_flush():
+        pytest.skip("no syncfs here")
+    changes = _files(tmp_path / "a", 2) + _files(tmp_path / "b", 1)
+    opened: list[int] = []
+    flushed: list[str] = []
+    closed: list[int | None] = []
+    real_flush, real_close = planmod.fs_flush.flush, planmod.fs_flush.close
+
+    def open_flusher(folder):
+        fd = always_flusher(folder)
+        opened.append(fd)
+        assert not any(TMP in p.name for p in Path(folder).iterdir())  # before any file of it is written
+        return fd
+
+    def flush(fd):
+        flushed.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real_flush(fd)
+
+    monkeypatch.setattr(planmod.fs_flush, "open_flusher", open_flusher)
+    monkeypatch.setattr(planmod.fs_flush, "flush", flush)
+    monkeypatch.setattr(planmod.fs_flush, "close", lambda fd: (closed.append(fd), real_close(fd)))
+    with early_staging():
+        stage_early(changes)
+        flush_early()
+        apply_plan(Plan("test", None, changes), WriteLog(tmp_path / "state"))
+        assert closed == []
+    assert flushed == [str(tmp_path / "a"), str(tmp_path / "b")]
+    assert sorted(closed) == sorted(opened) and None not in opened
+    assert all(c.path.read_bytes() == c.after for c in changes)
+
+
+@linux_proc
+def test_a_file_of_exactly_the_big_size_is_fsynced_on_the_big_threads(tmp_path: Path, monkeypatch):
+    (tmp_path / "s").mkdir()
+    edge = FileChange(tmp_path / "s" / "edge.json", None, b"1" * planmod.EARLY_BIG_BYTES)
+    below = FileChange(tmp_path / "s" / "below.json", None, b"1" * (planmod.EARLY_BIG_BYTES - 1))
+    events = _record(monkeypatch, flushes=NEVER)
+    with early_staging():
+        stage_early([edge, below])
+        flush_early()
+        apply_plan(Plan("test", None, [edge, below]), WriteLog(tmp_path / "state"))
+    staged = {e[1]: (e[2].rsplit("_", 1)[0], e[3]) for e in events if e[0] == "stage"}
+    assert staged == {"edge.json": ("inspector-early-big", True), "below.json": ("inspector-early", False)}
+
+
+@linux_proc
+def test_an_unflushed_copy_already_gone_does_not_stop_the_write(tmp_path: Path, monkeypatch):
+    """The flush failed, and hermes' sweep (or anyone) removed the staged copies before the write
+    took them: the write stages each again and puts every new version in place."""
+    changes = _files(tmp_path / "s", 3)
+    _record(monkeypatch, flushes=1)
+    with early_staging() as early:
+        stage_early(changes)
+        for _change, future, _seq in list(early._staged.values()):
+            future.result()  # written
+        for p in (tmp_path / "s").iterdir():
+            if TMP in p.name:
+                p.unlink()
+        apply_plan(Plan("test", None, changes), WriteLog(tmp_path / "state"))
+    assert all(c.path.read_bytes() == c.after for c in changes)
+    assert [p for p in (tmp_path / "s").iterdir() if TMP in p.name] == []
