@@ -18,7 +18,10 @@ It is used only where that promise surely holds (:func:`open_flusher`):
   :data:`MAX_DIRTY_KB`): ``syncfs`` also waits for every other program's unwritten data on that
   file system, which a per-file ``fsync`` does not, so a machine busy writing keeps the per-file way.
 
-macOS and Windows have no ``syncfs``: there every file is fsynced, as before.
+macOS and Windows have no ``syncfs``: there every file is fsynced, as before. A write of a few files
+fsyncs each everywhere (:class:`inspector.plan.EarlyStaging` flushes only once it is handed
+``PARALLEL_FSYNC_MIN`` small files at once): a ``syncfs`` waits for the whole file system, which pays
+for itself only over many files.
 """
 
 from __future__ import annotations

@@ -1938,8 +1938,8 @@ class EarlyStaging:
     Whatever was staged and not taken is removed when :func:`early_staging` ends.
 
     Where :func:`inspector.fs_flush.open_flusher` allows it (Linux 5.8+, a local file system, little
-    unwritten data on the machine), the small files of a folder are written without a ``fsync``
-    each, one after the other by one thread, and made durable together by one ``syncfs`` of their
+    unwritten data on the machine), the small files of a folder, once :meth:`stage` is handed many
+    at once (a materialize's batches), are written without a ``fsync`` each, one after the other by one thread, and made durable together by one ``syncfs`` of their
     file system (:meth:`flush_soon`, which runs after every write queued before it): :meth:`take`
     gives a file only once a flush that began after it was written has succeeded (it asks for one
     itself if none was), and none when that flush failed (the caller then stages and fsyncs it
@@ -2017,15 +2017,22 @@ class EarlyStaging:
 
     def stage(self, changes: list[FileChange]) -> None:
         """Start staging each of ``changes`` with new bytes, and copying the previous bytes of each
-        it replaces to the write log's folder (in threads; this returns at once)."""
-        for c in changes:
-            if c.after is None or id(c) in self._staged:
-                continue
+        it replaces to the write log's folder (in threads; this returns at once).
+
+        The small files are left to one flush (see the class) once a call hands over
+        :data:`PARALLEL_FSYNC_MIN` or more of them, and from then on: a write of a few files fsyncs
+        each, as before (a ``syncfs`` also waits for other programs' unwritten data, which only
+        pays for itself over many files)."""
+        todo = [c for c in changes if c.after is not None and id(c) not in self._staged]
+        many = (
+            self._unsynced > 0 or sum(1 for c in todo if len(c.after) < EARLY_BIG_BYTES) >= PARALLEL_FSYNC_MIN
+        )
+        for c in todo:
             if _plain_problem(c.path) is not None or not self._folder_is_plain(c.path.parent):
                 continue
             if c.before is not None:
                 self.back_up(c.path, c.before)
-            if len(c.after) < EARLY_BIG_BYTES and self._flusher(c.path.parent) is not None:
+            if many and len(c.after) < EARLY_BIG_BYTES and self._flusher(c.path.parent) is not None:
                 serial = self._serial_thread()
                 self._unsynced += 1
                 future = serial.submit(self._stage_one, c, self._umask, False)

@@ -1,14 +1,15 @@
 """Rules: the files staged early are made durable by one flush of their file system where that is as
 safe (``inspector.fs_flush``), and each by its own ``fsync`` everywhere else.
 
-* With a flusher for the folder, the small new files are written one after the other by one thread
+* With a flusher for the folder, the small new files (from the first call that hands over
+  ``PARALLEL_FSYNC_MIN`` or more of them on) are written one after the other by one thread
   named ``inspector-early_0``, none of them fsynced, and one ``syncfs`` runs after the last of them
   (asked with ``flush_early``, or by the write itself) and before anything is swapped in.
 * A file staged after that flush gets one of its own before the write takes it.
 * When the flush fails, no file it was to cover is taken: each is staged again and fsynced by the
   write (the staged copies removed), and the write still puts every new version in place.
-* Without a flusher (another system, another file system, a machine busy writing), every file is
-  fsynced by the pool of threads, as before, and nothing is flushed.
+* A write of a few files, or one without a flusher (another system, another file system, a machine busy
+  writing), has every file fsynced by the pool of threads, as before, and nothing is flushed.
 * A big file (the index) is always fsynced on its own threads.
 * A materialize asks for the flush once its last new sidecar is staged, before the index is made.
 """
@@ -86,6 +87,7 @@ def _record(monkeypatch, flushes: int | None = None) -> list[tuple]:
 
 
 NEVER = 10**9
+MANY = planmod.PARALLEL_FSYNC_MIN  # small files handed over at once from which they are flushed together
 
 linux_proc = pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="reads /proc/self/fd")
 
@@ -113,7 +115,7 @@ def test_small_files_are_written_by_one_thread_and_flushed_once_before_the_swap(
 
 @linux_proc
 def test_the_write_asks_for_the_flush_when_nobody_did(tmp_path: Path, monkeypatch):
-    changes = _files(tmp_path / "s", 3)
+    changes = _files(tmp_path / "s", MANY)
     events = _record(monkeypatch, flushes=NEVER)
     with early_staging():
         stage_early(changes)
@@ -126,18 +128,25 @@ def test_the_write_asks_for_the_flush_when_nobody_did(tmp_path: Path, monkeypatc
 
 @linux_proc
 def test_a_file_staged_after_the_flush_gets_a_flush_of_its_own(tmp_path: Path, monkeypatch):
-    first, later = _files(tmp_path / "s", 2)
+    *first, later = _files(tmp_path / "s", MANY + 1)
     events = _record(monkeypatch, flushes=NEVER)
     with early_staging():
-        stage_early([first])
+        stage_early(first)
         flush_early()
-        stage_early([later])
-        apply_plan(Plan("test", None, [first, later]), WriteLog(tmp_path / "state"))
+        stage_early([later])  # one file, but after many: flushed too
+        apply_plan(Plan("test", None, [*first, later]), WriteLog(tmp_path / "state"))
     order = [
         (e[0], e[1]) if e[0] == "stage" else (e[0],) for e in events if e[0] in ("stage", "flush", "swap")
     ]
-    assert order == [("stage", "s000.json"), ("flush",), ("stage", "s001.json"), ("flush",), ("swap",)]
-    assert first.path.read_bytes() == first.after and later.path.read_bytes() == later.after
+    assert order == [
+        *(("stage", c.path.name) for c in first),
+        ("flush",),
+        ("stage", later.path.name),
+        ("flush",),
+        ("swap",),
+    ]
+    assert [e for e in events if e[0] == "fsync"] == []
+    assert all(c.path.read_bytes() == c.after for c in [*first, later])
 
 
 @linux_proc
@@ -145,15 +154,15 @@ def test_a_file_staged_after_the_flush_gets_a_flush_of_its_own(tmp_path: Path, m
 def test_a_failed_flush_means_the_write_stages_and_fsyncs_those_files_again(
     tmp_path: Path, monkeypatch, failing: int
 ):
-    changes = _files(tmp_path / "s", 4)
+    changes = _files(tmp_path / "s", MANY + 2)
     events = _record(monkeypatch, flushes=failing)
     with early_staging():
-        stage_early(changes[:2])
+        stage_early(changes[:MANY])
         flush_early()
-        stage_early(changes[2:])
+        stage_early(changes[MANY:])
         apply_plan(Plan("test", None, changes), WriteLog(tmp_path / "state"))
     again = [e[1] for e in events if e[0] == "stage" and e[3]]  # staged by the write, fsynced
-    lost = [c.path.name for c in changes] if failing == 1 else [c.path.name for c in changes[2:]]
+    lost = [c.path.name for c in changes] if failing == 1 else [c.path.name for c in changes[MANY:]]
     assert sorted(again) == lost
     assert sorted(e[1] for e in events if e[0] == "fsync") == sorted(f"{n}" for n in lost)
     assert all(c.path.read_bytes() == c.after for c in changes)
@@ -178,7 +187,7 @@ def test_without_a_flusher_each_file_is_fsynced_by_the_pool(tmp_path: Path, monk
 
 @linux_proc
 def test_a_big_file_is_fsynced_on_its_own_threads_beside_the_flushed_ones(tmp_path: Path, monkeypatch):
-    small = _files(tmp_path / "s", 3)
+    small = _files(tmp_path / "s", MANY)
     big = FileChange(tmp_path / "s" / "_index.json", None, b"[" + b"1" * planmod.EARLY_BIG_BYTES + b"]")
     events = _record(monkeypatch, flushes=NEVER)
     with early_staging():
@@ -213,7 +222,7 @@ def test_a_materialize_asks_for_the_flush_after_its_last_new_sidecar(tmp_path: P
 def test_a_flush_asked_once_the_thread_has_ended_is_made_by_the_caller(
     tmp_path: Path, monkeypatch, fails: bool
 ):
-    changes = _files(tmp_path / "s", 2)
+    changes = _files(tmp_path / "s", MANY)
     events = _record(monkeypatch, flushes=1 if fails else NEVER)
     with early_staging() as early:
         stage_early(changes)
@@ -234,7 +243,7 @@ def test_the_flush_is_of_each_folders_own_descriptor_which_is_closed_at_the_end(
 
     if not planmod.fs_flush.system_can_flush():
         pytest.skip("no syncfs here")
-    changes = _files(tmp_path / "a", 2) + _files(tmp_path / "b", 1)
+    changes = _files(tmp_path / "a", MANY) + _files(tmp_path / "b", 1)
     opened: list[int] = []
     flushed: list[str] = []
     closed: list[int | None] = []
@@ -268,20 +277,24 @@ def test_a_file_of_exactly_the_big_size_is_fsynced_on_the_big_threads(tmp_path: 
     (tmp_path / "s").mkdir()
     edge = FileChange(tmp_path / "s" / "edge.json", None, b"1" * planmod.EARLY_BIG_BYTES)
     below = FileChange(tmp_path / "s" / "below.json", None, b"1" * (planmod.EARLY_BIG_BYTES - 1))
+    fillers = _files(tmp_path / "s", MANY - 1)  # with `below`, many small files
     events = _record(monkeypatch, flushes=NEVER)
     with early_staging():
-        stage_early([edge, below])
+        stage_early([*fillers, edge, below])
         flush_early()
-        apply_plan(Plan("test", None, [edge, below]), WriteLog(tmp_path / "state"))
+        apply_plan(Plan("test", None, [*fillers, edge, below]), WriteLog(tmp_path / "state"))
     staged = {e[1]: (e[2].rsplit("_", 1)[0], e[3]) for e in events if e[0] == "stage"}
-    assert staged == {"edge.json": ("inspector-early-big", True), "below.json": ("inspector-early", False)}
+    assert staged["edge.json"] == ("inspector-early-big", True) and staged["below.json"] == (
+        "inspector-early",
+        False,
+    )
 
 
 @linux_proc
 def test_an_unflushed_copy_already_gone_does_not_stop_the_write(tmp_path: Path, monkeypatch):
     """The flush failed, and hermes' sweep (or anyone) removed the staged copies before the write
     took them: the write stages each again and puts every new version in place."""
-    changes = _files(tmp_path / "s", 3)
+    changes = _files(tmp_path / "s", MANY)
     _record(monkeypatch, flushes=1)
     with early_staging() as early:
         stage_early(changes)
@@ -293,3 +306,35 @@ def test_an_unflushed_copy_already_gone_does_not_stop_the_write(tmp_path: Path, 
         apply_plan(Plan("test", None, changes), WriteLog(tmp_path / "state"))
     assert all(c.path.read_bytes() == c.after for c in changes)
     assert [p for p in (tmp_path / "s").iterdir() if TMP in p.name] == []
+
+
+@linux_proc
+@pytest.mark.parametrize("n", [1, MANY - 1])
+def test_a_write_of_a_few_files_fsyncs_each_as_before(tmp_path: Path, monkeypatch, n: int):
+    """Fewer than PARALLEL_FSYNC_MIN small files handed over at once (and none flushed before):
+    each is fsynced by the pool, no syncfs (which also waits for other programs' unwritten data)."""
+    changes = _files(tmp_path / "s", n)
+    events = _record(monkeypatch, flushes=NEVER)
+    with early_staging() as early:
+        stage_early(changes)
+        flush_early()
+        apply_plan(Plan("test", None, changes), WriteLog(tmp_path / "state"))
+        assert early._serial is None
+    assert [e for e in events if e[0] == "flush"] == []
+    assert sorted(e[1] for e in events if e[0] == "fsync") == sorted(c.path.name for c in changes)
+    assert all(c.path.read_bytes() == c.after for c in changes)
+
+
+@linux_proc
+def test_a_big_file_does_not_count_toward_the_many(tmp_path: Path, monkeypatch):
+    """``PARALLEL_FSYNC_MIN - 1`` small files and one of exactly ``EARLY_BIG_BYTES``: not many small
+    ones, so each small one is fsynced as before."""
+    small = _files(tmp_path / "s", MANY - 1)
+    edge = FileChange(tmp_path / "s" / "edge.json", None, b"1" * planmod.EARLY_BIG_BYTES)
+    events = _record(monkeypatch, flushes=NEVER)
+    with early_staging():
+        stage_early([*small, edge])
+        flush_early()
+        apply_plan(Plan("test", None, [*small, edge]), WriteLog(tmp_path / "state"))
+    assert [e for e in events if e[0] == "flush"] == []
+    assert {e[3] for e in events if e[0] == "stage"} == {True}
