@@ -792,8 +792,8 @@ FIRST_OPEN_COPIES = 2
 # The same for the audit command (its journal findings: every line of every run journal checked). No
 # window waits on it for its paints, so it takes one more: beside two CPU-bound processes its wall
 # time was 0.90x of two copies' (6 pairs), quiet 0.96-1.00x, the same CPU (bench/profile_notes.md,
-# twenty-first session). The window's catalogue keeps two: a third one beside
-# the GUI made its longest stall at 50,000 sessions 63 ms once in two runs (two copies: 39 ms).
+# twenty-first session). The window's catalogue keeps two: a third one beside the GUI made its
+# longest stall at 50,000 sessions 63 ms once in two runs (two copies: 24-39 ms).
 AUDIT_COPIES = 3
 
 

@@ -1939,11 +1939,12 @@ class EarlyStaging:
 
     Where :func:`inspector.fs_flush.open_flusher` allows it (Linux 5.8+, a local file system, little
     unwritten data on the machine), the small files of a folder, once :meth:`stage` is handed many
-    at once (a materialize's batches), are written without a ``fsync`` each, one after the other by one thread, and made durable together by one ``syncfs`` of their
-    file system (:meth:`flush_soon`, which runs after every write queued before it): :meth:`take`
-    gives a file only once a flush that began after it was written has succeeded (it asks for one
-    itself if none was), and none when that flush failed (the caller then stages and fsyncs it
-    again). Elsewhere each file is fsynced by the pool of threads, as before."""
+    at once (a materialize's batches), are written without a ``fsync`` each, one after the other by
+    one thread, and made durable together by one ``syncfs`` of their file system
+    (:meth:`flush_soon`, which runs after every write queued before it): :meth:`take` gives such a
+    file only once a flush that began after it was written has succeeded (it asks for one itself if
+    none was), and none when that flush failed (the copy is removed; the caller stages it again and
+    fsyncs it). Elsewhere each file is fsynced by the pool of threads, as before."""
 
     def __init__(self, log: WriteLog | None = None) -> None:
         self._pool: Any = None  # a ThreadPoolExecutor once something is staged
@@ -2140,10 +2141,6 @@ class EarlyStaging:
             tmp, identity, attributes, xattrs = entry[1].result()
         except BaseException:  # noqa: BLE001 - staged again by the caller, which meets the error itself
             return None
-        if entry[2] is not None and not self._flushed(entry[2]):
-            with contextlib.suppress(OSError):  # written, but not known to be on disk: staged again
-                os.unlink(tmp)
-            return None
         if identity is None or _stamp(tmp) != identity:
             # not the file staged here any more (or gone before it could be looked at: hermes'
             # sweep of `*.tmp.*`): staged again by the caller; what is there is not ours to remove
@@ -2152,6 +2149,8 @@ class EarlyStaging:
             fits = _attributes(change, umask) == attributes and _xattrs_for(change) == xattrs
         except OSError:
             fits = False
+        if fits and entry[2] is not None:  # not fsynced itself: on disk once a later flush succeeded
+            fits = self._flushed(entry[2])
         if not fits:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)

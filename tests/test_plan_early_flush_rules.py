@@ -338,3 +338,40 @@ def test_a_big_file_does_not_count_toward_the_many(tmp_path: Path, monkeypatch):
         apply_plan(Plan("test", None, [*small, edge]), WriteLog(tmp_path / "state"))
     assert [e for e in events if e[0] == "flush"] == []
     assert {e[3] for e in events if e[0] == "stage"} == {True}
+
+
+@linux_proc
+def test_a_flushed_copy_whose_target_changed_mode_is_staged_again(tmp_path: Path, monkeypatch):
+    """A successful flush does not make a copy fit: the target's mode changed after it was staged,
+    so the write stages it again with the new mode (and fsyncs it)."""
+    import stat
+
+    from inspector.store.files import Fingerprint
+
+    folder = tmp_path / "s"
+    folder.mkdir()
+    changes = []
+    for i in range(MANY):
+        target = folder / f"s{i:03d}.json"
+        target.write_bytes(b"old %d" % i)
+        os.chmod(target, 0o640)
+        changes.append(
+            FileChange(
+                target,
+                b"old %d" % i,
+                b"new %d" % i,
+                fingerprint=Fingerprint.of_bytes(b"old %d" % i, target.stat()),
+            )
+        )
+    events = _record(monkeypatch, flushes=NEVER)
+    with early_staging() as early:
+        stage_early(changes)
+        flush_early()
+        for _change, written, _seq in list(early._staged.values()):
+            written.result()
+        os.chmod(changes[0].path, 0o604)  # after it was staged
+        apply_plan(Plan("test", None, changes), WriteLog(tmp_path / "state"))
+    again = [e[1] for e in events if e[0] == "stage" and e[3]]
+    assert again == [changes[0].path.name]
+    assert stat.S_IMODE(changes[0].path.stat().st_mode) == 0o604
+    assert all(c.path.read_bytes() == c.after for c in changes)
