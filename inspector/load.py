@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from functools import partial
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -200,7 +201,9 @@ def _catalogue(
     # fourth session), or here when there is no copy.
     texts_for = {f"{sid}.json" for sid in turn_journal_session_ids(home.session_dir, scan)}
     names = scan.live_names() + scan.bak_names()
-    pending = _start_aside(home, scan, with_hermes_audit, while_waiting is not None, names, texts_for)
+    pending = _start_aside(
+        home, scan, with_hermes_audit, while_waiting is not None, names, texts_for, journals
+    )
     if pending is not None:
         # the copies are forked: state.db is read (in a thread of its own, SQLite letting go of
         # the GIL) while they and this process read the sidecars, not after
@@ -267,7 +270,7 @@ def _aside_job(
             got += more
         if with_hermes_audit:  # (the other copies look no sidecar up again: only the first process does)
             scan.take(got)
-        stage.hand_over(pickle.dumps((got, index, taken), protocol=pickle.HIGHEST_PROTOCOL))
+        stage.hand_over(pickle.dumps((_flat_stats(got), index, taken), protocol=pickle.HIGHEST_PROTOCOL))
     finally:
         stage.close_writing_end()
     if steal is not None:
@@ -310,6 +313,32 @@ def _hermes_audit_here(home: Home, scan: SessionDirScan) -> tuple[dict | None, H
     scan.read_ahead(*_hermes_files(home, scan))
     # the first process has every sidecar's facts: it looks for those hermes' audit fails on
     return hermes_audit(home, scan, nesting_checked_elsewhere=True)
+
+
+# A stat result's fields past its ten visible ones (st_atime as a float, the nanosecond times,
+# st_blocks and the rest, by platform), in the order os.stat_result takes them after those ten.
+_STAT_EXTRA_FIELDS = tuple(os.stat_result(range(os.stat_result.n_fields)).__reduce__()[1][1])
+_stat_extra = attrgetter(*_STAT_EXTRA_FIELDS)
+
+
+def _flat_stats(got: list[tuple]) -> list[tuple]:
+    """Sidecar facts read in a copy (:meth:`SessionDirScan.read_here`'s tuples), each stat as the
+    plain tuple of all its fields, for the hand-over: a stat result pickles its hidden fields as a
+    dict, and the 10,000 of a first open took 0.05 s to pickle and as much to unpickle, a plain tuple
+    half that with the stat made again (:func:`_stats_back`)."""
+    return [
+        (name, facts, None if st is None else (*st, *_stat_extra(st)), error, started)
+        for name, facts, st, error, started in got
+    ]
+
+
+def _stats_back(flat: list[tuple]) -> list[tuple]:
+    """:func:`_flat_stats` undone: each stat the ``os.stat_result`` it was, every field equal."""
+    make = os.stat_result
+    return [
+        (name, facts, None if st is None else make(st), error, started)
+        for name, facts, st, error, started in flat
+    ]
 
 
 class _Stage:
@@ -435,27 +464,22 @@ def _size_or_zero(path: Path) -> int:
     return st.st_size if st is not None else 0
 
 
-def _journal_sizes(session_dir: Path) -> list[tuple[int, str]]:
+def _journal_sizes(session_dir: Path, journals: RunJournals | None = None) -> list[tuple[int, str]]:
     """``(size, path)`` of every run journal (``_run_journal/<session>/*.jsonl``) that
-    :func:`_journal_findings` reads (not those of a folder whose name hermes rejects)."""
+    :func:`_journal_findings` reads (not those of a folder whose name hermes rejects), as
+    ``journals`` (the look's listing: its readers then ask for no listing or ``stat`` again, after
+    the copies, when nothing else runs; a journal written to in between no longer matches the
+    facts a copy read of it, and is read again there) lists and stats them."""
+    if journals is None:
+        journals = RunJournals(session_dir)
     out: list[tuple[int, str]] = []
-    try:
-        with os.scandir(session_dir / RUN_JOURNAL_DIR) as folders:
-            for folder in folders:
-                try:
-                    if not folder.is_dir() or not is_valid_journal_id(folder.name):
-                        continue
-                    with os.scandir(folder.path) as files:
-                        for f in files:
-                            if f.name.endswith(".jsonl"):
-                                try:
-                                    out.append((f.stat().st_size, f.path))
-                                except OSError:
-                                    pass
-                except OSError:
-                    continue
-    except OSError:
-        pass
+    for sid in journals.folders(strict=False) or ():
+        if is_valid_journal_id(sid):
+            for name in journals.names(sid) or ():
+                path = journals.path(sid, name)
+                st = journals.stat(path)
+                if st is not None:
+                    out.append((st.st_size, path))
     return out
 
 
@@ -544,7 +568,8 @@ class _Aside:
             try:
                 data = stage.receive()
                 if data is not None:
-                    got, index, taken = pickle.loads(data)
+                    flat, index, taken = pickle.loads(data)
+                    got = _stats_back(flat)
             except (OSError, pickle.UnpicklingError, EOFError, ValueError, TypeError):
                 got = index = None
             if got is not None:
@@ -574,7 +599,9 @@ class _Aside:
         return out
 
 
-STEAL_CHUNK = 48  # sidecars per chunk taken (its read_here call costs about 0.1 ms more)
+STEAL_CHUNK = (
+    48  # sidecars per chunk taken (its read_here call costs about 0.03 ms more: a quick pass set up)
+)
 MAX_TOKENS = 4096  # chunk numbers a token pipe holds: 16 KB, within any system's pipe buffer
 WORK_STEALING = True  # a window's first open: sidecars taken by chunks (see _Steal)
 AUDIT_STEALING = True  # the audit command's too (no stat of every sidecar and no deal first)
@@ -670,6 +697,7 @@ def _start_aside(
     with_journal_findings: bool = False,
     names: list[str] | None = None,
     texts_for: set[str] | frozenset[str] = frozenset(),
+    listing: RunJournals | None = None,
 ) -> _Aside | None:
     """The :func:`copies_of` forked copies of a first open, working, or None when this
     process may not fork (see ``scan.can_fork``), the folder is too small to be worth it, or the
@@ -678,11 +706,14 @@ def _start_aside(
     ``names`` the cache does not answer for and the run journals are dealt out by
     :func:`plan_work`: the first copy runs hermes' audit (and reads the files it reads), and each
     hands its sidecars' facts back at once, then reads its journals. Without a fact cache the
-    first copy reads every journal."""
+    first copy reads every journal. ``listing``: the look's run-journal listing (see
+    :func:`_journal_sizes`)."""
     if len(scan.names) < AUDIT_ASIDE_MIN_FILES or not can_fork() or _mostly_cached(scan):
         return None
     if _stealing(scan, with_journal_findings):
-        return _start_stealing(home, scan, with_hermes_audit, names or [], texts_for, with_journal_findings)
+        return _start_stealing(
+            home, scan, with_hermes_audit, names or [], texts_for, with_journal_findings, listing
+        )
     todo = scan.unanswered(names or [], texts_for)
     hermes_first: list[str] = []
     fixed = [float(CATALOGUE_COST_PER_FILE * len(todo))] + [0.0] * copies_of(with_journal_findings)
@@ -698,10 +729,10 @@ def _start_aside(
         # the list's catalogue wants only the open-run facts (a few byte tests per journal, most
         # of it the read: OPEN_RUN_BYTE_COST), the audit every line checked; either way in the
         # copies, and _journals_aside here finds them in the cache
-        journals = _journal_sizes(home.session_dir)
+        journals = _journal_sizes(home.session_dir, listing)
         journal_cost = JOURNAL_BYTE_COST if with_journal_findings else OPEN_RUN_BYTE_COST
     elif with_hermes_audit and with_journal_findings:  # read by the first copy, all of them
-        fixed[1] += JOURNAL_BYTE_COST * sum(size for size, _ in _journal_sizes(home.session_dir))
+        fixed[1] += JOURNAL_BYTE_COST * sum(size for size, _ in _journal_sizes(home.session_dir, listing))
     plan = plan_work(todo, hermes_first, journals, fixed, journal_cost)
     forked = _fork_copies(home, scan, plan, with_hermes_audit, with_journal_findings)
     if forked is None:  # no copy at all: everything here, the usual way
@@ -759,6 +790,7 @@ def _start_stealing(
     names: list[str],
     texts_for: set[str] | frozenset[str],
     with_journal_findings: bool = False,
+    listing: RunJournals | None = None,
 ) -> _Aside | None:
     """:func:`_start_aside` with the sidecars and the journals taken by chunks (:class:`_Steal`):
     the first copy reads the files hermes' audit reads, then everyone takes chunks of the rest.
@@ -772,7 +804,7 @@ def _start_stealing(
         (plan.sidecars[1] if name in first else todo).append(pair)
     journals: list[str] = []
     if scan.cache is not None:  # (without one there is nothing to hand their facts over in)
-        journals = [path for _, path in sorted(_journal_sizes(home.session_dir), reverse=True)]
+        journals = [path for _, path in sorted(_journal_sizes(home.session_dir, listing), reverse=True)]
     try:
         steal = _Steal(todo, journals)
     except OSError:

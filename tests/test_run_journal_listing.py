@@ -17,6 +17,7 @@ from inspector import load
 from inspector.home import locate_home
 from inspector.store import scan as scan_mod
 from tests.test_catalogue_journals import NOW, S08, _home  # golden 08 with a second, bad journal
+from tests.test_load_steal import _forking, needs_fork
 
 
 def _journal_kinds(audit: dict) -> list[tuple[str, str | None]]:
@@ -117,3 +118,22 @@ def test_the_journal_findings_with_a_looping_entry_are_those_of_pathlib(tmp_path
     assert ("journal_lines_dropped", S08) in _journal_kinds(audit)
     assert ("journal_output_not_shown", S08) not in _journal_kinds(audit)
     assert load.full_audit(home, now=NOW) == audit  # and warm, from the cache
+
+
+@needs_fork
+def test_a_first_open_lists_and_stats_the_journals_once_before_its_copies_take_them(tmp_path, monkeypatch):
+    """The listing the forked copies are dealt the journals from is the one the readers answer
+    from after them: no folder listed and no journal stat'ed again once the copies are done."""
+    home = locate_home(_home(tmp_path))
+    monkeypatch.setenv("HERMES_INSPECTOR_NO_CACHE", "1")
+    alone = load.full_audit(home, now=NOW)  # (no cache: no copy, every journal read here)
+    monkeypatch.delenv("HERMES_INSPECTOR_NO_CACHE")
+    stolen = _forking(monkeypatch, 1)
+    root = home.session_dir / "_run_journal"
+    journals = sorted(str(p) for p in root.rglob("*.jsonl"))
+    listed, stated = _counting(monkeypatch, root)
+    first = load.full_audit(home, now=NOW)
+    assert stolen == [1]  # the copies took the journals
+    assert first == alone
+    assert sorted(listed) == sorted([str(root), str(root / S08)])
+    assert sorted(stated) == journals
