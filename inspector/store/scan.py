@@ -825,17 +825,49 @@ def _may_hold_marker(messages: list) -> bool:
     return False
 
 
+_NESTING_CAP = 1 << 14  # the deepest nesting probed
+_ROOMS: dict[int, int] = {}  # the room last found under each recursion limit
+
+
 def _nesting_room() -> int:
     """How many levels of nested arrays msgspec decodes from here before it raises RecursionError
-    (it counts them against the interpreter's recursion limit, as the stdlib's parser does)."""
-    low, high = 0, 1 << 14
+    (it counts them against the interpreter's recursion limit, as the stdlib's parser does).
+
+    The room found last under the same recursion limit is tried first, then the levels beside it
+    (from the same place the room moves by a level from call to call): ``room`` decoding and
+    ``room + 1`` not is the answer the search below gives too (a nesting that decodes is decoded
+    at any lesser depth), in two or three probes instead of fifteen. A quick pass is set up per
+    chunk of sidecars, each time with two of these (0.18 ms with the search alone, 0.03 ms so).
+    The probes are made here, not in a helper: a frame more would take a level of the room."""
+    limit = sys.getrecursionlimit()
+    decode = _NESTING_PROBE.decode
+    guess = _ROOMS.get(limit)
+    if guess is not None and 0 < guess < _NESTING_CAP - 1:
+        decodes: dict[int, bool] = {}
+        for room in (guess, guess + 1, guess - 1):
+            if room < 1:
+                continue
+            for depth in (room, room + 1):
+                if depth not in decodes:
+                    try:
+                        decode(b"[" * depth + b"]" * depth)
+                        decodes[depth] = True
+                    except RecursionError:
+                        decodes[depth] = False
+                if not decodes[depth]:
+                    break
+            if decodes[room] and not decodes.get(room + 1, True):
+                _ROOMS[limit] = room
+                return room
+    low, high = 0, _NESTING_CAP
     while low < high:
         mid = (low + high + 1) // 2
         try:
-            _NESTING_PROBE.decode(b"[" * mid + b"]" * mid)
+            decode(b"[" * mid + b"]" * mid)
             low = mid
         except RecursionError:
             high = mid - 1
+    _ROOMS[limit] = low
     return low
 
 
