@@ -105,10 +105,12 @@ def _at_depth(n: int, fn):
 
 
 def test_msgspecs_room_follows_the_caller_up_and_down_the_stack(monkeypatch):
+    """Within a few levels: msgspec's room moves by a level from call to call on 3.11, and by more
+    under a tracer (coverage, mutmut's statistics run)."""
     monkeypatch.setattr(scan, "_ROOMS", {})
     rooms = []
     for n in (0, 1, 2, 30, 3, 100, 99, 0, 250):
         room = _at_depth(n, scan._nesting_room)
-        assert abs(room - _at_depth(n, _searched)) <= 1, n
+        assert abs(room - _at_depth(n, _searched)) <= 3, n
         rooms.append(room)
-    assert abs((rooms[0] - rooms[3]) - 30) <= 2 and abs((rooms[0] - rooms[8]) - 250) <= 2
+    assert abs((rooms[0] - rooms[3]) - 30) <= 6 and abs((rooms[0] - rooms[8]) - 250) <= 6
