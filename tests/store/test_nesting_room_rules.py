@@ -53,9 +53,11 @@ def test_the_room_is_the_searched_one_whatever_was_remembered(monkeypatch, remem
 
 
 def test_a_room_of_one_level_and_of_none(monkeypatch):
-    _fake(monkeypatch, lambda limit: 1)
+    probe = _fake(monkeypatch, lambda limit: 1)
     assert scan._nesting_room() == 1
-    assert scan._nesting_room() == 1  # (the level below, 0, is never probed: msgspec has no input)
+    probe.probes.clear()
+    assert scan._nesting_room() == 1  # remembered: two probes (the level below, 0, is never probed)
+    assert probe.probes == [1, 2]
     _fake(monkeypatch, lambda limit: 0)
     scan._ROOMS[sys.getrecursionlimit()] = 1
     assert scan._nesting_room() == 0
