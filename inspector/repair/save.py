@@ -25,7 +25,7 @@ from inspector import portable
 from inspector.forked import Forked, ForkedError, run_nicer
 from inspector.gcpause import gc_paused
 from inspector.plan import FileChange
-from inspector.store.files import FileSnapshot, TooLargeToLoad, read_regular
+from inspector.store.files import FileSnapshot, TooLargeToLoad, read_raw, read_regular
 from inspector.store.index import (
     FastPathFailed,
     IndexSortError,
@@ -39,6 +39,7 @@ from inspector.store.index import (
     load_for_index,
     parse_index_json,
 )
+from inspector.store.index_splice import SpliceFacts, splice_facts
 from inspector.store.jsonfmt import (
     dumps_pretty,
     dumps_pretty_fast,
@@ -989,16 +990,44 @@ def _tombstone_after(data: bytes | None, sid: str, cap: int) -> tuple[bool, byte
         return False, data
 
 
+class IndexFacts(NamedTuple):
+    """:func:`~inspector.store.index_splice.splice_facts` of an index found ahead of its save, and
+    the sha256 of the bytes they were found in: the save uses them only for the same bytes."""
+
+    sha256: str
+    facts: SpliceFacts
+
+
+def index_facts_ahead(session_dir: Path) -> IndexFacts | None:
+    """The folder's ``_index.json`` read and its splice facts found, for a save later in this plan
+    (a forked copy finds them while the repair runs); None where it cannot be read or the splice is
+    not proven: the save then decides as it would without them."""
+    try:
+        raw = read_raw(index_path(session_dir))
+    except OSError:  # TooLargeToLoad too: the plan's own read meets it and decides
+        return None
+    if raw is None:
+        return None
+    facts = splice_facts(raw.data)
+    return IndexFacts(raw.fingerprint.sha256, facts) if facts is not None else None
+
+
 def _index_after(
-    ctx: SaveContext, session: LoadedSession, path: Path, new_bytes: bytes, index_data: bytes | None
+    ctx: SaveContext,
+    session: LoadedSession,
+    path: Path,
+    new_bytes: bytes,
+    index_data: bytes | None,
+    facts: SpliceFacts | None = None,
 ) -> bytes:
     """``_write_session_index(updates=[session])``: the fast path over the existing index; where
     the index is missing or the fast path raises, the full rebuild in the folder's own order
-    (which raises :class:`IndexRebuildError` where hermes' save would raise)."""
+    (which raises :class:`IndexRebuildError` where hermes' save would raise). ``facts``: the
+    splice facts of ``index_data``, found before."""
     if index_data is not None:
         # hermes lists the folder after writing the sidecar: the saved id is always on disk
         on_disk = persisted_ids(ctx.session_dir) | {session.session_id}
-        spliced = index_after_save_from_bytes(index_data, session, on_disk)
+        spliced = index_after_save_from_bytes(index_data, session, on_disk, facts)
         if spliced is not None:
             return spliced
         try:
@@ -1020,12 +1049,15 @@ def save_session(
     touch_updated_at: bool,
     skip_index: bool = False,
     existing_count: int | None = None,
+    index_facts: IndexFacts | None = None,
 ) -> list[FileChange]:
     """The file changes of ``session.save(touch_updated_at=...)``; [] when hermes would skip.
 
     ``existing_count``: the caller's count of the messages of the file on disk (this snapshot's
     bytes of ``<sid>.json``) when it parsed them already; -1 and 0 decide alike below, so a
     file without a ``messages`` list may be given as 0. None: counted here.
+    ``index_facts``: :func:`index_facts_ahead` of the folder, used only when this snapshot's
+    ``_index.json`` is the very bytes they were found in (the same sha256).
     """
     sid = session.session_id
     if not is_safe_session_id(sid):
@@ -1058,7 +1090,11 @@ def save_session(
         changes.append(main)
     if not skip_index:
         ipath = index_path(ctx.session_dir)
-        after = _index_after(ctx, session, path, new_bytes, ctx.snapshot.data(ipath))
+        raw = ctx.snapshot.read(ipath)
+        facts = None
+        if raw is not None and index_facts is not None and index_facts.sha256 == raw.fingerprint.sha256:
+            facts = index_facts.facts
+        after = _index_after(ctx, session, path, new_bytes, raw.data if raw is not None else None, facts)
         idx = _change(ctx, ipath, after)
         if idx:
             changes.append(idx)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.store.index_json import dumps_index_rows, parse_index_rows
-from inspector.store.index_splice import index_after_save_spliced
+from inspector.store.index_splice import SpliceFacts, index_after_save_spliced
 from inspector.store.jsonfmt import dumps_pretty_fast, loads_or_none
 from inspector.store.sidecar import LoadedSession, load_session, resolve_path
 
@@ -255,16 +255,18 @@ def index_after_save(existing: Any, saved: LoadedSession, on_disk_ids: Container
 
 
 def index_after_save_from_bytes(
-    data: bytes, saved: LoadedSession, on_disk_ids: Container[str]
+    data: bytes, saved: LoadedSession, on_disk_ids: Container[str], facts: SpliceFacts | None = None
 ) -> bytes | None:
     """:func:`index_after_save` of ``parse_index_json(data)`` as a splice of the index's own row
     bytes, where :mod:`inspector.store.index_splice` proves it the same bytes; None otherwise (the
-    caller then parses and runs :func:`index_after_save`, which decides and raises as before)."""
+    caller then parses and runs :func:`index_after_save`, which decides and raises as before).
+    ``facts``: :func:`~inspector.store.index_splice.splice_facts` of these very bytes, when found
+    before."""
     try:
         new_row = compact(saved)
     except Exception:  # noqa: BLE001 - index_after_save raises it again (FastPathFailed or not)
         return None
-    return index_after_save_spliced(data, new_row, on_disk_ids)
+    return index_after_save_spliced(data, new_row, on_disk_ids, facts)
 
 
 def rebuild_rows(rows: Iterable[dict]) -> list[dict]:

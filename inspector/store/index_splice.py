@@ -51,6 +51,7 @@ import functools
 import json
 import re
 from collections.abc import Container
+from dataclasses import dataclass
 from itertools import accumulate, chain
 from operator import attrgetter
 from types import GenericAlias
@@ -319,11 +320,21 @@ def _row_starts(data: bytes, count: int) -> list[int] | None:
     return starts
 
 
-def index_after_save_spliced(data: bytes, new_row: dict, on_disk_ids: Container[str]) -> bytes | None:
-    """:func:`~inspector.store.index.index_after_save`'s bytes (``new_row`` being ``compact()``
-    of the saved session) from the index's own row bytes, or None when that is not proven equal
-    (see the module) or anything in the way raises: the caller then runs the exact path, which
-    decides (and raises) as before."""
+@dataclass(frozen=True)
+class SpliceFacts:
+    """What the splice needs of one index's bytes, none of it depending on the saved row: each
+    row's ``session_id`` (None where absent), its sort key (``row.get("updated_at", 0)``) and
+    where its text starts (:func:`_row_starts`). Plain lists, so a forked copy can find them
+    while the repair runs and send them back (:func:`splice_facts`)."""
+
+    ids: list
+    keys: list
+    starts: list
+
+
+def splice_facts(data: bytes) -> SpliceFacts | None:
+    """The :class:`SpliceFacts` of ``data``, or None when the splice is not proven equal to the
+    exact path's bytes for it (see the module) or anything in the way raises."""
     if _msgspec is None:
         return None
     views = _round_trips(data)
@@ -333,12 +344,31 @@ def index_after_save_spliced(data: bytes, new_row: dict, on_disk_ids: Container[
     if starts is None:
         return None
     try:
-        sid = new_row["session_id"]
         ids = [v.session_id for v in views]
         if _UNSET in ids:
             ids = [None if row_id is _UNSET else row_id for row_id in ids]
+        keys = _sort_keys([v.updated_at for v in views])
+    except Exception:  # noqa: BLE001 - the exact path raises the same and decides
+        return None
+    return SpliceFacts(ids, keys, starts)
+
+
+def index_after_save_spliced(
+    data: bytes, new_row: dict, on_disk_ids: Container[str], facts: SpliceFacts | None = None
+) -> bytes | None:
+    """:func:`~inspector.store.index.index_after_save`'s bytes (``new_row`` being ``compact()``
+    of the saved session) from the index's own row bytes, or None when that is not proven equal
+    (see the module) or anything in the way raises: the caller then runs the exact path, which
+    decides (and raises) as before. ``facts``: :func:`splice_facts` of these very bytes, found
+    before (the caller answers for that); None: found here."""
+    if facts is None:
+        facts = splice_facts(data)
+        if facts is None:
+            return None
+    ids, up, starts = facts.ids, facts.keys, facts.starts
+    try:
+        sid = new_row["session_id"]
         kept = [i for i, row_id in enumerate(ids) if row_id in on_disk_ids]
-        up = _sort_keys([v.updated_at for v in views])
         new_text = json.dumps(new_row, ensure_ascii=False, indent=2).encode("utf-8").replace(b"\n", b"\n  ")
         new_key = new_row.get("updated_at", 0)
         entries = []  # a row's index, or -1 for the new row

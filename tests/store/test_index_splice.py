@@ -75,6 +75,10 @@ def _check(data: bytes, saved, on_disk, *, taken: bool | None = None) -> bytes |
     spliced = index_after_save_from_bytes(data, saved, on_disk)
     if spliced is not None:
         assert spliced == _exact(data, saved, on_disk)
+    # the facts found ahead (by the interrupted plan's copy) give the same answer as finding them here
+    facts = index_splice.splice_facts(data)
+    assert (facts is not None) or spliced is None
+    assert index_after_save_from_bytes(data, saved, on_disk, facts) == spliced
     if taken is not None:
         assert (spliced is not None) == taken
     return spliced
