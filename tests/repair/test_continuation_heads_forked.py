@@ -203,3 +203,23 @@ def test_few_sidecars_are_read_here_without_a_copy(home: Path, monkeypatch) -> N
     assert len(os.listdir(home / "webui" / "sessions")) < interrupted.PARALLEL_HEADS_MIN
     assert plan_for(home).warnings[:2] == [NO_STREAM, SOURCES]
     assert started == []
+
+
+def test_a_plan_that_refuses_before_its_save_with_a_failed_copy_still_refuses(
+    home: Path, monkeypatch
+) -> None:
+    """Rule: the repair itself fails (before the save asks the copy for anything), and the copy failed
+    too: :meth:`SidecarSources.close` reaps it quietly, the refusal is the repair's."""
+
+    def fails(self):
+        raise RuntimeError("the repair broke")
+
+    monkeypatch.setattr(interrupted, "PARALLEL_HEADS_MIN", 1)
+    monkeypatch.setattr(interrupted.portable, "can_fork", lambda: True)
+    monkeypatch.setattr(interrupted, "Forked", _FailingCopy)
+    monkeypatch.setattr(interrupted._Repair, "run", fails)
+    result = plan_for(home)
+    assert (
+        result.refusal
+        == "hermes' repair fails on this session (RuntimeError: the repair broke); it writes nothing"
+    )

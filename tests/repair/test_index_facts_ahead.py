@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from inspector.forked import ForkedError
 from inspector.repair import interrupted, save
 from inspector.store import index as index_module
 from inspector.store.index_splice import SpliceFacts, splice_facts
@@ -217,3 +218,64 @@ def test_a_copy_whose_facts_fail_still_gives_the_heads_and_the_same_bytes(home: 
     assert _changes(result) == _changes(here_plan)
     assert result.warnings == here_plan.warnings
     assert seen == [None] and searched_here == []  # the heads came from the copy
+
+
+def test_the_copys_work_is_the_heads_then_the_facts(home: Path) -> None:
+    """Rule (what the copy runs, called here): the heads, then the index's facts."""
+    sessions = home / "webui" / "sessions"
+    (sessions / "child1.json").write_text(
+        json.dumps({"session_id": "child1", "parent_session_id": SID, "messages": []}, indent=2),
+        encoding="utf-8",
+    )
+    names = interrupted.sidecar_names(sessions)
+    heads, found = interrupted._heads_and_index_facts(sessions, SID, names)
+    assert heads == ["child1.json"]
+    assert found == save.index_facts_ahead(sessions)
+    assert found is not None and found.facts.ids == ["other3", SID, "other2", "other1"]
+
+
+def test_the_copys_facts_failing_leave_its_heads(home: Path, monkeypatch) -> None:
+    sessions = home / "webui" / "sessions"
+    (sessions / "child1.json").write_text(
+        json.dumps({"session_id": "child1", "parent_session_id": SID, "messages": []}, indent=2),
+        encoding="utf-8",
+    )
+
+    def broken(session_dir):
+        raise ValueError("no facts")
+
+    monkeypatch.setattr(interrupted, "index_facts_ahead", broken)
+    names = interrupted.sidecar_names(sessions)
+    assert interrupted._heads_and_index_facts(sessions, SID, names) == (["child1.json"], None)
+
+
+class _FailingCopy:
+    """A forked copy that failed: its result raises ForkedError (nothing is forked)."""
+
+    def __init__(self, fn) -> None:
+        self.fn = fn
+
+    def result(self):
+        raise ForkedError("the forked process ended without a result")
+
+
+def test_a_failed_copy_gives_no_facts_and_its_heads_are_searched_here(home: Path, monkeypatch) -> None:
+    """Rule: the copy died: the save finds the facts itself, the heads are searched here (the
+    continuation's warning still comes), the same bytes."""
+    sessions = home / "webui" / "sessions"
+    (sessions / "child1.json").write_text(
+        json.dumps({"session_id": "child1", "parent_session_id": SID, "messages": []}, indent=2),
+        encoding="utf-8",
+    )
+    here = _here(home, monkeypatch)
+    monkeypatch.setattr(interrupted, "PARALLEL_HEADS_MIN", 1)
+    monkeypatch.setattr(interrupted.portable, "can_fork", lambda: True)
+    monkeypatch.setattr(interrupted, "Forked", _FailingCopy)
+    seen = _facts_seen(monkeypatch)
+    result = plan_for(home)
+    assert _changes(result) == here
+    assert seen == [None]
+    assert result.warnings[0] == (
+        "a compression continuation of this session exists (child1.json); "
+        "hermes' get_session skips the repair for its parent"
+    )

@@ -156,6 +156,19 @@ def test_the_bench_shapes_are_spliced() -> None:
     _check(_hermes_bytes(rows), _session("s0005", NOW), {r["session_id"] for r in rows}, taken=True)
 
 
+def test_a_row_without_a_session_id_is_dropped_in_the_splice() -> None:
+    """hermes' ``row.get("session_id") in on_disk`` is ``None in on_disk``: such a row goes, as any
+    row whose sidecar is gone; the splice takes that index and drops it too (its id read as None)."""
+    rows = _rows(6)
+    del rows[2]["session_id"]
+    rows[4]["session_id"] = None
+    on_disk = {r["session_id"] for r in rows if r.get("session_id")}
+    out = _check(_hermes_bytes(rows), _session("s0005", NOW), on_disk, taken=True)
+    assert [r.get("session_id") for r in json.loads(out)] == ["s0000", "s0005", "s0001", "s0003"]
+    facts = index_splice.splice_facts(_hermes_bytes(rows))
+    assert facts is not None and facts.ids == ["s0000", "s0001", None, "s0003", None, "s0005"]
+
+
 def test_a_float_count_msgspec_writes_as_repr_is_spliced() -> None:
     rows = _rows(6)
     rows[1]["message_count"] = 2.5
