@@ -13,16 +13,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from inspector.forked import ForkedError
 from inspector.repair import interrupted, save
 from inspector.store import index as index_module
 from inspector.store.index_splice import SpliceFacts, splice_facts
+from tests.repair.test_continuation_heads_forked import _FailingCopy, _forking
 from tests.repair.test_interrupted_rules import SID, plan_for, utc, write_sidecar  # noqa: F401 - utc: autouse
 
 HISTORY = [
@@ -56,13 +55,6 @@ def home(tmp_path: Path) -> Path:
         json.dumps(_index_rows(), ensure_ascii=False, indent=2).encode("utf-8")
     )
     return home
-
-
-def _forking(monkeypatch) -> None:
-    if not hasattr(os, "fork") or interrupted.portable.FORCED:
-        pytest.skip("this system does not fork: the save always finds the facts itself")
-    monkeypatch.setattr(interrupted, "PARALLEL_HEADS_MIN", 1)
-    monkeypatch.setattr(interrupted.portable, "can_fork", lambda: True)
 
 
 def _facts_seen(monkeypatch) -> list:
@@ -220,13 +212,18 @@ def test_a_copy_whose_facts_fail_still_gives_the_heads_and_the_same_bytes(home: 
     assert seen == [None] and searched_here == []  # the heads came from the copy
 
 
-def test_the_copys_work_is_the_heads_then_the_facts(home: Path) -> None:
-    """Rule (what the copy runs, called here): the heads, then the index's facts."""
-    sessions = home / "webui" / "sessions"
+def _write_child(sessions: Path) -> None:
+    """A sidecar naming the session as its parent: the heads' search finds it."""
     (sessions / "child1.json").write_text(
         json.dumps({"session_id": "child1", "parent_session_id": SID, "messages": []}, indent=2),
         encoding="utf-8",
     )
+
+
+def test_the_copys_work_is_the_heads_then_the_facts(home: Path) -> None:
+    """Rule (what the copy runs, called here): the heads, then the index's facts."""
+    sessions = home / "webui" / "sessions"
+    _write_child(sessions)
     names = interrupted.sidecar_names(sessions)
     heads, found = interrupted._heads_and_index_facts(sessions, SID, names)
     assert heads == ["child1.json"]
@@ -236,10 +233,7 @@ def test_the_copys_work_is_the_heads_then_the_facts(home: Path) -> None:
 
 def test_the_copys_facts_failing_leave_its_heads(home: Path, monkeypatch) -> None:
     sessions = home / "webui" / "sessions"
-    (sessions / "child1.json").write_text(
-        json.dumps({"session_id": "child1", "parent_session_id": SID, "messages": []}, indent=2),
-        encoding="utf-8",
-    )
+    _write_child(sessions)
 
     def broken(session_dir):
         raise ValueError("no facts")
@@ -249,24 +243,11 @@ def test_the_copys_facts_failing_leave_its_heads(home: Path, monkeypatch) -> Non
     assert interrupted._heads_and_index_facts(sessions, SID, names) == (["child1.json"], None)
 
 
-class _FailingCopy:
-    """A forked copy that failed: its result raises ForkedError (nothing is forked)."""
-
-    def __init__(self, fn) -> None:
-        self.fn = fn
-
-    def result(self):
-        raise ForkedError("the forked process ended without a result")
-
-
 def test_a_failed_copy_gives_no_facts_and_its_heads_are_searched_here(home: Path, monkeypatch) -> None:
     """Rule: the copy died: the save finds the facts itself, the heads are searched here (the
     continuation's warning still comes), the same bytes."""
     sessions = home / "webui" / "sessions"
-    (sessions / "child1.json").write_text(
-        json.dumps({"session_id": "child1", "parent_session_id": SID, "messages": []}, indent=2),
-        encoding="utf-8",
-    )
+    _write_child(sessions)
     here = _here(home, monkeypatch)
     monkeypatch.setattr(interrupted, "PARALLEL_HEADS_MIN", 1)
     monkeypatch.setattr(interrupted.portable, "can_fork", lambda: True)
