@@ -26,7 +26,7 @@ from inspector.findings import Finding, hermes_audit_fails_finding
 from inspector.forked import Forked, ForkedError
 from inspector.gcpause import gc_paused
 from inspector.home import Home
-from inspector.repair.audit import HermesAuditError, audit_session_recovery, with_nesting_failures
+from inspector.repair.audit import AuditAhead, HermesAuditError, audit_session_recovery, with_nesting_failures
 from inspector.store import statedb
 from inspector.store.files import TooLargeToLoad, read_regular
 from inspector.store.journal import (
@@ -67,13 +67,18 @@ def _save(scan: SessionDirScan, background: bool = False) -> None:
 
 
 def hermes_audit(
-    home: Home, scan: SessionDirScan | None = None, *, nesting_checked_elsewhere: bool = False
+    home: Home,
+    scan: SessionDirScan | None = None,
+    *,
+    nesting_checked_elsewhere: bool = False,
+    ahead: AuditAhead | None = None,
 ) -> tuple[dict | None, HermesAuditError | None]:
     """hermes' ``audit_session_recovery`` of the sessions dir and the default profile's state.db.
 
     Where hermes' own audit would raise (e.g. a turn-journal name it rejects), the error is
     returned instead, carrying the audit of everything else in ``partial_report``.
     ``nesting_checked_elsewhere``: see :func:`~inspector.repair.audit.audit_session_recovery`.
+    ``ahead``: the same audit with its state.db query started earlier (:func:`audit_ahead`).
     """
     try:
         return (
@@ -82,7 +87,9 @@ def hermes_audit(
                 home.state_db(),
                 scan=scan,
                 nesting_checked_elsewhere=nesting_checked_elsewhere,
-            ),
+            )
+            if ahead is None
+            else ahead.audit(nesting_checked_elsewhere=nesting_checked_elsewhere),
             None,
         )
     except HermesAuditError as exc:
@@ -257,6 +264,9 @@ def _aside_job(
     for fd in others:
         os.close(fd)
     stage.in_copy()
+    # hermes' audit's state.db query, begun now: it runs while this copy reads sidecars, where the
+    # audit, run after them, waited for it (the last work of a first open; this copy forks nothing)
+    ahead = audit_ahead(home, scan) if with_hermes_audit else None
     try:
         index = None
         if with_hermes_audit:  # its facts go over with the sidecars' (and the cache entry, to keep)
@@ -279,7 +289,7 @@ def _aside_job(
     if with_hermes_audit:
         # after the hand-over: on two cores it runs beside the first process's catalogue (the
         # audit first measured worse: it lengthened the reading that all three share)
-        audit, error = _hermes_audit_here(home, scan)
+        audit, error = _hermes_audit_here(home, scan, ahead)
     facts = {}
     if scan.cache is None:
         if with_hermes_audit:
@@ -307,12 +317,19 @@ def _aside_job(
     return None, (str(error), error.partial_report, list(error.errors)), findings, facts, unkept
 
 
-def _hermes_audit_here(home: Home, scan: SessionDirScan) -> tuple[dict | None, HermesAuditError | None]:
+def audit_ahead(home: Home, scan: SessionDirScan) -> AuditAhead:
+    """:func:`hermes_audit`'s audit of ``home`` with ``scan``, its state.db query started now."""
+    return AuditAhead(home.session_dir, home.state_db(), scan)
+
+
+def _hermes_audit_here(
+    home: Home, scan: SessionDirScan, ahead: AuditAhead | None = None
+) -> tuple[dict | None, HermesAuditError | None]:
     """:func:`hermes_audit` in a copy, after what it reads beyond the copy's share (none, when the
     split is the usual one) is read in one quick pass rather than one full parse each."""
     scan.read_ahead(*_hermes_files(home, scan))
     # the first process has every sidecar's facts: it looks for those hermes' audit fails on
-    return hermes_audit(home, scan, nesting_checked_elsewhere=True)
+    return hermes_audit(home, scan, nesting_checked_elsewhere=True, ahead=ahead)
 
 
 # A stat result's fields past its ten visible ones (st_atime as a float, the nanosecond times,

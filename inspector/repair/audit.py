@@ -355,7 +355,8 @@ def audit_session_recovery(
     ``scan`` shares one listing and one parse per sidecar with other readers of the folder.
     ``nesting_checked_elsewhere``: the caller looks for the sidecars hermes' audit fails on
     (:func:`with_nesting_failures`) where it has read them all anyway; otherwise every sidecar and
-    ``.bak`` is read here (hermes reads each too).
+    ``.bak`` is read here (hermes reads each too). :class:`AuditAhead` starts its state.db query
+    earlier.
     """
     session_dir = Path(session_dir)
     if not session_dir.exists():
@@ -363,15 +364,48 @@ def audit_session_recovery(
     snap = snapshot if snapshot is not None else FileSnapshot()
     if scan is None:
         scan = SessionDirScan(session_dir)
-    live_names = scan.live_names()
-    live_ids = {_stem(n) for n in live_names}
+    rows_thread = _rows_thread(session_dir, state_db_path, scan, snap)
+    return _audit(session_dir, state_db_path, snap, scan, rows_thread, nesting_checked_elsewhere)
+
+
+class AuditAhead:
+    """:func:`audit_session_recovery` of ``session_dir`` and ``state_db_path`` with ``scan``, its
+    state.db query started now, in a thread, and the rest of it done by :meth:`audit` (once).
+
+    For a caller with other work to do first: the forked copy that reads sidecars before it runs
+    the audit, which then waited for this query at the end of a first open."""
+
+    def __init__(self, session_dir: Path, state_db_path: Path | None, scan: SessionDirScan) -> None:
+        self.session_dir = Path(session_dir)
+        self.state_db_path = state_db_path
+        self.scan = scan
+        self.snapshot = FileSnapshot()
+        self._rows = _rows_thread(self.session_dir, state_db_path, scan, self.snapshot)
+
+    def audit(self, *, nesting_checked_elsewhere: bool = False) -> dict:
+        """The audit (as :func:`audit_session_recovery` with the same arguments)."""
+        if not self.session_dir.exists():
+            return _report([], 0)
+        return _audit(
+            self.session_dir,
+            self.state_db_path,
+            self.snapshot,
+            self.scan,
+            self._rows,
+            nesting_checked_elsewhere,
+        )
+
+
+def _rows_thread(
+    session_dir: Path, state_db_path: Path | None, scan: SessionDirScan, snap: FileSnapshot
+) -> _Background:
+    """:func:`_missing_sidecar_rows` in a thread: state.db is read while the audit looks at the
+    files (SQLite lets go of the GIL while it runs a query); the items keep hermes' order."""
 
     def sidecar_exists(sid: str) -> bool:
         return scan.exists(f"{sid}.json")
 
-    # state.db is read in a second thread while this one looks at the files (SQLite lets go of
-    # the GIL while it runs a query); the items keep hermes' order.
-    rows_thread = _Background(
+    return _Background(
         _missing_sidecar_rows,
         session_dir,
         state_db_path,
@@ -379,6 +413,18 @@ def audit_session_recovery(
         sidecar_exists,
         lambda sid: is_durably_tombstoned(session_dir, sid, snap),
     )
+
+
+def _audit(
+    session_dir: Path,
+    state_db_path: Path | None,
+    snap: FileSnapshot,
+    scan: SessionDirScan,
+    rows_thread: _Background,
+    nesting_checked_elsewhere: bool,
+) -> dict:
+    live_names = scan.live_names()
+    live_ids = {_stem(n) for n in live_names}
     tombstoned_baks: set[str] = set()
     items = _live_items(session_dir, live_names, snap, scan)
     items += _orphan_items(session_dir, state_db_path, snap, tombstoned_baks, scan)
