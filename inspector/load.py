@@ -264,10 +264,10 @@ def _aside_job(
     for fd in others:
         os.close(fd)
     stage.in_copy()
-    # hermes' audit's state.db query, begun now: it runs while this copy reads sidecars, where the
-    # audit, run after them, waited for it (the last work of a first open; this copy forks nothing)
-    ahead = audit_ahead(home, scan) if with_hermes_audit else None
     try:
+        # hermes' audit's state.db query, begun now: it runs while this copy reads sidecars, where the
+        # audit, run after them, waited for it (the last work of a first open; this copy forks nothing)
+        ahead = audit_ahead(home, scan) if with_hermes_audit else None
         index = None
         if with_hermes_audit:  # its facts go over with the sidecars' (and the cache entry, to keep)
             facts = scan.index_facts()
