@@ -57,7 +57,8 @@ def _home(tmp_path):
 
 
 def _scan(folder, tmp_path, cached: bool) -> SessionDirScan:
-    return SessionDirScan(folder, FactCache(tmp_path / f"cache-{id(folder)}.json") if cached else None)
+    """A scan of its own, with a fact cache of its own when ``cached`` (never saved: each starts empty)."""
+    return SessionDirScan(folder, FactCache(tmp_path / "cache.json") if cached else None)
 
 
 @pytest.mark.parametrize(
