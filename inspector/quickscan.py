@@ -23,6 +23,7 @@ from inspector.store.jsonfmt import fast_loads
 PREFIX_BYTES = 16_384  # hermes' metadata is 1-3 KB; a long title or pending prompt fits too
 MAX_PREFIX_BYTES = 262_144  # past this, give up on the prefix (the full scan reads the file)
 FIRST_BATCH = 200
+TRIM_EVERY = 4_096  # with ``newest``: the listing keeps at most this many sidecars more than that
 _BULK = frozenset({"messages", "tool_calls", "anchor_activity_scenes", "context_messages"})
 _CUTS = (b'\n  "messages":', b'"messages":')
 
@@ -87,26 +88,39 @@ def list_sessions_by_mtime(
     that many sidecars, the first ones of the whole list (``heapq.nsmallest``, equal to sorting all
     and cutting: the window's first rows of a big home need 200 of 50,000, and one ``list.sort``
     of 50,000 tuples is a single C call that holds the GIL 40-80 ms in a thread of the window,
-    where ``nsmallest`` loops in Python and lets it go)."""
+    where ``nsmallest`` loops in Python and lets it go).
+
+    The window lists in one of its threads, so nothing here may hold the GIL long: each entry
+    (with the stat it caches) goes as the next one comes, and with ``newest`` the sidecars are
+    cut back to the newest ones every :data:`TRIM_EVERY`. Freeing 50,000 entries at once (a
+    ``list(scandir)`` going out of scope) is one C call that held the GIL 13-16 ms on a quiet
+    machine and 40-60 ms on a busy one, the window's longest stall (issue 18)."""
     sidecars: list[tuple[str, str, int, float, bool]] = []
     baks: set[str] = set()
     try:
-        with os.scandir(session_dir) as it:
-            entries = list(it)
+        it = os.scandir(session_dir)
     except OSError:
         return [], baks
-    for entry in entries:
-        name = entry.name
-        if name.startswith("_"):
-            continue
-        if name.endswith(".json"):
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            sidecars.append((name[:-5], entry.path, st.st_size, st.st_mtime, stat.S_ISREG(st.st_mode)))
-        elif name.endswith(".json.bak"):
-            baks.add(name[:-9])
+    try:
+        with it:
+            for entry in it:
+                name = entry.name
+                if name.startswith("_"):
+                    continue
+                if name.endswith(".json"):
+                    try:
+                        st = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    sidecars.append(
+                        (name[:-5], entry.path, st.st_size, st.st_mtime, stat.S_ISREG(st.st_mode))
+                    )
+                    if newest is not None and len(sidecars) >= newest + TRIM_EVERY:
+                        sidecars = heapq.nsmallest(newest, sidecars, key=_newest_first)
+                elif name.endswith(".json.bak"):
+                    baks.add(name[:-9])
+    except OSError:  # the listing failed part way
+        return [], set()
     if newest is not None and newest < len(sidecars):
         return heapq.nsmallest(newest, sidecars, key=_newest_first), baks
     sidecars.sort(key=_newest_first)

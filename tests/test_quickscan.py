@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
+
 from inspector.quickscan import prefix_meta, quick_batches, quick_rows
 
 
@@ -58,12 +60,17 @@ def test_quick_rows_of_a_missing_folder_is_empty(tmp_path):
     assert quick_rows(tmp_path / "nope") == []
 
 
-def test_the_newest_few_are_the_first_of_the_whole_list_ties_and_all(tmp_path):
+@pytest.mark.parametrize("trim_every", [1, 3, 16, 4_096])
+def test_the_newest_few_are_the_first_of_the_whole_list_ties_and_all(tmp_path, monkeypatch, trim_every):
     """The window's first rows ask for the newest 200 only (issue 18: no sort of every sidecar in a
-    thread of the window); they must be exactly the first of the whole list, ties broken by id."""
+    thread of the window); they must be exactly the first of the whole list, ties broken by id,
+    however often the listing cuts what it keeps back to the newest (TRIM_EVERY)."""
     import random
 
+    from inspector import quickscan
     from inspector.quickscan import list_sessions_by_mtime
+
+    monkeypatch.setattr(quickscan, "TRIM_EVERY", trim_every)
 
     rnd = random.Random(18)
     for i in range(60):
@@ -80,3 +87,26 @@ def test_the_newest_few_are_the_first_of_the_whole_list_ties_and_all(tmp_path):
         assert [r.session_id for r in quick_rows(tmp_path, newest or None)] == [
             r.session_id for r in quick_rows(tmp_path)
         ][: newest or None]
+
+
+def test_the_newest_few_are_kept_as_the_listing_goes(tmp_path, monkeypatch):
+    """With ``newest``, the listing never holds much more than that many sidecars: a whole folder's
+    worth going at once is one C call holding the GIL in a thread of the window (issue 18)."""
+    import heapq
+
+    from inspector import quickscan
+
+    for i in range(40):
+        (tmp_path / f"s{i:02d}.json").write_text("{}", encoding="utf-8")
+    monkeypatch.setattr(quickscan, "TRIM_EVERY", 5)
+    sizes = []
+    real = heapq.nsmallest
+
+    def counting(n, items, key):
+        sizes.append(len(items))
+        return real(n, items, key=key)
+
+    monkeypatch.setattr(quickscan.heapq, "nsmallest", counting)
+    few, _ = quickscan.list_sessions_by_mtime(tmp_path, 3)
+    assert len(few) == 3
+    assert len(sizes) >= 40 // 5 and max(sizes) <= 3 + 5
