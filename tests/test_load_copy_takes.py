@@ -4,7 +4,10 @@ up); the others hand theirs over and go on to the run journals."""
 
 from __future__ import annotations
 
+import json
 import os
+
+import pytest
 
 from inspector import load
 from inspector.store import scan as scan_mod
@@ -12,8 +15,13 @@ from tests.test_load_steal import NOW, _as_json, _forking, _here, _home, needs_f
 
 
 @needs_fork
-def test_only_the_copy_running_hermes_audit_takes_its_sidecar_facts(tmp_path, monkeypatch):
+@pytest.mark.parametrize("unlisted", [False, True])
+def test_only_the_copy_running_hermes_audit_takes_its_sidecar_facts(tmp_path, monkeypatch, unlisted):
     home = _home(tmp_path)
+    if unlisted:  # hermes' audit counts the messages of a live sidecar the index does not list
+        index = home.session_dir / "_index.json"
+        rows = [row for row in json.loads(index.read_text()) if row["session_id"] != "s13"]
+        index.write_text(json.dumps(rows))
     monkeypatch.setenv("HERMES_INSPECTOR_NO_CACHE", "1")
     here = _here(home)
     monkeypatch.delenv("HERMES_INSPECTOR_NO_CACHE")
@@ -31,8 +39,16 @@ def test_only_the_copy_running_hermes_audit_takes_its_sidecar_facts(tmp_path, mo
             fh.write(f"{os.getpid()} take {len(results)}\n")
         return real_take(self, results)
 
+    real_hand_over = load._Stage.hand_over
+
+    def hand_over(self, data):
+        with open(log, "a") as fh:
+            fh.write(f"{os.getpid()} hand-over 1\n")
+        return real_hand_over(self, data)
+
     monkeypatch.setattr(load, "_aside_job", job)
     monkeypatch.setattr(scan_mod.SessionDirScan, "take", take)
+    monkeypatch.setattr(load._Stage, "hand_over", hand_over)
     assert _as_json(load.load_catalogue(home, now=NOW)) == here
     assert stolen == [1]
     lines = [line.split() for line in log.read_text().splitlines()]
@@ -45,5 +61,11 @@ def test_only_the_copy_running_hermes_audit_takes_its_sidecar_facts(tmp_path, mo
     auditing = next(pid for pid, r in roles.items() if r == 1)
     other = next(pid for pid, r in roles.items() if r == 0)
     assert taken.get(other, 0) == 0  # handed over, never taken there
-    assert taken[auditing] > 0  # hermes' audit looks its files up
+    # hermes' audit looks its files up: s05 and its .bak, gone's .bak, s02 (it has a turn
+    # journal), whatever else that copy read and handed over (every live sidecar is listed)
+    # and s13 when the index does not list it (that copy read it, or reads it again for the audit)
+    assert taken[auditing] == (5 if unlisted else 4)
+    # and only after it handed its sidecars over: the first process waits for that
+    mine = [what for pid, what, _ in lines if pid == auditing]
+    assert mine.index("hand-over") < mine.index("take")
     assert taken[str(os.getpid())] == 25  # this process takes every sidecar and .bak, once
