@@ -328,15 +328,12 @@ def audit_ahead(home: Home, scan: SessionDirScan) -> AuditAhead:
 
 
 def _hermes_audit_here(
-    home: Home,
-    scan: SessionDirScan,
-    ahead: AuditAhead | None = None,
-    files: tuple[list[str], set[str]] | None = None,
+    home: Home, scan: SessionDirScan, ahead: AuditAhead | None, files: tuple[list[str], set[str]]
 ) -> tuple[dict | None, HermesAuditError | None]:
-    """:func:`hermes_audit` in a copy, after what it reads beyond the copy's share (none, when the
-    split is the usual one) is read in one quick pass rather than one full parse each. ``files``:
-    :func:`_hermes_files` of ``home`` and ``scan``, when the caller has them."""
-    scan.read_ahead(*(files if files is not None else _hermes_files(home, scan)))
+    """:func:`hermes_audit` in a copy (``ahead``: its state.db query begun), after what it reads
+    beyond the copy's share (none, when the split is the usual one) is read in one quick pass
+    rather than one full parse each. ``files``: :func:`_hermes_files` of ``home`` and ``scan``."""
+    scan.read_ahead(*files)
     # the first process has every sidecar's facts: it looks for those hermes' audit fails on
     return hermes_audit(home, scan, nesting_checked_elsewhere=True, ahead=ahead)
 
