@@ -61,9 +61,9 @@ def test_only_the_copy_running_hermes_audit_takes_its_sidecar_facts(tmp_path, mo
     auditing = next(pid for pid, r in roles.items() if r == 1)
     other = next(pid for pid, r in roles.items() if r == 0)
     assert taken.get(other, 0) == 0  # handed over, never taken there
-    # hermes' audit looks its files up: s05 and its .bak, gone's .bak, s02 (it has a turn
-    # journal), whatever else that copy read and handed over (every live sidecar is listed)
-    # and s13 when the index does not list it (that copy read it, or reads it again for the audit)
+    # the files hermes' audit looks up, and none of the others that copy read and handed over:
+    # s05 and its .bak, gone's .bak, s02 (it has a turn journal), and s13 when the index does
+    # not list it (that copy read it, or reads it again for the audit)
     assert taken[auditing] == (5 if unlisted else 4)
     # and only after it handed its sidecars over: the first process waits for that
     mine = [what for pid, what, _ in lines if pid == auditing]
