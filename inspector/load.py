@@ -30,6 +30,7 @@ from inspector.repair.audit import AuditAhead, HermesAuditError, audit_session_r
 from inspector.store import statedb
 from inspector.store.files import TooLargeToLoad, read_regular
 from inspector.store.journal import (
+    OPEN_RUN_TAIL_BYTES,
     RUN_JOURNAL_DIR,
     JournalDepthUnsure,
     JournalTooDeep,
@@ -37,6 +38,7 @@ from inspector.store.journal import (
     JournalUnreadable,
     is_valid_journal_id,
     open_run_facts,
+    open_run_facts_of_tail,
     stream_summary,
 )
 from inspector.store.scan import (
@@ -157,6 +159,10 @@ CATALOGUE_RECORD_KEYS = ("id", "source", "title", "messages", "last_activity")
 def _slim_records(records: list[dict]) -> list[dict]:
     return [{k: rec.get(k) for k in CATALOGUE_RECORD_KEYS} for rec in records]
 
+
+# a run journal's open-run facts from its last line where that decides (it is hermes' terminal
+# record in all but the journals of runs still open): a read of its end, not of the journal
+OPEN_RUN_TAIL = (OPEN_RUN_TAIL_BYTES, open_run_facts_of_tail)
 
 AUDIT_ASIDE_MIN_FILES = 512  # smaller sessions folders: hermes' audit runs here, after the catalogue
 
@@ -305,7 +311,7 @@ def _aside_job(
     else:  # the list's: the open-run facts only (what _open_run_facts_of_every_journal derives)
         for path in journals:
             try:
-                cached_file_facts(scan.cache, OPEN_RUN, path, Path(path), open_run_facts)
+                cached_file_facts(scan.cache, OPEN_RUN, path, Path(path), open_run_facts, OPEN_RUN_TAIL)
             except OSError:
                 continue
     unkept = {}
@@ -961,7 +967,7 @@ def add_unshown_output_findings(
             if name[:-6] in owned:
                 continue
             try:
-                facts = journals.facts(scan.cache, OPEN_RUN, sid, name, open_run_facts)
+                facts = journals.facts(scan.cache, OPEN_RUN, sid, name, open_run_facts, OPEN_RUN_TAIL)
             except OSError:
                 continue
             if facts is not None and facts.get("open"):
@@ -1067,7 +1073,13 @@ class RunJournals:
         return st  # type: ignore[return-value]
 
     def facts(
-        self, cache: FactCache | None, kind: str, sid: str, name: str, derive: Callable[[bytes], dict]
+        self,
+        cache: FactCache | None,
+        kind: str,
+        sid: str,
+        name: str,
+        derive: Callable[[bytes], dict],
+        tail: tuple[int, Callable[[bytes], dict | None]] | None = None,
     ) -> dict | None:
         """:func:`cached_file_facts` of the journal ``name`` of ``sid``, answered from the cache
         with the ``stat`` this listing took; on a miss the file is read as that function reads it."""
@@ -1076,7 +1088,7 @@ class RunJournals:
             facts = self.cached(cache, kind, path)
             if facts is not None:
                 return facts
-        return cached_file_facts(cache, kind, path, Path(path), derive)
+        return cached_file_facts(cache, kind, path, Path(path), derive, tail)
 
     def cached(self, cache: FactCache, kind: str, path: str) -> dict | None:
         """The facts of ``kind`` the cache holds for the regular file ``path`` as this listing's
@@ -1183,7 +1195,7 @@ def _open_run_facts_of_every_journal(session_dir: Path, cache: FactCache) -> Non
         for name in names:
             path = root / sid / name
             try:
-                cached_file_facts(cache, OPEN_RUN, str(path), path, open_run_facts)
+                cached_file_facts(cache, OPEN_RUN, str(path), path, open_run_facts, OPEN_RUN_TAIL)
             except OSError:
                 continue
 

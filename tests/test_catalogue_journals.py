@@ -126,15 +126,19 @@ def test_window_first_open_reads_each_journal_once_in_the_copies_and_lists_the_s
     forks: list = []
     _with_copy(monkeypatch, forks)
     log = tmp_path / "reads.log"
-    real = scan_mod.read_regular
 
-    def noting(path, *a, **k):
-        if "_run_journal" in str(path):
-            with open(log, "a") as fh:  # appended from every process
-                fh.write(f"{os.getpid()} {path}\n")
-        return real(path, *a, **k)
+    def noting(real):
+        def read(path, *a, **k):
+            if "_run_journal" in str(path):
+                with open(log, "a") as fh:  # appended from every process
+                    fh.write(f"{os.getpid()} {path}\n")
+            return real(path, *a, **k)
 
-    monkeypatch.setattr(scan_mod, "read_regular", noting)
+        return read
+
+    # a journal's open-run facts are read from its end where that decides, else whole
+    monkeypatch.setattr(scan_mod, "read_regular", noting(scan_mod.read_regular))
+    monkeypatch.setattr(scan_mod, "derive_from_tail", noting(scan_mod.derive_from_tail))
     aside = load.load_catalogue(home, now=NOW)
     assert len(forks) == load.FIRST_OPEN_COPIES
     assert _as_json(aside) == here

@@ -67,14 +67,17 @@ def _forking(monkeypatch, chunk: int = 2) -> list:
 
 
 def _noting_reads(monkeypatch, log) -> None:
-    real = scan_mod.read_regular
+    def noting(real):
+        def read(path, *a, **k):
+            with open(log, "a") as fh:  # appended from every process
+                fh.write(f"{os.getpid()} {path}\n")
+            return real(path, *a, **k)
 
-    def noting(path, *a, **k):
-        with open(log, "a") as fh:  # appended from every process
-            fh.write(f"{os.getpid()} {path}\n")
-        return real(path, *a, **k)
+        return read
 
-    monkeypatch.setattr(scan_mod, "read_regular", noting)
+    monkeypatch.setattr(scan_mod, "read_regular", noting(scan_mod.read_regular))
+    # (a run journal's open-run facts: its end, or the whole where the end does not decide)
+    monkeypatch.setattr(scan_mod, "derive_from_tail", noting(scan_mod.derive_from_tail))
 
 
 @needs_fork

@@ -4,6 +4,8 @@
   device or a folder is refused), for the readers that read a part or stream;
 * :func:`read_regular` - a regular file's bytes and stat, with its size bounded (a file over
   the limit is not read);
+* :func:`derive_from_tail` - what a regular file's last bytes tell where they decide, else what
+  the whole tells (read as :func:`read_regular` reads it);
 * :func:`read_raw` - the same as a :class:`RawFile` (bytes + :class:`Fingerprint`), None when
   the file is missing;
 * :class:`FileSnapshot` - a read-once view of the files a plan is built from. Every file a
@@ -25,8 +27,10 @@ import errno
 import hashlib
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from inspector import portable
 
@@ -100,6 +104,7 @@ class TooLargeToLoad(OSError):
 
 _OPEN_FLAGS = os.O_RDONLY | portable.O_NONBLOCK | portable.O_BINARY | getattr(os, "O_CLOEXEC", 0)
 _CHUNK = 65536
+T = TypeVar("T")
 
 
 def open_regular(path: Path | str, *, follow_links: bool = True) -> tuple[int, os.stat_result]:
@@ -141,25 +146,59 @@ def read_regular(
     try:
         if max_bytes is not None and st.st_size > max_bytes:
             raise TooLargeToLoad(path, st.st_size, max_bytes)
-        chunks: list[bytes] = []
-        got = 0
-        want = st.st_size + 1
-        while True:
-            ask = max(want, _CHUNK)
-            if max_bytes is not None:
-                ask = min(ask, max_bytes + 1 - got)
-            chunk = os.read(fd, ask)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            got += len(chunk)
-            want -= len(chunk)
-            if max_bytes is not None and got > max_bytes:  # it grew past the limit while being read
-                raise TooLargeToLoad(path, got, max_bytes)
+        return _read_to_end(fd, st, path, max_bytes), st
     finally:
         os.close(fd)
-    data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
-    return data, st
+
+
+def _read_to_end(fd: int, st: os.stat_result, path: Path | str, max_bytes: int | None) -> bytes:
+    """:func:`read_regular`'s read of the open ``fd`` from where it stands (its size checked)."""
+    chunks: list[bytes] = []
+    got = 0
+    want = st.st_size + 1
+    while True:
+        ask = max(want, _CHUNK)
+        if max_bytes is not None:
+            ask = min(ask, max_bytes + 1 - got)
+        chunk = os.read(fd, ask)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        got += len(chunk)
+        want -= len(chunk)
+        if max_bytes is not None and got > max_bytes:  # it grew past the limit while being read
+            raise TooLargeToLoad(path, got, max_bytes)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def derive_from_tail(
+    path: Path | str,
+    tail_bytes: int,
+    from_tail: Callable[[bytes], T | None],
+    derive: Callable[[bytes], T],
+    max_bytes: int | None = MAX_FILE_BYTES,
+) -> tuple[T, os.stat_result]:
+    """(``from_tail(the file's last tail_bytes bytes)``, its stat) where that answers (not None),
+    else ``derive(the whole file's bytes)`` as :func:`read_regular` reads them, from the same
+    open descriptor. ``from_tail`` must give what ``derive`` would, or None: it decides from the
+    end of a file what the whole would tell (a run journal's terminal record is its last line).
+    A file of at most ``tail_bytes`` bytes is read whole; one over ``max_bytes`` is refused
+    before anything is read (TooLargeToLoad), as by :func:`read_regular`."""
+    fd, st = open_regular(path)
+    try:
+        size = st.st_size
+        if max_bytes is not None and size > max_bytes:
+            raise TooLargeToLoad(path, size, max_bytes)
+        if size > tail_bytes:
+            tail = portable.pread(fd, tail_bytes, size - tail_bytes)
+            if len(tail) == tail_bytes:  # (shorter: it shrank since the fstat; read it whole)
+                got = from_tail(tail)
+                if got is not None:
+                    return got, st
+            os.lseek(fd, 0, os.SEEK_SET)  # (where pread is a seek and a read)
+        return derive(_read_to_end(fd, st, path, max_bytes)), st
+    finally:
+        os.close(fd)
 
 
 def read_raw(path: Path, max_bytes: int | None = MAX_FILE_BYTES) -> RawFile | None:

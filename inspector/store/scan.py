@@ -34,7 +34,7 @@ from typing import Any
 from inspector import portable
 from inspector.forked import Forked, ForkedError
 from inspector.statedir import cache_folder
-from inspector.store.files import NotARegularFile, read_regular
+from inspector.store.files import NotARegularFile, derive_from_tail, read_regular
 from inspector.store.journal import JournalUnreadable, dropped_lines
 from inspector.store.json_depth import may_be_deep_bytes
 from inspector.store.jsonfmt import (
@@ -437,10 +437,17 @@ def _facts_of(obj: Any, data: bytes, want_texts: bool) -> dict:
 
 
 def cached_file_facts(
-    cache: FactCache | None, kind: str, key: str, path: Path, derive: Callable[[bytes], dict]
+    cache: FactCache | None,
+    kind: str,
+    key: str,
+    path: Path,
+    derive: Callable[[bytes], dict],
+    tail: tuple[int, Callable[[bytes], dict | None]] | None = None,
 ) -> dict | None:
     """``derive(the file's bytes)``, answered by ``cache`` while the file's identity is unchanged
-    (and stored there otherwise); None when the file does not exist. Other OSErrors propagate."""
+    (and stored there otherwise); None when the file does not exist. Other OSErrors propagate.
+    ``tail``: (how many bytes, what they tell), for facts the end of a file may decide alone
+    (:func:`inspector.store.files.derive_from_tail`)."""
     started = time.time_ns()
     if cache is not None:
         try:
@@ -452,10 +459,13 @@ def cached_file_facts(
             if facts is not None:
                 return facts
     try:
-        data, st = read_regular(path)
+        if tail is None:
+            data, st = read_regular(path)
+            facts = derive(data)
+        else:
+            facts, st = derive_from_tail(path, tail[0], tail[1], derive)
     except FileNotFoundError:
         return None
-    facts = derive(data)
     if cache is not None:
         cache.put(kind, key, st, facts, started)
     return facts
