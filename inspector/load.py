@@ -105,7 +105,7 @@ def hermes_audit(
 
 
 class _StateDbPrefetch:
-    """Every profile's :func:`statedb.list_sessions`, read in a second thread from the start of a
+    """Every profile's :func:`statedb.list_catalogue_records`, read in a second thread from the start of a
     scan (SQLite lets go of the GIL while a query runs), handed out as the catalogue asks."""
 
     def __init__(self, home: Home, cache: FactCache | None = None) -> None:
@@ -128,14 +128,14 @@ class _StateDbPrefetch:
         are the files they were (same device, inode, size, mtime and ctime: every commit changes
         one of them), else read (read-only, as always) and kept for next time."""
         if self._cache is None:
-            return _slim_records(statedb.list_sessions(db))
+            return statedb.list_catalogue_records(db)
         started = time.time_ns()
         stats = [_stat_or_none(Path(f"{db}{suffix}")) for suffix in ("", "-wal", "-journal")]
         if stats[0] is not None:
             facts = self._cache.get_for(STATE_DB, str(db), stats)
             if facts is not None and isinstance(facts.get("records"), list):
                 return facts["records"]
-        records = _slim_records(statedb.list_sessions(db))
+        records = statedb.list_catalogue_records(db)
         if stats[0] is not None and _plain_records(records):
             self._cache.put_for(STATE_DB, str(db), stats, {"records": records}, started)
         return records
@@ -144,20 +144,11 @@ class _StateDbPrefetch:
         self._thread.join()
         got = self._results.get(db)
         if got is None:
-            return _slim_records(statedb.list_sessions(db))
+            return statedb.list_catalogue_records(db)
         records, error = got
         if error is not None:
             raise error
         return records
-
-
-# What the catalogue and the list read from a state.db record (SessionRow): the rest of
-# list_sessions' keys would only be cached, pickled to the window and kept, 11,500 times.
-CATALOGUE_RECORD_KEYS = ("id", "source", "title", "messages", "last_activity")
-
-
-def _slim_records(records: list[dict]) -> list[dict]:
-    return [{k: rec.get(k) for k in CATALOGUE_RECORD_KEYS} for rec in records]
 
 
 # a run journal's open-run facts from its last line where that decides (it is hermes' terminal
