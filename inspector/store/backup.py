@@ -106,6 +106,21 @@ def startup_recovery_raises_on(session_dir: Path, snapshot: FileSnapshot) -> str
     return None
 
 
+def _count_and_object(snapshot: FileSnapshot, path: Path) -> tuple[int, dict | None]:
+    """(:func:`message_count`, the object it counted in, or None where the file is none), from
+    one parse, made as deep in the stack as :func:`message_count`'s (see :func:`_counted`)."""
+    return _counted(read_bytes(snapshot, path))
+
+
+def _counted(data: bytes | None) -> tuple[int, dict | None]:
+    """:func:`count_messages_in_bytes` of ``data`` and the object it counted in (None: no object)."""
+    obj = loads_or_none(data)
+    if not isinstance(obj, dict):
+        return -1, None
+    messages = obj.get("messages")
+    return (len(messages) if isinstance(messages, list) else -1), obj
+
+
 def _load_object(snapshot: FileSnapshot, path: Path) -> dict | None:
     data = read_bytes(snapshot, path)
     obj = loads_or_none(data)
@@ -265,15 +280,20 @@ def inspect_session_recovery_status(
     snapshot = snapshot if snapshot is not None else FileSnapshot()
     live_path = session_dir / f"{sid}.json"
     bak_path = bak_path_for(live_path)
-    live_count = message_count(snapshot, live_path)
+    live_count, live = _count_and_object(snapshot, live_path)
     status: dict[str, Any] = {"session_id": live_path.stem, "live_messages": live_count}
     if not bak_path.exists():
         return {**status, "bak_messages": -1, "recommend": NO_BACKUP}
-    bak_count = message_count(snapshot, bak_path)
+    bak_count, bak = _count_and_object(snapshot, bak_path)
     status["bak_messages"] = bak_count
     if bak_count <= live_count:
         return {**status, "recommend": NO_ACTION}
-    flag = intentional_shrink_flag(_load_object(snapshot, live_path), _load_object(snapshot, bak_path))
+    # hermes parses both files again for the guards: the objects the counts were taken from are
+    # the same (the backup's is one: it has messages); a live file that gave none is parsed again
+    # as hermes does (a nesting at the edge of the recursion limit may parse one frame higher up)
+    if live is None:
+        live = _load_object(snapshot, live_path)
+    flag = intentional_shrink_flag(live, bak)
     if flag is not None:
         return {**status, "recommend": NO_ACTION, flag: True}
     return {**status, "recommend": RESTORE}
