@@ -138,3 +138,49 @@ def test_open_regular_refuses_without_leaking_a_descriptor(tmp_path):
     assert st.st_size == 2
     with pytest.raises(OSError):
         files.open_regular(link, follow_links=False)
+
+
+def _short_reads(monkeypatch, step: int) -> list[int]:
+    """``os.read`` in files.py gives at most ``step`` bytes a call; returns the sizes asked for."""
+    asked: list[int] = []
+    real_read = os.read
+
+    def read(fd, n):
+        asked.append(n)
+        return real_read(fd, min(n, step))
+
+    monkeypatch.setattr(files.os, "read", read)
+    return asked
+
+
+def test_short_reads_are_joined_in_order_and_stop_one_byte_past_a_limit_the_file_outgrows(
+    tmp_path, monkeypatch
+):
+    """Rule: a read that gives fewer bytes than asked is read on; the bytes counted are all those read
+    so far, so a file growing past the limit is refused one byte past it whatever the reads give."""
+    p = tmp_path / "growing.json"
+    p.write_bytes(bytes(range(10)))
+    _short_reads(monkeypatch, 7)
+    assert read_regular(p)[0] == bytes(range(10))  # two chunks, in order, nothing between them
+    real_fstat = os.fstat
+
+    def fstat_then_grow(fd):
+        st = real_fstat(fd)
+        with open(p, "ab") as fh:
+            fh.write(b"b" * 100)
+        return st
+
+    monkeypatch.setattr(files.os, "fstat", fstat_then_grow)
+    with pytest.raises(TooLargeToLoad) as info:
+        read_regular(p, max_bytes=50)
+    assert (info.value.size, info.value.limit, info.value.filename) == (51, 50, str(p))
+
+
+def test_the_first_read_asks_for_the_size_and_one_byte_more(tmp_path, monkeypatch):
+    """Rule (read_regular's docstring): the read asks for the size fstat gave plus one byte (at
+    least 64 KB), then for 64 KB until the end: a file that does not grow is two reads."""
+    p = tmp_path / "big.json"
+    p.write_bytes(b"x" * 100_000)
+    asked = _short_reads(monkeypatch, 1 << 30)
+    assert read_regular(p)[0] == b"x" * 100_000
+    assert asked == [100_001, 65536]

@@ -159,7 +159,7 @@ def test_a_file_over_the_limit_is_refused_before_any_read(tmp_path, monkeypatch)
         m.setattr(portable, "pread", lambda *a: pytest.fail("read"))
         m.setattr(files, "_read_to_end", lambda *a: pytest.fail("read"))
         derive_from_tail(path, 10, lambda b: "end", lambda b: b, max_bytes=999)
-    assert got.value.errno == errno.EFBIG and got.value.size == 1000
+    assert got.value.errno == errno.EFBIG and (got.value.size, got.value.filename) == (1000, str(path))
     assert derive_from_tail(path, 2000, lambda b: "end", len, max_bytes=1000)[0] == 1000
     assert derive_from_tail(path, 10, lambda b: None, len, max_bytes=None)[0] == 1000
 
@@ -205,3 +205,20 @@ def test_the_lists_open_run_facts_read_only_the_end_of_an_ended_journal(tmp_path
         "short": {"open": False},
     }
     assert all(entries[path][0] == scan_mod.stat_key(os.stat(path)) for path in paths.values())
+
+
+def test_a_file_that_grows_past_the_limit_while_read_whole_is_refused(tmp_path, monkeypatch):
+    path = tmp_path / "run.jsonl"
+    path.write_bytes(b"a" * 20)
+    real_fstat = os.fstat
+
+    def fstat_then_grow(fd):
+        st = real_fstat(fd)
+        with open(path, "ab") as fh:
+            fh.write(b"b" * 100)
+        return st
+
+    monkeypatch.setattr(files.os, "fstat", fstat_then_grow)
+    with pytest.raises(TooLargeToLoad) as got:
+        derive_from_tail(path, 5, lambda b: None, len, max_bytes=50)
+    assert (got.value.size, got.value.limit, got.value.filename) == (51, 50, str(path))
