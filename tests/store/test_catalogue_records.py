@@ -63,6 +63,14 @@ SCHEMAS = {
         "CREATE TABLE sessions (id TEXT COLLATE NOCASE, source TEXT, started_at REAL)",
         "CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id TEXT, role TEXT, timestamp REAL)",
     ),
+    "collated_messages": (  # SQL's = takes the left side's collation: 'A' = 'a' here
+        "CREATE TABLE sessions (id TEXT, source TEXT, started_at REAL)",
+        "CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id TEXT COLLATE NOCASE, role TEXT, timestamp REAL)",
+    ),
+    "integer_session_ids": (  # SQL's = compares '7' and 7 as numbers here, Python's == does not
+        "CREATE TABLE sessions (id TEXT, source TEXT, started_at REAL)",
+        "CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id INTEGER, role TEXT, timestamp REAL)",
+    ),
 }
 
 
@@ -161,12 +169,49 @@ def test_the_same_errors_as_list_sessions(tmp_path):
     not_a_db = tmp_path / "not.db"
     not_a_db.write_bytes(b"this is no database" * 100)
     no_sessions = custom_state_db(tmp_path / "other.db", "CREATE TABLE other (id TEXT)", None, [])
-    for db in (not_a_db, no_sessions):
+    a_view = custom_state_db(tmp_path / "view.db", "CREATE TABLE base (id TEXT, source TEXT)", None, [])
+    with sqlite3.connect(a_view) as conn:
+        conn.execute("CREATE VIEW sessions AS SELECT * FROM base")
+    for db in (not_a_db, no_sessions, a_view):
         with pytest.raises(StateDbError) as want:
             list_sessions(db)
         with pytest.raises(StateDbError) as got:
             list_catalogue_records(db)
         assert str(got.value) == str(want.value)
+        if db is not not_a_db:
+            assert str(db) in str(got.value)  # the message names the database
+
+
+def test_the_lock_timeout_asked_for_is_the_one_used(tmp_path, monkeypatch):
+    seed_state_db(tmp_path / "seed.db")
+    asked = []
+    real = statedb.open_readonly
+    monkeypatch.setattr(
+        statedb, "open_readonly", lambda path, timeout=None: asked.append(timeout) or real(path, timeout)
+    )
+    list_catalogue_records(tmp_path / "seed.db", timeout=0.25)
+    list_catalogue_records(tmp_path / "seed.db")
+    assert asked == [0.25, None]
+
+
+def test_ids_that_sql_and_python_compare_differently_join_as_sql_joins_them(tmp_path):
+    integer = custom_state_db(
+        tmp_path / "integer.db",
+        SCHEMAS["integer_session_ids"][0],
+        SCHEMAS["integer_session_ids"][1],
+        [{"id": "7", "source": "cli", "started_at": 1.0}],
+        [{"session_id": "7", "role": "user", "timestamp": 2.0}],  # stored as the integer 7
+    )
+    collated = custom_state_db(
+        tmp_path / "collated.db",
+        SCHEMAS["collated_messages"][0],
+        SCHEMAS["collated_messages"][1],
+        [{"id": "a", "source": "cli", "started_at": 1.0}],
+        [{"session_id": "A", "role": "user", "timestamp": 2.0}],
+    )
+    for db in (integer, collated):
+        [record] = _same(db)
+        assert (record["messages"], record["last_activity"]) == (1, 2.0)
 
 
 def test_hermes_schema_reads_five_columns_and_counts_in_one_grouped_query(tmp_path, monkeypatch):
