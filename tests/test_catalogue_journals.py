@@ -20,6 +20,7 @@ from inspector.home import locate_home
 from inspector.session_detail import load_detail
 from inspector.store import scan as scan_mod
 from tests.conftest import GOLDEN, copy_tree
+from tests.read_log import note_scan_reads
 
 S08 = "518fa3e90ec7"
 NOW = 1_779_427_000.0  # golden 08's clock: its marker armed more than 24 hours before
@@ -126,19 +127,7 @@ def test_window_first_open_reads_each_journal_once_in_the_copies_and_lists_the_s
     forks: list = []
     _with_copy(monkeypatch, forks)
     log = tmp_path / "reads.log"
-
-    def noting(real):
-        def read(path, *a, **k):
-            if "_run_journal" in str(path):
-                with open(log, "a") as fh:  # appended from every process
-                    fh.write(f"{os.getpid()} {path}\n")
-            return real(path, *a, **k)
-
-        return read
-
-    # a journal's open-run facts are read from its end where that decides, else whole
-    monkeypatch.setattr(scan_mod, "read_regular", noting(scan_mod.read_regular))
-    monkeypatch.setattr(scan_mod, "derive_from_tail", noting(scan_mod.derive_from_tail))
+    note_scan_reads(monkeypatch, log, lambda path: "_run_journal" in path)
     aside = load.load_catalogue(home, now=NOW)
     assert len(forks) == load.FIRST_OPEN_COPIES
     assert _as_json(aside) == here

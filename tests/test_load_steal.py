@@ -12,6 +12,7 @@ import pytest
 from inspector import load, portable
 from inspector.home import locate_home
 from inspector.store import scan as scan_mod
+from tests.read_log import note_scan_reads
 
 needs_fork = pytest.mark.skipif(portable.FORCED or not hasattr(os, "fork"), reason="no fork here")
 NOW = 1_800_000_000.0
@@ -66,20 +67,6 @@ def _forking(monkeypatch, chunk: int = 2) -> list:
     return stolen
 
 
-def _noting_reads(monkeypatch, log) -> None:
-    def noting(real):
-        def read(path, *a, **k):
-            with open(log, "a") as fh:  # appended from every process
-                fh.write(f"{os.getpid()} {path}\n")
-            return real(path, *a, **k)
-
-        return read
-
-    monkeypatch.setattr(scan_mod, "read_regular", noting(scan_mod.read_regular))
-    # (a run journal's open-run facts: its end, or the whole where the end does not decide)
-    monkeypatch.setattr(scan_mod, "derive_from_tail", noting(scan_mod.derive_from_tail))
-
-
 @needs_fork
 @pytest.mark.parametrize("chunk", [1, 2, 48])
 def test_the_list_is_the_one_of_reading_everything_here_and_each_file_is_read_once(
@@ -91,7 +78,7 @@ def test_the_list_is_the_one_of_reading_everything_here_and_each_file_is_read_on
     monkeypatch.delenv("HERMES_INSPECTOR_NO_CACHE")
     stolen = _forking(monkeypatch, chunk)
     log = tmp_path / "reads.log"
-    _noting_reads(monkeypatch, log)
+    note_scan_reads(monkeypatch, log)
     assert _as_json(load.load_catalogue(home, now=NOW)) == here
     assert stolen == [1]
     reads = [line.split(" ", 1) for line in log.read_text().splitlines()]

@@ -44,18 +44,23 @@ def test_a_file_over_the_limit_is_refused_with_its_size_in_words(tmp_path):
     assert read_regular(p, max_bytes=None)[0] == b"x" * 2000
 
 
-def test_a_file_that_grows_past_the_limit_while_read_is_refused(tmp_path, monkeypatch):
-    p = tmp_path / "growing.json"
-    p.write_bytes(b"a" * 10)
+def grow_after_fstat(monkeypatch, path, more: bytes) -> None:
+    """The file at ``path`` grows by ``more`` each time files.py takes an fstat, after the size is taken."""
     real_fstat = os.fstat
 
     def fstat_then_grow(fd):
         st = real_fstat(fd)
-        with open(p, "ab") as fh:  # grows after the size was taken
-            fh.write(b"b" * 100)
+        with open(path, "ab") as fh:
+            fh.write(more)
         return st
 
     monkeypatch.setattr(files.os, "fstat", fstat_then_grow)
+
+
+def test_a_file_that_grows_past_the_limit_while_read_is_refused(tmp_path, monkeypatch):
+    p = tmp_path / "growing.json"
+    p.write_bytes(b"a" * 10)
+    grow_after_fstat(monkeypatch, p, b"b" * 100)
     with pytest.raises(TooLargeToLoad) as info:
         read_regular(p, max_bytes=50)
     assert info.value.size == 51  # stopped one byte past the limit, not at the end of the file
@@ -64,15 +69,7 @@ def test_a_file_that_grows_past_the_limit_while_read_is_refused(tmp_path, monkey
 def test_a_file_that_grows_within_the_limit_is_read_whole(tmp_path, monkeypatch):
     p = tmp_path / "growing.json"
     p.write_bytes(b"a" * 10)
-    real_fstat = os.fstat
-
-    def fstat_then_grow(fd):
-        st = real_fstat(fd)
-        with open(p, "ab") as fh:
-            fh.write(b"b" * 100_000)
-        return st
-
-    monkeypatch.setattr(files.os, "fstat", fstat_then_grow)
+    grow_after_fstat(monkeypatch, p, b"b" * 100_000)
     assert read_regular(p)[0] == b"a" * 10 + b"b" * 100_000
 
 
@@ -162,15 +159,7 @@ def test_short_reads_are_joined_in_order_and_stop_one_byte_past_a_limit_the_file
     p.write_bytes(bytes(range(10)))
     _short_reads(monkeypatch, 7)
     assert read_regular(p)[0] == bytes(range(10))  # two chunks, in order, nothing between them
-    real_fstat = os.fstat
-
-    def fstat_then_grow(fd):
-        st = real_fstat(fd)
-        with open(p, "ab") as fh:
-            fh.write(b"b" * 100)
-        return st
-
-    monkeypatch.setattr(files.os, "fstat", fstat_then_grow)
+    grow_after_fstat(monkeypatch, p, b"b" * 100)
     with pytest.raises(TooLargeToLoad) as info:
         read_regular(p, max_bytes=50)
     assert (info.value.size, info.value.limit, info.value.filename) == (51, 50, str(p))

@@ -20,6 +20,7 @@ from inspector.store import scan as scan_mod
 from inspector.store.files import NotARegularFile, TooLargeToLoad, derive_from_tail
 from inspector.store.journal import OPEN_RUN_TAIL_BYTES, open_run_facts, open_run_facts_of_tail
 from tests.repair.test_from_journal import _journal_line
+from tests.store.test_files import grow_after_fstat
 
 SID, RUN = "s1", "r1"
 TOKEN = _journal_line(SID, RUN, 1, "token", {"text": "partial"}, 1.0)
@@ -210,15 +211,7 @@ def test_the_lists_open_run_facts_read_only_the_end_of_an_ended_journal(tmp_path
 def test_a_file_that_grows_past_the_limit_while_read_whole_is_refused(tmp_path, monkeypatch):
     path = tmp_path / "run.jsonl"
     path.write_bytes(b"a" * 20)
-    real_fstat = os.fstat
-
-    def fstat_then_grow(fd):
-        st = real_fstat(fd)
-        with open(path, "ab") as fh:
-            fh.write(b"b" * 100)
-        return st
-
-    monkeypatch.setattr(files.os, "fstat", fstat_then_grow)
+    grow_after_fstat(monkeypatch, path, b"b" * 100)
     with pytest.raises(TooLargeToLoad) as got:
         derive_from_tail(path, 5, lambda b: None, len, max_bytes=50)
     assert (got.value.size, got.value.limit, got.value.filename) == (51, 50, str(path))
