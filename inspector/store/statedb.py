@@ -453,19 +453,9 @@ def list_sessions(path: Path | str, timeout: float | None = None) -> list[dict]:
     message timestamp) and ``last_activity`` (the newest of those two times, else
     ``started_at``). Missing optional columns read as None. One query (a GROUP BY join).
     """
-    try:
-        with closing(open_readonly(path, timeout)) as conn:
-            schema = _read_schema(conn, path)
-            _require_sessions(schema, path)
-            counts_sql = _message_counts_sql(schema)
-            if counts_sql is None or not _ids_compare_as_text(conn):
-                return [_record(row) for row in _fetchall(conn, _catalogue_sql(schema, one_id=False))]
-            # The GROUP BY and the sessions apart, joined here: SQLite would otherwise build an
-            # automatic index over the grouped counts for the LEFT JOIN (twice the time).
-            counts = {sid: (n, last) for sid, n, last in _fetchall(conn, counts_sql) if sid is not None}
-            rows = _fetchall(conn, _sessions_sql(schema))
-    except sqlite3.Error as exc:
-        raise StateDbError(describe_sqlite_error(exc, path)) from exc
+    joined, counts, rows = _sessions_and_counts(path, timeout, _CATALOGUE_FIELDS)
+    if joined is not None:
+        return [_record(row) for row in joined]
     out = []
     for row in rows:
         sid = row[0]
@@ -486,18 +476,10 @@ def list_catalogue_records(path: Path | str, timeout: float | None = None) -> li
     ``{k: record[k] for k in CATALOGUE_RECORD_KEYS}``, from a query of the columns they come from
     (and the same GROUP BY of the messages) instead of every record's nine. At 50,000 sessions
     0.63 s of the first open's CPU went to list_sessions and its records cut down after."""
-    try:
-        with closing(open_readonly(path, timeout)) as conn:
-            schema = _read_schema(conn, path)
-            _require_sessions(schema, path)
-            counts_sql = _message_counts_sql(schema)
-            if counts_sql is None or not _ids_compare_as_text(conn):
-                records = [_record(row) for row in _fetchall(conn, _catalogue_sql(schema, one_id=False))]
-                return [{k: rec[k] for k in CATALOGUE_RECORD_KEYS} for rec in records]
-            counts = {sid: (n, last) for sid, n, last in _fetchall(conn, counts_sql) if sid is not None}
-            rows = _fetchall(conn, _sessions_sql(schema, _CATALOGUE_RECORD_FIELDS))
-    except sqlite3.Error as exc:
-        raise StateDbError(describe_sqlite_error(exc, path)) from exc
+    joined, counts, rows = _sessions_and_counts(path, timeout, _CATALOGUE_RECORD_FIELDS)
+    if joined is not None:
+        records = [_record(row) for row in joined]
+        return [{k: rec[k] for k in CATALOGUE_RECORD_KEYS} for rec in records]
     out = []
     no_messages = (0, None)
     for sid, source, title, started_at, last_activity_at in rows:
@@ -512,6 +494,28 @@ def list_catalogue_records(path: Path | str, timeout: float | None = None) -> li
             }
         )
     return out
+
+
+def _sessions_and_counts(
+    path: Path | str, timeout: float | None, fields: tuple[str, ...]
+) -> tuple[list | None, dict, list]:
+    """(the one-query join's rows, else None; the active messages' counts and newest times by
+    session id; the ``sessions`` rows of ``fields``) for :func:`list_sessions` and
+    :func:`list_catalogue_records`: with hermes' ids (see :func:`_ids_compare_as_text`) the
+    GROUP BY and the sessions apart, to be joined in Python (SQLite would otherwise build an
+    automatic index over the grouped counts for the LEFT JOIN: twice the time), else the rows of
+    the join in SQL (:func:`_catalogue_sql`: every record's columns). StateDbError on failure."""
+    try:
+        with closing(open_readonly(path, timeout)) as conn:
+            schema = _read_schema(conn, path)
+            _require_sessions(schema, path)
+            counts_sql = _message_counts_sql(schema)
+            if counts_sql is None or not _ids_compare_as_text(conn):
+                return _fetchall(conn, _catalogue_sql(schema, one_id=False)), {}, []
+            counts = {sid: (n, last) for sid, n, last in _fetchall(conn, counts_sql) if sid is not None}
+            return None, counts, _fetchall(conn, _sessions_sql(schema, fields))
+    except sqlite3.Error as exc:
+        raise StateDbError(describe_sqlite_error(exc, path)) from exc
 
 
 def _ids_compare_as_text(conn: sqlite3.Connection) -> bool:
