@@ -98,11 +98,7 @@ def list_sessions_by_mtime(
     sidecars: list[tuple[str, str, int, float, bool]] = []
     baks: set[str] = set()
     try:
-        it = os.scandir(session_dir)
-    except OSError:
-        return [], baks
-    try:
-        with it:
+        with os.scandir(session_dir) as it:
             for entry in it:
                 name = entry.name
                 if name.startswith("_"):
@@ -119,7 +115,7 @@ def list_sessions_by_mtime(
                         sidecars = heapq.nsmallest(newest, sidecars, key=_newest_first)
                 elif name.endswith(".json.bak"):
                     baks.add(name[:-9])
-    except OSError:  # the listing failed part way
+    except OSError:  # the folder cannot be listed, or its listing failed part way
         return [], set()
     if newest is not None and newest < len(sidecars):
         return heapq.nsmallest(newest, sidecars, key=_newest_first), baks
