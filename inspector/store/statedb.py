@@ -542,7 +542,7 @@ def _message_counts_sql(schema: StateDbSchema) -> str | None:
     return f"SELECT session_id, COUNT(*), {last} FROM messages {where} GROUP BY session_id"
 
 
-def _sessions_sql(schema: StateDbSchema, names: tuple[str, ...] = _CATALOGUE_FIELDS) -> str:
+def _sessions_sql(schema: StateDbSchema, names: tuple[str, ...]) -> str:
     sc = schema.session_columns
     fields = ", ".join(f"{_col(sc, name)} AS {name}" for name in names)
     order = " ORDER BY COALESCE(s.started_at, 0) DESC" if "started_at" in sc else ""
