@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 import pytest
 
@@ -93,6 +94,39 @@ def test_the_list_is_the_one_of_reading_everything_here_and_each_file_is_read_on
     (cache_file,) = scan_mod.cache_dir().glob("scan-*.json")
     cached = json.loads(cache_file.read_text())
     assert len(cached["sidecar"]) == 25 and len(cached["open_run"]) == 6
+
+
+@needs_fork
+@pytest.mark.parametrize("slow", ["copies", "this process"])
+def test_whoever_takes_most_chunks_each_file_is_read_once(tmp_path, monkeypatch, slow):
+    """The list's file is read once whichever process is slower at taking chunks: the test above
+    mostly sees the copies take every chunk before this process starts its own reading, so here
+    one side waits before each chunk it takes (a chunk this process took must not be read again
+    as one no copy handed over)."""
+    home = _home(tmp_path)
+    monkeypatch.setenv("HERMES_INSPECTOR_NO_CACHE", "1")
+    here = _here(home)
+    monkeypatch.delenv("HERMES_INSPECTOR_NO_CACHE")
+    _forking(monkeypatch, 1)
+    main = os.getpid()
+    real_take = load._Steal._take
+
+    def take(fd):
+        if (os.getpid() == main) == (slow == "this process"):
+            time.sleep(0.05)
+        return real_take(fd)
+
+    monkeypatch.setattr(load._Steal, "_take", staticmethod(take))
+    log = tmp_path / "reads.log"
+    note_scan_reads(monkeypatch, log)
+    assert _as_json(load.load_catalogue(home, now=NOW)) == here
+    reads = [line.split(" ", 1) for line in log.read_text().splitlines()]
+    folder = f"{home.session_dir}/"
+    sidecars = [(pid, p[len(folder) :]) for pid, p in reads if p.startswith(folder) and "/_" not in p]
+    names = [name for _, name in sidecars]
+    assert sorted(names) == sorted(set(names)) and len(names) == 25  # once each
+    here_read = sum(1 for pid, _ in sidecars if pid == str(main))
+    assert here_read >= 10 if slow == "copies" else here_read < 10
 
 
 @needs_fork
