@@ -90,3 +90,53 @@ def test_a_result_that_fails_to_pickle_partway_is_no_result():
     anything went out, the pickling error's own words (see the unpicklable test above)."""
     with pytest.raises(ForkedError, match="without a result"):
         Forked(lambda: [list(range(100_000)), lambda: None]).result()
+
+
+def _reaped(pid: int, within: float = 10.0) -> bool:
+    """Whether ``pid`` (a child of this process) is gone and reaped: waiting on it is refused."""
+    import time
+
+    end = time.monotonic() + within
+    while time.monotonic() < end:
+        try:
+            os.kill(pid, 0)  # a zombie still answers; a reaped pid does not
+        except ProcessLookupError:
+            return True
+        time.sleep(0.01)
+    return False
+
+
+@pytest.mark.parametrize("lingers", [False, True])
+def test_the_result_does_not_wait_for_the_copy_to_leave_and_the_copy_is_reaped(lingers):
+    """The result is handed back once it is read; a copy still leaving after it (here it holds on
+    for a second after its result, as a big copy's exit takes a while) is reaped by a thread."""
+    import time
+
+    def work():
+        return os.getpid()
+
+    if lingers:
+        import inspector.forked as forked_mod
+
+        real_sink = forked_mod._PipeSink
+
+        class SlowToLeave(real_sink):  # the copy's last write returns, then it waits before leaving
+            def write(self, data):
+                n = super().write(data)
+                if data[-1:] == b".":  # the pickle's STOP opcode: the last byte of the result
+                    os.close(self._fd)
+                    time.sleep(1.0)
+                return n
+
+        forked_mod._PipeSink = SlowToLeave
+        try:
+            copy = Forked(work)
+        finally:
+            forked_mod._PipeSink = real_sink
+    else:
+        copy = Forked(work)
+    started = time.monotonic()
+    pid = copy.result()
+    if lingers:
+        assert time.monotonic() - started < 0.9  # not held until the copy left
+    assert _reaped(pid)
