@@ -107,6 +107,50 @@ def test_turn_journal_facts_of_the_copy_reach_the_cache(tmp_path, monkeypatch, c
 
 
 @needs_fork
+def test_the_list_s_copies_facts_only_the_cache_keeps_are_taken_when_it_is_saved(
+    tmp_path, monkeypatch, copy_pids
+):
+    """The window's catalogue (its cache written after its rows are sent): hermes' turn-journal
+    facts and its state.db query's entry come back from the copy pickled, are not in the cache
+    before the save, and the file it writes is the one of taking them at once."""
+    home = _home(tmp_path, False)
+    monkeypatch.setattr(scan_mod, "RACY_WINDOW_NS", 0)
+    monkeypatch.setattr(load, "AUDIT_ASIDE_MIN_FILES", 0)
+    monkeypatch.setattr(load, "can_fork", lambda: True)
+    monkeypatch.setattr(load, "WORK_STEALING", False)  # (the deal by cost: a partly known folder's way too)
+    import sqlite3
+
+    db = sqlite3.connect(home.state_db())
+    db.execute("CREATE TABLE sessions (id TEXT PRIMARY KEY, source TEXT, title TEXT, started_at REAL)")
+    db.execute("INSERT INTO sessions VALUES ('lost', 'webui', 'gone', 1.0)")
+    db.commit()
+    db.close()
+    files = {}
+    scans: list = []
+    real_scan = load._scan
+    monkeypatch.setattr(load, "_scan", lambda h: scans.append(real_scan(h)) or scans[-1])
+    for saved_later in (False, True):
+        for old in scan_mod.cache_dir().glob("scan-*.json"):
+            old.unlink()
+        scans.clear()
+        saves: list = []
+        cat = load.load_catalogue(home, now=1_800_000_000.0, save_later=saves.append if saved_later else None)
+        assert copy_pids() and os.getpid() not in copy_pids()  # hermes' audit ran in a copy
+        if saved_later:
+            (scan,) = scans
+            assert scan.cache.entries[scan_mod.TURN] == {}  # not taken yet
+            (save,) = saves
+            save()
+            assert list(scan.cache.entries[scan_mod.TURN]) == ["_turn_journal/s2~1.jsonl"]
+        (cache_file,) = scan_mod.cache_dir().glob("scan-*.json")
+        files[saved_later] = {k: v for k, v in json.loads(cache_file.read_text()).items() if k != "saved_at"}
+        assert [row.session_id for row in cat.sorted_rows()]
+    assert files[True] == files[False]
+    assert list(files[True]["turn"]) == ["_turn_journal/s2~1.jsonl"]
+    assert any(key.startswith("hermes-missing-rows:") for key in files[True]["state_db"])
+
+
+@needs_fork
 def test_a_second_look_with_the_cache_filled_forks_no_copy_and_says_the_same(tmp_path, monkeypatch):
     home = _home(tmp_path, False)
     monkeypatch.setattr(scan_mod, "RACY_WINDOW_NS", 0)
