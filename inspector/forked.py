@@ -97,11 +97,14 @@ class Forked:
         self._pid = pid
         self._fd = read_fd
 
-    def result(self) -> Any:
+    def result(self, wait_for_exit: bool = True) -> Any:
         """The copy's return value; ForkedError when it raised or died.
 
         Unpickled as it comes through the pipe (a buffered reader: a frame at a time) while the copy
-        pickles it, so a 13 MB result is never gathered whole on either side."""
+        pickles it, so a 13 MB result is never gathered whole on either side. The copy is reaped
+        before this returns; ``wait_for_exit=False``: reaped now if it has left, else by a thread
+        that waits for it (its exit comes after the last byte of its result, and a copy of a
+        50,000-session first open took 20 ms to leave, its address space torn down)."""
         pipe = None
         outcome = None
         try:
@@ -113,7 +116,10 @@ class Forked:
                 os.close(self._fd)
             else:
                 pipe.close()
-            _reap(self._pid)
+            if wait_for_exit:
+                os.waitpid(self._pid, 0)
+            else:
+                _reap_later(self._pid)
         if outcome is None:
             _log_failure("the forked process ended without a result", "")
             raise ForkedError("the forked process ended without a result")
@@ -125,13 +131,15 @@ class Forked:
         return value
 
 
-def _reap(pid: int) -> None:
-    """The copy ``pid``, whose result is read (or whose pipe ended), reaped: now if it has exited,
-    else by a thread that waits for it. Its exit comes after the last byte of its result, and a
-    copy of a 50,000-session first open took 20 ms to leave (its address space torn down), which
-    the caller, its result in hand, need not wait for."""
+def _reap_later(pid: int) -> None:
+    """The copy ``pid``, whose pipe has ended, reaped now if it has left, else by a thread."""
     if os.waitpid(pid, os.WNOHANG)[0] == 0:
-        threading.Thread(target=os.waitpid, args=(pid, 0), name="reap-forked-copy", daemon=True).start()
+        threading.Thread(target=_wait_for, args=(pid,), name="reap-forked-copy", daemon=True).start()
+
+
+def _wait_for(pid: int) -> None:
+    with contextlib.suppress(ChildProcessError):  # (reaped by someone else meanwhile)
+        os.waitpid(pid, 0)
 
 
 def _log_failure(message: str, details: str) -> None:

@@ -625,7 +625,7 @@ class _Aside:
             try:
                 if copy is None:
                     raise ForkedError("this system did not fork a second copy")
-                out.append(copy.result())
+                out.append(copy.result(wait_for_exit=False))  # (its exit is no part of the list)
             except ForkedError as exc:
                 out.append(exc)
         return out

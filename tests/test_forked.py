@@ -107,9 +107,10 @@ def _reaped(pid: int, within: float = 10.0) -> bool:
 
 
 @pytest.mark.parametrize("lingers", [False, True])
-def test_the_result_does_not_wait_for_the_copy_to_leave_and_the_copy_is_reaped(lingers):
-    """The result is handed back once it is read; a copy still leaving after it (here it holds on
-    for a second after its result, as a big copy's exit takes a while) is reaped by a thread."""
+def test_the_result_need_not_wait_for_the_copy_to_leave_and_the_copy_is_reaped(lingers):
+    """``wait_for_exit=False``: the result is handed back once it is read; a copy still leaving
+    after it (here it holds on for a second after its result, as a big copy's exit takes a while)
+    is reaped by a thread. By default the copy is reaped before the result is handed back."""
     import time
 
     def work():
@@ -136,7 +137,13 @@ def test_the_result_does_not_wait_for_the_copy_to_leave_and_the_copy_is_reaped(l
     else:
         copy = Forked(work)
     started = time.monotonic()
-    pid = copy.result()
+    pid = copy.result(wait_for_exit=False)
     if lingers:
         assert time.monotonic() - started < 0.9  # not held until the copy left
     assert _reaped(pid)
+
+
+def test_by_default_the_copy_is_reaped_before_its_result_is_handed_back():
+    pid = Forked(os.getpid).result()
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
