@@ -184,8 +184,8 @@ def _plain_records(records: list[dict]) -> bool:
 
 def _adopt_later(scan: SessionDirScan, later: Iterable[tuple[str, bytes]]) -> None:
     """The pickled facts :func:`_finish_aside` left in ``later`` taken into the cache."""
-    for kind, data in later:
-        if scan.cache is not None:
+    if scan.cache is not None:
+        for kind, data in later:
             scan.cache.adopt(kind, pickle.loads(data))
 
 
@@ -948,12 +948,14 @@ def load_catalogue(
     with gc_paused():
         scan = _scan(home)
         scan.defer_sidecar_puts()  # made by _save (the window's: after the list is sent)
-        later: list[tuple[str, bytes]] | None = [] if save_later is not None else None
-        cat, _, error, _ = _catalogue(home, scan, now, with_hermes_audit, later=later)
+        later: list[tuple[str, bytes]] = []  # (taken by _save: with save_later, after the rows are sent)
+        cat, _, error, _ = _catalogue(
+            home, scan, now, with_hermes_audit, later=later if save_later is not None else None
+        )
         if error is not None:  # first among the home's findings: the window shows the first three
             cat.home_findings.insert(0, hermes_audit_fails_finding(str(error)))
         if save_later is not None:
-            save_later(partial(_save, scan, save_in_background, later or []))
+            save_later(partial(_save, scan, save_in_background, later))
         else:
             _save(scan, save_in_background)
         return cat
