@@ -76,22 +76,43 @@ _HEALTHY = ("ok", False, "", ())
 
 
 def flat_row(row: Any) -> FlatRow:
-    """A :class:`~inspector.catalogue.SessionRow` as a tuple of builtins (:data:`ROW_FIELDS`)."""
+    """A :class:`~inspector.catalogue.SessionRow` as a tuple of builtins (:data:`ROW_FIELDS`).
+
+    The row's ``where``, ``sidecar_messages`` and ``state_db_messages`` and :func:`stream_hints`
+    are worked out here as those say, each attribute read once: the child flattens every row of
+    the home on the way to the list's first complete paint (57,500 at 50,000 sessions), where
+    the four calls cost 40 ms of its 0.14 s (``tests/test_flat_rows.py`` holds both equal)."""
     findings = row.findings
     sidecar = row.sidecar
+    db = row.state_db
+    if sidecar is not None:
+        where = "sidecar" if db is None else "both"
+        meta = sidecar.meta
+        messages = None
+        if not sidecar.error:
+            count = meta.get("message_count")
+            if isinstance(count, int):
+                messages = count
+        location = sidecar.location
+        active = meta.get("active_stream_id") if isinstance(meta, dict) else None
+        hints = () if active is None and sidecar.pending_marker is None else stream_hints(sidecar)
+    else:
+        where = "state.db" if db is not None else ".bak only" if row.has_bak else "index only"
+        messages = location = None
+        hints = ()
     head = (
         row.session_id,
         row.title or "",
         row.profile,
-        row.where,
-        row.sidecar_messages,
-        row.state_db_messages,
+        where,
+        messages,
+        None if db is None else db.get("messages"),
         row.last_activity,
         row.has_bak,
         row.in_index,
         row.state_db_profile,
-        sidecar.location if sidecar is not None else None,
-        stream_hints(sidecar),
+        location,
+        hints,
     )
     if not findings:  # the child flattens every row of the home: 57,500 at 50,000 sessions
         return head + _HEALTHY
