@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from functools import partial
 
 import pytest
 
@@ -372,3 +373,38 @@ def test_the_audit_command_forks_one_copy_more_than_the_windows_catalogue():
     ``AUDIT_COPIES``; the list and the window's catalogue take ``FIRST_OPEN_COPIES``."""
     assert (load.FIRST_OPEN_COPIES, load.AUDIT_COPIES) == (2, 3)
     assert load.copies_of(True) == 3 and load.copies_of(False) == 2
+
+
+@needs_fork
+def test_the_copies_hand_overs_are_taken_in_the_order_they_come():
+    """The first process takes whichever copy's facts are ready first (it unpickles one while
+    another copy still pickles its own), each once, and a copy that dies is taken in its turn."""
+    from inspector.forked import Forked, ForkedError
+
+    stages = [load._Stage() for _ in range(3)]
+
+    def job(i: int, wait: float):
+        for other in stages:
+            if other is not stages[i]:
+                for fd in other.fds():
+                    os.close(fd)
+        stages[i].in_copy()
+        time.sleep(wait)
+        if i == 1:
+            os._exit(3)  # dies without handing over
+        try:
+            stages[i].hand_over(b"copy %d" % i)
+        finally:
+            stages[i].close_writing_end()
+
+    copies = [Forked(partial(job, i, wait)) for i, wait in enumerate((0.6, 0.3, 0.0))]
+    for stage in stages:
+        stage.in_parent()
+    order = [(i, stage.receive()) for i, stage in load._as_ready(stages)]
+    assert order == [(3, b"copy 2"), (2, None), (1, b"copy 0")]
+    for i, copy in enumerate(copies):
+        if i == 1:
+            with pytest.raises(ForkedError):
+                copy.result()
+        else:
+            copy.result()
