@@ -312,3 +312,36 @@ def test_replaced_rows_are_let_go_of_at_once(qtbot):
     model.set_rows([SessionRow("new")])
     assert model.rowCount() == 1 and model.row_for("new") is not None
     assert sys.getrefcount(old) == held - 1  # the model's own reference is gone already
+
+
+def test_flat_records_show_and_sort_as_list_rows_do_and_stay_flat_until_asked_for(qtmodeltester, demo_home):
+    """The catalogue's rows come from the child as flat records; the model makes a ListRow of one
+    only when that row is asked for (the first complete paint asks for the rows on screen), and
+    shows, sorts and filters exactly as with ListRows made at once."""
+    from inspector.present.rows import flat_row
+
+    flat = [flat_row(r) for r in load_catalogue(demo_home, now=time.time()).sorted_rows()]
+    entries = pool.finish(pool.Resume(SessionTableModel.prepare_steps(flat, None, presorted=True)))
+    model = SessionTableModel()
+    model.set_rows(entries)
+    assert model.rowCount() == len(flat) >= 10
+    assert sum(e._row is not None for e in entries) == 0  # none made: nothing asked for yet
+    model.index(0, Column.TITLE).data()
+    assert [e._row is not None for e in entries] == [True] + [False] * (len(flat) - 1)
+    assert model.position(flat[-1][0]) == len(flat) - 1  # found by id without making the row
+    assert entries[-1]._row is None
+    eager = SessionTableModel()
+    eager.set_rows([ListRow(f) for f in flat])
+    for column in range(len(Column.HEADERS)):
+        for order in (Qt.SortOrder.AscendingOrder, Qt.SortOrder.DescendingOrder):
+            model.sort(column, order)
+            eager.sort(column, order)
+            assert [r.session_id for r in model.rows()] == [r.session_id for r in eager.rows()]
+            for row in range(model.rowCount()):
+                for col in range(len(Column.HEADERS)):
+                    for role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole, SORT_ROLE):
+                        assert model.index(row, col).data(role) == eager.index(row, col).data(role)
+    model.set_attention_only(True)
+    eager.set_attention_only(True)
+    assert 0 < model.rowCount() == eager.rowCount() < len(flat)
+    qtmodeltester.check(model, force_py=True)
