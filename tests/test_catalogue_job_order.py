@@ -167,3 +167,30 @@ def test_a_row_without_findings_is_flattened_as_healthy():
     assert healthy[:12] == flagged[:12]
     assert healthy[12:] == ("ok", False, "", ())
     assert flagged[12:14] == (WARNING, True) and flagged[14] and len(flagged[15]) == 1
+
+
+def test_the_first_session_without_nan_times_prefers_journal_output_then_attention(tmp_path_factory):
+    """The path without a NaN time (the drawn catalogues above mostly hold one, which walks the
+    sorted rows): an older session waiting for its journal's output comes first, before a newer
+    one needing attention; with no output waiting, the newest one needing attention (a newer row
+    whose only finding is INFO does not need it)."""
+
+    def row(sid: str, when: float, marker: dict | None = None, severity: str | None = None) -> SessionRow:
+        meta = {"updated_at": when, "title": sid}
+        sidecar = SidecarSummary(sid, f"/nowhere/{sid}.json", 1, 1.0, meta=meta, pending_marker=marker)
+        findings = [Finding("k", severity, "m", session_id=sid)] if severity else []
+        made = SessionRow(sid, title=sid, sidecar=sidecar, findings=findings)
+        made.complete = True
+        return made
+
+    rows = [
+        row("s01", 1.7e9 + 3, severity=INFO),
+        row("s02", 1.7e9 + 2, severity=WARNING),
+        row("s03", 1.7e9 + 1, marker={"_journal_retry_stream_id": "run1"}),
+        row("s04", 1.7e9),
+    ]
+    cat = Catalogue({r.session_id: r for r in rows}, [])
+    with_output = _home(tmp_path_factory, {"s03/run1": 10})
+    assert first_needing_attention(with_output, cat) == "s03" == _reference_first(with_output, cat)
+    without = _home(tmp_path_factory, {"s03/run1": 0})
+    assert first_needing_attention(without, cat) == "s02" == _reference_first(without, cat)
