@@ -27,7 +27,13 @@ from inspector.findings import Finding, hermes_audit_fails_finding
 from inspector.forked import Forked, ForkedError
 from inspector.gcpause import gc_paused
 from inspector.home import Home
-from inspector.repair.audit import AuditAhead, HermesAuditError, audit_session_recovery, with_nesting_failures
+from inspector.repair.audit import (
+    AuditAhead,
+    HermesAuditError,
+    audit_session_recovery,
+    too_deep_sidecars,
+    with_nesting_failures,
+)
 from inspector.store import statedb
 from inspector.store.files import TooLargeToLoad, read_regular
 from inspector.store.journal import (
@@ -232,10 +238,14 @@ def _catalogue(
     journal_findings = None
     done = False
     if pending is not None:
+        # the copy's audit left the sidecars nested too deeply to this process: which they are is
+        # worked out before the copies' results are awaited (57,500 files looked up at 50,000
+        # sessions, 0.025 s, after the copies the last work before the list is sent)
+        nested = with_hermes_audit and bool(too_deep_sidecars(scan))
         audit, error, journal_findings, done = _finish_aside(
             home, scan, pending, with_hermes_audit, while_waiting is not None, journals, later
         )
-        if done and with_hermes_audit:  # the copy's audit left the sidecars nested too deeply to this process
+        if done and nested:
             audit, error = with_nesting_failures(audit, error, scan)
     add_unshown_output_findings(home, scan, cat, now, journals)
     if while_waiting is not None:
