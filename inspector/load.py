@@ -239,8 +239,8 @@ def _catalogue(
     done = False
     if pending is not None:
         # the copy's audit left the sidecars nested too deeply to this process: which they are is
-        # worked out before the copies' results are awaited (57,500 files looked up at 50,000
-        # sessions, 0.025 s, after the copies the last work before the list is sent)
+        # worked out before the copies' results are awaited (51,428 sidecars and .bak files looked
+        # up at 50,000 sessions, 0.025 s, after the copies the last work before the list is sent)
         nested = with_hermes_audit and bool(too_deep_sidecars(scan))
         audit, error, journal_findings, done = _finish_aside(
             home, scan, pending, with_hermes_audit, while_waiting is not None, journals, later
@@ -937,8 +937,9 @@ def _finish_aside(
                 if kind in SAVED_ONLY:
                     if later is not None:
                         later.append((kind, entries))
-                        continue
-                    entries = pickle.loads(entries)
+                    else:
+                        _adopt_later(scan, [(kind, entries)])
+                    continue
                 scan.cache.adopt(kind, entries)
             for kind, entries in got[4].items():
                 scan.cache.borrow(kind, entries)
