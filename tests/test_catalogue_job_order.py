@@ -194,3 +194,81 @@ def test_the_first_session_without_nan_times_prefers_journal_output_then_attenti
     assert first_needing_attention(with_output, cat) == "s03" == _reference_first(with_output, cat)
     without = _home(tmp_path_factory, {"s03/run1": 0})
     assert first_needing_attention(without, cat) == "s02" == _reference_first(without, cat)
+
+
+# flat records as the child sorts them: every field the list's sort keys read, with ties in each,
+# times as floats, ints or None (NaN only where drawn: the tuple-key path then decides)
+_FLAT_TIMES = st.one_of(
+    st.none(),
+    st.sampled_from([0, 5, 1.7e9, 1.7e9 + 1, 5.0, -0.0, 0.0]),
+    st.floats(min_value=-1e10, max_value=1e10),
+    st.integers(min_value=-(2**60), max_value=2**60),
+)
+
+
+@st.composite
+def flat_records(draw, nan: bool = False):
+    count = draw(st.integers(min_value=0, max_value=40))
+    ids = draw(
+        st.lists(
+            st.sampled_from([f"s{i:02d}" for i in range(30)] + ["S01", "a", "é"]),
+            min_size=count,
+            max_size=count,
+        )
+    )
+    times = _FLAT_TIMES | st.just(math.nan) if nan else _FLAT_TIMES
+    out = []
+    for sid in ids:
+        out.append(
+            (
+                sid,
+                draw(st.sampled_from(["", "Alpha", "alpha", "ALPHA", "Beta", "ß", "ss"])),
+                draw(st.sampled_from(["default", "Work", "work"])),
+                draw(st.sampled_from(["sidecar", "both", "state.db", ".bak only"])),
+                draw(st.one_of(st.none(), st.integers(0, 9))),
+                draw(st.one_of(st.none(), st.integers(0, 9))),
+                draw(times),
+                False,
+                False,
+                None,
+                None,
+                (),
+                draw(st.sampled_from(["ok", "info", "warning", "error", "other"])),
+                False,
+                draw(st.sampled_from(["", "gone", "cut off"])),
+                (),
+            )
+        )
+    return out
+
+
+@settings(max_examples=300)
+@given(flat_records(), st.sampled_from(SORTS[1:]))
+def test_flat_records_sort_by_value_then_id_as_the_tuple_keys_do(records, sort):
+    """The sort by the column's value alone after one by id (no NaN): the order of the tuple keys,
+    ties, equal records (duplicate ids) and numbers of both kinds included."""
+    from inspector.present.columns import _record_key
+
+    expected = sorted(records, key=_record_key(sort[0]), reverse=sort[1])
+    got = sorted_records(records, *sort)
+    assert [id(r) for r in got] == [id(r) for r in expected]
+
+
+@settings(max_examples=150)
+@given(flat_records(nan=True), st.sampled_from(SORTS[1:]))
+def test_flat_records_with_nan_times_sort_as_the_tuple_keys_do(records, sort):
+    from inspector.present.columns import _record_key
+
+    expected = sorted(records, key=_record_key(sort[0]), reverse=sort[1])
+    assert [id(r) for r in sorted_records(records, *sort)] == [id(r) for r in expected]
+
+
+def test_times_are_compared_as_floats_as_the_tuple_keys_compare_them():
+    """Two integer times a float cannot tell apart are a tie (broken by the id), as in the
+    tuple key (``float(time)``), not ordered as the integers they are."""
+    row = ("", "", "default", "sidecar", None, None, 0, False, False, None, None, (), "ok", False, "", ())
+    a = ("a",) + row[1:6] + (2**60 + 1,) + row[7:]
+    b = ("b",) + row[1:6] + (2**60,) + row[7:]
+    for descending in (False, True):
+        got = sorted_records([a, b], Column.LAST_ACTIVITY, descending)
+        assert got == ([b, a] if descending else [a, b])

@@ -3,6 +3,7 @@ sorts its rows as the list shows them (:func:`sorted_rows`), so the window's own
 
 from __future__ import annotations
 
+from operator import itemgetter, ne
 from typing import Any
 
 from inspector.present.rows import ROW_FIELDS, FlatRow, ListRow
@@ -89,7 +90,45 @@ def _record_key(column: int):
     return lambda f: (0, f[_ID])
 
 
+def _first_key(column: int):
+    """The first part of :func:`_record_key` (before the session id), where it is one plain value
+    (a number or a string), else None."""
+    if column == Column.HEALTH:
+        return lambda f: _HEALTH_RANK.get(f[_HEALTH], 0) * 1e11 + (f[_ACTIVITY] or 0.0)
+    if column == Column.TITLE:
+        return lambda f: (f[_TITLE] or "").casefold()
+    if column == Column.WHERE:
+        return _WHERE_OF
+    if column == Column.PROFILE:
+        return lambda f: f[_PROFILE].casefold()
+    if column == Column.MESSAGES:
+        return lambda f: max(f[_SIDECAR_MSGS] or 0, f[_STATE_DB_MSGS] or 0)
+    if column == Column.LAST_ACTIVITY:
+        return lambda f: float(f[_ACTIVITY] or 0.0)
+    return None
+
+
+_ID_OF, _WHERE_OF = itemgetter(_ID), itemgetter(_WHERE)
+
+
 def sorted_records(records: list[FlatRow], column: int, descending: bool) -> list[FlatRow]:
     """Flat records in the order :func:`sorted_rows` gives their rows (the child sorts the
-    catalogue's records as the list shows them: 57,500 rows at 50,000 sessions, no ListRow made)."""
+    catalogue's records as the list shows them: 57,500 rows at 50,000 sessions, no ListRow made).
+
+    That order is :func:`_record_key`'s: a column's value, ties by session id. Where the value is
+    one number or string and none is NaN (which compares unequal to itself: its order in a tuple
+    is not a plain one), the records are sorted by session id and then, stably, by the value
+    alone: the same order (stable sorts, ``reverse`` included, keep the order of equal keys; the
+    ids of equal values stay in the first sort's order), with no tuple made or compared per row.
+    Sorting 57,500 records by their last activity took 36-72 ms with the tuples (in a fresh
+    process, as the list's first complete paint waits for it), 29-31 ms so."""
+    if column == Column.SESSION_ID:
+        return sorted(records, key=_ID_OF, reverse=descending)
+    first = _first_key(column)
+    if first is not None:
+        by_id = sorted(records, key=_ID_OF, reverse=descending)
+        keys = list(map(first, by_id))
+        if not any(map(ne, keys, keys)):  # no NaN (nor anything else unequal to itself)
+            order = sorted(range(len(keys)), key=keys.__getitem__, reverse=descending)
+            return [by_id[i] for i in order]
     return sorted(records, key=_record_key(column), reverse=descending)
