@@ -12,6 +12,7 @@ the window 25-50 ms. The view now asks Python for the cells on screen only, once
 from __future__ import annotations
 
 import time
+from operator import itemgetter
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, Qt
@@ -57,6 +58,8 @@ _NO_DATA_ROLES = frozenset(
 )
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 PREPARE_BATCH = 1000  # rows per step of prepare_steps (about a millisecond)
+POSITIONS_BATCH = 8000  # ids per step of their positions (flat records: about a millisecond)
+_FIRST = itemgetter(0)  # a flat record's session id
 
 
 def _no_value(_role: int) -> None:
@@ -408,7 +411,8 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
             check()
             entries.extend(map(_Entry, rows[start : start + PREPARE_BATCH]))
             yield
-        if not presorted and sort is not None and 0 <= sort[0] < len(Column.HEADERS):
+        resorted = not presorted and sort is not None and 0 <= sort[0] < len(Column.HEADERS)
+        if resorted:
             column, order = sort
             for start in range(0, len(entries), PREPARE_BATCH):
                 for e in entries[start : start + PREPARE_BATCH]:
@@ -416,11 +420,16 @@ class SessionTableModel(OneCallPerCell, QAbstractTableModel):
                 yield
             _sort_entries(entries, column, order)
             yield
-        positions = {}
-        for start in range(0, len(entries), PREPARE_BATCH):
-            positions.update(
-                (entries[i].session_id, i) for i in range(start, min(start + PREPARE_BATCH, len(entries)))
-            )
+        positions: dict[str, int] = {}
+        # in the rows' order, flat records give their ids by position (one C call per batch
+        # instead of a property call per entry: 57,500 rows 14-18 -> 6-7 ms)
+        flat = not resorted and all(r.__class__ is tuple for r in rows)
+        for start in range(0, len(entries), POSITIONS_BATCH):
+            end = min(start + POSITIONS_BATCH, len(entries))
+            if flat:
+                positions.update(zip(map(_FIRST, rows[start:end]), range(start, end), strict=True))
+            else:
+                positions.update((entries[i].session_id, i) for i in range(start, end))
             yield
         entries.positions = positions
         return entries

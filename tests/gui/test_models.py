@@ -345,3 +345,34 @@ def test_flat_records_show_and_sort_as_list_rows_do_and_stay_flat_until_asked_fo
     eager.set_attention_only(True)
     assert 0 < model.rowCount() == eager.rowCount() < len(flat)
     qtmodeltester.check(model, force_py=True)
+
+
+def test_prepared_positions_are_each_ids_last_place_however_the_rows_come(demo_home):
+    """``prepare_steps`` hands the list the position of every session id (the last place of an id
+    that comes twice), worked out from flat records by position, from entries otherwise (rows made
+    already, a mix, or rows it sorts itself): the same dict as one made from the entries."""
+    from inspector.present.rows import flat_row
+
+    flat = [flat_row(r) for r in load_catalogue(demo_home, now=time.time()).sorted_rows()]
+    flat = flat + flat[:3] + [flat[0][:0] + ("extra",) + flat[0][1:]]  # three ids twice, one more
+    mixed = [ListRow(f) if i % 3 == 0 else f for i, f in enumerate(flat)]
+    for rows in (flat, mixed, [ListRow(f) for f in flat]):
+        for sort, presorted in (
+            (None, True),
+            (None, False),
+            ((Column.TITLE, Qt.SortOrder.AscendingOrder), True),
+            ((Column.TITLE, Qt.SortOrder.DescendingOrder), False),
+            ((Column.LAST_ACTIVITY, Qt.SortOrder.DescendingOrder), False),
+        ):
+            entries = pool.finish(
+                pool.Resume(SessionTableModel.prepare_steps(rows, sort, presorted=presorted))
+            )
+            expected = {}
+            for i, e in enumerate(entries):
+                expected[e.session_id] = i
+            assert entries.positions == expected
+            assert list(entries.positions.items()) == list(expected.items())
+            if sort is None or presorted:
+                assert [e.session_id for e in entries] == [
+                    getattr(r, "session_id", None) or r[0] for r in rows
+                ]
