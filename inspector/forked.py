@@ -97,6 +97,11 @@ class Forked:
         self._pid = pid
         self._fd = read_fd
 
+    def fileno(self) -> int:
+        """The reading end of the copy's result pipe (readable once its result begins to come, or
+        it has ended), until :meth:`result` closes it."""
+        return self._fd
+
     def result(self, wait_for_exit: bool = True) -> Any:
         """The copy's return value; ForkedError when it raised or died.
 

@@ -204,10 +204,14 @@ def _catalogue(
     while_waiting: Callable[[], Any] | None = None,
     journals: RunJournals | None = None,
     later: list[tuple[str, bytes]] | None = None,
+    while_copies_finish: Callable[[Catalogue], Callable[[], bool]] | None = None,
 ):
     """(catalogue, hermes' audit, its error, ``while_waiting()``): the catalogue built here while
     hermes' audit runs in a forked copy, and ``while_waiting`` run here before its result is
-    awaited. ``journals``: the run-journal listing the look shares (``while_waiting`` may use it)."""
+    awaited. ``journals``: the run-journal listing the look shares (``while_waiting`` may use it).
+    ``while_copies_finish(catalogue)``, once it is built: a step of work to run while the forked
+    copies' results are awaited (see :meth:`_Aside.results`); after that the rows only gain
+    findings (those of the copies' results: hermes' audit, the run journals)."""
     if journals is None:
         journals = RunJournals(home.session_dir)
     # hermes' audit reads the facts of a few files only (the sidecars with a .bak, those with a
@@ -242,8 +246,9 @@ def _catalogue(
         # worked out before the copies' results are awaited (51,428 sidecars and .bak files looked
         # up at 50,000 sessions, 0.025 s, after the copies the last work before the list is sent)
         nested = with_hermes_audit and bool(too_deep_sidecars(scan))
+        meanwhile = while_copies_finish(cat) if while_copies_finish is not None else None
         audit, error, journal_findings, done = _finish_aside(
-            home, scan, pending, with_hermes_audit, while_waiting is not None, journals, later
+            home, scan, pending, with_hermes_audit, while_waiting is not None, journals, later, meanwhile
         )
         if done and nested:
             audit, error = with_nesting_failures(audit, error, scan)
@@ -641,11 +646,16 @@ class _Aside:
             scan.take(scan.read_here([pair for i in missing for pair in steal.chunk(i)]))
             steal.close()
 
-    def results(self) -> list:
-        """Each copy's result, or the ForkedError it ended with."""
+    def results(self, meanwhile: Callable[[], bool] | None = None) -> list:
+        """Each copy's result, or the ForkedError it ended with. ``meanwhile``: called again and
+        again, while some copy's result has not begun to come, until it says it has nothing more
+        to do (returns False): work that would otherwise wait for the results, done while they
+        are awaited (see :func:`_while_copies_work`)."""
         for stage in self._stages or ():  # never read
             stage.close()
         self._stages = None
+        if meanwhile is not None:
+            _while_copies_work([copy for copy in self.copies if copy is not None], meanwhile)
         out: list = []
         for copy in self.copies:
             try:
@@ -655,6 +665,23 @@ class _Aside:
             except ForkedError as exc:
                 out.append(exc)
         return out
+
+
+def _while_copies_work(copies: list[Forked], step: Callable[[], bool]) -> None:
+    """``step()`` called until it returns False or every one of ``copies`` has begun to hand its
+    result back (or has ended): each call a few milliseconds, so the results are taken soon
+    after they come."""
+    if not copies:
+        return
+    with selectors.DefaultSelector() as selector:
+        for copy in copies:
+            selector.register(copy.fileno(), selectors.EVENT_READ)
+        while len(selector.select(0)) < len(copies):
+            try:
+                if not step():
+                    return
+            except Exception:  # noqa: BLE001 - the work is done again after the results, its error there
+                return
 
 
 # sidecars per chunk taken (its read_here call costs about 0.03 ms more: a quick pass is set up)
@@ -922,14 +949,15 @@ def _finish_aside(
     with_journal_findings: bool,
     journals: RunJournals | None = None,
     later: list[tuple[str, bytes]] | None = None,
+    meanwhile: Callable[[], bool] | None = None,
 ) -> tuple[dict | None, HermesAuditError | None, list[Finding] | None, bool]:
     """(hermes' audit, its error, the journal findings, whether it all came through) of the forked
     copies; the facts they read are taken into this process's cache (those of
     :data:`SAVED_ONLY`, pickled, put in ``later`` when it is given: see :func:`_adopt_later`), and
     the journal findings worked out here from those facts (a journal whose facts did not come
     back is read here). When the first copy failed, (None, None, None, False): the caller then
-    does its work here (it raises what it raises)."""
-    results = pending.results()
+    does its work here (it raises what it raises). ``meanwhile``: see :meth:`_Aside.results`."""
+    results = pending.results(meanwhile)
     first = results[0]
     for got in results:
         if not isinstance(got, ForkedError) and scan.cache is not None:
@@ -966,18 +994,27 @@ def load_catalogue(
     with_hermes_audit: bool = True,
     save_in_background: bool = False,
     save_later: Callable[[Callable[[], None]], Any] | None = None,
+    while_copies_finish: Callable[[Catalogue], Callable[[], bool]] | None = None,
 ) -> Catalogue:
     """``save_in_background``: the fact cache is written by a detached process (a command that
     exits right after; see :meth:`FactCache.save`). ``save_later``: given the function that
     writes the fact cache instead of it being written here (the window's job calls it once its
     rows are handed back: ``jobs.pool.after_reply``), and with it the copies' facts only the
-    cache's file keeps are unpickled then (:data:`SAVED_ONLY`)."""
+    cache's file keeps are unpickled then (:data:`SAVED_ONLY`). ``while_copies_finish``: given
+    the catalogue once it is built, it gives a step of work to run, again and again, while the
+    forked copies' results are awaited (it may never be called: no copies, or no wait); the
+    rows only gain findings after that."""
     with gc_paused():
         scan = _scan(home)
         scan.defer_sidecar_puts()  # made by _save (the window's: after the list is sent)
         later: list[tuple[str, bytes]] = []  # (taken by _save: with save_later, after the rows are sent)
         cat, _, error, _ = _catalogue(
-            home, scan, now, with_hermes_audit, later=later if save_later is not None else None
+            home,
+            scan,
+            now,
+            with_hermes_audit,
+            later=later if save_later is not None else None,
+            while_copies_finish=while_copies_finish,
         )
         if error is not None:  # first among the home's findings: the window shows the first three
             cat.home_findings.insert(0, hermes_audit_fails_finding(str(error)))

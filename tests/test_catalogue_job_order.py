@@ -272,3 +272,41 @@ def test_times_are_compared_as_floats_as_the_tuple_keys_compare_them():
     for descending in (False, True):
         got = sorted_records([a, b], Column.LAST_ACTIVITY, descending)
         assert got == ([b, a] if descending else [a, b])
+
+
+@settings(max_examples=100)
+@given(catalogues(), st.data())
+def test_early_flat_records_are_made_again_for_rows_that_gained_findings(drawn, data):
+    """The job's records made (a step at a time) while it waited for the copies, then taken where
+    the row gained no finding since and made again where it did: the records of flattening the
+    rows at the end, however many steps ran (none included) and whichever rows gained findings."""
+    from inspector.jobs.offload import EarlyRecords
+
+    cat, _ = drawn
+    early = EarlyRecords()
+    early.STEP = data.draw(st.integers(1, 7))
+    step = early.start(cat)
+    for _ in range(data.draw(st.integers(0, 8))):
+        if not step():
+            break
+    for row in cat.rows.values():
+        if data.draw(st.booleans()):
+            row.findings.append(Finding("late", data.draw(SEVERITIES), "m", session_id=row.session_id))
+    got = early.records(cat)
+    assert _same(got, [flat_row(r) for r in cat.rows.values()])
+
+
+def test_early_flat_records_are_not_used_for_a_catalogue_that_changed_otherwise():
+    from inspector.jobs.offload import EarlyRecords
+
+    rows = {f"s{i}": SessionRow(f"s{i}", title=f"t{i}") for i in range(5)}
+    cat = Catalogue(dict(rows), [])
+    early = EarlyRecords()
+    step = early.start(cat)
+    while step():
+        pass
+    cat.rows["s2"] = SessionRow("s2", title="another row object")
+    assert early.records(cat)[2][1] == "another row object"
+    cat.rows["s9"] = SessionRow("s9")
+    assert [r[0] for r in early.records(cat)] == [*rows, "s9"]
+    assert EarlyRecords().records(cat) == [flat_row(r) for r in cat.rows.values()]  # never started

@@ -408,3 +408,74 @@ def test_the_copies_hand_overs_are_taken_in_the_order_they_come():
                 copy.result()
         else:
             copy.result()
+
+
+@needs_fork
+def test_work_meanwhile_runs_while_a_copy_s_result_has_not_begun_to_come():
+    """The first process's work while it would wait: steps until every copy's result begins to
+    come (or the work is done, or fails); none once they are all there."""
+    from inspector.forked import Forked
+
+    copies = [Forked(partial(time.sleep, 0.4)), Forked(lambda: 7)]
+    steps: list[float] = []
+
+    def step() -> bool:
+        steps.append(time.monotonic())
+        time.sleep(0.01)
+        return True
+
+    started = time.monotonic()
+    load._while_copies_work(copies, step)
+    assert len(steps) >= 10 and time.monotonic() - started >= 0.35  # until the slow copy's result came
+    assert [copy.result() for copy in copies] == [None, 7]
+    done = [Forked(lambda: 1)]
+    time.sleep(0.2)
+    load._while_copies_work(done, lambda: pytest.fail("called with the result there"))
+    assert done[0].result() == 1
+    for finished_early, raising in ((True, False), (False, True)):
+        calls = []
+
+        def short(calls=calls, finished_early=finished_early, raising=raising) -> bool:
+            calls.append(1)
+            if raising:
+                raise ValueError("a step that fails")
+            return len(calls) < 3 if finished_early else True
+
+        slow = [Forked(partial(time.sleep, 0.3))]
+        load._while_copies_work(slow, short)
+        assert calls == ([1, 1, 1] if finished_early else [1])
+        assert slow[0].result() is None
+
+
+@needs_fork
+def test_the_list_s_work_meanwhile_sees_the_built_catalogue_which_then_only_gains_findings(
+    tmp_path, monkeypatch, copy_pids
+):
+    """``while_copies_finish`` is given the catalogue once built, before the copies' results are
+    taken; the catalogue is the one of a look without it, and its rows differ from what they were
+    then in their findings only (the rule the job's early flat records rest on)."""
+    from inspector.present.rows import flat_row
+
+    home = _home(tmp_path, True)
+    (home.session_dir / "s3.json").write_text(
+        json.dumps({"session_id": "s3", "messages": [{"role": "user", "content": "x", "_error": "e"}]})
+    )
+    monkeypatch.setattr(load, "AUDIT_ASIDE_MIN_FILES", 0)
+    monkeypatch.setattr(load, "can_fork", lambda: True)
+    seen: list = []
+
+    def meanwhile(cat):
+        seen.append({sid: (row, len(row.findings), flat_row(row)[:12]) for sid, row in cat.rows.items()})
+        time.sleep(0.05)  # (a copy may still be working)
+        return lambda: False
+
+    plain = load.load_catalogue(home, now=1_800_000_000.0)
+    cat = load.load_catalogue(home, now=1_800_000_000.0, while_copies_finish=meanwhile)
+    assert copy_pids()
+    (then,) = seen
+    assert [flat_row(r) for r in cat.sorted_rows()] == [flat_row(r) for r in plain.sorted_rows()]
+    assert set(then) == set(cat.rows)
+    for sid, row in cat.rows.items():
+        was, findings, head = then[sid]
+        assert row is was and flat_row(row)[:12] == head and len(row.findings) >= findings
+    assert any(len(row.findings) > then[sid][1] for sid, row in cat.rows.items())  # hermes' audit's
