@@ -167,9 +167,39 @@ def test_short_reads_are_joined_in_order_and_stop_one_byte_past_a_limit_the_file
 
 def test_the_first_read_asks_for_the_size_and_one_byte_more(tmp_path, monkeypatch):
     """Rule (read_regular's docstring): the read asks for the size fstat gave plus one byte (at
-    least 64 KB), then for 64 KB until the end: a file that does not grow is two reads."""
+    least 64 KB), then for 64 KB until the end: a file that does not grow is one read (it comes
+    back short of the ask with the whole size in), a small one too."""
     p = tmp_path / "big.json"
     p.write_bytes(b"x" * 100_000)
     asked = _short_reads(monkeypatch, 1 << 30)
     assert read_regular(p)[0] == b"x" * 100_000
-    assert asked == [100_001, 65536]
+    assert asked == [100_001]
+    small = tmp_path / "small.json"
+    small.write_bytes(b"y" * 10)
+    asked.clear()
+    assert read_regular(small)[0] == b"y" * 10 and asked == [65536]
+    empty = tmp_path / "empty.json"
+    empty.write_bytes(b"")
+    asked.clear()
+    assert read_regular(empty)[0] == b"" and asked == [65536]
+
+
+def test_short_reads_before_the_size_fstat_gave_are_read_on(tmp_path, monkeypatch):
+    """A read that comes back short before the whole size is in (a network file system may give
+    one) is not the end: the rest is read, and the reading stops at the short read that brings
+    in the very size fstat gave, or at the end of a file whose size is not met (it shrank)."""
+    p = tmp_path / "multi.json"
+    p.write_bytes(bytes(range(256)) * 1000)
+    asked = _short_reads(monkeypatch, 100_000)
+    assert read_regular(p)[0] == bytes(range(256)) * 1000
+    assert asked == [256_001, 156_001, 65536]  # the last short of its ask at the size: no more
+    asked.clear()
+    real_fstat = os.fstat
+
+    def bigger(fd):  # the file as fstat saw it was bigger: it shrank before the read
+        st = real_fstat(fd)
+        return os.stat_result((*st[:6], st.st_size + 50, *st[7:]))
+
+    monkeypatch.setattr(files.os, "fstat", bigger)
+    assert read_regular(p)[0] == bytes(range(256)) * 1000
+    assert asked == [256_051, 156_051, 65536, 65536]  # short with the size not in: read on, to nothing
