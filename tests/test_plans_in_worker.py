@@ -169,3 +169,35 @@ def test_plans_of_a_window_that_is_gone_are_swept(demo, monkeypatch):
     assert Path(alive).exists() and Path(mine).exists()
     assert len(asked) == len(set(asked))  # each process asked after once, however many plans it kept
     kept.drop([alive, mine])
+
+
+@pytest.mark.parametrize("cancelled_after", [0, 1, 2, None])
+def test_a_planning_cancelled_while_it_keeps_its_plans_keeps_none(demo, monkeypatch, cancelled_after):
+    """A planning cancelled while the child keeps its plans (``None``: after the last one): on a
+    busy machine the window may have let go of that batch already (a newer planning's plans came
+    first), so the child drops what it kept itself, and the cancel goes through."""
+    d, home = demo
+    batch = kept.new_batch()
+    out = kept.plan_session_job(home, d.sessions["shrunken"], set(), batch)  # not cancelled: all kept
+    handles = [s.handle for s in out.values() if isinstance(s, PlanSummary)]
+    assert len(handles) > 2 and sorted(kept._kept(batch)) == sorted(handles)
+    kept.drop(handles)
+    after = len(handles) if cancelled_after is None else cancelled_after
+    kept_so_far: list[str] = []
+    real_keep = kept.keep
+
+    class Cancelled(Exception):
+        pass
+
+    def keeping(plan, b=None):
+        kept_so_far.append(real_keep(plan, b))
+        return kept_so_far[-1]
+
+    def check():
+        if len(kept_so_far) >= after:
+            raise Cancelled()
+
+    monkeypatch.setattr(kept, "keep", keeping)
+    with pytest.raises(Cancelled):
+        kept.plan_session_job(home, d.sessions["shrunken"], set(), batch, check)
+    assert len(kept_so_far) == after and kept._kept(batch) == []

@@ -154,9 +154,22 @@ def plan_session_job(
 
     out: dict[str, PlanSummary | str] = {}
     planned = plan_session_actions(home, session_id, recommended, check)
-    check()  # (cancelled meanwhile: nothing kept)
-    for action, plan in planned.items():
-        out[action] = summarize(plan, keep(plan, batch)) if isinstance(plan, Plan) else plan
+    handles: list[str] = []
+    try:
+        for action, plan in planned.items():
+            # cancelled meanwhile: what was kept is let go of here. The window may have let go of
+            # this batch already (a newer planning's plans came first, on a busy machine), so
+            # nothing else would drop a plan kept after that
+            check()
+            if isinstance(plan, Plan):
+                handles.append(keep(plan, batch))
+                out[action] = summarize(plan, handles[-1])
+            else:
+                out[action] = plan
+        check()
+    except BaseException:
+        drop(handles)
+        raise
     return out
 
 
