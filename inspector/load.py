@@ -1001,8 +1001,8 @@ def load_catalogue(
     writes the fact cache instead of it being written here (the window's job calls it once its
     rows are handed back: ``jobs.pool.after_reply``), and with it the copies' facts only the
     cache's file keeps are unpickled then (:data:`SAVED_ONLY`). ``while_copies_finish``: given
-    the catalogue once it is built, it gives a step of work to run, again and again, while the
-    forked copies' results are awaited (it may never be called: no copies, or no wait); the
+    the catalogue once it is built, when copies were forked, it gives a step of work to run,
+    again and again, while their results are awaited (the step may never run: no wait); the
     rows only gain findings after that."""
     with gc_paused():
         scan = _scan(home)
