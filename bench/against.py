@@ -344,13 +344,14 @@ class Bench:
         """Remove ``folder`` (a run's scratch copy or state folder) once the figure is done, not now.
 
         On the benchmark's file system (ext4 without a journal) each new inode is searched for past
-        every inode of its group freed in the last 5 seconds (305 while that inode-table block is
-        still dirty: the kernel's ``recently_deleted``). Removing a materialize run's copy (its
-        1,000 new sidecars) just before the next run made each of the next run's 1,000 creates skip
-        the 1,000 just freed, a cost of the benchmark's own clean-up that grew with every run and
-        that no user's home has; it landed on whichever tool ran next. The copies of a figure are
-        kept until its last pair is timed (a few hundred MB at most: hard links, and the files the
-        runs wrote) and removed together then."""
+        every inode of its group freed in the last 60 seconds (360 while that inode-table block is
+        still dirty: the kernel's ``recently_deleted``, with ``RECENTCY_MIN`` 60 since ext4's
+        commit a17a9d935dc4 of April 2020, which the stable kernels took too; 5 before). Removing a
+        materialize run's copy (its 1,000 new sidecars) just before the next run made each of the
+        next run's 1,000 creates skip the 1,000 just freed, a cost of the benchmark's own clean-up
+        that grew with every run and that no user's home has; it landed on whichever tool ran next.
+        The copies of a figure are kept until its last pair is timed (a few hundred MB at most: hard
+        links, and the files the runs wrote) and removed together then."""
         self._trash.append(folder)
 
     def empty_trash(self) -> None:
