@@ -184,8 +184,10 @@ class Result:
             shown = [r["rss_shown_mb"] for r in ok if r.get("rss_shown_mb") is not None]
             settled = [r["seconds"]["settled"] for r in ok if "settled" in r.get("seconds", {})]
             cpu = [r["cpu_shown_s"] for r in ok if r.get("cpu_shown_s") is not None]
+            disk = [r["disk_read_mb"] for r in ok if r.get("disk_read_mb") is not None]
             out["detail"] = {
                 "cpu_shown_s": statistics.median(cpu) if cpu else None,
+                "disk_read_mb": max(disk) if disk else None,  # the most any run read from disk
                 "rss_when_shown_mb": max(shown) if shown else None,
                 "settled_s": statistics.median(settled) if settled else None,
                 "rows": ok[0].get("rows") if ok else None,
@@ -292,17 +294,37 @@ def run_worker(args: list[str], home: Path, cold: bool = False, first: bool = Fa
     return _run_worker(args, home, cold)
 
 
+def disk_reads_kb() -> int | None:
+    """Kilobytes read from block devices since boot, machine-wide (``pgpgin`` of ``/proc/vmstat``;
+    None where there is none). Its growth over a run is what the run read from disk instead of
+    the page cache: with proactive reclaim (DAMON's ``pageout``, which pages out memory idle for
+    a minute on this project's machine) a "warm" page cache may be warm no longer."""
+    try:
+        with open("/proc/vmstat", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"pgpgin "):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        return None
+    return None
+
+
 def _run_worker(args: list[str], home: Path, cold: bool = False, **extra: str) -> dict:
     cmd = [PYTHON, str(BENCH / "measure.py"), *args, "--home", str(home)]
     env = worker_env(cold, QT_QPA_PLATFORM="offscreen", BENCH_FAST_EXIT="1", **extra)
+    before = disk_reads_kb()
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=MEASURE_TIMEOUT, env=env, cwd=ROOT)
     except subprocess.TimeoutExpired:
         return {"ok": False, "error": f"timed out after {MEASURE_TIMEOUT} s"}
+    after = disk_reads_kb()
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if not lines:
         return {"ok": False, "error": f"worker exited {proc.returncode}: {proc.stderr.strip()[-500:]}"}
-    return json.loads(lines[-1])
+    run = json.loads(lines[-1])
+    if before is not None and after is not None:
+        run["disk_read_mb"] = round((after - before) / 1024, 1)
+    return run
 
 
 _MIN_OLD = re.compile(r"\d+ min old")
@@ -409,6 +431,11 @@ def measure(
                     )
                     + (f", CPU {run['cpu_shown_s']:.2f} s" if run.get("cpu_shown_s") is not None else "")
                     + (f", stall {run['stall_ms']:.0f} ms" if run.get("stall_ms") is not None else "")
+                    + (
+                        f", read from disk {run['disk_read_mb']:.0f} MB"
+                        if run.get("disk_read_mb") is not None
+                        else ""
+                    )
                     + f", load {os.getloadavg()[0]:.1f}"
                 )
             if spec.worker == ["cli-audit"]:

@@ -127,6 +127,8 @@ def test_runner_reports_every_figure(tmp_path):
             assert row["runs"] == 1, row["id"]
     first = next(r for r in report["rows"] if r["id"] == "catalogue.first")
     assert first["detail"]["cpu_shown_s"] > 0  # the window and its children worked until the paint
+    if Path("/proc/vmstat").exists():  # what the runs read from disk, not from the page cache
+        assert first["detail"]["disk_read_mb"] >= 0
     audit = next(r for r in report["rows"] if r["id"] == "audit")
     assert audit["errors"] == [] and audit["median_s"] is not None
     assert audit["peak_rss_mb"] is not None
