@@ -218,21 +218,41 @@ class Run:
     cpu_seconds: float = 0.0  # user + system time of the process and the helpers it waited for
     error: str = ""
     detail: dict = field(default_factory=dict)
+    disk_read_mb: float | None = None  # read from disk over the run, machine-wide (disk_reads_kb)
+
+
+def disk_reads_kb() -> int | None:
+    """Kilobytes read from block devices since boot, machine-wide (``pgpgin`` of ``/proc/vmstat``;
+    None where there is none). Its growth over a run is what the run read from disk instead of
+    the page cache: with proactive reclaim (DAMON's ``pageout``, which pages out memory idle for
+    a minute on this project's machine) a "warm" page cache may be warm no longer."""
+    try:
+        with open("/proc/vmstat", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"pgpgin "):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        return None
+    return None
 
 
 def timed(cmd: list[str], env: dict[str, str], cwd: Path) -> Run:
-    """Run ``cmd`` to its end; wall time from start to exit, and its own peak RSS (``wait4``)."""
+    """Run ``cmd`` to its end; wall time from start to exit, its own peak RSS (``wait4``) and what
+    was read from disk meanwhile."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        before = disk_reads_kb()
         t0 = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=cwd, env=env)
         _pid, status, usage = os.wait4(proc.pid, 0)
         elapsed = time.perf_counter() - t0
+        after = disk_reads_kb()
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
         stdout, stderr = out.read(), err.read()
     rss = usage.ru_maxrss / 1024
     cpu = usage.ru_utime + usage.ru_stime
+    disk = round((after - before) / 1024, 1) if before is not None and after is not None else None
     if proc.returncode != 0:
         return Run(
             elapsed,
@@ -240,6 +260,7 @@ def timed(cmd: list[str], env: dict[str, str], cwd: Path) -> Run:
             False,
             cpu_seconds=cpu,
             error=f"exited {proc.returncode}: {stderr.decode(errors='replace')[-400:]}",
+            disk_read_mb=disk,
         )
     detail: dict = {}
     text = stdout.decode(errors="replace").strip()
@@ -249,7 +270,7 @@ def timed(cmd: list[str], env: dict[str, str], cwd: Path) -> Run:
             detail = json.loads(last)
         except ValueError:
             detail = {}
-    return Run(elapsed, rss, True, cpu_seconds=cpu, detail=detail)
+    return Run(elapsed, rss, True, cpu_seconds=cpu, detail=detail, disk_read_mb=disk)
 
 
 def settle(state_dir: Path, timeout: float = 5.0) -> None:
@@ -397,7 +418,12 @@ class Bench:
                 + (f"{ins.seconds:.3f} s" if ins.ok else f"ERROR {ins.error}")
                 + " / hermes "
                 + (f"{her.seconds:.3f} s" if her.ok else f"ERROR {her.error}")
-                + f" (load {loads[-1]:.2f})"
+                + f" (load {loads[-1]:.2f}"
+                + (
+                    f", read from disk {ins.disk_read_mb:.0f} / {her.disk_read_mb:.0f} MB)"
+                    if ins.disk_read_mb is not None and her.disk_read_mb is not None
+                    else ")"
+                )
             )
         self.empty_trash()
         return summarize(fig, pairs, loads)
@@ -439,6 +465,10 @@ def summarize(fig: Figure, pairs: list[tuple[Run, Run]], loads: list[float]) -> 
         "hermes_rss_mb": max((b.peak_rss_mb for _, b in pairs if b.ok), default=None),
         "load_min": min(loads) if loads else None,
         "load_max": max(loads) if loads else None,
+        # the most any run of either side read from disk (None: not known here)
+        "disk_read_mb": max(
+            (r.disk_read_mb for pair in pairs for r in pair if r.disk_read_mb is not None), default=None
+        ),
         "errors": errors[:2],
     }
 

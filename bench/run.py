@@ -294,30 +294,15 @@ def run_worker(args: list[str], home: Path, cold: bool = False, first: bool = Fa
     return _run_worker(args, home, cold)
 
 
-def disk_reads_kb() -> int | None:
-    """Kilobytes read from block devices since boot, machine-wide (``pgpgin`` of ``/proc/vmstat``;
-    None where there is none). Its growth over a run is what the run read from disk instead of
-    the page cache: with proactive reclaim (DAMON's ``pageout``, which pages out memory idle for
-    a minute on this project's machine) a "warm" page cache may be warm no longer."""
-    try:
-        with open("/proc/vmstat", "rb") as fh:
-            for line in fh:
-                if line.startswith(b"pgpgin "):
-                    return int(line.split()[1])
-    except (OSError, ValueError):
-        return None
-    return None
-
-
 def _run_worker(args: list[str], home: Path, cold: bool = False, **extra: str) -> dict:
     cmd = [PYTHON, str(BENCH / "measure.py"), *args, "--home", str(home)]
     env = worker_env(cold, QT_QPA_PLATFORM="offscreen", BENCH_FAST_EXIT="1", **extra)
-    before = disk_reads_kb()
+    before = against.disk_reads_kb()
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=MEASURE_TIMEOUT, env=env, cwd=ROOT)
     except subprocess.TimeoutExpired:
         return {"ok": False, "error": f"timed out after {MEASURE_TIMEOUT} s"}
-    after = disk_reads_kb()
+    after = against.disk_reads_kb()
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if not lines:
         return {"ok": False, "error": f"worker exited {proc.returncode}: {proc.stderr.strip()[-500:]}"}

@@ -3,6 +3,7 @@ says each ratio next to the absolute figures and the load they were measured und
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -79,6 +80,32 @@ def test_the_ratio_is_the_median_of_the_pairs_and_the_target_decides():
     assert slow["met"] is False
     failed = against.summarize(fig, [_pair(against, 1.0, 4.0, ok=False)], [1.0])
     assert failed["met"] is False and failed["ratio"] is None and "boom" in failed["errors"][0]
+
+
+def test_the_row_keeps_the_most_any_run_read_from_disk():
+    import against
+
+    fig = against.FIGURES[0]
+    ins, her = _pair(against, 1.0, 4.0)
+    assert against.summarize(fig, [(ins, her)], [1.0])["disk_read_mb"] is None  # not known: not made up
+    ins2, her2 = _pair(against, 1.0, 4.0)
+    ins.disk_read_mb, her.disk_read_mb, her2.disk_read_mb = 3.0, 12.5, 0.0
+    assert against.summarize(fig, [(ins, her), (ins2, her2)], [1.0])["disk_read_mb"] == 12.5
+
+
+def test_a_timed_run_says_what_was_read_from_disk_meanwhile():
+    import against
+
+    env = dict(os.environ)
+    ok = against.timed([sys.executable, "-c", "print('{}')"], env, Path.cwd())
+    failed = against.timed([sys.executable, "-c", "raise SystemExit(3)"], env, Path.cwd())
+    assert ok.ok and not failed.ok
+    if Path("/proc/vmstat").exists():
+        assert isinstance(against.disk_reads_kb(), int)
+        assert ok.disk_read_mb is not None and ok.disk_read_mb >= 0
+        assert failed.disk_read_mb is not None and failed.disk_read_mb >= 0
+    else:
+        assert ok.disk_read_mb is None and against.disk_reads_kb() is None
 
 
 def test_the_table_shows_ratio_beside_both_figures_and_the_load():
