@@ -236,6 +236,12 @@ def disk_reads_kb() -> int | None:
     return None
 
 
+def disk_read_mb_since(before: int | None) -> float | None:
+    """MB read from disk since :func:`disk_reads_kb` gave ``before`` (None when either is unknown)."""
+    after = disk_reads_kb()
+    return None if before is None or after is None else round((after - before) / 1024, 1)
+
+
 def timed(cmd: list[str], env: dict[str, str], cwd: Path) -> Run:
     """Run ``cmd`` to its end; wall time from start to exit, its own peak RSS (``wait4``) and what
     was read from disk meanwhile."""
@@ -245,14 +251,13 @@ def timed(cmd: list[str], env: dict[str, str], cwd: Path) -> Run:
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=cwd, env=env)
         _pid, status, usage = os.wait4(proc.pid, 0)
         elapsed = time.perf_counter() - t0
-        after = disk_reads_kb()
+        disk = disk_read_mb_since(before)
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
         stdout, stderr = out.read(), err.read()
     rss = usage.ru_maxrss / 1024
     cpu = usage.ru_utime + usage.ru_stime
-    disk = round((after - before) / 1024, 1) if before is not None and after is not None else None
     if proc.returncode != 0:
         return Run(
             elapsed,

@@ -302,13 +302,13 @@ def _run_worker(args: list[str], home: Path, cold: bool = False, **extra: str) -
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=MEASURE_TIMEOUT, env=env, cwd=ROOT)
     except subprocess.TimeoutExpired:
         return {"ok": False, "error": f"timed out after {MEASURE_TIMEOUT} s"}
-    after = against.disk_reads_kb()
+    disk = against.disk_read_mb_since(before)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if not lines:
         return {"ok": False, "error": f"worker exited {proc.returncode}: {proc.stderr.strip()[-500:]}"}
     run = json.loads(lines[-1])
-    if before is not None and after is not None:
-        run["disk_read_mb"] = round((after - before) / 1024, 1)
+    if disk is not None:
+        run["disk_read_mb"] = disk
     return run
 
 
